@@ -1,0 +1,47 @@
+// Package factory wires the production dependencies of every command.
+package factory
+
+import (
+	"sync"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+// New returns the Factory the gpufinops binary runs with.
+func New() *cmdutil.Factory {
+	f := &cmdutil.Factory{
+		IOStreams: iostreams.System(),
+		Now:       time.Now,
+	}
+	f.Config = sync.OnceValues(func() (*config.Config, error) {
+		cfg, err := config.Load(config.Options{File: f.ConfigFile})
+		if err != nil {
+			return nil, &cmdutil.InputError{Err: err}
+		}
+		return cfg, nil
+	})
+	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
+	f.Fleet = func(path string, demo bool) (*fleet.Fleet, error) {
+		var (
+			fl  *fleet.Fleet
+			err error
+		)
+		if demo {
+			fl, err = file.Demo()
+		} else {
+			fl, err = file.Load(path, f.IOStreams.In)
+		}
+		if err != nil {
+			return nil, &cmdutil.InputError{Err: err}
+		}
+		return fl, nil
+	}
+	return f
+}

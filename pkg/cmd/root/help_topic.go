@@ -1,0 +1,83 @@
+package root
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/config"
+)
+
+type helpTopic struct {
+	name, short, long string
+}
+
+var helpTopics = []helpTopic{
+	{
+		name:  "environment",
+		short: "Environment variables and configuration precedence",
+		long:  environmentHelp(),
+	},
+	{
+		name:  "exit-codes",
+		short: "Exit codes and what they mean",
+		long: `gpufinops exits with one of these codes. They are stable; scripts may rely on them.
+
+  0  success
+  1  an error not covered below
+  2  usage error or invalid input: a bad flag, an unreadable or invalid fleet,
+     config or report file (the message names the file, instance and field)
+  3  partial results: some scope (a provider, region or account) could not be
+     read; the output for the rest was written, with warnings
+  4  missing or insufficient credentials or permissions
+  5  a --fail-on gate tripped; the report was written first
+`,
+	},
+}
+
+func environmentHelp() string {
+	var b strings.Builder
+	b.WriteString(`Settings are taken, highest first, from:
+
+  1. command-line flags
+  2. environment variables (GPUFINOPS_*)
+  3. the configuration file: --config FILE, else
+     $XDG_CONFIG_HOME/gpufinops/config.yaml (~/.config/gpufinops/config.yaml)
+  4. built-in defaults (see docs/rules.md)
+
+Every configuration key has an environment variable: upper-case it, replace
+dots with underscores and prefix GPUFINOPS_. Lists take commas.
+
+`)
+	for _, k := range config.Keys() {
+		fmt.Fprintf(&b, "  %-48s %s\n", config.EnvVar(k), k)
+	}
+	b.WriteString(`
+Other variables:
+
+  NO_COLOR           disable colour in tables (any value)
+  XDG_CONFIG_HOME    where the default configuration file is looked for
+`)
+	return b.String()
+}
+
+func newHelpTopic(t helpTopic) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     t.name,
+		Short:   t.short,
+		Long:    t.long,
+		GroupID: "help",
+		Hidden:  false,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, err := fmt.Fprint(c.OutOrStdout(), t.long)
+			return err
+		},
+	}
+	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		fmt.Fprint(c.OutOrStdout(), t.long)
+	})
+	cmd.Annotations = map[string]string{"helpTopic": "true"}
+	return cmd
+}

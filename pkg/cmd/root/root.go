@@ -1,0 +1,110 @@
+// Package root builds the gpufinops command tree and maps errors to exit codes.
+package root
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/build"
+	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
+	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
+	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
+	versionCmd "github.com/gpufinops/gpufinops/pkg/cmd/version"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+)
+
+// Main runs the command line and returns the exit code. Nothing else exits.
+func Main() cmdutil.ExitCode {
+	f := factory.New()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return Run(ctx, f, os.Args[1:])
+}
+
+// Run executes args against a factory and returns the exit code; tests call it
+// in-process.
+func Run(ctx context.Context, f *cmdutil.Factory, args []string) cmdutil.ExitCode {
+	cmd := NewCmdRoot(f)
+	cmd.SetArgs(args)
+	cmd.SetIn(f.IOStreams.In)
+	cmd.SetOut(f.IOStreams.Out)
+	cmd.SetErr(f.IOStreams.ErrOut)
+	executed, err := cmd.ExecuteContextC(ctx)
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	printError(f, executed, err)
+	return cmdutil.ExitCodeFor(err)
+}
+
+func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
+	if errors.Is(err, cmdutil.SilentError) {
+		return
+	}
+	w := f.IOStreams.ErrOut
+	fmt.Fprintf(w, "gpufinops: %s\n", err)
+	var flagErr *cmdutil.FlagError
+	if errors.As(err, &flagErr) || isCobraUsageError(err) {
+		if cmd != nil {
+			fmt.Fprintf(w, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		}
+	}
+}
+
+// isCobraUsageError recognises the argument and flag errors cobra and pflag
+// return as plain errors.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "bad flag syntax"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewCmdRoot returns the root command with every subcommand attached.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gpufinops <command> [flags]",
+		Short: "Find and cut GPU spend on AWS, Azure and GCP",
+		Long: `gpufinops reads a GPU fleet (from the clouds or from a snapshot file), prices it
+from a dated catalog, and recommends what to stop, schedule, resize or buy
+differently, with the monthly saving of each change and how it was computed.`,
+		Example: `  $ gpufinops analyze --demo
+  $ gpufinops analyze --fleet fleet.yaml -o json > report.json
+  $ gpufinops prices --gpu H100 --provider aws
+  $ gpufinops inventory --demo -o json > fleet.json`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       build.Version,
+	}
+	cmd.SetVersionTemplate("gpufinops {{.Version}}\n")
+	cmd.PersistentFlags().StringVar(&f.ConfigFile, "config", "", "configuration file (default $XDG_CONFIG_HOME/gpufinops/config.yaml)")
+	_ = cmd.MarkPersistentFlagFilename("config", "yaml", "yml", "json", "toml")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cmdutil.FlagError{Err: err}
+	})
+
+	cmd.AddGroup(&cobra.Group{ID: "core", Title: "Core commands:"}, &cobra.Group{ID: "help", Title: "Help topics:"})
+	for _, c := range []*cobra.Command{
+		analyzeCmd.NewCmdAnalyze(f, nil),
+		inventoryCmd.NewCmdInventory(f, nil),
+		pricesCmd.NewCmdPrices(f, nil),
+	} {
+		c.GroupID = "core"
+		cmd.AddCommand(c)
+	}
+	cmd.AddCommand(versionCmd.NewCmdVersion(f))
+	for _, t := range helpTopics {
+		cmd.AddCommand(newHelpTopic(t))
+	}
+	return cmd
+}

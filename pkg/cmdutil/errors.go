@@ -1,0 +1,84 @@
+// Package cmdutil holds what every command shares: the Factory, the typed errors
+// and their exit codes, and flag helpers.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ExitCode is a documented process exit status (see `gpufinops help exit-codes`).
+type ExitCode int
+
+// The exit codes. They are stable: scripts depend on them.
+const (
+	ExitOK          ExitCode = 0
+	ExitError       ExitCode = 1
+	ExitUsage       ExitCode = 2
+	ExitPartial     ExitCode = 3
+	ExitCredentials ExitCode = 4
+	ExitGate        ExitCode = 5
+)
+
+// FlagError is a bad flag or argument; the command's usage hint follows it.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf builds a FlagError.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// InputError is invalid input data: a fleet file, a config file, a report.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// PartialError means some scopes failed; the output for the rest was written.
+type PartialError struct{ Failures []error }
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%d scope(s) could not be read: %v", len(e.Failures), errors.Join(e.Failures...))
+}
+
+// CredentialsError means credentials are missing or lack a permission.
+type CredentialsError struct{ Err error }
+
+func (e *CredentialsError) Error() string { return e.Err.Error() }
+func (e *CredentialsError) Unwrap() error { return e.Err }
+
+// GateError means a --fail-on gate tripped after the report was written.
+type GateError struct{ Reason string }
+
+func (e *GateError) Error() string { return "gate tripped: " + e.Reason }
+
+// SilentError exits 1 with nothing more printed.
+var SilentError = errors.New("SilentError")
+
+// ExitCodeFor maps an error to its exit code. It is the only such mapping.
+func ExitCodeFor(err error) ExitCode {
+	var (
+		flagErr    *FlagError
+		inputErr   *InputError
+		partialErr *PartialError
+		credErr    *CredentialsError
+		gateErr    *GateError
+	)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &flagErr), errors.As(err, &inputErr):
+		return ExitUsage
+	case errors.As(err, &partialErr):
+		return ExitPartial
+	case errors.As(err, &credErr):
+		return ExitCredentials
+	case errors.As(err, &gateErr):
+		return ExitGate
+	default:
+		return ExitError
+	}
+}

@@ -1,0 +1,26 @@
+package cmdutil
+
+import (
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// Factory hands commands their dependencies. Func fields are lazy, so a command
+// that never asks for the catalog never loads it; tests fill only what they use.
+type Factory struct {
+	IOStreams *iostreams.IOStreams
+	// ConfigFile is the --config path; empty means the default location.
+	ConfigFile string
+	// Config returns the merged configuration (flags > env > file > defaults).
+	Config func() (*config.Config, error)
+	// Catalog returns the price and hardware catalog.
+	Catalog func() (pricing.Catalog, error)
+	// Fleet reads a fleet snapshot from a file path, or the demo fleet when demo is true.
+	Fleet func(path string, demo bool) (*fleet.Fleet, error)
+	// Now is the clock; tests pin it.
+	Now func() time.Time
+}

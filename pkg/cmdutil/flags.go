@@ -1,0 +1,63 @@
+package cmdutil
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// OutputFlag is an -o/--output value restricted to a list of formats.
+type OutputFlag struct {
+	Value   string
+	Allowed []string
+}
+
+// String implements pflag.Value.
+func (o *OutputFlag) String() string { return o.Value }
+
+// Set implements pflag.Value and rejects formats not in Allowed.
+func (o *OutputFlag) Set(v string) error {
+	for _, a := range o.Allowed {
+		if v == a {
+			o.Value = v
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", v, strings.Join(o.Allowed, ", "))
+}
+
+// Type implements pflag.Value.
+func (o *OutputFlag) Type() string { return "format" }
+
+// AddOutputFlag adds -o/--output with the allowed formats; the first is the default.
+func AddOutputFlag(cmd *cobra.Command, allowed ...string) *OutputFlag {
+	o := &OutputFlag{Value: allowed[0], Allowed: allowed}
+	cmd.Flags().VarP(o, "output", "o", "output format: "+strings.Join(allowed, "|"))
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return allowed, cobra.ShellCompDirectiveNoFileComp
+	})
+	return o
+}
+
+// FleetFlags are the inputs shared by commands that read a fleet.
+type FleetFlags struct {
+	Path string
+	Demo bool
+}
+
+// AddFleetFlags adds --fleet and --demo.
+func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
+	cmd.Flags().StringVarP(&f.Path, "fleet", "f", "", "fleet snapshot to read (JSON or YAML; - for stdin)")
+	cmd.Flags().BoolVar(&f.Demo, "demo", false, "use the embedded demo fleet")
+	cmd.MarkFlagsMutuallyExclusive("fleet", "demo")
+	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
+}
+
+// Validate requires exactly one input.
+func (f *FleetFlags) Validate() error {
+	if f.Path == "" && !f.Demo {
+		return FlagErrorf("give a fleet: --fleet FILE or --demo")
+	}
+	return nil
+}

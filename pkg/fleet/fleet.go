@@ -1,0 +1,196 @@
+// Package fleet holds the snapshot gpufinops decides on: GPU instances with their
+// hardware, purchase option, running hours, tags, utilization and workload, and the
+// file form (JSON or YAML, apiVersion gpufinops/v1, kind Fleet) that carries it.
+//
+// The package is the bottom of the import graph: it imports nothing of gpufinops.
+package fleet
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// APIVersion and Kind identify a fleet document.
+const (
+	APIVersion = "gpufinops/v1"
+	Kind       = "Fleet"
+)
+
+// Provider names a cloud.
+type Provider string
+
+// The supported clouds.
+const (
+	AWS   Provider = "aws"
+	Azure Provider = "azure"
+	GCP   Provider = "gcp"
+)
+
+// Providers lists the supported clouds in display order.
+var Providers = []Provider{AWS, Azure, GCP}
+
+// Valid reports whether p is a supported cloud.
+func (p Provider) Valid() bool {
+	for _, q := range Providers {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Lifecycle is how an instance is bought.
+type Lifecycle string
+
+// The purchase options an instance can run under.
+const (
+	OnDemand  Lifecycle = "on-demand"
+	Spot      Lifecycle = "spot"
+	Committed Lifecycle = "committed"
+)
+
+// State is whether an instance is running (and billed) or stopped.
+type State string
+
+// The instance states gpufinops distinguishes.
+const (
+	Running State = "running"
+	Stopped State = "stopped"
+)
+
+// WorkloadType says what an instance is used for; it drives spot and sharing advice.
+type WorkloadType string
+
+// The workload types the engine knows.
+const (
+	Training    WorkloadType = "training"
+	FineTuning  WorkloadType = "fine-tuning"
+	HPO         WorkloadType = "hpo"
+	Inference   WorkloadType = "inference"
+	Development WorkloadType = "development"
+	Batch       WorkloadType = "batch"
+)
+
+// WorkloadTypes lists every valid workload type.
+var WorkloadTypes = []WorkloadType{Training, FineTuning, HPO, Inference, Development, Batch}
+
+// Fleet is one snapshot of GPU instances across clouds.
+type Fleet struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   Metadata  `json:"metadata,omitempty"`
+	Instances  []Instance `json:"instances"`
+}
+
+// Metadata describes where and when a snapshot was taken.
+type Metadata struct {
+	Name        string     `json:"name,omitempty"`
+	Description string     `json:"description,omitempty"`
+	GeneratedAt *time.Time `json:"generatedAt,omitempty"`
+	Source      string     `json:"source,omitempty"`
+}
+
+// Instance is one GPU virtual machine.
+type Instance struct {
+	ID           string            `json:"id"`
+	Name         string            `json:"name,omitempty"`
+	Provider     Provider          `json:"provider"`
+	Account      string            `json:"account,omitempty"`
+	Region       string            `json:"region"`
+	Zone         string            `json:"zone,omitempty"`
+	InstanceType string            `json:"instanceType"`
+	GPU          GPU               `json:"gpu,omitempty"`
+	VCPUs        float64           `json:"vcpus,omitempty"`
+	MemoryGiB    float64           `json:"memoryGiB,omitempty"`
+	Lifecycle    Lifecycle         `json:"lifecycle"`
+	State        State             `json:"state"`
+	LaunchTime   *time.Time        `json:"launchTime,omitempty"`
+	Usage        Usage             `json:"usage,omitempty"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	Utilization  *Utilization      `json:"utilization,omitempty"`
+	Workload     *Workload         `json:"workload,omitempty"`
+	// HourlyPrice overrides the catalog price (a negotiated or billed rate, USD per hour).
+	HourlyPrice *decimal.Decimal `json:"hourlyPrice,omitempty"`
+}
+
+// GPU describes the accelerators of an instance. Count may be fractional for
+// partitioned GPUs (AWS g6f). MemoryGiB is per GPU.
+type GPU struct {
+	Model     string  `json:"model,omitempty"`
+	Count     float64 `json:"count,omitempty"`
+	MemoryGiB float64 `json:"memoryGiB,omitempty"`
+}
+
+// Usage says how many hours a month an instance runs. At most one field is set;
+// none means a running instance runs all 730 hours of a month.
+type Usage struct {
+	HoursPerMonth *float64 `json:"hoursPerMonth,omitempty"`
+	HoursPerWeek  *float64 `json:"hoursPerWeek,omitempty"`
+	Schedule      *Schedule `json:"schedule,omitempty"`
+}
+
+// Schedule is a weekly on/off schedule.
+type Schedule struct {
+	Timezone string   `json:"timezone,omitempty"`
+	Windows  []Window `json:"windows"`
+}
+
+// Window is a daily time range on some weekdays. Start and End are "HH:MM";
+// End "24:00" means midnight at the end of the day.
+type Window struct {
+	Days  []string `json:"days"`
+	Start string   `json:"start"`
+	End   string   `json:"end"`
+}
+
+// Utilization is what an instance's GPUs and host did over a window, either as
+// summary statistics or as raw samples from which the engine computes them.
+// GPU values are of the busiest GPU at each instant.
+type Utilization struct {
+	Window    *TimeRange `json:"window,omitempty"`
+	GPU       *Stats     `json:"gpu,omitempty"`
+	GPUMemory *Stats     `json:"gpuMemory,omitempty"`
+	CPU       *Stats     `json:"cpu,omitempty"`
+	Memory    *Stats     `json:"memory,omitempty"`
+	Samples   []Sample   `json:"samples,omitempty"`
+}
+
+// TimeRange is a half-open interval [Start, End).
+type TimeRange struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// Hours is the length of the range in hours.
+func (r TimeRange) Hours() float64 { return r.End.Sub(r.Start).Hours() }
+
+// Stats are percentages (0–100) over a window.
+type Stats struct {
+	Avg float64 `json:"avg"`
+	P95 float64 `json:"p95"`
+	Max float64 `json:"max"`
+}
+
+// Sample is one timestamped reading. GPU and GPUMemory hold one value per GPU
+// (a single number is accepted for one GPU); CPU and Memory are host percentages.
+type Sample struct {
+	Time      time.Time `json:"time"`
+	GPU       PerGPU    `json:"gpu,omitempty"`
+	GPUMemory PerGPU    `json:"gpuMemory,omitempty"`
+	CPU       *float64  `json:"cpu,omitempty"`
+	Memory    *float64  `json:"memory,omitempty"`
+}
+
+// Workload describes what runs on an instance.
+type Workload struct {
+	Type WorkloadType `json:"type"`
+	// Model is the model's name, e.g. "llama-3.1-8b".
+	Model string `json:"model,omitempty"`
+	// ParamsBillions is the parameter count in billions.
+	ParamsBillions float64 `json:"paramsBillions,omitempty"`
+	// Precision is the weights' precision: fp32, fp16, bf16, int8 or int4.
+	Precision string `json:"precision,omitempty"`
+	// Checkpoints says whether the job saves and resumes from checkpoints.
+	Checkpoints *bool `json:"checkpoints,omitempty"`
+}

@@ -1,0 +1,256 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// HoursPerMonth is the number of hours in a billing month: 8,760 / 12.
+const HoursPerMonth = 730.0
+
+// HoursPerWeek is the number of hours in a week.
+const HoursPerWeek = 168.0
+
+// PerGPU holds one value per GPU. In a file it may be a single number (one GPU)
+// or a list.
+type PerGPU []float64
+
+// UnmarshalJSON accepts a number or an array of numbers.
+func (p *PerGPU) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '[' {
+		var v []float64
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*p = v
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("want a number or a list of numbers, one per GPU")
+	}
+	*p = PerGPU{v}
+	return nil
+}
+
+// Max returns the largest value; ok is false when there is none.
+func (p PerGPU) Max() (max float64, ok bool) {
+	for i, v := range p {
+		if i == 0 || v > max {
+			max = v
+		}
+	}
+	return max, len(p) > 0
+}
+
+// Summary is the utilization the engine decides on, whether it came from
+// summary statistics or from samples.
+type Summary struct {
+	// Source is "samples" or "aggregate".
+	Source string
+	// WindowHours is the length of the observed window.
+	WindowHours float64
+	// SampleCount is the number of samples behind the figures (0 for aggregate).
+	SampleCount int
+	GPU         *Stats
+	GPUMemory   *Stats
+	CPU         *Stats
+	Memory      *Stats
+}
+
+// Summarize turns the utilization into statistics. Samples, when present, win
+// over the aggregate figures. It returns nil when there is no GPU data at all.
+func (u *Utilization) Summarize() *Summary {
+	if u == nil {
+		return nil
+	}
+	if len(u.Samples) > 0 {
+		return u.summarizeSamples()
+	}
+	if u.GPU == nil {
+		return nil
+	}
+	s := &Summary{Source: "aggregate", GPU: u.GPU, GPUMemory: u.GPUMemory, CPU: u.CPU, Memory: u.Memory}
+	if u.Window != nil {
+		s.WindowHours = u.Window.Hours()
+	}
+	return s
+}
+
+func (u *Utilization) summarizeSamples() *Summary {
+	samples := append([]Sample(nil), u.Samples...)
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].Time.Before(samples[j].Time) })
+	var gpu, mem, cpu, host []float64
+	for _, s := range samples {
+		if v, ok := s.GPU.Max(); ok {
+			gpu = append(gpu, v)
+		}
+		if v, ok := s.GPUMemory.Max(); ok {
+			mem = append(mem, v)
+		}
+		if s.CPU != nil {
+			cpu = append(cpu, *s.CPU)
+		}
+		if s.Memory != nil {
+			host = append(host, *s.Memory)
+		}
+	}
+	if len(gpu) == 0 {
+		return nil
+	}
+	sum := &Summary{
+		Source:      "samples",
+		SampleCount: len(gpu),
+		GPU:         StatsOf(gpu),
+		GPUMemory:   StatsOf(mem),
+		CPU:         StatsOf(cpu),
+		Memory:      StatsOf(host),
+	}
+	if u.Window != nil {
+		sum.WindowHours = u.Window.Hours()
+	} else {
+		sum.WindowHours = SampleWindow(samples).Hours()
+	}
+	return sum
+}
+
+// SampleWindow is the range the samples cover: from the first sample to the
+// last one plus the typical sampling interval (the median gap).
+func SampleWindow(sorted []Sample) TimeRange {
+	if len(sorted) == 0 {
+		return TimeRange{}
+	}
+	first, last := sorted[0].Time, sorted[len(sorted)-1].Time
+	return TimeRange{Start: first, End: last.Add(SampleStep(sorted))}
+}
+
+// SampleStep is the median gap between consecutive samples (time-sorted), or
+// one hour when there is a single sample.
+func SampleStep(sorted []Sample) time.Duration {
+	if len(sorted) < 2 {
+		return time.Hour
+	}
+	gaps := make([]float64, 0, len(sorted)-1)
+	for i := 1; i < len(sorted); i++ {
+		gaps = append(gaps, float64(sorted[i].Time.Sub(sorted[i-1].Time)))
+	}
+	sort.Float64s(gaps)
+	return time.Duration(gaps[len(gaps)/2])
+}
+
+// StatsOf computes mean, 95th percentile and maximum; nil for no values.
+func StatsOf(values []float64) *Stats {
+	if len(values) == 0 {
+		return nil
+	}
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	var total float64
+	for _, v := range sorted {
+		total += v
+	}
+	return &Stats{
+		Avg: round2(total / float64(len(sorted))),
+		P95: round2(Percentile(sorted, 95)),
+		Max: sorted[len(sorted)-1],
+	}
+}
+
+// Percentile returns the p-th percentile (0–100) of sorted values by linear
+// interpolation between closest ranks (the method of numpy's default).
+func Percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(rank))
+	hi := int(math.Ceil(rank))
+	frac := rank - float64(lo)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*frac
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// MonthlyHours is how many hours a month the instance is billed for: 0 when
+// stopped, else from its usage (hours per month, hours per week × 730/168, or
+// its weekly schedule), else all 730.
+func (in *Instance) MonthlyHours() float64 {
+	if in.State == Stopped {
+		return 0
+	}
+	return in.Usage.MonthlyHours()
+}
+
+// MonthlyHours converts the usage into billed hours per month.
+func (u Usage) MonthlyHours() float64 {
+	switch {
+	case u.HoursPerMonth != nil:
+		return *u.HoursPerMonth
+	case u.HoursPerWeek != nil:
+		return *u.HoursPerWeek * HoursPerMonth / HoursPerWeek
+	case u.Schedule != nil:
+		h, err := u.Schedule.HoursPerWeek()
+		if err != nil {
+			return HoursPerMonth
+		}
+		return h * HoursPerMonth / HoursPerWeek
+	}
+	return HoursPerMonth
+}
+
+// Weekdays maps the accepted day names to time.Weekday.
+var Weekdays = map[string]time.Weekday{
+	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
+}
+
+// HoursPerWeek is the number of hours a week the schedule keeps the instance on.
+// Overlapping windows count once.
+func (s *Schedule) HoursPerWeek() (float64, error) {
+	var on [7 * 24 * 60]bool
+	for i, w := range s.Windows {
+		start, err := parseClock(w.Start)
+		if err != nil {
+			return 0, fmt.Errorf("windows[%d].start: %w", i, err)
+		}
+		end, err := parseClock(w.End)
+		if err != nil {
+			return 0, fmt.Errorf("windows[%d].end: %w", i, err)
+		}
+		if end <= start {
+			return 0, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
+		}
+		for j, d := range w.Days {
+			wd, ok := Weekdays[d]
+			if !ok {
+				return 0, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
+			}
+			for m := start; m < end; m++ {
+				on[int(wd)*24*60+m] = true
+			}
+		}
+	}
+	var minutes int
+	for _, b := range on {
+		if b {
+			minutes++
+		}
+	}
+	return float64(minutes) / 60, nil
+}
+
+func parseClock(s string) (int, error) {
+	var h, m int
+	if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
+		return 0, fmt.Errorf("%q is not a time of day in HH:MM form", s)
+	}
+	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+		return 0, fmt.Errorf("%q is not a time of day between 00:00 and 24:00", s)
+	}
+	return h*60 + m, nil
+}

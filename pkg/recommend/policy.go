@@ -1,0 +1,183 @@
+package recommend
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// Policy holds every threshold the rules apply. docs/rules.md documents each
+// default; config files, GPUFINOPS_* variables and flags override them.
+type Policy struct {
+	Idle       IdlePolicy       `json:"idle" mapstructure:"idle"`
+	Rightsize  RightsizePolicy  `json:"rightsize" mapstructure:"rightsize"`
+	Spot       SpotPolicy       `json:"spot" mapstructure:"spot"`
+	Commitment CommitmentPolicy `json:"commitment" mapstructure:"commitment"`
+	// MinWindowHours is the shortest utilization window that earns high confidence.
+	MinWindowHours float64 `json:"minWindowHours" mapstructure:"min_window_hours"`
+}
+
+// IdlePolicy configures idle-stop and schedules.
+type IdlePolicy struct {
+	// GPUPercent: below this (p95 of the busiest GPU) an instance is idle.
+	GPUPercent float64 `json:"gpuPercent" mapstructure:"gpu_percent"`
+	// ScheduleMaxBusyPercent: an always-on instance busy in at most this share
+	// of hours gets an on/off schedule.
+	ScheduleMaxBusyPercent float64 `json:"scheduleMaxBusyPercent" mapstructure:"schedule_max_busy_percent"`
+	// ScheduleMinSavingsPercent: a schedule must cut at least this share of hours.
+	ScheduleMinSavingsPercent float64 `json:"scheduleMinSavingsPercent" mapstructure:"schedule_min_savings_percent"`
+	// ScheduleMinDays is the fewest days of samples a schedule is derived from.
+	ScheduleMinDays float64 `json:"scheduleMinDays" mapstructure:"schedule_min_days"`
+	// ScheduleBufferHours are added before and after each busy stretch.
+	ScheduleBufferHours int `json:"scheduleBufferHours" mapstructure:"schedule_buffer_hours"`
+}
+
+// RightsizePolicy configures rightsizing.
+type RightsizePolicy struct {
+	// GPUPercent: GPU p95 below this allows a smaller GPU.
+	GPUPercent float64 `json:"gpuPercent" mapstructure:"gpu_percent"`
+	// GPUMemoryPercent: GPU memory p95 below this allows a smaller GPU.
+	GPUMemoryPercent float64 `json:"gpuMemoryPercent" mapstructure:"gpu_memory_percent"`
+	// HeadroomPercent is added to the peaks a target must hold.
+	HeadroomPercent float64 `json:"headroomPercent" mapstructure:"headroom_percent"`
+	// HostCPUPercent and HostMemoryPercent: host p95s below both allow a smaller
+	// host with the same GPUs.
+	HostCPUPercent    float64 `json:"hostCpuPercent" mapstructure:"host_cpu_percent"`
+	HostMemoryPercent float64 `json:"hostMemoryPercent" mapstructure:"host_memory_percent"`
+	// MinSavingsPercent: a move must save at least this share of the cost.
+	MinSavingsPercent float64 `json:"minSavingsPercent" mapstructure:"min_savings_percent"`
+}
+
+// SpotPolicy configures spot advice.
+type SpotPolicy struct {
+	// Workloads lists the workload types that may move to spot.
+	Workloads []fleet.WorkloadType `json:"workloads" mapstructure:"workloads"`
+	// MaxBandIndex: spot is advised only up to this interruption band (0–4).
+	MaxBandIndex int `json:"maxBandIndex" mapstructure:"max_band_index"`
+}
+
+// CommitmentPolicy configures commitment advice. Discounts are fractions of
+// the on-demand price (0.35 = 35 % off), per provider and term.
+type CommitmentPolicy struct {
+	// MinRunningPercent: an instance must run at least this share of hours.
+	MinRunningPercent float64 `json:"minRunningPercent" mapstructure:"min_running_percent"`
+	// Term is the term recommended: "1y" or "3y".
+	Term string `json:"term" mapstructure:"term"`
+	// Discounts1y and Discounts3y map provider to discount.
+	Discounts1y map[string]float64 `json:"discounts1y" mapstructure:"discounts_1y"`
+	Discounts3y map[string]float64 `json:"discounts3y" mapstructure:"discounts_3y"`
+}
+
+// DefaultPolicy returns the documented defaults.
+func DefaultPolicy() Policy {
+	return Policy{
+		Idle: IdlePolicy{
+			GPUPercent:                15,
+			ScheduleMaxBusyPercent:    60,
+			ScheduleMinSavingsPercent: 25,
+			ScheduleMinDays:           3,
+			ScheduleBufferHours:       1,
+		},
+		Rightsize: RightsizePolicy{
+			GPUPercent:        50,
+			GPUMemoryPercent:  40,
+			HeadroomPercent:   20,
+			HostCPUPercent:    30,
+			HostMemoryPercent: 40,
+			MinSavingsPercent: 10,
+		},
+		Spot: SpotPolicy{
+			Workloads:    []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
+			MaxBandIndex: 4,
+		},
+		Commitment: CommitmentPolicy{
+			MinRunningPercent: 80,
+			Term:              "1y",
+			Discounts1y:       map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37},
+			Discounts3y:       map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55},
+		},
+		MinWindowHours: 168,
+	}
+}
+
+// Validate reports the first out-of-range value, naming its config key.
+func (p Policy) Validate() error {
+	pct := []struct {
+		key string
+		v   float64
+	}{
+		{"policy.idle.gpu_percent", p.Idle.GPUPercent},
+		{"policy.idle.schedule_max_busy_percent", p.Idle.ScheduleMaxBusyPercent},
+		{"policy.idle.schedule_min_savings_percent", p.Idle.ScheduleMinSavingsPercent},
+		{"policy.rightsize.gpu_percent", p.Rightsize.GPUPercent},
+		{"policy.rightsize.gpu_memory_percent", p.Rightsize.GPUMemoryPercent},
+		{"policy.rightsize.headroom_percent", p.Rightsize.HeadroomPercent},
+		{"policy.rightsize.host_cpu_percent", p.Rightsize.HostCPUPercent},
+		{"policy.rightsize.host_memory_percent", p.Rightsize.HostMemoryPercent},
+		{"policy.rightsize.min_savings_percent", p.Rightsize.MinSavingsPercent},
+		{"policy.commitment.min_running_percent", p.Commitment.MinRunningPercent},
+	}
+	for _, c := range pct {
+		if c.v < 0 || c.v > 100 {
+			return fmt.Errorf("%s: %v is outside 0–100", c.key, c.v)
+		}
+	}
+	if p.Idle.ScheduleMinDays < 1 {
+		return fmt.Errorf("policy.idle.schedule_min_days: %v is below 1", p.Idle.ScheduleMinDays)
+	}
+	if p.Idle.ScheduleBufferHours < 0 || p.Idle.ScheduleBufferHours > 6 {
+		return fmt.Errorf("policy.idle.schedule_buffer_hours: %d is outside 0–6", p.Idle.ScheduleBufferHours)
+	}
+	if p.Spot.MaxBandIndex < 0 || p.Spot.MaxBandIndex > 4 {
+		return fmt.Errorf("policy.spot.max_band_index: %d is outside 0–4", p.Spot.MaxBandIndex)
+	}
+	for i, w := range p.Spot.Workloads {
+		if !validWorkload(w) {
+			return fmt.Errorf("policy.spot.workloads[%d]: %q is not one of %s", i, w, workloadList())
+		}
+	}
+	if p.Commitment.Term != "1y" && p.Commitment.Term != "3y" {
+		return fmt.Errorf("policy.commitment.term: %q is not 1y or 3y", p.Commitment.Term)
+	}
+	for _, m := range []struct {
+		key string
+		v   map[string]float64
+	}{{"policy.commitment.discounts_1y", p.Commitment.Discounts1y}, {"policy.commitment.discounts_3y", p.Commitment.Discounts3y}} {
+		keys := make([]string, 0, len(m.v))
+		for k := range m.v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !fleet.Provider(k).Valid() {
+				return fmt.Errorf("%s: %q is not a provider (aws, azure, gcp)", m.key, k)
+			}
+			if d := m.v[k]; d < 0 || d >= 1 {
+				return fmt.Errorf("%s.%s: %v is not a fraction in [0, 1)", m.key, k, d)
+			}
+		}
+	}
+	if p.MinWindowHours < 0 {
+		return fmt.Errorf("policy.min_window_hours: %v is negative", p.MinWindowHours)
+	}
+	return nil
+}
+
+func validWorkload(w fleet.WorkloadType) bool {
+	for _, v := range fleet.WorkloadTypes {
+		if v == w {
+			return true
+		}
+	}
+	return false
+}
+
+func workloadList() string {
+	s := make([]string, len(fleet.WorkloadTypes))
+	for i, w := range fleet.WorkloadTypes {
+		s[i] = string(w)
+	}
+	return strings.Join(s, ", ")
+}

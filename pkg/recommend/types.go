@@ -1,0 +1,144 @@
+// Package recommend is the engine: pure rules that turn a fleet snapshot, the
+// catalog and a policy into priced recommendations, and the planner that
+// combines them per instance so that no saving is counted twice.
+package recommend
+
+import (
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// Kind is the strategy a recommendation comes from.
+type Kind string
+
+// The recommendation kinds, in the order the planner applies them.
+const (
+	KindIdleStop   Kind = "idle-stop"
+	KindSchedule   Kind = "schedule"
+	KindRightsize  Kind = "rightsize"
+	KindSpot       Kind = "spot"
+	KindCommitment Kind = "commitment"
+)
+
+// Kinds lists every kind in planner order.
+var Kinds = []Kind{KindIdleStop, KindSchedule, KindRightsize, KindSpot, KindCommitment}
+
+// Level grades confidence (how good the data is) and risk (what can go wrong).
+type Level string
+
+// The three levels.
+const (
+	Low    Level = "low"
+	Medium Level = "medium"
+	High   Level = "high"
+)
+
+// Recommendation is one change to one instance with its price.
+//
+// Money is USD per month, rounded to cents. CurrentMonthly is the cost before
+// this change but after any earlier change to the same instance (see After), so
+// the savings of all recommendations add up without double counting.
+type Recommendation struct {
+	ID           string         `json:"id"`
+	ResourceID   string         `json:"resourceId"`
+	Provider     fleet.Provider `json:"provider"`
+	Account      string         `json:"account,omitempty"`
+	Region       string         `json:"region"`
+	InstanceType string         `json:"instanceType"`
+	Kind         Kind           `json:"kind"`
+	// Action says what to do, in a sentence.
+	Action           string          `json:"action"`
+	CurrentMonthly   decimal.Decimal `json:"currentMonthlyCost"`
+	ProjectedMonthly decimal.Decimal `json:"projectedMonthlyCost"`
+	MonthlySavings   decimal.Decimal `json:"monthlySavings"`
+	Confidence       Level           `json:"confidence"`
+	Risk             Level           `json:"risk"`
+	RiskNotes        []string        `json:"riskNotes,omitempty"`
+	Rationale        string          `json:"rationale"`
+	Evidence         Evidence        `json:"evidence"`
+	// After is the ID of the recommendation this one is priced after, if any.
+	After string `json:"after,omitempty"`
+	// Target is the proposed instance type, purchase option or schedule.
+	Target string `json:"target,omitempty"`
+}
+
+// Evidence is how a recommendation was computed.
+type Evidence struct {
+	// Metrics are the observed figures (percent, hours), e.g. "gpuUtilP95".
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Thresholds are the policy values the metrics were compared with.
+	Thresholds map[string]float64 `json:"thresholds,omitempty"`
+	// Prices are the hourly prices used.
+	Prices []pricing.Price `json:"prices,omitempty"`
+	// Hours are the billed hours per month before and after.
+	HoursBefore float64 `json:"monthlyHoursBefore"`
+	HoursAfter  float64 `json:"monthlyHoursAfter"`
+	// Formula states the arithmetic in words.
+	Formula string `json:"formula"`
+	// Notes carry anything else the user should know.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Warning is something the engine could not decide or price.
+type Warning struct {
+	ResourceID string `json:"resourceId,omitempty"`
+	// Code is stable and machine-readable, e.g. "no-utilization" or "unpriced".
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Warning codes.
+const (
+	WarnNoUtilization   = "no-utilization"
+	WarnUnpriced        = "unpriced"
+	WarnUnknownType     = "unknown-instance-type"
+	WarnIdleCommitted   = "idle-committed"
+	WarnShortWindow     = "short-window"
+	WarnNoSpotPrice     = "no-spot-price"
+	WarnNoCheckpointing = "no-checkpointing"
+)
+
+// InstanceCost is what one instance costs now.
+type InstanceCost struct {
+	ResourceID   string         `json:"resourceId"`
+	Provider     fleet.Provider `json:"provider"`
+	Account      string         `json:"account,omitempty"`
+	Region       string         `json:"region"`
+	InstanceType string         `json:"instanceType"`
+	GPUModel     string         `json:"gpuModel,omitempty"`
+	GPUCount     float64        `json:"gpuCount"`
+	Lifecycle    fleet.Lifecycle `json:"lifecycle"`
+	State        fleet.State    `json:"state"`
+	MonthlyHours float64        `json:"monthlyHours"`
+	// Hourly is the price the cost was computed from; nil when unpriced.
+	Hourly         *pricing.Price  `json:"hourlyPrice,omitempty"`
+	MonthlyCost    decimal.Decimal `json:"monthlyCost"`
+	Priced         bool            `json:"priced"`
+	OptimizedCost  decimal.Decimal `json:"optimizedMonthlyCost"`
+	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+}
+
+// Summary totals a plan. Current equals the sum of instance costs, Savings the
+// sum of recommendation savings, and Optimized is Current minus Savings.
+type Summary struct {
+	CurrentMonthly   decimal.Decimal `json:"currentMonthlyCost"`
+	OptimizedMonthly decimal.Decimal `json:"optimizedMonthlyCost"`
+	MonthlySavings   decimal.Decimal `json:"monthlySavings"`
+	// SavingsPercent is Savings / Current × 100, rounded to one decimal.
+	SavingsPercent  decimal.Decimal `json:"savingsPercent"`
+	InstanceCount   int             `json:"instanceCount"`
+	GPUCount        float64         `json:"gpuCount"`
+	UnpricedCount   int             `json:"unpricedCount"`
+	SavingsByKind   map[Kind]decimal.Decimal `json:"savingsByKind"`
+}
+
+// Plan is the engine's whole answer for one fleet.
+type Plan struct {
+	Instances       []InstanceCost   `json:"instances"`
+	Recommendations []Recommendation `json:"recommendations"`
+	Warnings        []Warning        `json:"warnings"`
+	Summary         Summary          `json:"summary"`
+	Policy          Policy           `json:"policy"`
+}

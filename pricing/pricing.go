@@ -1,0 +1,158 @@
+// Package pricing defines what gpufinops knows about hardware and prices: GPU
+// specs, instance types, dated hourly prices per region and purchase option,
+// spot interruption advice, and the Catalog interface that serves them.
+package pricing
+
+import (
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// Currency is the currency of every catalog price.
+const Currency = "USD"
+
+// UnitHour is the unit of every catalog price: one instance-hour.
+const UnitHour = "hour"
+
+// Option is a purchase option a price applies to.
+type Option string
+
+// The purchase options the catalog prices.
+const (
+	OnDemand Option = "on-demand"
+	Spot     Option = "spot"
+)
+
+// Price is an hourly price with everything needed to say where it came from.
+type Price struct {
+	Provider     fleet.Provider  `json:"provider"`
+	Region       string          `json:"region"`
+	InstanceType string          `json:"instanceType"`
+	Option       Option          `json:"option"`
+	Hourly       decimal.Decimal `json:"hourly"`
+	Currency     string          `json:"currency"`
+	Unit         string          `json:"unit"`
+	// Zone is the zone the price was read in, when the source is per zone
+	// (spot prices are the cheapest zone's).
+	Zone string `json:"zone,omitempty"`
+	// Source names the data set, e.g. "SkyPilot catalog v8 (AWS)".
+	Source string `json:"source"`
+	// AsOf is the date (YYYY-MM-DD) the price was taken.
+	AsOf string `json:"asOf"`
+}
+
+// InstanceType is the hardware of one cloud instance type.
+type InstanceType struct {
+	Provider fleet.Provider `json:"provider"`
+	Name     string         `json:"instanceType"`
+	// Family is the type's family, e.g. "g5" or "a2-highgpu" or "NCads_A100_v4".
+	Family   string  `json:"family,omitempty"`
+	GPUModel string  `json:"gpuModel"`
+	GPUCount float64 `json:"gpuCount"`
+	// GPUMemoryGiB is per GPU (for a partitioned GPU, per partition).
+	GPUMemoryGiB float64 `json:"gpuMemoryGiB"`
+	VCPUs        float64 `json:"vcpus"`
+	MemoryGiB    float64 `json:"memoryGiB"`
+	// Arch is the host CPU architecture: x86_64 or arm64.
+	Arch string `json:"arch"`
+}
+
+// Fractional reports whether the type has a partition of a GPU rather than whole GPUs.
+func (t InstanceType) Fractional() bool { return t.GPUCount > 0 && t.GPUCount < 1 }
+
+// GPUSpec is one GPU model's hardware.
+type GPUSpec struct {
+	Name string `json:"name"`
+	// Vendor is "nvidia", "amd", or another accelerator maker.
+	Vendor             string       `json:"vendor"`
+	MemoryGiB          float64      `json:"memoryGiB"`
+	MemoryBandwidthGBs float64      `json:"memoryBandwidthGBs"`
+	FP16TFLOPS         *float64     `json:"fp16TFLOPS,omitempty"`
+	INT8TOPS           *float64     `json:"int8TOPS,omitempty"`
+	MIGProfiles        []MIGProfile `json:"migProfiles,omitempty"`
+	Source             string       `json:"source"`
+	Notes              string       `json:"notes,omitempty"`
+}
+
+// MIGProfile is one NVIDIA Multi-Instance GPU profile, e.g. 3g.40gb.
+type MIGProfile struct {
+	Name string `json:"name"`
+	// Slices is the number of compute slices (the leading digit).
+	Slices int `json:"slices"`
+	// MemoryGB is the profile's memory in GB as named (40 for 3g.40gb).
+	MemoryGB float64 `json:"memoryGB"`
+	// MediaExtensions is true for the "+me" variants.
+	MediaExtensions bool `json:"mediaExtensions,omitempty"`
+}
+
+// Offer is an instance type as sold in one region.
+type Offer struct {
+	Type     InstanceType `json:"type"`
+	Region   string       `json:"region"`
+	OnDemand *Price       `json:"onDemand,omitempty"`
+	Spot     *Price       `json:"spot,omitempty"`
+}
+
+// SpotAdvice is a cloud's own view of spot for one type and region.
+type SpotAdvice struct {
+	// SavingsPercent is the typical saving over on-demand across the month.
+	SavingsPercent int `json:"savingsPercent"`
+	// Band is the interruption-frequency band label, e.g. "<5%" or ">20%".
+	Band string `json:"band"`
+	// BandIndex orders the bands, 0 (rarest interruptions) to 4.
+	BandIndex int `json:"bandIndex"`
+	// MaxInterruptPercent is the band's upper bound.
+	MaxInterruptPercent int    `json:"maxInterruptPercent"`
+	Source              string `json:"source"`
+	AsOf                string `json:"asOf"`
+}
+
+// Correction records a change the catalog makes to its source data, and why.
+type Correction struct {
+	Provider     fleet.Provider `json:"provider"`
+	InstanceType string         `json:"instanceType,omitempty"`
+	Region       string         `json:"region,omitempty"`
+	Field        string         `json:"field"`
+	From         string         `json:"from"`
+	To           string         `json:"to"`
+	Reason       string         `json:"reason"`
+}
+
+// Source describes one data set behind the catalog.
+type Source struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider,omitempty"`
+	Origin   string `json:"origin"`
+	AsOf     string `json:"asOf"`
+	Note     string `json:"note,omitempty"`
+}
+
+// Query filters offers. Empty fields match everything.
+type Query struct {
+	Provider     fleet.Provider
+	Region       string
+	GPUModel     string
+	InstanceType string
+	// MinGPUMemoryGiB keeps types whose per-GPU memory is at least this.
+	MinGPUMemoryGiB float64
+}
+
+// Catalog serves hardware facts and prices. Implementations are safe for
+// concurrent use and return results in a stable order.
+type Catalog interface {
+	// GPU returns a GPU model's specs.
+	GPU(name string) (GPUSpec, bool)
+	// InstanceType returns a type's hardware.
+	InstanceType(provider fleet.Provider, name string) (InstanceType, bool)
+	// Offer returns a type's prices in one region.
+	Offer(provider fleet.Provider, region, instanceType string) (Offer, bool)
+	// Offers returns every offer matching q, sorted by provider, region, type.
+	Offers(q Query) []Offer
+	// SpotAdvice returns the cloud's spot savings and interruption band.
+	SpotAdvice(provider fleet.Provider, region, instanceType string) (SpotAdvice, bool)
+	// Corrections lists the changes made to the source data.
+	Corrections() []Correction
+	// Sources lists the data sets behind the catalog.
+	Sources() []Source
+}
