@@ -77,9 +77,9 @@ var WorkloadTypes = []WorkloadType{Training, FineTuning, HPO, Inference, Develop
 
 // Fleet is one snapshot of GPU instances across clouds.
 type Fleet struct {
-	APIVersion string    `json:"apiVersion"`
-	Kind       string    `json:"kind"`
-	Metadata   Metadata  `json:"metadata,omitempty"`
+	APIVersion string     `json:"apiVersion"`
+	Kind       string     `json:"kind"`
+	Metadata   Metadata   `json:"metadata,omitempty"`
 	Instances  []Instance `json:"instances"`
 }
 
@@ -125,8 +125,8 @@ type GPU struct {
 // Usage says how many hours a month an instance runs. At most one field is set;
 // none means a running instance runs all 730 hours of a month.
 type Usage struct {
-	HoursPerMonth *float64 `json:"hoursPerMonth,omitempty"`
-	HoursPerWeek  *float64 `json:"hoursPerWeek,omitempty"`
+	HoursPerMonth *float64  `json:"hoursPerMonth,omitempty"`
+	HoursPerWeek  *float64  `json:"hoursPerWeek,omitempty"`
 	Schedule      *Schedule `json:"schedule,omitempty"`
 }
 

@@ -102,16 +102,16 @@ const (
 
 // InstanceCost is what one instance costs now.
 type InstanceCost struct {
-	ResourceID   string         `json:"resourceId"`
-	Provider     fleet.Provider `json:"provider"`
-	Account      string         `json:"account,omitempty"`
-	Region       string         `json:"region"`
-	InstanceType string         `json:"instanceType"`
-	GPUModel     string         `json:"gpuModel,omitempty"`
-	GPUCount     float64        `json:"gpuCount"`
+	ResourceID   string          `json:"resourceId"`
+	Provider     fleet.Provider  `json:"provider"`
+	Account      string          `json:"account,omitempty"`
+	Region       string          `json:"region"`
+	InstanceType string          `json:"instanceType"`
+	GPUModel     string          `json:"gpuModel,omitempty"`
+	GPUCount     float64         `json:"gpuCount"`
 	Lifecycle    fleet.Lifecycle `json:"lifecycle"`
-	State        fleet.State    `json:"state"`
-	MonthlyHours float64        `json:"monthlyHours"`
+	State        fleet.State     `json:"state"`
+	MonthlyHours float64         `json:"monthlyHours"`
 	// Hourly is the price the cost was computed from; nil when unpriced.
 	Hourly         *pricing.Price  `json:"hourlyPrice,omitempty"`
 	MonthlyCost    decimal.Decimal `json:"monthlyCost"`
@@ -127,11 +127,11 @@ type Summary struct {
 	OptimizedMonthly decimal.Decimal `json:"optimizedMonthlyCost"`
 	MonthlySavings   decimal.Decimal `json:"monthlySavings"`
 	// SavingsPercent is Savings / Current × 100, rounded to one decimal.
-	SavingsPercent  decimal.Decimal `json:"savingsPercent"`
-	InstanceCount   int             `json:"instanceCount"`
-	GPUCount        float64         `json:"gpuCount"`
-	UnpricedCount   int             `json:"unpricedCount"`
-	SavingsByKind   map[Kind]decimal.Decimal `json:"savingsByKind"`
+	SavingsPercent decimal.Decimal          `json:"savingsPercent"`
+	InstanceCount  int                      `json:"instanceCount"`
+	GPUCount       float64                  `json:"gpuCount"`
+	UnpricedCount  int                      `json:"unpricedCount"`
+	SavingsByKind  map[Kind]decimal.Decimal `json:"savingsByKind"`
 }
 
 // Plan is the engine's whole answer for one fleet.
