@@ -68,6 +68,8 @@ type CommitmentPolicy struct {
 	// Discounts1y and Discounts3y map provider to discount.
 	Discounts1y map[string]float64 `json:"discounts1y" mapstructure:"discounts_1y"`
 	Discounts3y map[string]float64 `json:"discounts3y" mapstructure:"discounts_3y"`
+	// Names maps provider to what the recommendation calls its commitment.
+	Names map[string]string `json:"names" mapstructure:"names"`
 }
 
 // DefaultPolicy returns the documented defaults.
@@ -77,7 +79,7 @@ func DefaultPolicy() Policy {
 			GPUPercent:                15,
 			ScheduleMaxBusyPercent:    60,
 			ScheduleMinSavingsPercent: 25,
-			ScheduleMinDays:           3,
+			ScheduleMinDays:           7,
 			ScheduleBufferHours:       1,
 		},
 		Rightsize: RightsizePolicy{
@@ -97,6 +99,7 @@ func DefaultPolicy() Policy {
 			Term:              "1y",
 			Discounts1y:       map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37},
 			Discounts3y:       map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55},
+			Names:             map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
 		},
 		MinWindowHours: 168,
 	}

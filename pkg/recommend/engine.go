@@ -1,0 +1,282 @@
+package recommend
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+var hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
+
+// state is an instance as the planner has changed it so far.
+type state struct {
+	inst      *fleet.Instance
+	typ       pricing.InstanceType
+	typeKnown bool
+	price     pricing.Price
+	hours     float64
+	lifecycle fleet.Lifecycle
+	summary   *fleet.Summary
+	// last is the ID of the last recommendation applied, for After.
+	last    string
+	stopped bool
+}
+
+func (s *state) cost() decimal.Decimal { return monthly(s.price.Hourly, s.hours) }
+
+// monthly is hourly × hours, rounded to cents.
+func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
+	return hourly.Mul(decimal.NewFromFloat(hours)).Round(2)
+}
+
+// rule proposes at most one change to a state. It returns nil when it has
+// nothing to say; it may add warnings.
+type rule func(e *engine, s *state) *change
+
+// change is a proposed new state with its explanation.
+type change struct {
+	kind       Kind
+	action     string
+	target     string
+	typ        *pricing.InstanceType
+	price      pricing.Price
+	hours      float64
+	lifecycle  fleet.Lifecycle
+	stop       bool
+	confidence Level
+	risk       Level
+	riskNotes  []string
+	rationale  string
+	evidence   Evidence
+}
+
+type engine struct {
+	cat      pricing.Catalog
+	policy   Policy
+	warnings []Warning
+}
+
+func (e *engine) warn(id, code, format string, args ...any) {
+	e.warnings = append(e.warnings, Warning{ResourceID: id, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// rules are applied per instance in this order; each sees what the ones
+// before it left, so savings never double count.
+var rules = []rule{idleRule, rightsizeRule, spotRule, commitmentRule}
+
+// Run plans the whole fleet. It is pure: the same fleet, catalog and policy
+// give the same plan. The fleet must have been completed from the catalog
+// (pricing.Complete) so that every instance has its GPU facts.
+func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
+	e := &engine{cat: cat, policy: p}
+	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
+	for i := range f.Instances {
+		cost, recs := e.planInstance(&f.Instances[i])
+		plan.Instances = append(plan.Instances, cost)
+		plan.Recommendations = append(plan.Recommendations, recs...)
+	}
+	sortRecommendations(plan.Recommendations)
+	plan.Warnings = e.warnings
+	if plan.Warnings == nil {
+		plan.Warnings = []Warning{}
+	}
+	plan.Summary = summarize(plan.Instances, plan.Recommendations)
+	return plan
+}
+
+func (e *engine) planInstance(in *fleet.Instance) (InstanceCost, []Recommendation) {
+	ic := InstanceCost{
+		ResourceID:   in.ID,
+		Provider:     in.Provider,
+		Account:      in.Account,
+		Region:       in.Region,
+		InstanceType: in.InstanceType,
+		GPUModel:     in.GPU.Model,
+		GPUCount:     in.GPU.Count,
+		Lifecycle:    in.Lifecycle,
+		State:        in.State,
+		MonthlyHours: in.MonthlyHours(),
+	}
+	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize()}
+	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
+	price, ok := e.currentPrice(in)
+	if !ok {
+		if in.State != fleet.Stopped {
+			e.warn(in.ID, WarnUnpriced, "no %s price for %s %s in %s in the catalog and no hourlyPrice in the fleet: its cost is not counted and no saving is computed",
+				in.Lifecycle, in.Provider, in.InstanceType, in.Region)
+		}
+		return ic, nil
+	}
+	ic.Priced = true
+	p := price
+	ic.Hourly = &p
+	s.price = price
+	ic.MonthlyCost = s.cost()
+	ic.OptimizedCost = ic.MonthlyCost
+	if in.State == fleet.Stopped {
+		return ic, nil
+	}
+	if s.summary == nil {
+		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
+	}
+
+	var recs []Recommendation
+	for _, r := range rules {
+		if s.stopped {
+			break
+		}
+		c := r(e, s)
+		if c == nil {
+			continue
+		}
+		before := s.cost()
+		hoursBefore := s.hours
+		s.apply(c)
+		after := s.cost()
+		rec := Recommendation{
+			ID:               string(c.kind) + ":" + in.ID,
+			ResourceID:       in.ID,
+			Provider:         in.Provider,
+			Account:          in.Account,
+			Region:           in.Region,
+			InstanceType:     in.InstanceType,
+			Kind:             c.kind,
+			Action:           c.action,
+			Target:           c.target,
+			CurrentMonthly:   before,
+			ProjectedMonthly: after,
+			MonthlySavings:   before.Sub(after),
+			Confidence:       c.confidence,
+			Risk:             c.risk,
+			RiskNotes:        c.riskNotes,
+			Rationale:        c.rationale,
+			Evidence:         c.evidence,
+			After:            s.last,
+		}
+		rec.Evidence.HoursBefore = round2(hoursBefore)
+		rec.Evidence.HoursAfter = round2(s.hours)
+		s.last = rec.ID
+		recs = append(recs, rec)
+	}
+	ic.OptimizedCost = s.cost()
+	ic.MonthlySavings = ic.MonthlyCost.Sub(ic.OptimizedCost)
+	return ic, recs
+}
+
+func (s *state) apply(c *change) {
+	if c.stop {
+		s.stopped = true
+		s.hours = 0
+		return
+	}
+	if c.typ != nil {
+		s.typ = *c.typ
+		s.typeKnown = true
+	}
+	if c.lifecycle != "" {
+		s.lifecycle = c.lifecycle
+	}
+	s.price = c.price
+	s.hours = c.hours
+}
+
+// currentPrice is what the instance pays per hour now.
+func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
+	if in.HourlyPrice != nil {
+		return pricing.Price{
+			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
+			Option: pricing.Option(in.Lifecycle), Hourly: *in.HourlyPrice,
+			Currency: pricing.Currency, Unit: pricing.UnitHour,
+			Source: "fleet file (hourlyPrice)",
+		}, true
+	}
+	offer, ok := e.cat.Offer(in.Provider, in.Region, in.InstanceType)
+	if !ok {
+		return pricing.Price{}, false
+	}
+	switch in.Lifecycle {
+	case fleet.Spot:
+		if offer.Spot == nil {
+			return pricing.Price{}, false
+		}
+		return *offer.Spot, true
+	case fleet.Committed:
+		if offer.OnDemand == nil {
+			return pricing.Price{}, false
+		}
+		d := e.policy.Commitment.Discounts1y[string(in.Provider)]
+		p := *offer.OnDemand
+		p.Option = pricing.Option(fleet.Committed)
+		p.Hourly = p.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
+		p.Source = fmt.Sprintf("%s, less the policy's 1-year commitment discount of %s%%", p.Source, pct(d*100))
+		return p, true
+	default:
+		if offer.OnDemand == nil {
+			return pricing.Price{}, false
+		}
+		return *offer.OnDemand, true
+	}
+}
+
+// confidenceFor grades the utilization data behind a decision.
+func (e *engine) confidenceFor(sum *fleet.Summary) Level {
+	switch {
+	case sum == nil:
+		return Low
+	case sum.WindowHours >= e.policy.MinWindowHours:
+		return High
+	case sum.WindowHours >= 24:
+		return Medium
+	default:
+		return Low
+	}
+}
+
+func summarize(instances []InstanceCost, recs []Recommendation) Summary {
+	s := Summary{SavingsByKind: map[Kind]decimal.Decimal{}}
+	for _, ic := range instances {
+		s.InstanceCount++
+		s.GPUCount += ic.GPUCount
+		if !ic.Priced {
+			s.UnpricedCount++
+			continue
+		}
+		s.CurrentMonthly = s.CurrentMonthly.Add(ic.MonthlyCost)
+	}
+	for _, r := range recs {
+		s.MonthlySavings = s.MonthlySavings.Add(r.MonthlySavings)
+		s.SavingsByKind[r.Kind] = s.SavingsByKind[r.Kind].Add(r.MonthlySavings)
+	}
+	s.OptimizedMonthly = s.CurrentMonthly.Sub(s.MonthlySavings)
+	if s.CurrentMonthly.IsPositive() {
+		s.SavingsPercent = s.MonthlySavings.Mul(decimal.NewFromInt(100)).Div(s.CurrentMonthly).Round(1)
+	}
+	return s
+}
+
+var kindOrder = func() map[Kind]int {
+	m := map[Kind]int{}
+	for i, k := range Kinds {
+		m[k] = i
+	}
+	return m
+}()
+
+// sortRecommendations orders by strategy, then savings (largest first), then
+// resource ID, so output is stable.
+func sortRecommendations(recs []Recommendation) {
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if kindOrder[a.Kind] != kindOrder[b.Kind] {
+			return kindOrder[a.Kind] < kindOrder[b.Kind]
+		}
+		if c := a.MonthlySavings.Cmp(b.MonthlySavings); c != 0 {
+			return c > 0
+		}
+		return a.ResourceID < b.ResourceID
+	})
+}

@@ -1,0 +1,210 @@
+package recommend
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// idleRule stops instances whose GPUs do nothing, and puts instances that are
+// busy only at recurring times of the week on an on/off schedule.
+func idleRule(e *engine, s *state) *change {
+	sum := s.summary
+	if sum == nil || sum.GPU == nil {
+		return nil
+	}
+	thr := e.policy.Idle.GPUPercent
+	if samples := s.inst.Utilization.Samples; len(samples) > 0 {
+		busy := 0
+		for _, smp := range samples {
+			if v, ok := smp.GPU.Max(); ok && v >= thr {
+				busy++
+			}
+		}
+		if busy > 0 {
+			return scheduleChange(e, s, busy)
+		}
+	} else if sum.GPU.P95 >= thr {
+		return nil
+	}
+	return idleStopChange(e, s)
+}
+
+func idleStopChange(e *engine, s *state) *change {
+	sum := s.summary
+	thr := e.policy.Idle.GPUPercent
+	if s.lifecycle == fleet.Committed {
+		e.warn(s.inst.ID, WarnIdleCommitted, "GPU p95 %s%% is below the idle threshold of %s%%, but the instance is on a commitment: stopping it saves only if the commitment can cover other usage",
+			pct(sum.GPU.P95), pct(thr))
+		return nil
+	}
+	c := &change{
+		kind:       KindIdleStop,
+		stop:       true,
+		target:     "stopped",
+		confidence: e.confidenceFor(sum),
+		risk:       Low,
+		action:     fmt.Sprintf("Stop it: the busiest GPU's p95 was %s%% over %s (idle below %s%%)", pct(sum.GPU.P95), windowText(sum), pct(thr)),
+		rationale: fmt.Sprintf("Its GPUs were idle for the whole window (p95 %s%%, max %s%%) while it was billed %s h a month.",
+			pct(sum.GPU.P95), pct(sum.GPU.Max), pct(s.hours)),
+		evidence: Evidence{
+			Metrics:    utilMetrics(sum),
+			Thresholds: map[string]float64{"idleGpuPercent": thr},
+			Prices:     priceList(s.price),
+			Formula:    "saving = hourly price × monthly hours; a stopped instance is not billed for compute (its disks still are)",
+		},
+	}
+	if sum.GPU.Max >= thr {
+		c.riskNotes = append(c.riskNotes, fmt.Sprintf("the GPU peaked at %s%%: find out what ran before stopping", pct(sum.GPU.Max)))
+		c.risk = Medium
+	}
+	if w := s.inst.Workload; w != nil && w.Type == fleet.Inference {
+		c.riskNotes = append(c.riskNotes, "an inference endpoint with rare traffic may still be needed: check its callers, or scale it to zero instead")
+		c.risk = Medium
+	}
+	return c
+}
+
+// scheduleChange derives an on/off schedule from hourly activity. The schedule
+// covers every weekday hour in which any sample was busy, widened by the
+// policy's buffer, in UTC.
+func scheduleChange(e *engine, s *state, busy int) *change {
+	pol := e.policy.Idle
+	samples := append([]fleet.Sample(nil), s.inst.Utilization.Samples...)
+	sort.SliceStable(samples, func(i, j int) bool { return samples[i].Time.Before(samples[j].Time) })
+	step := fleet.SampleStep(samples)
+	window := fleet.SampleWindow(samples)
+	if s.inst.Utilization.Window != nil {
+		window = *s.inst.Utilization.Window
+	}
+	if step > time.Hour || window.Hours() < pol.ScheduleMinDays*24 {
+		return nil
+	}
+	busyPct := 100 * float64(busy) / float64(len(samples))
+	if busyPct > pol.ScheduleMaxBusyPercent {
+		return nil
+	}
+	var busyHours [7][24]bool
+	for _, smp := range samples {
+		if v, ok := smp.GPU.Max(); ok && v >= pol.GPUPercent {
+			t := smp.Time.UTC()
+			busyHours[t.Weekday()][t.Hour()] = true
+		}
+	}
+	windows, perWeek := deriveSchedule(busyHours, pol.ScheduleBufferHours)
+	after := math.Min(s.hours, perWeek*fleet.HoursPerMonth/fleet.HoursPerWeek)
+	if s.hours <= 0 || (s.hours-after)/s.hours*100 < pol.ScheduleMinSavingsPercent {
+		return nil
+	}
+	sched := scheduleText(windows)
+	c := &change{
+		kind:       KindSchedule,
+		target:     sched,
+		price:      s.price,
+		hours:      after,
+		confidence: e.confidenceFor(s.summary),
+		risk:       Low,
+		action:     fmt.Sprintf("Run it on a schedule, %s (%s h/week instead of %s)", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth)),
+		rationale: fmt.Sprintf("Its GPUs were busy (≥ %s%%) in %s%% of the hourly samples, always inside the same hours of the week; outside them it idles.",
+			pct(pol.GPUPercent), pct(busyPct)),
+		evidence: Evidence{
+			Metrics: mergeMetrics(utilMetrics(s.summary), map[string]float64{
+				"busySamplePercent":     round2(busyPct),
+				"scheduledHoursPerWeek": round2(perWeek),
+			}),
+			Thresholds: map[string]float64{
+				"idleGpuPercent":            pol.GPUPercent,
+				"scheduleMaxBusyPercent":    pol.ScheduleMaxBusyPercent,
+				"scheduleMinSavingsPercent": pol.ScheduleMinSavingsPercent,
+				"scheduleBufferHours":       float64(pol.ScheduleBufferHours),
+			},
+			Prices:  priceList(s.price),
+			Formula: "projected = hourly price × scheduled hours per week × 730 / 168",
+			Notes:   []string{"the schedule is in UTC, the samples' time zone"},
+		},
+	}
+	if w := s.inst.Workload; w == nil || w.Type != fleet.Development {
+		c.risk = Medium
+		c.riskNotes = append(c.riskNotes, "work outside the observed hours will find it stopped: agree the schedule with its users")
+	}
+	return c
+}
+
+// scheduleWindow is one daily on-period shared by some weekdays.
+type scheduleWindow struct {
+	days       []time.Weekday
+	start, end int
+}
+
+// deriveSchedule turns busy hours into daily windows (first busy hour − buffer
+// to last busy hour + 1 + buffer) grouped by identical times, and the hours
+// per week they cover.
+func deriveSchedule(busy [7][24]bool, buffer int) ([]scheduleWindow, float64) {
+	var windows []scheduleWindow
+	var total float64
+	// Monday first, Sunday last, as people read a week.
+	for _, d := range []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday} {
+		first, last := -1, -1
+		for h := 0; h < 24; h++ {
+			if busy[d][h] {
+				if first < 0 {
+					first = h
+				}
+				last = h
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		start := max(first-buffer, 0)
+		end := min(last+1+buffer, 24)
+		total += float64(end - start)
+		merged := false
+		for i := range windows {
+			if windows[i].start == start && windows[i].end == end {
+				windows[i].days = append(windows[i].days, d)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			windows = append(windows, scheduleWindow{days: []time.Weekday{d}, start: start, end: end})
+		}
+	}
+	return windows, total
+}
+
+var dayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}
+
+func scheduleText(ws []scheduleWindow) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = fmt.Sprintf("%s %02d:00–%02d:00", daysText(w.days), w.start, w.end)
+	}
+	return strings.Join(parts, ", ") + " UTC"
+}
+
+// daysText writes consecutive days as a range: Mon–Fri, or Mon, Wed.
+func daysText(days []time.Weekday) string {
+	idx := func(d time.Weekday) int { return (int(d) + 6) % 7 } // Monday = 0
+	var parts []string
+	for i := 0; i < len(days); {
+		j := i
+		for j+1 < len(days) && idx(days[j+1]) == idx(days[j])+1 {
+			j++
+		}
+		if j-i >= 2 {
+			parts = append(parts, dayNames[days[i]]+"–"+dayNames[days[j]])
+		} else {
+			for k := i; k <= j; k++ {
+				parts = append(parts, dayNames[days[k]])
+			}
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,158 @@
+package recommend
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// spotRule moves interruptible workloads (training, fine-tuning, HPO, batch by
+// default) from on-demand to spot.
+func spotRule(e *engine, s *state) *change {
+	w := s.inst.Workload
+	if s.lifecycle != fleet.OnDemand || w == nil || !slices.Contains(e.policy.Spot.Workloads, w.Type) {
+		return nil
+	}
+	offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name)
+	if !ok || offer.OnDemand == nil {
+		return nil
+	}
+	odHourly := s.price.Hourly
+	var spot pricing.Price
+	notes := []string{}
+	advice, hasAdvice := e.cat.SpotAdvice(s.inst.Provider, s.inst.Region, s.typ.Name)
+	switch {
+	case hasAdvice && offer.Spot != nil:
+		// The advisor's typical monthly saving is steadier than one zone's price.
+		spot = *offer.OnDemand
+		spot.Option = pricing.Spot
+		spot.Hourly = offer.OnDemand.Hourly.Mul(decimal.NewFromInt(int64(100 - advice.SavingsPercent))).Div(decimal.NewFromInt(100)).Round(6)
+		spot.Source = fmt.Sprintf("on-demand price less the %s typical spot saving of %d%% (as of %s)", advice.Source, advice.SavingsPercent, advice.AsOf)
+		spot.AsOf = advice.AsOf
+		notes = append(notes, fmt.Sprintf("the cheapest zone's spot price at catalog time was $%s/h (%s); the advisor's typical saving is used because it holds over a month", offer.Spot.Hourly.String(), offer.Spot.Zone))
+	case offer.Spot != nil:
+		spot = *offer.Spot
+		notes = append(notes, "spot price of the cheapest zone at catalog time: an optimistic bound, spot prices move")
+	default:
+		e.warn(s.inst.ID, WarnNoSpotPrice, "%s workload could run on spot, but the catalog has no spot price for %s in %s", w.Type, s.typ.Name, s.inst.Region)
+		return nil
+	}
+	if !spot.Hourly.LessThan(odHourly) {
+		return nil
+	}
+	c := &change{
+		kind:       KindSpot,
+		target:     "spot",
+		lifecycle:  fleet.Spot,
+		price:      spot,
+		hours:      s.hours,
+		confidence: High,
+		risk:       Medium,
+		evidence: Evidence{
+			Metrics:    map[string]float64{},
+			Thresholds: map[string]float64{"maxInterruptionBand": float64(e.policy.Spot.MaxBandIndex)},
+			Prices:     priceList(s.price, spot),
+			Formula:    "projected = spot hourly price × the same monthly hours",
+			Notes:      notes,
+		},
+	}
+	band := "unknown"
+	if hasAdvice {
+		if advice.BandIndex > e.policy.Spot.MaxBandIndex {
+			return nil
+		}
+		band = advice.Band
+		c.evidence.Metrics["interruptionBand"] = float64(advice.BandIndex)
+		c.evidence.Metrics["advisorSavingsPercent"] = float64(advice.SavingsPercent)
+		if advice.BandIndex >= 3 {
+			c.riskNotes = append(c.riskNotes, fmt.Sprintf("interruptions are frequent here (%s a month): checkpoint often, or spread over several instance types and zones", advice.Band))
+		}
+	} else {
+		c.confidence = Medium
+		c.riskNotes = append(c.riskNotes, "the cloud publishes no interruption rate for this type and region")
+	}
+	switch {
+	case w.Checkpoints == nil:
+		c.riskNotes = append(c.riskNotes, "spot capacity can be reclaimed at short notice: the job must checkpoint and resume; the fleet does not say whether it does")
+	case !*w.Checkpoints:
+		c.risk = High
+		c.riskNotes = append(c.riskNotes, "the workload does not checkpoint: an interruption loses all progress since it started; add checkpointing before moving to spot")
+	default:
+		c.riskNotes = append(c.riskNotes, "keep checkpointing on; an interruption costs the work since the last checkpoint")
+	}
+	c.action = fmt.Sprintf("Run the %s workload on spot at $%s/h instead of $%s/h (interruptions %s)", w.Type, spot.Hourly.StringFixed(4), odHourly.StringFixed(4), band)
+	c.rationale = fmt.Sprintf("%s jobs can be interrupted and resumed, so they need not pay the on-demand price.", titleCase(string(w.Type)))
+	return c
+}
+
+// commitmentRule commits steady on-demand capacity (running most hours) for
+// the policy's term.
+func commitmentRule(e *engine, s *state) *change {
+	pol := e.policy.Commitment
+	if s.lifecycle != fleet.OnDemand || s.summary == nil {
+		return nil
+	}
+	runningPct := s.hours / fleet.HoursPerMonth * 100
+	if runningPct < pol.MinRunningPercent {
+		return nil
+	}
+	d1, ok1 := pol.Discounts1y[string(s.inst.Provider)]
+	d3, ok3 := pol.Discounts3y[string(s.inst.Provider)]
+	d, ok := d1, ok1
+	term := "1-year"
+	if pol.Term == "3y" {
+		d, ok = d3, ok3
+		term = "3-year"
+	}
+	if !ok || d <= 0 {
+		return nil
+	}
+	committed := s.price
+	committed.Option = pricing.Option(fleet.Committed)
+	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
+	committed.Source = fmt.Sprintf("%s, less the policy's %s commitment discount of %s%%", s.price.Source, term, pct(d*100))
+	c := &change{
+		kind:       KindCommitment,
+		target:     term + " " + e.commitmentName(s.inst.Provider),
+		lifecycle:  fleet.Committed,
+		price:      committed,
+		hours:      s.hours,
+		confidence: e.confidenceFor(s.summary),
+		risk:       Low,
+		action: fmt.Sprintf("Cover it with a %s %s (%s%% off on-demand): it runs %s%% of the month",
+			term, e.commitmentName(s.inst.Provider), pct(d*100), pct(runningPct)),
+		rationale: fmt.Sprintf("It runs steadily (%s of %s hours a month), so a commitment costs less than on-demand for the same hours.",
+			pct(s.hours), pct(fleet.HoursPerMonth)),
+		evidence: Evidence{
+			Metrics:    map[string]float64{"runningPercent": round2(runningPct)},
+			Thresholds: map[string]float64{"minRunningPercent": pol.MinRunningPercent, "discount1y": d1, "discount3y": d3},
+			Prices:     priceList(s.price, committed),
+			Formula:    "projected = on-demand hourly × (1 − discount) × the same monthly hours",
+			Notes: []string{
+				"discounts are the policy's (docs/rules.md), not live rates: set your negotiated rates in the config",
+			},
+		},
+	}
+	if ok1 && ok3 {
+		save1 := monthly(s.price.Hourly, s.hours).Sub(monthly(s.price.Hourly.Mul(decimal.NewFromFloat(1-d1)).Round(6), s.hours))
+		save3 := monthly(s.price.Hourly, s.hours).Sub(monthly(s.price.Hourly.Mul(decimal.NewFromFloat(1-d3)).Round(6), s.hours))
+		c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("1-year saves $%s a month, 3-year $%s a month", save1.StringFixed(2), save3.StringFixed(2)))
+	}
+	if pol.Term == "3y" {
+		c.risk = Medium
+	}
+	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
+	return c
+}
+
+// commitmentName is what the policy calls the provider's commitment.
+func (e *engine) commitmentName(p fleet.Provider) string {
+	if n := e.policy.Commitment.Names[string(p)]; n != "" {
+		return n
+	}
+	return "commitment"
+}

@@ -1,0 +1,191 @@
+package recommend
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// rightsizeRule moves an under-used instance to the cheapest type in the same
+// provider and region that still holds its measured peaks with headroom: a
+// smaller GPU when GPU compute and memory are low, else a smaller host with the
+// same GPUs when host CPU and memory are low.
+func rightsizeRule(e *engine, s *state) *change {
+	sum := s.summary
+	if sum == nil || sum.GPU == nil || !s.typeKnown || s.lifecycle == fleet.Committed {
+		return nil
+	}
+	pol := e.policy.Rightsize
+	curGPU, ok := e.cat.GPU(s.typ.GPUModel)
+	if !ok || curGPU.Vendor != "nvidia" || s.typ.Fractional() {
+		return nil
+	}
+	head := 1 + pol.HeadroomPercent/100
+	need := requirement{arch: s.typ.Arch}
+	gpuLow := sum.GPUMemory != nil && sum.GPU.P95 < pol.GPUPercent && sum.GPUMemory.P95 < pol.GPUMemoryPercent
+	hostLow := sum.CPU != nil && sum.Memory != nil && sum.CPU.P95 < pol.HostCPUPercent && sum.Memory.P95 < pol.HostMemoryPercent
+	switch {
+	case gpuLow:
+		need.perGPUMemGiB = sum.GPUMemory.Max / 100 * s.typ.GPUMemoryGiB * head
+		need.totalMemGiB = need.perGPUMemGiB * s.typ.GPUCount
+		need.bandwidthGBs = sum.GPU.P95 / 100 * curGPU.MemoryBandwidthGBs * s.typ.GPUCount * head
+	case hostLow:
+		need.sameGPU = true
+		need.gpuModel = s.typ.GPUModel
+		need.gpuCount = s.typ.GPUCount
+	default:
+		return nil
+	}
+	if sum.CPU != nil {
+		need.vcpus = sum.CPU.P95 / 100 * s.typ.VCPUs * head
+	} else {
+		need.vcpus = s.typ.VCPUs
+	}
+	if sum.Memory != nil {
+		need.hostMemGiB = sum.Memory.P95 / 100 * s.typ.MemoryGiB * head
+	} else {
+		need.hostMemGiB = s.typ.MemoryGiB
+	}
+
+	option := purchaseOption(s.lifecycle)
+	best, bestPrice, found := e.cheapestFit(s, need, option)
+	if !found || best.Name == s.typ.Name {
+		return nil
+	}
+	before := s.cost()
+	after := monthly(bestPrice.Hourly, s.hours)
+	if before.IsZero() || before.Sub(after).Mul(decimal.NewFromInt(100)).Div(before).LessThan(decimal.NewFromFloat(pol.MinSavingsPercent)) {
+		return nil
+	}
+
+	c := &change{
+		kind:       KindRightsize,
+		typ:        &best,
+		target:     best.Name,
+		price:      bestPrice,
+		hours:      s.hours,
+		confidence: e.confidenceFor(sum),
+		risk:       Low,
+		evidence: Evidence{
+			Metrics: utilMetrics(sum),
+			Thresholds: map[string]float64{
+				"rightsizeGpuPercent":       pol.GPUPercent,
+				"rightsizeGpuMemoryPercent": pol.GPUMemoryPercent,
+				"hostCpuPercent":            pol.HostCPUPercent,
+				"hostMemoryPercent":         pol.HostMemoryPercent,
+				"headroomPercent":           pol.HeadroomPercent,
+				"minSavingsPercent":         pol.MinSavingsPercent,
+			},
+			Prices:  priceList(s.price, bestPrice),
+			Formula: "projected = target's hourly price × the same monthly hours",
+		},
+	}
+	from := hardwareText(s.typ)
+	to := hardwareText(best)
+	if gpuLow {
+		c.action = fmt.Sprintf("Move to %s (%s): GPU p95 %s%% and GPU memory p95 %s%% leave most of %s unused", best.Name, to, pct(sum.GPU.P95), pct(sum.GPUMemory.P95), from)
+		c.rationale = fmt.Sprintf("Needs %s GiB GPU memory per GPU (peak %s%% of %s GiB + %s%% headroom) and %s GB/s of memory bandwidth (p95 %s%% + headroom); %s is the cheapest %s type in %s that has both.",
+			num(need.perGPUMemGiB), pct(sum.GPUMemory.Max), num(s.typ.GPUMemoryGiB), pct(pol.HeadroomPercent), num(need.bandwidthGBs), pct(sum.GPU.P95), best.Name, s.inst.Provider, s.inst.Region)
+		c.evidence.Metrics["requiredGpuMemoryGiBPerGpu"] = round2(need.perGPUMemGiB)
+		c.evidence.Metrics["requiredBandwidthGBs"] = round2(need.bandwidthGBs)
+		if best.GPUModel != s.typ.GPUModel {
+			c.risk = Medium
+			c.riskNotes = append(c.riskNotes, fmt.Sprintf("different GPU (%s instead of %s): validate throughput, latency and CUDA/driver support on the target first", best.GPUModel, s.typ.GPUModel))
+		}
+		if best.GPUCount < s.typ.GPUCount {
+			c.risk = Medium
+			c.riskNotes = append(c.riskNotes, fmt.Sprintf("fewer GPUs (%s instead of %s): a job sharded across GPUs must be re-sharded", num(best.GPUCount), num(s.typ.GPUCount)))
+		}
+	} else {
+		c.action = fmt.Sprintf("Move to %s (%s): same GPUs, smaller host (CPU p95 %s%%, memory p95 %s%%)", best.Name, to, pct(sum.CPU.P95), pct(sum.Memory.P95))
+		c.rationale = fmt.Sprintf("The GPUs are used but the host is not: %s vCPUs and %s GiB RAM cover the host's p95 with %s%% headroom; %s is the cheapest type in %s with the same %s × %s.",
+			num(need.vcpus), num(need.hostMemGiB), pct(pol.HeadroomPercent), best.Name, s.inst.Region, num(best.GPUCount), best.GPUModel)
+	}
+	c.evidence.Metrics["requiredVcpus"] = round2(need.vcpus)
+	c.evidence.Metrics["requiredHostMemoryGiB"] = round2(need.hostMemGiB)
+	if c.confidence != High {
+		c.riskNotes = append(c.riskNotes, "the utilization window is short: peaks outside it are unknown")
+	}
+	return c
+}
+
+type requirement struct {
+	arch         string
+	sameGPU      bool
+	gpuModel     string
+	gpuCount     float64
+	perGPUMemGiB float64
+	totalMemGiB  float64
+	bandwidthGBs float64
+	vcpus        float64
+	hostMemGiB   float64
+}
+
+// cheapestFit finds the cheapest offer in the state's provider and region, in
+// the given purchase option, that meets need. Ties go to the current type,
+// then to fewer GPUs, then to the name.
+func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) (pricing.InstanceType, pricing.Price, bool) {
+	type cand struct {
+		t pricing.InstanceType
+		p pricing.Price
+	}
+	var cands []cand
+	for _, o := range e.cat.Offers(pricing.Query{Provider: s.inst.Provider, Region: s.inst.Region}) {
+		p := o.OnDemand
+		if option == pricing.Spot {
+			p = o.Spot
+		}
+		if p == nil || !fits(e.cat, o.Type, need) {
+			continue
+		}
+		cands = append(cands, cand{o.Type, *p})
+	}
+	if len(cands) == 0 {
+		return pricing.InstanceType{}, pricing.Price{}, false
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if c := a.p.Hourly.Cmp(b.p.Hourly); c != 0 {
+			return c < 0
+		}
+		if (a.t.Name == s.typ.Name) != (b.t.Name == s.typ.Name) {
+			return a.t.Name == s.typ.Name
+		}
+		if a.t.GPUCount != b.t.GPUCount {
+			return a.t.GPUCount < b.t.GPUCount
+		}
+		return a.t.Name < b.t.Name
+	})
+	return cands[0].t, cands[0].p, true
+}
+
+func fits(cat pricing.Catalog, t pricing.InstanceType, need requirement) bool {
+	if t.Arch != need.arch || t.Fractional() || t.VCPUs < need.vcpus || t.MemoryGiB < need.hostMemGiB {
+		return false
+	}
+	if need.sameGPU {
+		return t.GPUModel == need.gpuModel && t.GPUCount == need.gpuCount
+	}
+	g, ok := cat.GPU(t.GPUModel)
+	if !ok || g.Vendor != "nvidia" {
+		return false
+	}
+	return t.GPUMemoryGiB >= need.perGPUMemGiB &&
+		t.GPUMemoryGiB*t.GPUCount >= need.totalMemGiB &&
+		g.MemoryBandwidthGBs*t.GPUCount >= need.bandwidthGBs
+}
+
+func purchaseOption(l fleet.Lifecycle) pricing.Option {
+	if l == fleet.Spot {
+		return pricing.Spot
+	}
+	return pricing.OnDemand
+}
+
+func hardwareText(t pricing.InstanceType) string {
+	return fmt.Sprintf("%s × %s %s GiB, %s vCPU, %s GiB", num(t.GPUCount), t.GPUModel, num(t.GPUMemoryGiB), num(t.VCPUs), num(t.MemoryGiB))
+}
