@@ -14,8 +14,8 @@ import (
 )
 
 func f64(v float64) *float64 { return &v }
-func yes() *bool           { b := true; return &b }
-func no() *bool            { b := false; return &b }
+func yes() *bool             { b := true; return &b }
+func no() *bool              { b := false; return &b }
 
 var week = &fleet.TimeRange{
 	Start: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
@@ -132,9 +132,9 @@ func TestRules(t *testing.T) {
 		warnings []string
 	}{
 		{
-			name: "no metrics is never idle, only a warning",
-			in:   inst("a", "g4dn.xlarge"),
-			cost: "383.98",
+			name:     "no metrics is never idle, only a warning",
+			in:       inst("a", "g4dn.xlarge"),
+			cost:     "383.98",
 			warnings: []string{WarnNoUtilization},
 		},
 		{
@@ -206,10 +206,10 @@ func TestRules(t *testing.T) {
 			want: []recWant{{KindSpot, "spot", "5724.67", "2289.87", High}},
 		},
 		{
-			name: "spot without utilization data is still advised",
-			in:   inst("a", "g4dn.xlarge", withWorkload(fleet.Batch, yes())),
-			cost: "383.98",
-			want: []recWant{{KindSpot, "spot", "383.98", "146", Medium}},
+			name:     "spot without utilization data is still advised",
+			in:       inst("a", "g4dn.xlarge", withWorkload(fleet.Batch, yes())),
+			cost:     "383.98",
+			want:     []recWant{{KindSpot, "spot", "383.98", "146", Medium}},
 			warnings: []string{WarnNoUtilization},
 		},
 		{
