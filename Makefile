@@ -1,0 +1,39 @@
+# gpufinops — common tasks. Needs only Go; `make help` lists the targets.
+GO       ?= go
+PKG      := github.com/gpufinops/gpufinops
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo DEV)
+COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS  := -s -w -X $(PKG)/pkg/build.Version=$(VERSION) -X $(PKG)/pkg/build.Commit=$(COMMIT) -X $(PKG)/pkg/build.Date=$(DATE)
+
+.PHONY: help build test lint bench docs golden demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+build: ## build bin/gpufinops with version information
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpufinops ./cmd/gpufinops
+
+test: ## vet and run every test (no cloud, no credentials, no GPU needed)
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+lint: ## gofmt, go vet and the import rules
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -count=1 -run TestImportRules ./internal/arch/
+
+bench: ## run the benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+docs: ## regenerate the JSON schemas under docs/schema
+	$(GO) generate ./...
+
+golden: ## rewrite golden files after an intended output change
+	$(GO) test ./... -update
+
+demo: ## analyze the embedded demo fleet
+	$(GO) run ./cmd/gpufinops analyze --demo
+
+clean: ## remove build output
+	rm -rf bin dist

@@ -1,0 +1,81 @@
+// Package arch checks the import rules of docs/architecture.md (from
+// ARCHITECTURE.md's "Layout and import rules") against `go list`.
+package arch
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/gpufinops/gpufinops/"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", mod+"...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(path, mod) }
+
+func under(path string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+var adapters = []string{"providers/aws", "providers/azure", "providers/gcp", "providers/file"}
+
+// TestImportRules fails on any import that crosses the layering.
+func TestImportRules(t *testing.T) {
+	for _, p := range listPackages(t) {
+		me := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			ours := strings.HasPrefix(imp, mod)
+			dep := rel(imp)
+			fail := func(rule string) { t.Errorf("%s imports %s: %s", me, imp, rule) }
+			switch {
+			case me == "pkg/fleet" && ours:
+				fail("pkg/fleet is the bottom of the graph and imports nothing of gpufinops")
+			case imp == "github.com/spf13/viper" && me != "pkg/config":
+				fail("only pkg/config imports viper")
+			case imp == "github.com/spf13/cobra" && !under(me, "pkg/cmd", "pkg/cmdutil", "cmd"):
+				fail("only command packages import cobra")
+			case ours && under(dep, "cmd"):
+				fail("nothing imports cmd/")
+			case ours && under(dep, "pkg/cmd") && !under(me, "pkg/cmd", "cmd"):
+				fail("only commands import command packages")
+			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, dep):
+				fail("adapters are reached through providers/all and the factory only")
+			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing"):
+				fail("the engine sees only the snapshot and the catalog")
+			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
+				fail("pricing imports only pkg/fleet and itself")
+			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):
+				fail("adapters never import commands, the report or the engine")
+			}
+		}
+	}
+}
