@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -120,16 +121,16 @@ func Load(opts Options) (*Config, error) {
 			if errors.As(err, &pathErr) {
 				return nil, fmt.Errorf("config file %s: %w", file, pathErr.Err)
 			}
-			return nil, fmt.Errorf("config file %s: %v", file, err)
+			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
 		}
 		if err := fileViper.UnmarshalExact(cfg); err != nil {
-			return nil, fmt.Errorf("config file %s: %v", file, err)
+			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
 		}
 		cfg.File = file
 	}
 	// Environment variables win over the file.
 	if err := v.Unmarshal(cfg); err != nil {
-		return nil, fmt.Errorf("environment: %v", err)
+		return nil, fmt.Errorf("environment: %s", oneLine(err))
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		where := "defaults"
@@ -139,6 +140,30 @@ func Load(opts Options) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, nil
+}
+
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: (.*)`)
+
+// oneLine turns the decoder's multi-line errors into one line, naming unknown
+// keys by their full path.
+func oneLine(err error) string {
+	var parts []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "decoding failed due to") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "* ")
+		if m := invalidKeys.FindStringSubmatch(line); m != nil {
+			var keys []string
+			for _, k := range strings.Split(m[2], ",") {
+				keys = append(keys, m[1]+"."+strings.TrimSpace(k))
+			}
+			line = "unknown key " + strings.Join(keys, ", ")
+		}
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func configType(path string) string {
