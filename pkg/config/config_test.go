@@ -48,9 +48,9 @@ policy:
     workloads: [training]
 `)
 	cfg, err := Load(Options{File: file, LookupEnv: env(map[string]string{
-		"GPUFINOPS_POLICY_IDLE_GPU_PERCENT":             "12.5",
+		"GPUFINOPS_POLICY_IDLE_GPU_PERCENT":            "12.5",
 		"GPUFINOPS_POLICY_COMMITMENT_DISCOUNTS_3Y_GCP": "0.5",
-		"GPUFINOPS_POLICY_SPOT_WORKLOADS":               "training,batch",
+		"GPUFINOPS_POLICY_SPOT_WORKLOADS":              "training,batch",
 	})})
 	if err != nil {
 		t.Fatal(err)
