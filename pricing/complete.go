@@ -1,0 +1,89 @@
+package pricing
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// Complete fills each instance's hardware from the catalog where the fleet
+// leaves it out (zero): GPU model, count and per-GPU memory, vCPUs and host
+// memory. Values the fleet gives are kept.
+//
+// An instance type the catalog does not know for its provider is an error,
+// unless the instance gives gpu.model, gpu.count and hourlyPrice itself; a GPU
+// model that contradicts the catalog's is an error. Every problem is reported,
+// joined with errors.Join, each naming the instance by index and id; the
+// caller prefixes the file name.
+func Complete(f *fleet.Fleet, cat Catalog) error {
+	if f == nil {
+		return nil
+	}
+	if cat == nil {
+		return errors.New("no catalog to complete the fleet from")
+	}
+	var errs []error
+	for i := range f.Instances {
+		if err := completeInstance(&f.Instances[i], cat); err != nil {
+			errs = append(errs, fmt.Errorf("instances[%d] (id %q): %w", i, f.Instances[i].ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func completeInstance(in *fleet.Instance, cat Catalog) error {
+	selfDescribed := in.GPU.Model != "" && in.GPU.Count > 0 && in.HourlyPrice != nil
+	if !in.Provider.Valid() {
+		if selfDescribed {
+			return nil
+		}
+		return fmt.Errorf("provider %q is not one of aws, azure, gcp", in.Provider)
+	}
+	if in.InstanceType == "" {
+		if selfDescribed {
+			return nil
+		}
+		return errors.New("instanceType is empty; give it, or give gpu.model, gpu.count and hourlyPrice")
+	}
+	t, ok := cat.InstanceType(in.Provider, in.InstanceType)
+	if !ok {
+		if selfDescribed {
+			return nil
+		}
+		return fmt.Errorf("instanceType %q is not a known %s instance type (see 'gpufinops prices --provider %s')",
+			in.InstanceType, in.Provider, in.Provider)
+	}
+	if in.GPU.Model != "" && !sameGPU(cat, in.GPU.Model, t.GPUModel) {
+		return fmt.Errorf("gpu.model %q contradicts the catalog: %s %s has %s",
+			in.GPU.Model, in.Provider, t.Name, t.GPUModel)
+	}
+	if in.GPU.Model == "" {
+		in.GPU.Model = t.GPUModel
+	}
+	if in.GPU.Count == 0 {
+		in.GPU.Count = t.GPUCount
+	}
+	if in.GPU.MemoryGiB == 0 {
+		in.GPU.MemoryGiB = t.GPUMemoryGiB
+	}
+	if in.VCPUs == 0 {
+		in.VCPUs = t.VCPUs
+	}
+	if in.MemoryGiB == 0 {
+		in.MemoryGiB = t.MemoryGiB
+	}
+	return nil
+}
+
+// sameGPU reports whether two model names mean the same GPU: equal ignoring
+// case, or resolving to the same spec (GCP's H100-MEGA is an H100).
+func sameGPU(cat Catalog, a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ga, okA := cat.GPU(a)
+	gb, okB := cat.GPU(b)
+	return okA && okB && strings.EqualFold(ga.Name, gb.Name)
+}
