@@ -79,7 +79,7 @@ var WorkloadTypes = []WorkloadType{Training, FineTuning, HPO, Inference, Develop
 type Fleet struct {
 	APIVersion string     `json:"apiVersion"`
 	Kind       string     `json:"kind"`
-	Metadata   Metadata   `json:"metadata,omitempty"`
+	Metadata   Metadata   `json:"metadata,omitzero"`
 	Instances  []Instance `json:"instances"`
 }
 
@@ -100,13 +100,13 @@ type Instance struct {
 	Region       string            `json:"region"`
 	Zone         string            `json:"zone,omitempty"`
 	InstanceType string            `json:"instanceType"`
-	GPU          GPU               `json:"gpu,omitempty"`
+	GPU          GPU               `json:"gpu,omitzero"`
 	VCPUs        float64           `json:"vcpus,omitempty"`
 	MemoryGiB    float64           `json:"memoryGiB,omitempty"`
 	Lifecycle    Lifecycle         `json:"lifecycle"`
 	State        State             `json:"state"`
 	LaunchTime   *time.Time        `json:"launchTime,omitempty"`
-	Usage        Usage             `json:"usage,omitempty"`
+	Usage        Usage             `json:"usage,omitzero"`
 	Tags         map[string]string `json:"tags,omitempty"`
 	Utilization  *Utilization      `json:"utilization,omitempty"`
 	Workload     *Workload         `json:"workload,omitempty"`

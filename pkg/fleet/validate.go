@@ -1,0 +1,261 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // schedule time zones must resolve wherever the binary runs
+)
+
+// Limits of the file format.
+const (
+	// MaxHoursPerMonth is the most hours a calendar month has (31 × 24).
+	MaxHoursPerMonth = 744.0
+)
+
+// Precisions lists the valid workload precisions.
+var Precisions = []string{"fp32", "fp16", "bf16", "int8", "int4"}
+
+// Lifecycles lists the valid lifecycles.
+var Lifecycles = []Lifecycle{OnDemand, Spot, Committed}
+
+// States lists the valid instance states.
+var States = []State{Running, Stopped}
+
+// applyDefaults fills what a file may leave out: lifecycle on-demand, state running.
+func (f *Fleet) applyDefaults() {
+	for i := range f.Instances {
+		in := &f.Instances[i]
+		if in.Lifecycle == "" {
+			in.Lifecycle = OnDemand
+		}
+		if in.State == "" {
+			in.State = Running
+		}
+	}
+}
+
+// Validate checks the fleet against the rules of the file format and returns
+// the first problem, in document order, as an *Error; nil when there is none.
+func (f *Fleet) Validate() error {
+	c := &checker{}
+	if f.APIVersion != APIVersion {
+		c.failf("apiVersion", "found %q, want %q", f.APIVersion, APIVersion)
+	}
+	if f.Kind != Kind {
+		c.failf("kind", "found %q, want %q", f.Kind, Kind)
+	}
+	seen := map[string]int{}
+	for i := range f.Instances {
+		in := &f.Instances[i]
+		p := fmt.Sprintf("instances[%d].", i)
+		if in.ID == "" {
+			c.failf(p+"id", "missing")
+		} else if j, dup := seen[in.ID]; dup {
+			c.failf(p+"id", "%q is already the id of instances[%d]", in.ID, j)
+		} else {
+			seen[in.ID] = i
+		}
+		c.instance(p, in)
+	}
+	if c.first == nil {
+		return nil
+	}
+	return locate(c.first.path, func(i int) string {
+		if i < len(f.Instances) {
+			return f.Instances[i].ID
+		}
+		return ""
+	}, c.first.msg)
+}
+
+type problem struct{ path, msg string }
+
+// checker keeps the first problem found; later checks are no-ops.
+type checker struct{ first *problem }
+
+func (c *checker) failf(path, format string, args ...any) {
+	if c.first == nil {
+		c.first = &problem{path, fmt.Sprintf(format, args...)}
+	}
+}
+
+func (c *checker) instance(p string, in *Instance) {
+	switch {
+	case in.Provider == "":
+		c.failf(p+"provider", "missing; want one of %s", list(Providers))
+	case !in.Provider.Valid():
+		c.failf(p+"provider", "%q is not one of %s", in.Provider, list(Providers))
+	}
+	if in.Region == "" {
+		c.failf(p+"region", "missing")
+	}
+	if in.InstanceType == "" {
+		c.failf(p+"instanceType", "missing")
+	}
+	c.nonNegative(p+"gpu.count", in.GPU.Count)
+	c.nonNegative(p+"gpu.memoryGiB", in.GPU.MemoryGiB)
+	c.nonNegative(p+"vcpus", in.VCPUs)
+	c.nonNegative(p+"memoryGiB", in.MemoryGiB)
+	oneOf(c, p+"lifecycle", in.Lifecycle, Lifecycles)
+	oneOf(c, p+"state", in.State, States)
+	c.usage(p+"usage", in.Usage)
+	for k := range in.Tags {
+		if strings.TrimSpace(k) == "" {
+			c.failf(p+"tags", "a tag has an empty key")
+		}
+	}
+	c.utilization(p+"utilization", in.Utilization)
+	if in.Workload != nil {
+		c.workload(p+"workload", in.Workload)
+	}
+	if in.HourlyPrice != nil && in.HourlyPrice.IsNegative() {
+		c.failf(p+"hourlyPrice", "%s is negative", in.HourlyPrice)
+	}
+}
+
+func (c *checker) usage(p string, u Usage) {
+	var set []string
+	if u.HoursPerMonth != nil {
+		set = append(set, "hoursPerMonth")
+		c.nonNegative(p+".hoursPerMonth", *u.HoursPerMonth)
+		if *u.HoursPerMonth > MaxHoursPerMonth {
+			c.failf(p+".hoursPerMonth", "%s is more than the %s hours of the longest month", num(*u.HoursPerMonth), num(MaxHoursPerMonth))
+		}
+	}
+	if u.HoursPerWeek != nil {
+		set = append(set, "hoursPerWeek")
+		c.nonNegative(p+".hoursPerWeek", *u.HoursPerWeek)
+		if *u.HoursPerWeek > HoursPerWeek {
+			c.failf(p+".hoursPerWeek", "%s is more than the %s hours of a week", num(*u.HoursPerWeek), num(HoursPerWeek))
+		}
+	}
+	if s := u.Schedule; s != nil {
+		set = append(set, "schedule")
+		if len(s.Windows) == 0 {
+			c.failf(p+".schedule.windows", "empty; give at least one window (an instance that never runs is state: stopped)")
+		}
+		if _, err := s.HoursPerWeek(); err != nil {
+			field, msg, _ := strings.Cut(err.Error(), ": ") // "windows[0].start: ..."
+			c.failf(p+".schedule."+field, "%s", msg)
+		}
+		if s.Timezone != "" {
+			if _, err := time.LoadLocation(s.Timezone); err != nil {
+				c.failf(p+".schedule.timezone", "%q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
+			}
+		}
+	}
+	if len(set) > 1 {
+		c.failf(p, "give at most one of hoursPerMonth, hoursPerWeek and schedule; found %s", strings.Join(set, " and "))
+	}
+}
+
+func (c *checker) utilization(p string, u *Utilization) {
+	if u == nil {
+		return
+	}
+	if w := u.Window; w != nil {
+		switch {
+		case w.Start.IsZero():
+			c.failf(p+".window.start", "missing")
+		case w.End.IsZero():
+			c.failf(p+".window.end", "missing")
+		case !w.End.After(w.Start):
+			c.failf(p+".window", "end %s is not after start %s", w.End.Format(time.RFC3339), w.Start.Format(time.RFC3339))
+		}
+	}
+	if len(u.Samples) > 0 && (u.GPU != nil || u.GPUMemory != nil || u.CPU != nil || u.Memory != nil) {
+		c.failf(p, "give either statistics (gpu, gpuMemory, cpu, memory) or samples, not both")
+	}
+	for _, s := range []struct {
+		name  string
+		stats *Stats
+	}{{"gpu", u.GPU}, {"gpuMemory", u.GPUMemory}, {"cpu", u.CPU}, {"memory", u.Memory}} {
+		if s.stats == nil {
+			continue
+		}
+		sp := p + "." + s.name
+		c.percent(sp+".avg", s.stats.Avg)
+		c.percent(sp+".p95", s.stats.P95)
+		c.percent(sp+".max", s.stats.Max)
+		if s.stats.Avg > s.stats.P95 {
+			c.failf(sp, "avg %s is above p95 %s", num(s.stats.Avg), num(s.stats.P95))
+		}
+		if s.stats.P95 > s.stats.Max {
+			c.failf(sp, "p95 %s is above max %s", num(s.stats.P95), num(s.stats.Max))
+		}
+	}
+	for i, s := range u.Samples {
+		sp := fmt.Sprintf("%s.samples[%d]", p, i)
+		if s.Time.IsZero() {
+			c.failf(sp+".time", "missing")
+		} else if w := u.Window; w != nil && !w.Start.IsZero() && !w.End.IsZero() &&
+			(s.Time.Before(w.Start) || !s.Time.Before(w.End)) {
+			c.failf(sp+".time", "%s is outside the window %s to %s", s.Time.Format(time.RFC3339),
+				w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
+		}
+		c.perGPU(sp+".gpu", s.GPU)
+		c.perGPU(sp+".gpuMemory", s.GPUMemory)
+		if s.CPU != nil {
+			c.percent(sp+".cpu", *s.CPU)
+		}
+		if s.Memory != nil {
+			c.percent(sp+".memory", *s.Memory)
+		}
+	}
+}
+
+func (c *checker) perGPU(p string, values PerGPU) {
+	if len(values) == 1 {
+		c.percent(p, values[0])
+		return
+	}
+	for i, v := range values {
+		c.percent(fmt.Sprintf("%s[%d]", p, i), v)
+	}
+}
+
+func (c *checker) workload(p string, w *Workload) {
+	oneOf(c, p+".type", w.Type, WorkloadTypes)
+	c.nonNegative(p+".paramsBillions", w.ParamsBillions)
+	if w.Precision != "" {
+		oneOf(c, p+".precision", w.Precision, Precisions)
+	}
+}
+
+func (c *checker) nonNegative(p string, v float64) {
+	if v < 0 || math.IsNaN(v) {
+		c.failf(p, "%s is negative", num(v))
+	}
+}
+
+func (c *checker) percent(p string, v float64) {
+	if !(v >= 0 && v <= 100) {
+		c.failf(p, "%s is outside 0–100", num(v))
+	}
+}
+
+func oneOf[T ~string](c *checker, p string, v T, allowed []T) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	if v == "" {
+		c.failf(p, "missing; want one of %s", list(allowed))
+		return
+	}
+	c.failf(p, "%q is not one of %s", v, list(allowed))
+}
+
+func list[T ~string](values []T) string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", ")
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
