@@ -1,0 +1,456 @@
+// Package report turns the engine's Plan into the versioned report users and
+// machines read: a JSON envelope with types of its own (so the engine can change
+// without changing the file format), printers for table, wide, json, csv and
+// markdown, Load to read a report back, and Verify to check that it adds up.
+//
+// The report never computes money. It copies the engine's figures, rounded to
+// cents, and Verify asserts that the summary is the sum of its parts.
+package report
+
+import (
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// SchemaVersion is the version of the report format written by this build.
+// Additive changes bump the minor; removals and renames bump the major.
+const SchemaVersion = "1.0"
+
+// ToolName is the tool named in every report.
+const ToolName = "gpufinops"
+
+// SourceDemo is the source path recorded for the embedded demo fleet.
+const SourceDemo = "demo"
+
+// Meta is what a report needs besides the plan.
+type Meta struct {
+	// GeneratedAt is the report's time; pass the injected clock's now.
+	GeneratedAt time.Time
+	// ToolVersion is the gpufinops version that made the report.
+	ToolVersion string
+	// FleetName is the fleet's metadata.name.
+	FleetName string
+	// FleetSource is where the fleet came from: the file's path, "-" for
+	// standard input, or SourceDemo for the embedded demo fleet.
+	FleetSource string
+	// Catalog lists the data sets the prices came from.
+	Catalog []pricing.Source
+}
+
+// Report is the versioned report envelope.
+type Report struct {
+	// SchemaVersion is the report format's version, "major.minor".
+	SchemaVersion string `json:"schemaVersion" jsonschema:"pattern=^[0-9]+\\.[0-9]+$"`
+	// GeneratedAt is when the report was made (RFC 3339, UTC).
+	GeneratedAt time.Time `json:"generatedAt"`
+	// Currency of every amount in the report.
+	Currency string `json:"currency" jsonschema:"enum=USD"`
+	// Tool is the program that wrote the report.
+	Tool Tool `json:"tool"`
+	// Source is the fleet the report is about.
+	Source Source `json:"source"`
+	// Catalog lists the price and hardware data sets used, with their dates.
+	Catalog []CatalogSource `json:"catalog"`
+	// Policy is the thresholds the rules applied.
+	Policy Policy `json:"policy"`
+	// Summary totals the report.
+	Summary Summary `json:"summary"`
+	// Recommendations are in the order the engine gave them.
+	Recommendations []Recommendation `json:"recommendations"`
+	// Instances lists every instance with its current and optimized cost.
+	Instances []Instance `json:"instances"`
+	// Warnings are what the engine could not decide or price.
+	Warnings []Warning `json:"warnings"`
+}
+
+// Tool names the program that wrote a report.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Source names the fleet a report is about.
+type Source struct {
+	// Fleet is the fleet's name.
+	Fleet string `json:"fleet"`
+	// Path is the fleet file read, "-" for standard input, or "demo" for the
+	// embedded demo fleet.
+	Path string `json:"path"`
+}
+
+// CatalogSource is one data set behind the prices.
+type CatalogSource struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider,omitempty"`
+	// AsOf is the date (YYYY-MM-DD) the data was taken.
+	AsOf string `json:"asOf"`
+}
+
+// Policy is the thresholds the rules applied; docs/rules.md explains each.
+type Policy struct {
+	Idle       IdlePolicy       `json:"idle"`
+	Rightsize  RightsizePolicy  `json:"rightsize"`
+	Spot       SpotPolicy       `json:"spot"`
+	Commitment CommitmentPolicy `json:"commitment"`
+	// MinWindowHours is the shortest utilization window that earns high confidence.
+	MinWindowHours float64 `json:"minWindowHours"`
+}
+
+// IdlePolicy is the idle-stop and schedule thresholds.
+type IdlePolicy struct {
+	// GPUPercent: below this GPU p95 an instance is idle.
+	GPUPercent float64 `json:"gpuPercent"`
+	// ScheduleMaxBusyPercent: an always-on instance busy in at most this share
+	// of hours gets a schedule.
+	ScheduleMaxBusyPercent float64 `json:"scheduleMaxBusyPercent"`
+	// ScheduleMinSavingsPercent: a schedule cuts at least this share of hours.
+	ScheduleMinSavingsPercent float64 `json:"scheduleMinSavingsPercent"`
+	// ScheduleMinDays is the fewest days of samples a schedule is derived from.
+	ScheduleMinDays float64 `json:"scheduleMinDays"`
+	// ScheduleBufferHours are added before and after each busy stretch.
+	ScheduleBufferHours int `json:"scheduleBufferHours"`
+}
+
+// RightsizePolicy is the rightsizing thresholds.
+type RightsizePolicy struct {
+	// GPUPercent: GPU p95 below this allows a smaller GPU.
+	GPUPercent float64 `json:"gpuPercent"`
+	// GPUMemoryPercent: GPU memory p95 below this allows a smaller GPU.
+	GPUMemoryPercent float64 `json:"gpuMemoryPercent"`
+	// HeadroomPercent is added to the peaks a target must hold.
+	HeadroomPercent float64 `json:"headroomPercent"`
+	// HostCPUPercent: host CPU p95 below this (and host memory below its
+	// threshold) allows a smaller host.
+	HostCPUPercent float64 `json:"hostCpuPercent"`
+	// HostMemoryPercent: host memory p95 below this allows a smaller host.
+	HostMemoryPercent float64 `json:"hostMemoryPercent"`
+	// MinSavingsPercent: a move saves at least this share of the cost.
+	MinSavingsPercent float64 `json:"minSavingsPercent"`
+}
+
+// SpotPolicy is the spot thresholds.
+type SpotPolicy struct {
+	// Workloads lists the workload types that may move to spot.
+	Workloads []string `json:"workloads"`
+	// MaxBandIndex: spot is advised up to this interruption band (0–4).
+	MaxBandIndex int `json:"maxBandIndex"`
+}
+
+// CommitmentPolicy is the commitment thresholds.
+type CommitmentPolicy struct {
+	// MinRunningPercent: an instance runs at least this share of hours.
+	MinRunningPercent float64 `json:"minRunningPercent"`
+	// Term is the term recommended.
+	Term string `json:"term" jsonschema:"enum=1y,enum=3y"`
+	// Discounts1y maps provider to the 1-year discount (0.35 = 35 % off).
+	Discounts1y map[string]float64 `json:"discounts1y"`
+	// Discounts3y maps provider to the 3-year discount.
+	Discounts3y map[string]float64 `json:"discounts3y"`
+}
+
+// Summary totals a report. CurrentMonthlyCost is the sum of the priced
+// instances' costs, MonthlySavings the sum of the recommendations' savings, and
+// OptimizedMonthlyCost their difference.
+type Summary struct {
+	// CurrentMonthlyCost is what the priced instances cost a month now.
+	CurrentMonthlyCost Money `json:"currentMonthlyCost"`
+	// OptimizedMonthlyCost is the monthly cost after every recommendation.
+	OptimizedMonthlyCost Money `json:"optimizedMonthlyCost"`
+	// MonthlySavings is current minus optimized.
+	MonthlySavings Money `json:"monthlySavings"`
+	// SavingsPercent is savings / current × 100, rounded to one decimal.
+	SavingsPercent Number `json:"savingsPercent"`
+	// InstanceCount counts every instance, priced or not.
+	InstanceCount int `json:"instanceCount"`
+	// GPUCount counts GPUs; partitions of a GPU count as fractions.
+	GPUCount float64 `json:"gpuCount"`
+	// UnpricedCount counts instances without a price, left out of the costs.
+	UnpricedCount int `json:"unpricedCount"`
+	// SavingsByKind maps every recommendation kind to its monthly savings.
+	SavingsByKind map[string]Money `json:"savingsByKind"`
+}
+
+// Recommendation is one change to one instance, with its price and evidence.
+type Recommendation struct {
+	// ID is stable across runs on the same fleet.
+	ID         string `json:"id"`
+	ResourceID string `json:"resourceId"`
+	Provider   string `json:"provider" jsonschema:"enum=aws,enum=azure,enum=gcp"`
+	Account    string `json:"account,omitempty"`
+	Region     string `json:"region"`
+	// InstanceType is the instance's type now.
+	InstanceType string `json:"instanceType"`
+	// Kind is the strategy.
+	Kind string `json:"kind" jsonschema:"enum=idle-stop,enum=schedule,enum=rightsize,enum=spot,enum=commitment"`
+	// Action says what to do, in a sentence.
+	Action string `json:"action"`
+	// Target is the proposed instance type, purchase option or schedule.
+	Target string `json:"target,omitempty"`
+	// CurrentMonthlyCost is the cost before this change, after any earlier
+	// change to the same instance (see after).
+	CurrentMonthlyCost Money `json:"currentMonthlyCost"`
+	// ProjectedMonthlyCost is the cost after this change.
+	ProjectedMonthlyCost Money `json:"projectedMonthlyCost"`
+	// MonthlySavings is current minus projected.
+	MonthlySavings Money `json:"monthlySavings"`
+	// Confidence grades the data the recommendation rests on.
+	Confidence string `json:"confidence" jsonschema:"enum=low,enum=medium,enum=high"`
+	// Risk grades what can go wrong.
+	Risk string `json:"risk" jsonschema:"enum=low,enum=medium,enum=high"`
+	// RiskNotes say what can go wrong.
+	RiskNotes []string `json:"riskNotes"`
+	// Rationale says why, in a sentence or two.
+	Rationale string `json:"rationale"`
+	// Evidence is how the figures were computed.
+	Evidence Evidence `json:"evidence"`
+	// After is the ID of the recommendation this one is priced after.
+	After string `json:"after,omitempty"`
+}
+
+// Evidence is how a recommendation was computed.
+type Evidence struct {
+	// Metrics are the observed figures (percent, hours), e.g. "gpuUtilP95".
+	Metrics map[string]float64 `json:"metrics"`
+	// Thresholds are the policy values the metrics were compared with.
+	Thresholds map[string]float64 `json:"thresholds"`
+	// Prices are the hourly prices used.
+	Prices []Price `json:"prices"`
+	// MonthlyHoursBefore is the billed hours a month before the change.
+	MonthlyHoursBefore float64 `json:"monthlyHoursBefore"`
+	// MonthlyHoursAfter is the billed hours a month after the change.
+	MonthlyHoursAfter float64 `json:"monthlyHoursAfter"`
+	// Formula states the arithmetic in words.
+	Formula string `json:"formula"`
+	// Notes carry anything else worth knowing.
+	Notes []string `json:"notes"`
+}
+
+// Price is an hourly price and where it came from.
+type Price struct {
+	Provider     string `json:"provider" jsonschema:"enum=aws,enum=azure,enum=gcp"`
+	Region       string `json:"region"`
+	InstanceType string `json:"instanceType"`
+	// Option is the purchase option, e.g. "on-demand" or "spot".
+	Option string `json:"option"`
+	// Hourly is the price per unit at full precision.
+	Hourly   Number `json:"hourly"`
+	Currency string `json:"currency"`
+	// Unit is what one price buys, "hour" (one instance-hour).
+	Unit string `json:"unit"`
+	// Zone is the zone the price was read in, when the source is per zone.
+	Zone string `json:"zone,omitempty"`
+	// Source names the data set.
+	Source string `json:"source"`
+	// AsOf is the date (YYYY-MM-DD) the price was taken.
+	AsOf string `json:"asOf"`
+}
+
+// Instance is one instance with its current and optimized monthly cost.
+// The costs are absent when the instance has no price.
+type Instance struct {
+	ResourceID   string `json:"resourceId"`
+	Provider     string `json:"provider" jsonschema:"enum=aws,enum=azure,enum=gcp"`
+	Account      string `json:"account,omitempty"`
+	Region       string `json:"region"`
+	InstanceType string `json:"instanceType"`
+	GPUModel     string `json:"gpuModel,omitempty"`
+	// GPUCount may be fractional for partitioned GPUs.
+	GPUCount float64 `json:"gpuCount"`
+	// Lifecycle is how the instance is bought: on-demand, spot or committed.
+	Lifecycle string `json:"lifecycle"`
+	// State is running or stopped.
+	State string `json:"state"`
+	// MonthlyHours is the billed hours a month.
+	MonthlyHours float64 `json:"monthlyHours"`
+	// Priced is false when no price was found; the costs are then absent.
+	Priced bool `json:"priced"`
+	// HourlyPrice is the price the cost was computed from.
+	HourlyPrice *Price `json:"hourlyPrice,omitempty"`
+	// CurrentMonthlyCost is what the instance costs a month now.
+	CurrentMonthlyCost *Money `json:"currentMonthlyCost,omitempty"`
+	// OptimizedMonthlyCost is the cost after every recommendation for it.
+	OptimizedMonthlyCost *Money `json:"optimizedMonthlyCost,omitempty"`
+	// MonthlySavings is current minus optimized.
+	MonthlySavings *Money `json:"monthlySavings,omitempty"`
+}
+
+// Warning is something the engine could not decide or price.
+type Warning struct {
+	ResourceID string `json:"resourceId,omitempty"`
+	// Code is stable and machine-readable, e.g. "unpriced".
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// New builds the report for plan. It copies the plan's figures (rounded to
+// cents) and keeps its order; it computes no money.
+func New(plan recommend.Plan, meta Meta) *Report {
+	r := &Report{
+		SchemaVersion:   SchemaVersion,
+		GeneratedAt:     meta.GeneratedAt.UTC().Truncate(time.Second),
+		Currency:        pricing.Currency,
+		Tool:            Tool{Name: ToolName, Version: meta.ToolVersion},
+		Source:          Source{Fleet: meta.FleetName, Path: meta.FleetSource},
+		Catalog:         make([]CatalogSource, 0, len(meta.Catalog)),
+		Policy:          newPolicy(plan.Policy),
+		Summary:         newSummary(plan.Summary),
+		Recommendations: make([]Recommendation, 0, len(plan.Recommendations)),
+		Instances:       make([]Instance, 0, len(plan.Instances)),
+		Warnings:        make([]Warning, 0, len(plan.Warnings)),
+	}
+	for _, s := range meta.Catalog {
+		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
+	}
+	for _, rec := range plan.Recommendations {
+		r.Recommendations = append(r.Recommendations, newRecommendation(rec))
+	}
+	for _, ic := range plan.Instances {
+		r.Instances = append(r.Instances, newInstance(ic))
+	}
+	for _, w := range plan.Warnings {
+		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: w.Message})
+	}
+	return r
+}
+
+func newPolicy(p recommend.Policy) Policy {
+	workloads := make([]string, 0, len(p.Spot.Workloads))
+	for _, w := range p.Spot.Workloads {
+		workloads = append(workloads, string(w))
+	}
+	return Policy{
+		Idle: IdlePolicy{
+			GPUPercent:                p.Idle.GPUPercent,
+			ScheduleMaxBusyPercent:    p.Idle.ScheduleMaxBusyPercent,
+			ScheduleMinSavingsPercent: p.Idle.ScheduleMinSavingsPercent,
+			ScheduleMinDays:           p.Idle.ScheduleMinDays,
+			ScheduleBufferHours:       p.Idle.ScheduleBufferHours,
+		},
+		Rightsize: RightsizePolicy{
+			GPUPercent:        p.Rightsize.GPUPercent,
+			GPUMemoryPercent:  p.Rightsize.GPUMemoryPercent,
+			HeadroomPercent:   p.Rightsize.HeadroomPercent,
+			HostCPUPercent:    p.Rightsize.HostCPUPercent,
+			HostMemoryPercent: p.Rightsize.HostMemoryPercent,
+			MinSavingsPercent: p.Rightsize.MinSavingsPercent,
+		},
+		Spot: SpotPolicy{Workloads: workloads, MaxBandIndex: p.Spot.MaxBandIndex},
+		Commitment: CommitmentPolicy{
+			MinRunningPercent: p.Commitment.MinRunningPercent,
+			Term:              p.Commitment.Term,
+			Discounts1y:       copyFloats(p.Commitment.Discounts1y),
+			Discounts3y:       copyFloats(p.Commitment.Discounts3y),
+		},
+		MinWindowHours: p.MinWindowHours,
+	}
+}
+
+func newSummary(s recommend.Summary) Summary {
+	byKind := make(map[string]Money, len(recommend.Kinds))
+	for _, k := range recommend.Kinds {
+		byKind[string(k)] = Money{}
+	}
+	for k, v := range s.SavingsByKind {
+		byKind[string(k)] = NewMoney(v)
+	}
+	return Summary{
+		CurrentMonthlyCost:   NewMoney(s.CurrentMonthly),
+		OptimizedMonthlyCost: NewMoney(s.OptimizedMonthly),
+		MonthlySavings:       NewMoney(s.MonthlySavings),
+		SavingsPercent:       NewNumber(s.SavingsPercent),
+		InstanceCount:        s.InstanceCount,
+		GPUCount:             s.GPUCount,
+		UnpricedCount:        s.UnpricedCount,
+		SavingsByKind:        byKind,
+	}
+}
+
+func newRecommendation(rec recommend.Recommendation) Recommendation {
+	ev := rec.Evidence
+	prices := make([]Price, 0, len(ev.Prices))
+	for _, p := range ev.Prices {
+		prices = append(prices, newPrice(p))
+	}
+	return Recommendation{
+		ID:                   rec.ID,
+		ResourceID:           rec.ResourceID,
+		Provider:             string(rec.Provider),
+		Account:              rec.Account,
+		Region:               rec.Region,
+		InstanceType:         rec.InstanceType,
+		Kind:                 string(rec.Kind),
+		Action:               rec.Action,
+		Target:               rec.Target,
+		CurrentMonthlyCost:   NewMoney(rec.CurrentMonthly),
+		ProjectedMonthlyCost: NewMoney(rec.ProjectedMonthly),
+		MonthlySavings:       NewMoney(rec.MonthlySavings),
+		Confidence:           string(rec.Confidence),
+		Risk:                 string(rec.Risk),
+		RiskNotes:            copyStrings(rec.RiskNotes),
+		Rationale:            rec.Rationale,
+		Evidence: Evidence{
+			Metrics:            copyFloats(ev.Metrics),
+			Thresholds:         copyFloats(ev.Thresholds),
+			Prices:             prices,
+			MonthlyHoursBefore: ev.HoursBefore,
+			MonthlyHoursAfter:  ev.HoursAfter,
+			Formula:            ev.Formula,
+			Notes:              copyStrings(ev.Notes),
+		},
+		After: rec.After,
+	}
+}
+
+func newPrice(p pricing.Price) Price {
+	return Price{
+		Provider:     string(p.Provider),
+		Region:       p.Region,
+		InstanceType: p.InstanceType,
+		Option:       string(p.Option),
+		Hourly:       NewNumber(p.Hourly),
+		Currency:     p.Currency,
+		Unit:         p.Unit,
+		Zone:         p.Zone,
+		Source:       p.Source,
+		AsOf:         p.AsOf,
+	}
+}
+
+func newInstance(ic recommend.InstanceCost) Instance {
+	in := Instance{
+		ResourceID:   ic.ResourceID,
+		Provider:     string(ic.Provider),
+		Account:      ic.Account,
+		Region:       ic.Region,
+		InstanceType: ic.InstanceType,
+		GPUModel:     ic.GPUModel,
+		GPUCount:     ic.GPUCount,
+		Lifecycle:    string(ic.Lifecycle),
+		State:        string(ic.State),
+		MonthlyHours: ic.MonthlyHours,
+		Priced:       ic.Priced,
+	}
+	if ic.Priced {
+		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)
+		in.CurrentMonthlyCost, in.OptimizedMonthlyCost, in.MonthlySavings = &cur, &opt, &sav
+		if ic.Hourly != nil {
+			p := newPrice(*ic.Hourly)
+			in.HourlyPrice = &p
+		}
+	}
+	return in
+}
+
+func copyFloats(m map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func copyStrings(s []string) []string {
+	return append(make([]string, 0, len(s)), s...)
+}

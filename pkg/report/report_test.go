@@ -1,0 +1,377 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+)
+
+func write(t *testing.T, r *Report, format string, opts PrintOptions) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Write(&b, r, format, opts); err != nil {
+		t.Fatalf("Write(%s): %v", format, err)
+	}
+	return b.String()
+}
+
+func TestWriteGolden(t *testing.T) {
+	r := testReport()
+	if err := r.Verify(); err != nil {
+		t.Fatalf("fixture does not add up: %v", err)
+	}
+	for _, tc := range []struct {
+		golden string
+		format string
+		opts   PrintOptions
+	}{
+		{"table_tty.golden", "table", PrintOptions{TTY: true, Width: 120}},
+		{"table_tty_100.golden", "table", PrintOptions{TTY: true, Width: 100}},
+		{"table_pipe.golden", "table", PrintOptions{}},
+		{"wide_tty.golden", "wide", PrintOptions{TTY: true, Width: 120}},
+		{"wide_pipe.golden", "wide", PrintOptions{}},
+		{"report.json", "json", PrintOptions{}},
+		{"report.csv", "csv", PrintOptions{}},
+		{"report.md", "markdown", PrintOptions{}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			testutil.AssertGolden(t, "testdata/"+tc.golden, []byte(write(t, r, tc.format, tc.opts)))
+		})
+	}
+}
+
+func TestWriteEmptyPlan(t *testing.T) {
+	plan := recommend.Plan{Policy: recommend.DefaultPolicy()}
+	r := New(plan, Meta{GeneratedAt: testutil.FixedNow, ToolVersion: "1.2.3", FleetName: "empty", FleetSource: SourceDemo})
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"table", "markdown"} {
+		if out := write(t, r, f, PrintOptions{TTY: true}); !strings.Contains(out, "No savings found.") {
+			t.Errorf("%s: no 'No savings found.' in\n%s", f, out)
+		}
+	}
+	out := write(t, r, "json", PrintOptions{})
+	for _, want := range []string{`"recommendations": []`, `"instances": []`, `"warnings": []`, `"idle-stop": 0.00`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("json lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+// Colour changes no character and no alignment: stripped of its escapes the
+// output is the colourless one.
+func TestWriteTableColor(t *testing.T) {
+	r := testReport()
+	ios, _, _, _ := iostreams.Test()
+	ios.SetColorEnabled(true)
+	for _, format := range []string{"table", "wide"} {
+		plain := write(t, r, format, PrintOptions{TTY: true, Width: 120})
+		colored := write(t, r, format, PrintOptions{TTY: true, Width: 120, Color: ios.ColorScheme()})
+		if plain == colored {
+			t.Fatalf("%s: colour scheme not applied", format)
+		}
+		for _, want := range []string{"\x1b[32m$6,418.30\x1b[0m", "\x1b[31mhigh\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"} {
+			if !strings.Contains(colored, want) {
+				t.Errorf("%s: missing %q", format, want)
+			}
+		}
+		if got := ansi.ReplaceAllString(colored, ""); got != plain {
+			t.Errorf("%s: stripped of colour the output differs:\n%s", format, cmp.Diff(plain, got))
+		}
+		// Colour is for terminals only.
+		if pipe := write(t, r, format, PrintOptions{Color: ios.ColorScheme()}); ansi.MatchString(pipe) {
+			t.Errorf("%s: colour in a pipe", format)
+		}
+	}
+}
+
+func TestWriteTableFitsWidth(t *testing.T) {
+	r := testReport()
+	for _, width := range []int{100, 120} {
+		out := write(t, r, "table", PrintOptions{TTY: true, Width: width})
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "! ") || strings.HasPrefix(line, "Amounts are") {
+				continue // free text, one line each
+			}
+			if n := utf8.RuneCountInString(line); n > width {
+				t.Errorf("width %d: line of %d columns: %q", width, n, line)
+			}
+		}
+	}
+}
+
+// Every section's columns line up with every other's.
+func TestWriteTableSectionsAligned(t *testing.T) {
+	out := write(t, testReport(), "table", PrintOptions{TTY: true, Width: 120})
+	var starts []int
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "RESOURCE") {
+			starts = append(starts, strings.Index(line, "SAVINGS"))
+		}
+	}
+	if len(starts) != 5 {
+		t.Fatalf("want 5 sections, got %d:\n%s", len(starts), out)
+	}
+	for _, s := range starts[1:] {
+		if s != starts[0] {
+			t.Errorf("SAVINGS columns at %v", starts)
+		}
+	}
+}
+
+func TestWriteUnknownFormat(t *testing.T) {
+	err := Write(&bytes.Buffer{}, testReport(), "yaml", PrintOptions{})
+	if err == nil || err.Error() != `unknown output format "yaml": use one of table, wide, json, csv, markdown` {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestWriteCSVParses(t *testing.T) {
+	rows, err := csv.NewReader(strings.NewReader(write(t, testReport(), "csv", PrintOptions{}))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 || !cmp.Equal(rows[0], CSVHeader) {
+		t.Fatalf("got %d rows, header %v", len(rows), rows[0])
+	}
+	if got := rows[4][14]; got != `GPU p95 18 % | memory p95 14 %; "a T4 holds the model", with 20 % headroom.` {
+		t.Errorf("rationale round trip: %q", got)
+	}
+	if got := rows[2][11]; got != "6418.30" {
+		t.Errorf("monthlySavings = %q, want 6418.30", got)
+	}
+}
+
+func TestMarkdownEscapes(t *testing.T) {
+	out := write(t, testReport(), "markdown", PrintOptions{})
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		// Unescaped pipes delimit cells: every table row here has a fixed count.
+		cells := len(regexp.MustCompile(`(^|[^\\])\|`).FindAllString(line, -1))
+		if cells != 3 && cells != 4 && cells != 9 {
+			t.Errorf("row with %d delimiters: %s", cells, line)
+		}
+	}
+	if !strings.Contains(out, `GPU p95 18 % \| memory p95 14 %`) {
+		t.Error("pipe in rationale not escaped")
+	}
+}
+
+func TestNewKeepsPlanOrder(t *testing.T) {
+	r := testReport()
+	plan := testPlan()
+	for i, rec := range r.Recommendations {
+		if rec.ID != plan.Recommendations[i].ID {
+			t.Errorf("recommendation %d is %s, want %s", i, rec.ID, plan.Recommendations[i].ID)
+		}
+	}
+	if got := r.Instances[3]; got.Priced || got.CurrentMonthlyCost != nil || got.HourlyPrice != nil {
+		t.Errorf("unpriced instance has costs: %+v", got)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Report)
+		want   string
+	}{
+		{"current", func(r *Report) { r.Summary.CurrentMonthlyCost = NewMoney(dec("28275.03")) },
+			"summary.currentMonthlyCost is 28275.03, want 28275.02"},
+		{"savings", func(r *Report) { r.Recommendations[0].MonthlySavings = NewMoney(dec("12284.16")) },
+			"summary.monthlySavings is 25167.48, want 25167.49"},
+		{"optimized", func(r *Report) { r.Summary.OptimizedMonthlyCost = NewMoney(dec("3107.00")) },
+			"summary.optimizedMonthlyCost is 3107.00, want 3107.54"},
+		{"by kind", func(r *Report) { r.Summary.SavingsByKind["spot"] = NewMoney(dec("6000")) },
+			"summary.savingsByKind.spot is 6000.00, want 6418.30"},
+		{"projected", func(r *Report) { r.Recommendations[2].ProjectedMonthlyCost = NewMoney(dec("1")) },
+			"recommendation idle-stop-i-0a1b2c3d4e5f60001 projectedMonthlyCost is 1.00, want 0.00"},
+		{"instance savings", func(r *Report) { m := NewMoney(dec("18000")); r.Instances[1].MonthlySavings = &m },
+			"instance gpu-train-01 monthlySavings is 18000.00, want 18702.45"},
+		{"unpriced count", func(r *Report) { r.Summary.UnpricedCount = 0 },
+			"summary.unpricedCount is 0, want 1"},
+		{"percent", func(r *Report) { r.Summary.SavingsPercent = NewNumber(dec("80")) },
+			"summary.savingsPercent is 80, want 89.0"},
+		{"after", func(r *Report) { r.Recommendations[1].After = "nope" },
+			"recommendation spot-gpu-train-01 is priced after nope, which is not in the report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := testReport()
+			tc.mutate(r)
+			err := r.Verify()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Verify() = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	good := write(t, testReport(), "json", PrintOptions{})
+	t.Run("round trip", func(t *testing.T) {
+		r, err := Load(strings.NewReader(good))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Verify(); err != nil {
+			t.Error(err)
+		}
+		if again := write(t, r, "json", PrintOptions{}); again != good {
+			t.Errorf("loaded report writes differently:\n%s", cmp.Diff(good, again))
+		}
+	})
+	t.Run("later minor with new fields", func(t *testing.T) {
+		in := strings.Replace(good, `"schemaVersion": "1.0",`, `"schemaVersion": "1.7", "newThing": {"x": 1},`, 1)
+		if _, err := Load(strings.NewReader(in)); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, tc := range []struct {
+		name, in, want string
+		is             error
+	}{
+		{"unknown major", strings.Replace(good, `"1.0"`, `"2.0"`, 1),
+			"unsupported report version: schema version 2.0; this gpufinops reads 1.x reports", ErrUnsupportedVersion},
+		{"truncated", good[:len(good)/2], "invalid report: the JSON ends early (truncated file?)", ErrInvalid},
+		{"bad syntax", `{"schemaVersion": "1.0",, }`, "invalid report: not valid JSON at byte 25: invalid character ',' looking for beginning of object key string", ErrInvalid},
+		{"array", `[{"schemaVersion": "1.0"}]`, "invalid report: expected a JSON object, got an array", ErrInvalid},
+		{"string", `"report"`, "invalid report: expected a JSON object, got a string", ErrInvalid},
+		{"empty", " \n", "invalid report: the input is empty", ErrInvalid},
+		{"no version", `{"summary": {}}`, "invalid report: no schemaVersion; is this a gpufinops report?", ErrInvalid},
+		{"numeric version", `{"schemaVersion": 1}`, `invalid report: schemaVersion must be a string like "1.0"`, ErrInvalid},
+		{"bad version", `{"schemaVersion": "one"}`, `invalid report: schemaVersion "one" is not major.minor`, ErrInvalid},
+		{"wrong type", `{"schemaVersion": "1.0", "summary": {"instanceCount": "four"}}`,
+			"invalid report: summary.instanceCount: expected int, got string", ErrInvalid},
+		{"quoted money", `{"schemaVersion": "1.0", "summary": {"monthlySavings": "12.00"}}`,
+			`invalid report: expected a number, got "12.00"`, ErrInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(strings.NewReader(tc.in))
+			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.is) {
+				t.Errorf("Load() = %v\nwant     %s (wrapping %v)", err, tc.want, tc.is)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is more than one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestMoney(t *testing.T) {
+	for _, tc := range []struct {
+		in, json, tty, pipe string
+	}{
+		{"1234.5", "1234.50", "$1,234.50", "1234.50"},
+		{"0", "0.00", "$0.00", "0.00"},
+		{"0.005", "0.01", "$0.01", "0.01"},
+		{"0.004999", "0.00", "$0.00", "0.00"},
+		{"2.675", "2.68", "$2.68", "2.68"},
+		{"-2.675", "-2.68", "-$2.68", "-2.68"},
+		{"-0.004", "0.00", "$0.00", "0.00"},
+		{"-1234567.891", "-1234567.89", "-$1,234,567.89", "-1234567.89"},
+		{"999.995", "1000.00", "$1,000.00", "1000.00"},
+		{"12345678901.1", "12345678901.10", "$12,345,678,901.10", "12345678901.10"},
+		{"100", "100.00", "$100.00", "100.00"},
+		{"123456", "123456.00", "$123,456.00", "123456.00"},
+	} {
+		m := NewMoney(dec(tc.in))
+		b, err := json.Marshal(m)
+		if err != nil || string(b) != tc.json {
+			t.Errorf("Marshal(%s) = %s, %v; want %s", tc.in, b, err, tc.json)
+		}
+		if got := formatMoney(m, true); got != tc.tty {
+			t.Errorf("formatMoney(%s, tty) = %q, want %q", tc.in, got, tc.tty)
+		}
+		if got := formatMoney(m, false); got != tc.pipe {
+			t.Errorf("formatMoney(%s, pipe) = %q, want %q", tc.in, got, tc.pipe)
+		}
+	}
+}
+
+func TestMoneyUnmarshal(t *testing.T) {
+	var v struct {
+		M Money  `json:"m"`
+		N Number `json:"n"`
+	}
+	if err := json.Unmarshal([]byte(`{"m": 12.345, "n": 5.6720001}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.M.String() != "12.35" || v.N.String() != "5.6720001" {
+		t.Errorf("got %s and %s", v.M, v.N)
+	}
+	for _, bad := range []string{`{"m": "12"}`, `{"m": true}`, `{"n": "5.67"}`} {
+		if err := json.Unmarshal([]byte(bad), &v); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+	b, _ := json.Marshal(NewNumber(decimal.RequireFromString("5.6720")))
+	if string(b) != "5.672" {
+		t.Errorf("Number marshals as %s", b)
+	}
+}
+
+func TestSchemaUpToDate(t *testing.T) {
+	got, err := JSONSchema(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../docs/schema/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("docs/schema/report.schema.json is stale; run 'go generate ./pkg/report':\n%s",
+			cmp.Diff(string(want), string(got)))
+	}
+}
+
+func TestSchemaValidatesReport(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	sch, err := c.Compile("../../docs/schema/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(name, doc string) error {
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return sch.Validate(inst)
+	}
+	good := write(t, testReport(), "json", PrintOptions{})
+	if err := validate("report", good); err != nil {
+		t.Errorf("report does not match the schema: %v", err)
+	}
+	empty := write(t, New(recommend.Plan{Policy: recommend.DefaultPolicy()}, Meta{GeneratedAt: testutil.FixedNow}), "json", PrintOptions{})
+	if err := validate("empty report", empty); err != nil {
+		t.Errorf("empty report does not match the schema: %v", err)
+	}
+	for name, doc := range map[string]string{
+		"money as string": strings.Replace(good, `"monthlySavings": 25167.48`, `"monthlySavings": "25167.48"`, 1),
+		"unknown kind":    strings.Replace(good, `"kind": "spot"`, `"kind": "magic"`, 1),
+		"no summary":      strings.Replace(good, `"summary":`, `"summery":`, 1),
+	} {
+		if err := validate(name, doc); err == nil {
+			t.Errorf("%s: the schema accepts it", name)
+		}
+	}
+}

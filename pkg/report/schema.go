@@ -1,0 +1,78 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"path"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+)
+
+//go:generate go run ../../cmd/gen-report-schema -src . -o ../../docs/schema/report.schema.json
+
+// SchemaID is the $id of the report's JSON Schema.
+const SchemaID = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/report.schema.json"
+
+// JSONSchema returns the JSON Schema (draft 2020-12) of Report, indented, with
+// a final newline. Descriptions come from the doc comments of the Go source
+// in srcDir, this package's directory; "" leaves them out.
+//
+// Objects allow properties the schema does not name, so that a 1.x schema
+// also accepts later 1.y reports.
+func JSONSchema(srcDir string) ([]byte, error) {
+	rf := &jsonschema.Reflector{
+		AllowAdditionalProperties: true,
+		ExpandedStruct:            true,
+		Mapper:                    mapNumbers,
+	}
+	if srcDir != "" {
+		if err := addComments(rf, srcDir); err != nil {
+			return nil, err
+		}
+	}
+	s := rf.Reflect(&Report{})
+	s.ID = SchemaID
+	s.Title = "gpufinops report"
+	s.Description = "The report written by `gpufinops analyze -o json`, schema version " + SchemaVersion +
+		". Money is USD; monthly amounts are rounded to cents. See docs/report.md."
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// addComments reads the doc comments in srcDir. The reflector keys them by
+// the import path joined with srcDir's path, so they are re-keyed to the
+// package's import path, whatever directory the generator runs in.
+func addComments(rf *jsonschema.Reflector, srcDir string) error {
+	pkg := reflect.TypeFor[Report]().PkgPath()
+	if err := rf.AddGoComments(pkg, srcDir); err != nil {
+		return err
+	}
+	prefix := path.Join(pkg, filepath.ToSlash(filepath.Clean(srcDir)))
+	for k, v := range rf.CommentMap {
+		if rest, ok := strings.CutPrefix(k, prefix+"."); ok && prefix != pkg {
+			delete(rf.CommentMap, k)
+			rf.CommentMap[pkg+"."+rest] = v
+		}
+	}
+	return nil
+}
+
+// mapNumbers describes Money and Number as the JSON numbers they marshal to.
+func mapNumbers(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case reflect.TypeFor[Money]():
+		return &jsonschema.Schema{Type: "number"}
+	case reflect.TypeFor[Number]():
+		return &jsonschema.Schema{Type: "number"}
+	}
+	return nil
+}

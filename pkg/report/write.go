@@ -1,0 +1,136 @@
+package report
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+)
+
+// Formats lists the output formats Write accepts, in the order help shows them.
+var Formats = []string{"table", "wide", "json", "csv", "markdown"}
+
+// PrintOptions say where a report is printed.
+type PrintOptions struct {
+	// TTY selects the rendering for people: aligned columns, "$12,345.67",
+	// colour. Otherwise tables are tab-separated with plain numbers.
+	TTY bool
+	// Color is used on a TTY; nil means no colour.
+	Color *iostreams.ColorScheme
+	// Width is the terminal width the table fits; 0 means 120.
+	Width int
+}
+
+// DefaultWidth is the table width used when PrintOptions.Width is 0.
+const DefaultWidth = 120
+
+// Write prints r to w in format, one of Formats.
+func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
+	switch format {
+	case "table":
+		return writeTable(w, r, opts, false)
+	case "wide":
+		return writeTable(w, r, opts, true)
+	case "json":
+		return writeJSON(w, r)
+	case "csv":
+		return writeCSV(w, r)
+	case "markdown":
+		return writeMarkdown(w, r)
+	}
+	return fmt.Errorf("unknown output format %q: use one of %s", format, strings.Join(Formats, ", "))
+}
+
+// writeJSON writes the envelope indented by two spaces, with a final newline.
+func writeJSON(w io.Writer, r *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// CSVHeader is the header row of the csv format.
+var CSVHeader = []string{
+	"id", "resourceId", "provider", "account", "region", "instanceType", "kind", "action", "target",
+	"currentMonthlyCost", "projectedMonthlyCost", "monthlySavings", "confidence", "risk", "rationale",
+}
+
+// writeCSV writes one row per recommendation, money as plain numbers.
+func writeCSV(w io.Writer, r *Report) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	for _, rec := range r.Recommendations {
+		row := []string{
+			rec.ID, rec.ResourceID, rec.Provider, rec.Account, rec.Region, rec.InstanceType, rec.Kind,
+			rec.Action, rec.Target, rec.CurrentMonthlyCost.String(), rec.ProjectedMonthlyCost.String(),
+			rec.MonthlySavings.String(), rec.Confidence, rec.Risk, rec.Rationale,
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// section is the recommendations of one kind.
+type section struct {
+	kind string
+	recs []Recommendation
+}
+
+// sections groups recommendations by kind in planner order, keeping the
+// report's order inside each kind; kinds this build does not know follow,
+// sorted by name. Empty kinds are left out.
+func sections(r *Report) []section {
+	byKind := map[string][]Recommendation{}
+	for _, rec := range r.Recommendations {
+		byKind[rec.Kind] = append(byKind[rec.Kind], rec)
+	}
+	var out []section
+	for _, k := range recommend.Kinds {
+		if recs := byKind[string(k)]; len(recs) > 0 {
+			out = append(out, section{string(k), recs})
+			delete(byKind, string(k))
+		}
+	}
+	var rest []string
+	for k := range byKind {
+		rest = append(rest, k)
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		out = append(out, section{k, byKind[k]})
+	}
+	return out
+}
+
+// actionText is the action, followed by the target when the action does not
+// already name it.
+func actionText(rec Recommendation) string {
+	if rec.Target == "" || strings.Contains(rec.Action, rec.Target) {
+		return rec.Action
+	}
+	if rec.Action == "" {
+		return rec.Target
+	}
+	return rec.Action + " → " + rec.Target
+}
+
+// plural writes n and the noun, adding "s" unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// percent renders the savings percentage with one decimal.
+func percent(n Number) string { return n.d.StringFixed(1) + " %" }
