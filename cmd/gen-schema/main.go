@@ -1,0 +1,254 @@
+// Command gen-schema writes docs/schema/fleet.schema.json, the JSON Schema of
+// the fleet file, from the Go types in pkg/fleet plus the descriptions, enums
+// and limits below. Run it from the repository root:
+//
+//	go run ./cmd/gen-schema
+//
+// or through go generate ./... . A test fails when the committed file is stale.
+package main
+
+//go:generate go run . -o ../../docs/schema/fleet.schema.json
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+
+	"github.com/invopop/jsonschema"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// SchemaID is the schema's $id: where the committed file is published.
+const SchemaID = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/fleet.schema.json"
+
+func main() {
+	out := flag.String("o", "docs/schema/fleet.schema.json", "file to write (- for stdout)")
+	flag.Parse()
+	b, err := generate()
+	if err == nil {
+		if *out == "-" {
+			_, err = os.Stdout.Write(b)
+		} else {
+			err = os.WriteFile(*out, b, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen-schema:", err)
+		os.Exit(1)
+	}
+}
+
+// generateSchema reflects the fleet types and annotates the result.
+func generateSchema() (*jsonschema.Schema, error) {
+	r := &jsonschema.Reflector{ExpandedStruct: true, Mapper: mapType}
+	s := r.Reflect(&fleet.Fleet{})
+	s.ID = SchemaID
+	s.Title = "gpufinops fleet"
+	if err := annotate(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// generate returns the schema as indented JSON.
+func generate() ([]byte, error) {
+	s, err := generateSchema()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// mapType gives the schema of types whose JSON form is not their Go shape.
+func mapType(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case reflect.TypeFor[decimal.Decimal]():
+		return &jsonschema.Schema{Type: "number", Minimum: "0"}
+	case reflect.TypeFor[fleet.PerGPU]():
+		return &jsonschema.Schema{OneOf: []*jsonschema.Schema{
+			percent(),
+			{Type: "array", Items: percent(), MinItems: ptr[uint64](1)},
+		}}
+	}
+	return nil
+}
+
+func percent() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "number", Minimum: "0", Maximum: "100"}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// A note annotates one property, or the definition itself when prop is "".
+type note struct {
+	def, prop, desc string
+	edit        func(*jsonschema.Schema)
+}
+
+func enum[T ~string](values ...T) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		for _, v := range values {
+			s.Enum = append(s.Enum, string(v))
+		}
+	}
+}
+
+func between(lo, hi float64) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) {
+		s.Minimum = json.Number(strconv.FormatFloat(lo, 'f', -1, 64))
+		if hi >= 0 {
+			s.Maximum = json.Number(strconv.FormatFloat(hi, 'f', -1, 64))
+		}
+	}
+}
+
+var nonNegative = between(0, -1)
+
+func pct(s *jsonschema.Schema) { between(0, 100)(s) }
+
+func withDefault(v string) func(*jsonschema.Schema) {
+	return func(s *jsonschema.Schema) { s.Default = v }
+}
+
+const clock = `^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`
+
+var notes = []note{
+	{"", "", "A snapshot of GPU instances across clouds, as read by `gpufinops analyze --fleet` and written by `gpufinops inventory -o json|yaml`. See docs/fleet-format.md.", nil},
+	{"", "apiVersion", "Version of the file format.", func(s *jsonschema.Schema) { s.Const = fleet.APIVersion }},
+	{"", "kind", "Kind of document.", func(s *jsonschema.Schema) { s.Const = fleet.Kind }},
+	{"", "metadata", "Where and when the snapshot was taken.", nil},
+	{"", "instances", "The GPU instances; ids are unique.", nil},
+
+	{"Metadata", "", "Where and when the snapshot was taken.", nil},
+	{"Metadata", "name", "Name of the snapshot.", nil},
+	{"Metadata", "description", "Free text.", nil},
+	{"Metadata", "generatedAt", "When the snapshot was taken (RFC 3339).", nil},
+	{"Metadata", "source", "What produced the snapshot, e.g. a provider or \"demo\".", nil},
+
+	{"Instance", "", "One GPU virtual machine.", func(s *jsonschema.Schema) {
+		s.Required = []string{"id", "provider", "region", "instanceType"}
+	}},
+	{"Instance", "id", "The cloud's identifier of the instance; unique in the file.", func(s *jsonschema.Schema) { s.MinLength = ptr[uint64](1) }},
+	{"Instance", "name", "Display name.", nil},
+	{"Instance", "provider", "The cloud.", enum(fleet.Providers...)},
+	{"Instance", "account", "AWS account id, Azure subscription id or GCP project id.", nil},
+	{"Instance", "region", "The cloud's region name, e.g. us-east-1, eastus, us-central1.", func(s *jsonschema.Schema) { s.MinLength = ptr[uint64](1) }},
+	{"Instance", "zone", "Availability zone.", nil},
+	{"Instance", "instanceType", "The cloud's instance type (AWS), VM size (Azure) or machine type (GCP).", func(s *jsonschema.Schema) { s.MinLength = ptr[uint64](1) }},
+	{"Instance", "gpu", "The instance's accelerators; fields left out are filled from the catalog by instance type.", nil},
+	{"Instance", "vcpus", "Host vCPUs; filled from the catalog when left out.", nonNegative},
+	{"Instance", "memoryGiB", "Host memory in GiB; filled from the catalog when left out.", nonNegative},
+	{"Instance", "lifecycle", "How the instance is bought. Default on-demand.", func(s *jsonschema.Schema) {
+		enum(fleet.Lifecycles...)(s)
+		withDefault(string(fleet.OnDemand))(s)
+	}},
+	{"Instance", "state", "Whether the instance runs (and is billed for compute). Default running.", func(s *jsonschema.Schema) {
+		enum(fleet.States...)(s)
+		withDefault(string(fleet.Running))(s)
+	}},
+	{"Instance", "launchTime", "When the instance was started (RFC 3339).", nil},
+	{"Instance", "usage", "How many hours a month the instance runs; left out, a running instance runs all 730.", nil},
+	{"Instance", "tags", "The instance's tags or labels, key to value.", nil},
+	{"Instance", "utilization", "What the GPUs and host did over a window: statistics or samples.", nil},
+	{"Instance", "workload", "What runs on the instance.", nil},
+	{"Instance", "hourlyPrice", "USD per instance-hour, overriding the catalog price (a negotiated or billed rate).", nil},
+
+	{"GPU", "", "The instance's accelerators.", nil},
+	{"GPU", "model", "GPU model as the catalog names it, e.g. A10G, A100, A100-80GB, H100, L4, T4.", nil},
+	{"GPU", "count", "Number of GPUs; fractional for a partition of one GPU.", nonNegative},
+	{"GPU", "memoryGiB", "Memory per GPU (per partition) in GiB.", nonNegative},
+
+	{"Usage", "", "Running hours. Give at most one of the fields.", func(s *jsonschema.Schema) { s.MaxProperties = ptr[uint64](1) }},
+	{"Usage", "hoursPerMonth", "Billed hours a month.", between(0, fleet.MaxHoursPerMonth)},
+	{"Usage", "hoursPerWeek", "Hours a week; a month is hours per week × 730 / 168.", between(0, fleet.HoursPerWeek)},
+	{"Usage", "schedule", "A weekly on/off schedule.", nil},
+
+	{"Schedule", "", "A weekly on/off schedule; overlapping windows count once.", nil},
+	{"Schedule", "timezone", "IANA time zone of the windows, e.g. Europe/Berlin. Default UTC.", nil},
+	{"Schedule", "windows", "The times the instance is on.", func(s *jsonschema.Schema) { s.MinItems = ptr[uint64](1) }},
+
+	{"Window", "", "A daily time range on some weekdays.", nil},
+	{"Window", "days", "Weekdays the window applies to.", func(s *jsonschema.Schema) {
+		s.MinItems = ptr[uint64](1)
+		enum("mon", "tue", "wed", "thu", "fri", "sat", "sun")(s.Items)
+	}},
+	{"Window", "start", "Start time, HH:MM.", func(s *jsonschema.Schema) { s.Pattern = clock }},
+	{"Window", "end", "End time, HH:MM, after start; 24:00 is the end of the day.", func(s *jsonschema.Schema) { s.Pattern = clock }},
+
+	{"Utilization", "", "Utilization over a window, as statistics (gpu, gpuMemory, cpu, memory) or as samples, not both. GPU values are of the busiest GPU at each instant.", func(s *jsonschema.Schema) {
+		s.Not = &jsonschema.Schema{
+			Required: []string{"samples"},
+			AnyOf: []*jsonschema.Schema{
+				{Required: []string{"gpu"}}, {Required: []string{"gpuMemory"}},
+				{Required: []string{"cpu"}}, {Required: []string{"memory"}},
+			},
+		}
+	}},
+	{"Utilization", "window", "The period observed; samples must lie in it.", nil},
+	{"Utilization", "gpu", "GPU compute utilization, percent.", nil},
+	{"Utilization", "gpuMemory", "GPU memory used, percent of GPU memory.", nil},
+	{"Utilization", "cpu", "Host CPU utilization, percent.", nil},
+	{"Utilization", "memory", "Host memory used, percent.", nil},
+	{"Utilization", "samples", "Timestamped readings; the statistics are computed from them.", nil},
+
+	{"TimeRange", "", "A half-open interval [start, end).", nil},
+	{"TimeRange", "start", "Start (RFC 3339).", nil},
+	{"TimeRange", "end", "End (RFC 3339), after start.", nil},
+
+	{"Stats", "", "Statistics of a percentage over the window; avg ≤ p95 ≤ max.", nil},
+	{"Stats", "avg", "Mean, percent.", pct},
+	{"Stats", "p95", "95th percentile, percent.", pct},
+	{"Stats", "max", "Maximum, percent.", pct},
+
+	{"Sample", "", "One reading.", nil},
+	{"Sample", "time", "When the reading was taken (RFC 3339).", nil},
+	{"Sample", "gpu", "GPU utilization in percent: one number, or a list with one per GPU.", nil},
+	{"Sample", "gpuMemory", "GPU memory used in percent: one number, or a list with one per GPU.", nil},
+	{"Sample", "cpu", "Host CPU utilization, percent.", pct},
+	{"Sample", "memory", "Host memory used, percent.", pct},
+
+	{"Workload", "", "What runs on the instance.", nil},
+	{"Workload", "type", "Kind of work; drives spot and sharing advice.", enum(fleet.WorkloadTypes...)},
+	{"Workload", "model", "The model's name, e.g. llama-3.1-8b.", nil},
+	{"Workload", "paramsBillions", "Parameter count in billions.", nonNegative},
+	{"Workload", "precision", "Precision of the weights.", enum(fleet.Precisions...)},
+	{"Workload", "checkpoints", "Whether the job saves checkpoints and resumes from them.", nil},
+}
+
+// annotate applies the notes; a note for a property the types lack is an
+// error, so that renaming a field cannot silently drop its documentation.
+func annotate(root *jsonschema.Schema) error {
+	for _, n := range notes {
+		s := root
+		if n.def != "" {
+			if s = root.Definitions[n.def]; s == nil {
+				return fmt.Errorf("no definition %q", n.def)
+			}
+		}
+		if n.prop != "" {
+			p, ok := s.Properties.Get(n.prop)
+			if !ok {
+				return fmt.Errorf("%s has no property %q", n.def, n.prop)
+			}
+			s = p
+		}
+		s.Description = n.desc
+		if n.edit != nil {
+			n.edit(s)
+		}
+	}
+	return nil
+}
