@@ -42,7 +42,7 @@ type Meta struct {
 // Report is the versioned report envelope.
 type Report struct {
 	// SchemaVersion is the report format's version, "major.minor".
-	SchemaVersion string `json:"schemaVersion" jsonschema:"pattern=^[0-9]+\\.[0-9]+$"`
+	SchemaVersion string `json:"schemaVersion"`
 	// GeneratedAt is when the report was made (RFC 3339, UTC).
 	GeneratedAt time.Time `json:"generatedAt"`
 	// Currency of every amount in the report.

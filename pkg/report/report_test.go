@@ -365,13 +365,35 @@ func TestSchemaValidatesReport(t *testing.T) {
 	if err := validate("empty report", empty); err != nil {
 		t.Errorf("empty report does not match the schema: %v", err)
 	}
-	for name, doc := range map[string]string{
-		"money as string": strings.Replace(good, `"monthlySavings": 25167.48`, `"monthlySavings": "25167.48"`, 1),
-		"unknown kind":    strings.Replace(good, `"kind": "spot"`, `"kind": "magic"`, 1),
-		"no summary":      strings.Replace(good, `"summary":`, `"summery":`, 1),
+	for name, mutate := range map[string]func(doc map[string]any){
+		"money as string": func(doc map[string]any) { summary(doc)["monthlySavings"] = "25167.48" },
+		"unknown kind":    func(doc map[string]any) { item(doc, "recommendations", 0)["kind"] = "magic" },
+		"no summary":      func(doc map[string]any) { delete(doc, "summary") },
+		"priced, no cost": func(doc map[string]any) { delete(item(doc, "instances", 0), "currentMonthlyCost") },
+		"bad version":     func(doc map[string]any) { doc["schemaVersion"] = "v1" },
+		"next major":      func(doc map[string]any) { doc["schemaVersion"] = "2.0" },
 	} {
-		if err := validate(name, doc); err == nil {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(good), &doc); err != nil {
+			t.Fatal(err)
+		}
+		mutate(doc)
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validate(name, string(b)); err == nil {
 			t.Errorf("%s: the schema accepts it", name)
 		}
 	}
+	// An unpriced instance has no costs, and that is valid.
+	if r := testReport(); r.Instances[3].Priced || r.Instances[0].CurrentMonthlyCost == nil {
+		t.Fatal("fixture changed: instance 0 must be priced and instance 3 unpriced")
+	}
+}
+
+func summary(doc map[string]any) map[string]any { return doc["summary"].(map[string]any) }
+
+func item(doc map[string]any, list string, i int) map[string]any {
+	return doc[list].([]any)[i].(map[string]any)
 }

@@ -34,6 +34,17 @@ func JSONSchema(srcDir string) ([]byte, error) {
 		}
 	}
 	s := rf.Reflect(&Report{})
+	// The schema describes every report Load accepts: this major, any minor.
+	if v, ok := s.Properties.Get("schemaVersion"); ok {
+		major, _, _ := strings.Cut(SchemaVersion, ".")
+		v.Pattern = "^" + major + `\.[0-9]+$`
+	}
+	// A priced instance has its costs; an unpriced one has none.
+	if in := s.Definitions["Instance"]; in != nil {
+		in.If = &jsonschema.Schema{Properties: jsonschema.NewProperties(), Required: []string{"priced"}}
+		in.If.Properties.Set("priced", &jsonschema.Schema{Const: true})
+		in.Then = &jsonschema.Schema{Required: []string{"currentMonthlyCost", "optimizedMonthlyCost", "monthlySavings"}}
+	}
 	s.ID = SchemaID
 	s.Title = "gpufinops report"
 	s.Description = "The report written by `gpufinops analyze -o json`, schema version " + SchemaVersion +
