@@ -326,12 +326,12 @@ func TestSources(t *testing.T) {
 		}
 		byName[s.Name] = s
 	}
-	aws := byName["AWS GPU and accelerator prices"]
+	aws := byName["AWS GPU prices"]
 	if !strings.Contains(aws.Origin, "00148f2af3672e2229b4f7bf8157d5a3f36e3c35") || aws.AsOf != "2026-11-30" ||
 		!strings.Contains(aws.Note, "source fetch date not published") {
 		t.Errorf("AWS source = %+v", aws)
 	}
-	if spot := byName["AWS Spot Instance Advisor (GPU and ML types, Linux)"]; spot.AsOf != "2025-06-28" {
+	if spot := byName["AWS spot advisor"]; spot.AsOf != "2025-06-28" {
 		t.Errorf("spot advisor source = %+v", spot)
 	}
 }

@@ -1,0 +1,173 @@
+package prices
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+)
+
+func TestNewCmdPrices(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		want      PricesOptions
+		wantErr   string
+		flagError bool
+	}{
+		{name: "defaults", args: nil, want: PricesOptions{Output: "table"}},
+		{
+			name: "all filters",
+			args: []string{"--provider", "GCP", "--region", "us-central1", "--gpu", "h100", "--instance-type", "a3-highgpu-8g",
+				"--min-gpu-memory", "80", "--spot-only", "-o", "json"},
+			want: PricesOptions{Provider: "gcp", Region: "us-central1", GPU: "h100", InstanceType: "a3-highgpu-8g",
+				MinGPUMemory: 80, SpotOnly: true, Output: "json"},
+		},
+		{name: "csv", args: []string{"--output", "csv"}, want: PricesOptions{Output: "csv"}},
+		{name: "fractional memory", args: []string{"--min-gpu-memory=22.5"}, want: PricesOptions{MinGPUMemory: 22.5, Output: "table"}},
+		{name: "bad provider", args: []string{"--provider", "oracle"}, wantErr: `invalid --provider "oracle": want aws, azure or gcp`, flagError: true},
+		{name: "negative memory", args: []string{"--min-gpu-memory", "-1"}, wantErr: "invalid --min-gpu-memory -1: want 0 or more GiB", flagError: true},
+		{name: "memory not a number", args: []string{"--min-gpu-memory", "lots"}, wantErr: `invalid argument "lots"`},
+		{name: "bad output", args: []string{"-o", "yaml"}, wantErr: `"yaml" is not one of table, json, csv`},
+		{name: "argument", args: []string{"H100"}, wantErr: `unknown command "H100"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			f := &cmdutil.Factory{IOStreams: ios}
+			var got *PricesOptions
+			cmd := NewCmdPrices(f, func(o *PricesOptions) error {
+				got = o
+				return nil
+			})
+			cmd.SetArgs(tc.args)
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			err := cmd.Execute()
+			if tc.wantErr != "" {
+				if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tc.wantErr)) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				var fe *cmdutil.FlagError
+				if tc.flagError && !errors.As(err, &fe) {
+					t.Errorf("err is %T, want a *cmdutil.FlagError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(PricesOptions{}, "IO", "Catalog")); d != "" {
+				t.Errorf("options (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func runPrices(t *testing.T, tty bool, opts PricesOptions) (stdout, stderr string) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetStdoutTTY(tty)
+	opts.IO = ios
+	opts.Catalog = catalog.Embedded
+	if opts.Output == "" {
+		opts.Output = "table"
+	}
+	if err := pricesRun(&opts); err != nil {
+		t.Fatalf("pricesRun: %v", err)
+	}
+	return out.String(), errOut.String()
+}
+
+func TestPricesRun(t *testing.T) {
+	azureH100 := PricesOptions{Provider: "azure", GPU: "H100"}
+	tests := []struct {
+		name   string
+		tty    bool
+		opts   PricesOptions
+		format string
+	}{
+		{"azure-h100-tty", true, azureH100, "table"},
+		{"azure-h100-pipe", false, azureH100, "table"},
+		{"azure-h100-json", false, azureH100, "json"},
+		{"azure-h100-csv", false, azureH100, "csv"},
+		{"aws-us-east-1-l4-tty", true, PricesOptions{Region: "us-east-1", GPU: "l4"}, "table"},
+		{"aws-us-east-1-l4-spot-only-pipe", false, PricesOptions{Region: "us-east-1", GPU: "l4", SpotOnly: true}, "table"},
+		{"gcp-us-central1-h100-json", false, PricesOptions{Provider: "gcp", Region: "us-central1", GPU: "H100"}, "json"},
+		{"gcp-min-memory-tty", true, PricesOptions{Provider: "gcp", Region: "us-central1", MinGPUMemory: 100}, "table"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Output = tc.format
+			out, errOut := runPrices(t, tc.tty, tc.opts)
+			testutil.AssertGolden(t, "testdata/"+tc.name+".golden", []byte(out))
+			if tc.tty && errOut == "" {
+				t.Error("no note on stderr for a terminal")
+			}
+			if !tc.tty && errOut != "" {
+				t.Errorf("unexpected stderr in a pipe: %q", errOut)
+			}
+		})
+	}
+}
+
+func TestPricesRunNoRows(t *testing.T) {
+	for _, format := range []string{"table", "csv", "json"} {
+		out, errOut := runPrices(t, false, PricesOptions{Provider: "gcp", GPU: "T4", Output: format})
+		if want := "no offers match --provider gcp --gpu T4\n"; errOut != want {
+			t.Errorf("%s: stderr = %q, want %q", format, errOut, want)
+		}
+		want := ""
+		if format == "json" {
+			want = "[]\n"
+		}
+		if out != want {
+			t.Errorf("%s: stdout = %q, want %q", format, out, want)
+		}
+	}
+}
+
+func TestPricesRunCatalogError(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	boom := errors.New("catalog broken")
+	err := pricesRun(&PricesOptions{IO: ios, Output: "table", Catalog: func() (pricing.Catalog, error) { return nil, boom }})
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v, want the catalog's error", err)
+	}
+}
+
+// TestJSONMoneyIsNumbers checks money is written as JSON numbers, and unknown
+// prices as null.
+func TestJSONMoneyIsNumbers(t *testing.T) {
+	out, _ := runPrices(t, false, PricesOptions{Provider: "azure", InstanceType: "Standard_ND96isr_H100_v5", Region: "eastus", Output: "json"})
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	r := rows[0]
+	if v, ok := r["onDemandHourly"].(float64); !ok || v != 98.32 {
+		t.Errorf("onDemandHourly = %#v, want the number 98.32", r["onDemandHourly"])
+	}
+	if v, ok := r["perGpuHourly"].(float64); !ok || v != 12.29 {
+		t.Errorf("perGpuHourly = %#v, want the number 12.29", r["perGpuHourly"])
+	}
+	if v, present := r["spotHourly"]; !present || v != nil {
+		t.Errorf("spotHourly = %#v, want null", v)
+	}
+	if r["gpuCount"] != 8.0 {
+		t.Errorf("gpuCount = %v, want 8 (corrected from the source's 12)", r["gpuCount"])
+	}
+}
