@@ -333,6 +333,7 @@ func writeJSON(opts *PricesOptions, rows []row) error {
 	}
 	enc := json.NewEncoder(opts.IO.Out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
 

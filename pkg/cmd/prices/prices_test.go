@@ -104,6 +104,7 @@ func TestPricesRun(t *testing.T) {
 		{"aws-us-east-1-l4-tty", true, PricesOptions{Region: "us-east-1", GPU: "l4"}, "table"},
 		{"aws-us-east-1-l4-spot-only-pipe", false, PricesOptions{Region: "us-east-1", GPU: "l4", SpotOnly: true}, "table"},
 		{"gcp-us-central1-h100-json", false, PricesOptions{Provider: "gcp", Region: "us-central1", GPU: "H100"}, "json"},
+		{"aws-p5-us-east-1-json", false, PricesOptions{InstanceType: "p5.48xlarge", Region: "us-east-1"}, "json"},
 		{"gcp-min-memory-tty", true, PricesOptions{Provider: "gcp", Region: "us-central1", MinGPUMemory: 100}, "table"},
 	}
 	for _, tc := range tests {
