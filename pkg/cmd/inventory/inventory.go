@@ -1,16 +1,203 @@
-// Package inventory implements `gpufinops inventory`. STUB: being built.
+// Package inventory implements `gpufinops inventory`: the fleet snapshot with
+// its hardware completed from the catalog, as a table or in the file format.
 package inventory
 
 import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
-// InventoryOptions are the inputs of the command.
-type InventoryOptions struct{}
+// InventoryOptions are the inputs of `gpufinops inventory`.
+type InventoryOptions struct {
+	IO      *iostreams.IOStreams
+	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
+	Catalog func() (pricing.Catalog, error)
+
+	Input cmdutil.FleetFlags
+	// Output is table, wide, json or yaml.
+	Output string
+}
 
 // NewCmdInventory builds the command; runF replaces the run function in tests.
 func NewCmdInventory(f *cmdutil.Factory, runF func(*InventoryOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "inventory"}
+	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog}
+	var output *cmdutil.OutputFlag
+	cmd := &cobra.Command{
+		Use:   "inventory {--fleet FILE | --demo} [flags]",
+		Short: "List the GPU instances of a fleet snapshot",
+		Long: `List the GPU instances of a fleet snapshot, with GPU model, count and memory,
+vCPUs and host memory filled in from the catalog by instance type.
+
+The table shows each instance's billed hours per month (730 is 24/7) and, as
+"gpu util", the 95th percentile of its busiest GPU's utilization in percent over
+the observed window (- when the snapshot has none). -o wide adds account, zone, hardware, workload
+and tags. -o json and -o yaml write the completed snapshot in the fleet file
+format (docs/fleet-format.md), which every command reads back with --fleet.`,
+		Example: `  $ gpufinops inventory --demo
+  $ gpufinops inventory --fleet fleet.yaml -o wide
+  $ gpufinops inventory --demo -o json | gpufinops analyze --fleet -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Output = output.Value
+			if err := opts.Input.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return inventoryRun(opts)
+		},
+	}
+	cmdutil.AddFleetFlags(cmd, &opts.Input)
+	output = cmdutil.AddOutputFlag(cmd, "table", "wide", "json", "yaml")
+	return cmd
+}
+
+func inventoryRun(opts *InventoryOptions) error {
+	f, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
+	if err != nil {
+		return err
+	}
+	cat, err := opts.Catalog()
+	if err != nil {
+		return err
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		return &cmdutil.InputError{Err: &fileError{name: sourceName(opts.Input), err: err}}
+	}
+	switch opts.Output {
+	case "json":
+		return fleet.Write(opts.IO.Out, f, fleet.FormatJSON)
+	case "yaml":
+		return fleet.Write(opts.IO.Out, f, fleet.FormatYAML)
+	}
+	if len(f.Instances) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", sourceName(opts.Input))
+		return nil
+	}
+	return writeTable(opts, f, opts.Output == "wide")
+}
+
+// sourceName is what errors call the fleet, matching the names the fleet
+// loader uses.
+func sourceName(in cmdutil.FleetFlags) string {
+	switch {
+	case in.Demo:
+		return "demo.yaml"
+	case in.Path == "-":
+		return "<stdin>"
+	}
+	return in.Path
+}
+
+// fileError prefixes every line of an error (pricing.Complete joins one line
+// per instance) with the file name.
+type fileError struct {
+	name string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	lines := strings.Split(e.err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = e.name + ": " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
+	// Headers are words only: the terminal renderer splits them at punctuation
+	// and digits ("p95" would print as "P 95").
+	headers := []string{"id", "provider", "region", "type", "gpu", "lifecycle", "state", "hours per month", "gpu util"}
+	right := []int{7, 8}
+	if wide {
+		headers = []string{"id", "provider", "account", "region", "zone", "type", "gpu", "GiB per GPU", "vCPUs", "RAM GiB",
+			"lifecycle", "state", "hours per month", "gpu util", "workload", "tags"}
+		right = []int{7, 8, 9, 12, 13}
+	}
+	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), headers...)
+	t.AlignRight(right...)
+	var gpus float64
+	for _, in := range f.Instances {
+		gpus += in.GPU.Count
+		p95 := "-"
+		if s := in.Utilization.Summarize(); s != nil {
+			p95 = number(s.GPU.P95)
+		}
+		hours := number(in.MonthlyHours())
+		if !wide {
+			t.AddRow(in.ID, string(in.Provider), in.Region, in.InstanceType, gpu(in.GPU), string(in.Lifecycle),
+				string(in.State), hours, p95)
+			continue
+		}
+		t.AddRow(in.ID, string(in.Provider), dash(in.Account), in.Region, dash(in.Zone), in.InstanceType, gpu(in.GPU),
+			number(in.GPU.MemoryGiB), number(in.VCPUs), number(in.MemoryGiB), string(in.Lifecycle), string(in.State),
+			hours, p95, workload(in.Workload), tags(in.Tags))
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if opts.IO.IsStdoutTTY() {
+		fmt.Fprintf(opts.IO.ErrOut, "\n%d instances, %s GPUs. Hours per month: 730 is 24/7. "+
+			"gpu util: 95th percentile of the busiest GPU's utilization in percent; - = no data.\n",
+			len(f.Instances), number(gpus))
+	}
+	return nil
+}
+
+// gpu is "A100 × 8", or "-" for an instance without GPUs.
+func gpu(g fleet.GPU) string {
+	if g.Count == 0 && g.Model == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%s × %s", dash(g.Model), number(g.Count))
+}
+
+func workload(w *fleet.Workload) string {
+	if w == nil {
+		return "-"
+	}
+	return string(w.Type)
+}
+
+// tags is "k=v,k=v" in key order.
+func tags(m map[string]string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// number shows a value with at most one decimal: 730, 260.7, 0.5.
+func number(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
 }
