@@ -95,7 +95,7 @@ func ptr[T any](v T) *T { return &v }
 // A note annotates one property, or the definition itself when prop is "".
 type note struct {
 	def, prop, desc string
-	edit        func(*jsonschema.Schema)
+	edit            func(*jsonschema.Schema)
 }
 
 func enum[T ~string](values ...T) func(*jsonschema.Schema) {
