@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // writeMarkdown prints the report for CI logs and pull-request comments
@@ -75,9 +76,15 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 	}
 
-	fmt.Fprintf(&b, "\n<sub>%s %s · report schema %s · generated %s · fleet %s%s</sub>\n",
-		mdText(r.Tool.Name), mdText(r.Tool.Version), mdText(r.SchemaVersion),
-		r.GeneratedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), mdText(r.Source.Path), catalogText(r.Catalog))
+	footer := []string{strings.TrimSpace(mdText(r.Tool.Name + " " + r.Tool.Version)),
+		"report schema " + mdText(r.SchemaVersion), "generated " + r.GeneratedAt.UTC().Format(time.RFC3339)}
+	if r.Source.Path != "" {
+		footer = append(footer, "fleet "+mdText(r.Source.Path))
+	}
+	if cat := catalogText(r.Catalog); cat != "" {
+		footer = append(footer, "prices: "+cat)
+	}
+	fmt.Fprintf(&b, "\n<sub>%s</sub>\n", strings.Join(footer, " · "))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -140,7 +147,7 @@ func catalogText(srcs []CatalogSource) string {
 	for i, s := range srcs {
 		parts[i] = mdText(s.Name) + " (" + mdText(s.AsOf) + ")"
 	}
-	return " · prices: " + strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // mdEscaper escapes what would break a table cell or start markup: pipes,

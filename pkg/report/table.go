@@ -200,8 +200,12 @@ func title(r *Report) string {
 	if name == "" {
 		name = "(unnamed)"
 	}
-	t := fmt.Sprintf("Fleet %s (%s) · %s · %s GPUs", name, r.Source.Path,
-		plural(r.Summary.InstanceCount, "instance"), strconv.FormatFloat(r.Summary.GPUCount, 'f', -1, 64))
+	t := "Fleet " + name
+	if r.Source.Path != "" {
+		t += " (" + r.Source.Path + ")"
+	}
+	t += fmt.Sprintf(" · %s · %s GPUs", plural(r.Summary.InstanceCount, "instance"),
+		strconv.FormatFloat(r.Summary.GPUCount, 'f', -1, 64))
 	if r.Summary.UnpricedCount > 0 {
 		t += fmt.Sprintf(" · %d unpriced", r.Summary.UnpricedCount)
 	}
