@@ -67,6 +67,7 @@ func (t *Table) Render() error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
 	)
 	upper := make([]string, len(t.headers))
 	for i, h := range t.headers {

@@ -11,12 +11,12 @@ func TestRender(t *testing.T) {
 		tty  bool
 		want string
 	}{
-		{"terminal", true, "NAME         PRICE\ng5.xlarge    1.006\np5.48xlarge  55.04\n"},
-		{"pipe", false, "name\tprice\ng5.xlarge\t1.006\np5.48xlarge\t55.04\n"},
+		{"terminal", true, "NAME         ON-DEMAND $/H\ng5.xlarge            1.006\np5.48xlarge          55.04\n"},
+		{"pipe", false, "name\ton-demand $/h\ng5.xlarge\t1.006\np5.48xlarge\t55.04\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			tp := New(&b, tc.tty, "name", "price")
+			tp := New(&b, tc.tty, "name", "on-demand $/h")
 			tp.AlignRight(1)
 			tp.AddRow("g5.xlarge", "1.006")
 			tp.AddRow("p5.48xlarge", "55.04")

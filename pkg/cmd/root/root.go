@@ -40,6 +40,10 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) cmdutil.ExitCod
 	if err == nil {
 		return cmdutil.ExitOK
 	}
+	var flagErr *cmdutil.FlagError
+	if !errors.As(err, &flagErr) && isCobraUsageError(err) {
+		err = &cmdutil.FlagError{Err: err}
+	}
 	printError(f, executed, err)
 	return cmdutil.ExitCodeFor(err)
 }
@@ -51,15 +55,15 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
 	w := f.IOStreams.ErrOut
 	fmt.Fprintf(w, "gpufinops: %s\n", err)
 	var flagErr *cmdutil.FlagError
-	if errors.As(err, &flagErr) || isCobraUsageError(err) {
+	if errors.As(err, &flagErr) {
 		if cmd != nil {
 			fmt.Fprintf(w, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		}
 	}
 }
 
-// isCobraUsageError recognises the argument and flag errors cobra and pflag
-// return as plain errors.
+// isCobraUsageError recognises the argument and flag errors cobra returns as
+// plain, untyped errors (unknown commands, argument counts, flag groups).
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "bad flag syntax"} {
