@@ -97,7 +97,7 @@ func testPlan() recommend.Plan {
 		},
 		{
 			ID: "commitment-infer-a100-01", ResourceID: azureVM, Provider: fleet.Azure, Account: "0000-1111",
-			Region: "eastus", InstanceType: "Standard_NC8as_T4_v3", Kind: recommend.KindCommitment,
+			Region: "eastus", InstanceType: "Standard_NC24ads_A100_v4", Kind: recommend.KindCommitment,
 			Action: "Buy a 1-year reservation", Target: "1y reserved",
 			CurrentMonthly: dec("548.96"), ProjectedMonthly: dec("356.82"), MonthlySavings: dec("192.14"),
 			Confidence: recommend.High, Risk: recommend.Medium,

@@ -180,7 +180,7 @@ type Recommendation struct {
 	Provider   string `json:"provider" jsonschema:"enum=aws,enum=azure,enum=gcp"`
 	Account    string `json:"account,omitempty"`
 	Region     string `json:"region"`
-	// InstanceType is the instance's type now.
+	// InstanceType is the instance's type in the fleet, before any change.
 	InstanceType string `json:"instanceType"`
 	// Kind is the strategy.
 	Kind string `json:"kind" jsonschema:"enum=idle-stop,enum=schedule,enum=rightsize,enum=spot,enum=commitment"`

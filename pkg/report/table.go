@@ -222,8 +222,9 @@ func warningText(wn Warning) string {
 }
 
 // tableCells renders the plain text of every cell, section by section. On a
-// terminal the table format fits width (see shrinkSteps); long resource IDs
-// keep their end.
+// terminal the table format fits width: when the actions do not fit, those
+// with a target show "→ target" instead, then columns shorten (see
+// shrinkSteps); long resource IDs keep their end.
 func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]string {
 	out := make([][][]string, len(secs))
 	for i, sec := range secs {
@@ -242,9 +243,18 @@ func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]
 		width = DefaultWidth
 	}
 	widths := columnWidths(cols, out)
-	total := -2 // no gap after the last column
-	for _, w := range widths {
-		total += w + 2
+	total := tableWidth(widths)
+	if action := slices.IndexFunc(cols, func(c column) bool { return c.header == actionHeader }); total > width && action >= 0 {
+		// The sentences do not fit: show where each change leads instead.
+		for i, sec := range secs {
+			for k, rec := range sec.recs {
+				if rec.Target != "" {
+					out[i][k][action] = "→ " + oneLine(rec.Target)
+				}
+			}
+		}
+		widths = columnWidths(cols, out)
+		total = tableWidth(widths)
 	}
 	for _, step := range shrinkSteps {
 		for total > width {
@@ -274,6 +284,15 @@ func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]
 		}
 	}
 	return out
+}
+
+// tableWidth is the width of a terminal table with these column widths.
+func tableWidth(widths []int) int {
+	total := -2 // no gap after the last column
+	for _, w := range widths {
+		total += w + 2
+	}
+	return total
 }
 
 // columnWidths is the widest cell or header of each column across sections.
