@@ -117,6 +117,18 @@ func TestWriteTableFitsWidth(t *testing.T) {
 	}
 }
 
+// A terminal wide enough for the sentences gets them whole; a narrow one gets
+// the targets.
+func TestWriteTableActionOrTarget(t *testing.T) {
+	r := testReport()
+	if out := write(t, r, "table", PrintOptions{TTY: true, Width: 200}); !strings.Contains(out, "Run on a schedule → Mon–Fri 07:00–19:00 UTC") {
+		t.Errorf("width 200: no whole action:\n%s", out)
+	}
+	if out := write(t, r, "table", PrintOptions{TTY: true, Width: 120}); !strings.Contains(out, "→ spot ") {
+		t.Errorf("width 120: no target:\n%s", out)
+	}
+}
+
 // Every section's columns line up with every other's.
 func TestWriteTableSectionsAligned(t *testing.T) {
 	out := write(t, testReport(), "table", PrintOptions{TTY: true, Width: 120})

@@ -12,18 +12,14 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 )
 
-// shrinkSteps say how the table format fits a terminal: in turn, the widest
-// of each step's columns loses a character until the table fits or the
-// step's columns are at its minimum. The action goes first (the wide format
-// and -o json keep it whole), then the resource, then the instance type.
-var shrinkSteps = []struct {
-	headers []string
-	min     int
-}{
-	{[]string{actionHeader}, 20},
-	{[]string{resourceHeader, actionHeader}, 12},
-	{[]string{typeHeader}, 12},
-}
+// How the table format fits a terminal: long resource IDs give way first,
+// down to longResourceWidth; then, if the action sentences still do not fit,
+// the targets replace them; then resource and action shorten together, down
+// to minShrinkWidth, and last the instance type.
+const (
+	longResourceWidth = 24
+	minShrinkWidth    = 12
+)
 
 // colors applies a scheme that may be nil (no colour).
 type colors struct{ cs *iostreams.ColorScheme }
@@ -222,9 +218,8 @@ func warningText(wn Warning) string {
 }
 
 // tableCells renders the plain text of every cell, section by section. On a
-// terminal the table format fits width: when the actions do not fit, those
-// with a target show "→ target" instead, then columns shorten (see
-// shrinkSteps); long resource IDs keep their end.
+// terminal the table format fits width (see longResourceWidth); shortened
+// resource IDs keep their end.
 func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]string {
 	out := make([][][]string, len(secs))
 	for i, sec := range secs {
@@ -243,8 +238,8 @@ func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]
 		width = DefaultWidth
 	}
 	widths := columnWidths(cols, out)
-	total := tableWidth(widths)
-	if action := slices.IndexFunc(cols, func(c column) bool { return c.header == actionHeader }); total > width && action >= 0 {
+	shrink(cols, widths, width, longResourceWidth, resourceHeader)
+	if action := slices.IndexFunc(cols, func(c column) bool { return c.header == actionHeader }); tableWidth(widths) > width && action >= 0 {
 		// The sentences do not fit: show where each change leads instead.
 		for i, sec := range secs {
 			for k, rec := range sec.recs {
@@ -254,24 +249,10 @@ func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]
 			}
 		}
 		widths = columnWidths(cols, out)
-		total = tableWidth(widths)
+		shrink(cols, widths, width, longResourceWidth, resourceHeader)
 	}
-	for _, step := range shrinkSteps {
-		for total > width {
-			widest := -1
-			for j, col := range cols {
-				if slices.Contains(step.headers, col.header) && widths[j] > step.min &&
-					(widest < 0 || widths[j] >= widths[widest]) {
-					widest = j
-				}
-			}
-			if widest < 0 {
-				break
-			}
-			widths[widest]--
-			total--
-		}
-	}
+	shrink(cols, widths, width, minShrinkWidth, resourceHeader, actionHeader)
+	shrink(cols, widths, width, minShrinkWidth, typeHeader)
 	for _, rows := range out {
 		for _, row := range rows {
 			for j, col := range cols {
@@ -284,6 +265,23 @@ func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]
 		}
 	}
 	return out
+}
+
+// shrink takes a character at a time from the widest of the named columns
+// wider than min until the table fits width.
+func shrink(cols []column, widths []int, width, min int, headers ...string) {
+	for tableWidth(widths) > width {
+		widest := -1
+		for j, col := range cols {
+			if slices.Contains(headers, col.header) && widths[j] > min && (widest < 0 || widths[j] >= widths[widest]) {
+				widest = j
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		widths[widest]--
+	}
 }
 
 // tableWidth is the width of a terminal table with these column widths.
