@@ -1,0 +1,270 @@
+package analyze
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/report"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+func TestNewCmdAnalyze(t *testing.T) {
+	for _, tc := range []struct {
+		args    string
+		want    AnalyzeOptions
+		wantErr string
+	}{
+		{args: "--demo", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Demo: true}, Format: "table"}},
+		{args: "--fleet f.yaml -o json", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Path: "f.yaml"}, Format: "json"}},
+		{args: "-f - -o markdown --idle-threshold 10 --commitment-term 3y", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Path: "-"}, Format: "markdown"}},
+		{args: "", wantErr: "give a fleet: --fleet FILE or --demo"},
+		{args: "--demo --idle-threshold 101", wantErr: "--idle-threshold: 101 is outside 0–100"},
+		{args: "--demo --commitment-term 2y", wantErr: `--commitment-term: "2y" is not 1y or 3y`},
+		{args: "--demo -o html", wantErr: `"html" is not one of table, wide, json, csv, markdown`},
+		{args: "--demo extra", wantErr: `unknown command "extra"`},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			ios, _, _, _ := iostreams.Test()
+			var got *AnalyzeOptions
+			cmd := NewCmdAnalyze(&cmdutil.Factory{IOStreams: ios}, func(o *AnalyzeOptions) error { got = o; return nil })
+			cmd.SetArgs(strings.Fields(tc.args))
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Input != tc.want.Input || got.Format != tc.want.Format {
+				t.Errorf("got input %+v format %q", got.Input, got.Format)
+			}
+			if strings.Contains(tc.args, "--idle-threshold") && (got.IdleThreshold == nil || *got.IdleThreshold != 10 || *got.CommitmentTerm != "3y") {
+				t.Errorf("policy flags not set: %+v", got)
+			}
+			if !strings.Contains(tc.args, "--idle-threshold") && (got.IdleThreshold != nil || got.CommitmentTerm != nil) {
+				t.Errorf("policy flags set without being given: %+v", got)
+			}
+		})
+	}
+}
+
+// demoOptions runs against the real embedded catalog and demo fleet.
+func demoOptions(t *testing.T, format string, tty bool) (*AnalyzeOptions, *bytes.Buffer) {
+	t.Helper()
+	ios, _, out, _ := iostreams.Test()
+	ios.SetStdoutTTY(tty)
+	return &AnalyzeOptions{
+		IO:      ios,
+		Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
+		Catalog: catalog.Embedded,
+		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
+			if demo {
+				return file.Demo()
+			}
+			fl, err := file.Load(path, ios.In)
+			if err != nil {
+				return nil, &cmdutil.InputError{Err: err}
+			}
+			return fl, nil
+		},
+		Now:    testutil.Now,
+		Input:  cmdutil.FleetFlags{Demo: true},
+		Format: format,
+	}, out
+}
+
+func TestAnalyzeRunDemoGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name, format string
+		tty          bool
+	}{
+		{"table-tty", "table", true},
+		{"table", "table", false},
+		{"wide-tty", "wide", true},
+		{"json", "json", false},
+		{"csv", "csv", false},
+		{"markdown", "markdown", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, out := demoOptions(t, tc.format, tc.tty)
+			if err := analyzeRun(opts); err != nil {
+				t.Fatal(err)
+			}
+			ext := map[string]string{"json": ".json", "csv": ".csv", "markdown": ".md"}[tc.format]
+			if ext == "" {
+				ext = ".txt"
+			}
+			testutil.AssertGolden(t, "testdata/demo-"+tc.name+ext, out.Bytes())
+		})
+	}
+}
+
+// TestDemoReport checks the demo's figures against hand computation from the
+// catalog prices, and that the report adds up.
+func TestDemoReport(t *testing.T) {
+	opts, out := demoOptions(t, "json", false)
+	if err := analyzeRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 0 || rep.Summary.UnpricedCount != 0 {
+		t.Errorf("summary %+v, warnings %v", rep.Summary, rep.Warnings)
+	}
+	recs := map[string]report.Recommendation{}
+	kinds := map[string]bool{}
+	providers := map[string]bool{}
+	for _, r := range rep.Recommendations {
+		recs[r.ID] = r
+		kinds[r.Kind] = true
+		providers[r.Provider] = true
+	}
+	for _, k := range []string{"idle-stop", "schedule", "rightsize", "spot", "commitment"} {
+		if !kinds[k] {
+			t.Errorf("no %s recommendation in the demo", k)
+		}
+	}
+	for _, p := range []string{"aws", "azure", "gcp"} {
+		if !providers[p] {
+			t.Errorf("no recommendation for %s in the demo", p)
+		}
+	}
+	for _, tc := range []struct {
+		id, current, projected string
+	}{
+		// Azure ND96isr H100 v5, eastus: 98.32 $/h × 730 h, stopped.
+		{"idle-stop:nd-h100-eval", "71773.60", "0.00"},
+		// g5.2xlarge 1.212 $/h × 730 → g5.xlarge 1.006 $/h × 730.
+		{"rightsize:infer-g5-1", "884.76", "734.38"},
+		// then 1.006 × (1 − 0.35) = 0.6539 $/h × 730.
+		{"commitment:infer-g5-1", "734.38", "477.35"},
+		// g4dn.xlarge 0.526 $/h × 730 → Mon–Fri 08:00–18:00 = 50 h/week × 730/168.
+		{"schedule:nb-g4dn-1", "383.98", "114.28"},
+		// GCP a2-highgpu-1g us-central1: host 0.73948 + A100 2.93391 = 3.67339 $/h × 730,
+		// spot host 0.36975 + A100 1.4341 = 1.80385 $/h × 730.
+		{"spot:gcp-a100-train", "2681.57", "1316.81"},
+		// g2-standard-8 (0.29358 + L4 0.56004) → g2-standard-4 (0.14679 + 0.56004), × 730.
+		{"rightsize:gcp-l4-infer", "623.14", "515.99"},
+	} {
+		r, ok := recs[tc.id]
+		if !ok {
+			t.Errorf("missing %s", tc.id)
+			continue
+		}
+		if r.CurrentMonthlyCost.String() != tc.current || r.ProjectedMonthlyCost.String() != tc.projected {
+			t.Errorf("%s: %s → %s, want %s → %s", tc.id, r.CurrentMonthlyCost, r.ProjectedMonthlyCost, tc.current, tc.projected)
+		}
+	}
+	if r := recs["spot:hpo-g5-4"]; r.Risk != "high" {
+		t.Errorf("hpo-g5-4 does not checkpoint: spot risk %q, want high", r.Risk)
+	}
+	if _, ok := recs["commitment:infer-g5-1"]; !ok || recs["commitment:infer-g5-1"].After != "rightsize:infer-g5-1" {
+		t.Errorf("commitment must follow the rightsize")
+	}
+	for _, id := range []string{"commitment:train-p4d-1", "commitment:nb-g4dn-1", "spot:infer-g5-1"} {
+		if _, ok := recs[id]; ok {
+			t.Errorf("unexpected %s", id)
+		}
+	}
+	sum := decimal.Zero
+	for _, ic := range rep.Instances {
+		if ic.CurrentMonthlyCost != nil {
+			sum = sum.Add(ic.CurrentMonthlyCost.Decimal())
+		}
+	}
+	if !sum.Equal(rep.Summary.CurrentMonthlyCost.Decimal()) {
+		t.Errorf("Σ instances %s ≠ current %s", sum, rep.Summary.CurrentMonthlyCost)
+	}
+}
+
+// TestInventoryRoundTrip feeds the snapshot `inventory -o json` writes back
+// into analyze: the report is the same.
+func TestAnalyzeReadsWrittenSnapshot(t *testing.T) {
+	demo, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap bytes.Buffer
+	if err := fleet.Write(&snap, demo, "json"); err != nil {
+		t.Fatal(err)
+	}
+	opts, out := demoOptions(t, "json", false)
+	opts.Input = cmdutil.FleetFlags{Path: "-"}
+	opts.IO.In = &snap
+	if err := analyzeRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	fromFile := out.String()
+	opts, out = demoOptions(t, "json", false)
+	if err := analyzeRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(out.String(), `"path": "demo"`, `"path": "-"`, 1)
+	if fromFile != want {
+		t.Error("analyzing the written snapshot differs from analyzing the demo")
+	}
+}
+
+func TestAnalyzeBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"missing", "testdata/nope.yaml", "nope.yaml"},
+		{"unknown type", "testdata/unknown-type.yaml", `testdata/unknown-type.yaml: instances[0] (id "x-1"): instanceType "p9.huge" is not a known aws instance type`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, out := demoOptions(t, "table", false)
+			opts.Input = cmdutil.FleetFlags{Path: tc.path}
+			err := analyzeRun(opts)
+			var inputErr *cmdutil.InputError
+			if !errors.As(err, &inputErr) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an input error containing %q", err, tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("wrote output on error: %q", out.String())
+			}
+		})
+	}
+}
+
+// BenchmarkAnalyzeDemo measures the whole command on the demo fleet: catalog
+// load, fleet parse, engine and table.
+func BenchmarkAnalyzeDemo(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		ios, _, _, _ := iostreams.Test()
+		opts := &AnalyzeOptions{
+			IO:      ios,
+			Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
+			Catalog: func() (pricing.Catalog, error) { return catalog.Embedded() },
+			Fleet:   func(string, bool) (*fleet.Fleet, error) { return file.Demo() },
+			Now:     testutil.Now,
+			Input:   cmdutil.FleetFlags{Demo: true},
+			Format:  "table",
+		}
+		if err := analyzeRun(opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
