@@ -111,6 +111,7 @@ func isJSON(name string, data []byte) bool {
 }
 
 func parse(data []byte, asJSON bool) (*Fleet, error) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark some editors write
 	j := data
 	if !asJSON {
 		var err error
@@ -121,6 +122,11 @@ func parse(data []byte, asJSON bool) (*Fleet, error) {
 	doc, err := decodeJSON(j)
 	if err != nil {
 		return nil, err
+	}
+	if asJSON { // YAMLToJSONStrict has already refused duplicate keys
+		if err := checkDuplicateKeys(j); err != nil {
+			return nil, err
+		}
 	}
 	root, ok := doc.(map[string]any)
 	if !ok {
@@ -150,7 +156,7 @@ func parse(data []byte, asJSON bool) (*Fleet, error) {
 	}
 	// The shape is right, so decoding only fills in values.
 	var f Fleet
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(j, []byte("\ufeff"))))
+	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, err
@@ -178,9 +184,8 @@ func checkHeader(root map[string]any) error {
 }
 
 // decodeJSON decodes one JSON value with numbers kept as json.Number, and
-// rejects duplicate keys and trailing data.
+// rejects trailing data.
 func decodeJSON(data []byte) (any, error) {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any
@@ -193,9 +198,6 @@ func decodeJSON(data []byte) (any, error) {
 	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		line, col := lineCol(data, int64(len(data)-len(rest)+1))
 		return nil, &Error{Instance: -1, Line: line, Column: col, Msg: "unexpected data after the document"}
-	}
-	if err := checkDuplicateKeys(data); err != nil {
-		return nil, err
 	}
 	return doc, nil
 }
@@ -271,8 +273,7 @@ var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 // yamlError turns a YAML decoder error into one line, keeping its line number.
 func yamlError(err error, data []byte) error {
-	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
-	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var lines []string
 	for _, l := range strings.Split(msg, "\n") {
 		if l = strings.TrimSpace(l); l != "" && l != "unmarshal errors:" {

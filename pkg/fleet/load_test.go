@@ -186,6 +186,10 @@ func TestParseSyntaxChoice(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+	// A byte order mark is skipped.
+	if _, err := Parse("f.json", append([]byte("\ufeff"), doc...)); err != nil {
+		t.Error(err)
+	}
 	// YAML read from a pipe is recognised by not starting with "{".
 	if _, err := Parse("<stdin>", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances: []\n")); err != nil {
 		t.Error(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -199,7 +200,7 @@ func TestInventoryFromStdin(t *testing.T) {
 
 func TestInventoryErrors(t *testing.T) {
 	dir := t.TempDir()
-	unknownType := dir + "/unknown.yaml"
+	unknownType := filepath.Join(dir, "unknown.yaml")
 	if err := os.WriteFile(unknownType, []byte(`apiVersion: gpufinops/v1
 kind: Fleet
 instances:
@@ -209,7 +210,7 @@ instances:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	empty := dir + "/empty.yaml"
+	empty := filepath.Join(dir, "empty.yaml")
 	if err := os.WriteFile(empty, []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
