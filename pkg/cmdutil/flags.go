@@ -1,10 +1,14 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // OutputFlag is an -o/--output value restricted to a list of formats.
@@ -58,6 +62,31 @@ func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 func (f *FleetFlags) Validate() error {
 	if f.Path == "" && !f.Demo {
 		return FlagErrorf("give a fleet: --fleet FILE or --demo")
+	}
+	return nil
+}
+
+// SourceName is what messages call the fleet: its path, "<stdin>" or
+// "demo.yaml", the names the fleet loader (providers/file) uses too.
+func (f *FleetFlags) SourceName() string {
+	switch {
+	case f.Demo:
+		return "demo.yaml"
+	case f.Path == "-":
+		return "<stdin>"
+	}
+	return f.Path
+}
+
+// CompleteFleet fills the fleet's hardware from the catalog. Its errors are
+// InputErrors with the fleet's name on every line (one line per instance).
+func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
+	if err := pricing.Complete(fl, cat); err != nil {
+		lines := strings.Split(err.Error(), "\n")
+		for i, l := range lines {
+			lines[i] = in.SourceName() + ": " + l
+		}
+		return &InputError{Err: errors.New(strings.Join(lines, "\n"))}
 	}
 	return nil
 }

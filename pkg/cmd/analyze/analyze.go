@@ -3,7 +3,6 @@
 package analyze
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,8 +110,8 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if opts.Input.Demo {
 		source = "demo"
 	}
-	if err := pricing.Complete(fl, cat); err != nil {
-		return &cmdutil.InputError{Err: fmt.Errorf("%s: %w", sourceName(opts.Input), err)}
+	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
+		return err
 	}
 
 	plan := recommend.Run(fl, cat, policy)
@@ -128,15 +127,4 @@ func analyzeRun(opts *AnalyzeOptions) error {
 		popts.Color = opts.IO.ColorScheme()
 	}
 	return report.Write(opts.IO.Out, rep, opts.Format, popts)
-}
-
-func sourceName(in cmdutil.FleetFlags) string {
-	switch {
-	case in.Demo:
-		return "demo fleet"
-	case in.Path == "-":
-		return "stdin"
-	default:
-		return in.Path
-	}
 }

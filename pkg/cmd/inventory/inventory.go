@@ -73,8 +73,8 @@ func inventoryRun(opts *InventoryOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := pricing.Complete(f, cat); err != nil {
-		return &cmdutil.InputError{Err: &fileError{name: sourceName(opts.Input), err: err}}
+	if err := cmdutil.CompleteFleet(f, cat, opts.Input); err != nil {
+		return err
 	}
 	switch opts.Output {
 	case "json":
@@ -83,40 +83,11 @@ func inventoryRun(opts *InventoryOptions) error {
 		return fleet.Write(opts.IO.Out, f, fleet.FormatYAML)
 	}
 	if len(f.Instances) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", sourceName(opts.Input))
+		fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
 		return nil
 	}
 	return writeTable(opts, f, opts.Output == "wide")
 }
-
-// sourceName is what errors call the fleet, matching the names the fleet
-// loader uses.
-func sourceName(in cmdutil.FleetFlags) string {
-	switch {
-	case in.Demo:
-		return "demo.yaml"
-	case in.Path == "-":
-		return "<stdin>"
-	}
-	return in.Path
-}
-
-// fileError prefixes every line of an error (pricing.Complete joins one line
-// per instance) with the file name.
-type fileError struct {
-	name string
-	err  error
-}
-
-func (e *fileError) Error() string {
-	lines := strings.Split(e.err.Error(), "\n")
-	for i, l := range lines {
-		lines[i] = e.name + ": " + l
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (e *fileError) Unwrap() error { return e.err }
 
 func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
 	// Headers are words only: the terminal renderer splits them at punctuation
