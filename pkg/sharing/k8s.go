@@ -1,0 +1,8 @@
+// Package sharing plans GPU sharing: time-slicing and MIG. (Being built.)
+package sharing
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+var _ corev1.ConfigMap
