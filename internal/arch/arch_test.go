@@ -69,8 +69,10 @@ func TestImportRules(t *testing.T) {
 				fail("only commands import command packages")
 			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, dep):
 				fail("adapters are reached through providers/all and the factory only")
-			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing"):
-				fail("the engine sees only the snapshot and the catalog")
+			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance"):
+				fail("the engine sees only the snapshot, the catalog and the pure strategy packages")
+			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm"):
+				fail("strategy packages are pure: they import only the snapshot, the catalog and pkg/llm")
 			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
 				fail("pricing imports only pkg/fleet and itself")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):

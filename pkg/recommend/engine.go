@@ -21,9 +21,15 @@ type state struct {
 	hours     float64
 	lifecycle fleet.Lifecycle
 	summary   *fleet.Summary
+	// schedule is the weekly schedule it runs on (the fleet's or one derived), in UTC.
+	schedule *fleet.Schedule
 	// last is the ID of the last recommendation applied, for After.
 	last    string
 	stopped bool
+	// priced is false when no price was found; unpriced instances get no advice.
+	priced bool
+	cost0  InstanceCost
+	recs   []Recommendation
 }
 
 func (s *state) cost() decimal.Decimal { return monthly(s.price.Hourly, s.hours) }
@@ -33,9 +39,20 @@ func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
 	return hourly.Mul(decimal.NewFromFloat(hours)).Round(2)
 }
 
-// rule proposes at most one change to a state. It returns nil when it has
-// nothing to say; it may add warnings.
+// rule proposes at most one change to one instance; nil when it has nothing
+// to say. It may add warnings.
 type rule func(e *engine, s *state) *change
+
+// groupRule looks at every active instance at once (replicas of one model,
+// notebooks that can share a GPU, a family's steady usage) and proposes at
+// most one change per instance.
+type groupRule func(e *engine, active []*state) map[*state]*change
+
+// phase is one step of the planner: a rule for each instance, or for all.
+type phase struct {
+	each  rule
+	group groupRule
+}
 
 // change is a proposed new state with its explanation.
 type change struct {
@@ -46,6 +63,7 @@ type change struct {
 	price      pricing.Price
 	hours      float64
 	lifecycle  fleet.Lifecycle
+	schedule   *fleet.Schedule
 	stop       bool
 	confidence Level
 	risk       Level
@@ -64,9 +82,15 @@ func (e *engine) warn(id, code, format string, args ...any) {
 	e.warnings = append(e.warnings, Warning{ResourceID: id, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-// rules are applied per instance in this order; each sees what the ones
-// before it left, so savings never double count.
-var rules = []rule{idleRule, rightsizeRule, spotRule, commitmentRule}
+// phases run in this order over the whole fleet; each sees what the ones
+// before it left, so savings never double count: stop or schedule, then
+// resize, then purchase option.
+var phases = []phase{
+	{each: idleRule},
+	{each: rightsizeRule},
+	{each: spotRule},
+	{each: commitmentRule},
+}
 
 // Run plans the whole fleet. It is pure: the same fleet, catalog and policy
 // give the same plan. The fleet must have been completed from the catalog
@@ -74,10 +98,41 @@ var rules = []rule{idleRule, rightsizeRule, spotRule, commitmentRule}
 func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	e := &engine{cat: cat, policy: p}
 	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
+	states := make([]*state, len(f.Instances))
 	for i := range f.Instances {
-		cost, recs := e.planInstance(&f.Instances[i])
-		plan.Instances = append(plan.Instances, cost)
-		plan.Recommendations = append(plan.Recommendations, recs...)
+		states[i] = e.newState(&f.Instances[i])
+	}
+	for _, ph := range phases {
+		active := make([]*state, 0, len(states))
+		for _, s := range states {
+			if s.priced && !s.stopped && s.inst.State != fleet.Stopped {
+				active = append(active, s)
+			}
+		}
+		if ph.each != nil {
+			for _, s := range active {
+				if c := ph.each(e, s); c != nil {
+					e.record(s, c)
+				}
+			}
+			continue
+		}
+		changes := ph.group(e, active)
+		for _, s := range active {
+			if c, ok := changes[s]; ok && c != nil {
+				e.record(s, c)
+			}
+		}
+	}
+	for _, s := range states {
+		ic := s.cost0
+		if ic.Priced {
+			ic.OptimizedCost = s.cost()
+			ic.MonthlySavings = ic.MonthlyCost.Sub(ic.OptimizedCost)
+			ic.Final = s.final()
+		}
+		plan.Instances = append(plan.Instances, ic)
+		plan.Recommendations = append(plan.Recommendations, s.recs...)
 	}
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings
@@ -88,7 +143,8 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	return plan
 }
 
-func (e *engine) planInstance(in *fleet.Instance) (InstanceCost, []Recommendation) {
+// newState prices an instance as it is now.
+func (e *engine) newState(in *fleet.Instance) *state {
 	ic := InstanceCost{
 		ResourceID:   in.ID,
 		Provider:     in.Provider,
@@ -101,7 +157,7 @@ func (e *engine) planInstance(in *fleet.Instance) (InstanceCost, []Recommendatio
 		State:        in.State,
 		MonthlyHours: in.MonthlyHours(),
 	}
-	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize()}
+	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
 	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
 	price, ok := e.currentPrice(in)
 	if !ok {
@@ -109,62 +165,68 @@ func (e *engine) planInstance(in *fleet.Instance) (InstanceCost, []Recommendatio
 			e.warn(in.ID, WarnUnpriced, "no %s price for %s %s in %s in the catalog and no hourlyPrice in the fleet: its cost is not counted and no saving is computed",
 				in.Lifecycle, in.Provider, in.InstanceType, in.Region)
 		}
-		return ic, nil
+		s.cost0 = ic
+		return s
 	}
+	s.priced = true
 	ic.Priced = true
 	p := price
 	ic.Hourly = &p
 	s.price = price
 	ic.MonthlyCost = s.cost()
 	ic.OptimizedCost = ic.MonthlyCost
-	if in.State == fleet.Stopped {
-		return ic, nil
-	}
-	if s.summary == nil {
+	s.cost0 = ic
+	if in.State != fleet.Stopped && s.summary == nil {
 		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
 	}
+	return s
+}
 
-	var recs []Recommendation
-	for _, r := range rules {
-		if s.stopped {
-			break
-		}
-		c := r(e, s)
-		if c == nil {
-			continue
-		}
-		before := s.cost()
-		hoursBefore := s.hours
-		s.apply(c)
-		after := s.cost()
-		rec := Recommendation{
-			ID:               string(c.kind) + ":" + in.ID,
-			ResourceID:       in.ID,
-			Provider:         in.Provider,
-			Account:          in.Account,
-			Region:           in.Region,
-			InstanceType:     in.InstanceType,
-			Kind:             c.kind,
-			Action:           c.action,
-			Target:           c.target,
-			CurrentMonthly:   before,
-			ProjectedMonthly: after,
-			MonthlySavings:   before.Sub(after),
-			Confidence:       c.confidence,
-			Risk:             c.risk,
-			RiskNotes:        c.riskNotes,
-			Rationale:        c.rationale,
-			Evidence:         c.evidence,
-			After:            s.last,
-		}
-		rec.Evidence.HoursBefore = round2(hoursBefore)
-		rec.Evidence.HoursAfter = round2(s.hours)
-		s.last = rec.ID
-		recs = append(recs, rec)
+// record applies a change to a state and writes its recommendation.
+func (e *engine) record(s *state, c *change) {
+	in := s.inst
+	before := s.cost()
+	hoursBefore := s.hours
+	s.apply(c)
+	after := s.cost()
+	rec := Recommendation{
+		ID:               string(c.kind) + ":" + in.ID,
+		ResourceID:       in.ID,
+		Provider:         in.Provider,
+		Account:          in.Account,
+		Region:           in.Region,
+		InstanceType:     in.InstanceType,
+		Kind:             c.kind,
+		Action:           c.action,
+		Target:           c.target,
+		CurrentMonthly:   before,
+		ProjectedMonthly: after,
+		MonthlySavings:   before.Sub(after),
+		Confidence:       c.confidence,
+		Risk:             c.risk,
+		RiskNotes:        c.riskNotes,
+		Rationale:        c.rationale,
+		Evidence:         c.evidence,
+		After:            s.last,
 	}
-	ic.OptimizedCost = s.cost()
-	ic.MonthlySavings = ic.MonthlyCost.Sub(ic.OptimizedCost)
-	return ic, recs
+	rec.Evidence.HoursBefore = round2(hoursBefore)
+	rec.Evidence.HoursAfter = round2(s.hours)
+	s.last = rec.ID
+	s.recs = append(s.recs, rec)
+}
+
+// final is the instance as the plan leaves it.
+func (s *state) final() *FinalState {
+	return &FinalState{
+		InstanceType: s.typ.Name,
+		GPUModel:     s.typ.GPUModel,
+		GPUCount:     s.typ.GPUCount,
+		Lifecycle:    s.lifecycle,
+		Hourly:       s.price,
+		MonthlyHours: s.hours,
+		Stopped:      s.stopped,
+		Schedule:     s.schedule,
+	}
 }
 
 func (s *state) apply(c *change) {
@@ -179,6 +241,9 @@ func (s *state) apply(c *change) {
 	}
 	if c.lifecycle != "" {
 		s.lifecycle = c.lifecycle
+	}
+	if c.schedule != nil {
+		s.schedule = c.schedule
 	}
 	s.price = c.price
 	s.hours = c.hours

@@ -295,6 +295,10 @@ func TestSchedule(t *testing.T) {
 	if r.ProjectedMonthly.String() != "114.28" || r.MonthlySavings.String() != "269.7" {
 		t.Errorf("projected %s savings %s", r.ProjectedMonthly, r.MonthlySavings)
 	}
+	final := p.Instances[0].Final
+	if h, err := final.Schedule.HoursPerWeek(); err != nil || h != 50 || final.Schedule.Windows[0].Days[4] != "fri" {
+		t.Errorf("final schedule %+v (%v h/week, %v)", final.Schedule, h, err)
+	}
 	if r.Evidence.Metrics["scheduledHoursPerWeek"] != 50 || r.Confidence != High || r.Risk != Low {
 		t.Errorf("evidence %+v confidence %s risk %s", r.Evidence.Metrics, r.Confidence, r.Risk)
 	}

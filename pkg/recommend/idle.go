@@ -104,6 +104,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 	c := &change{
 		kind:       KindSchedule,
 		target:     sched,
+		schedule:   fleetSchedule(windows),
 		price:      s.price,
 		hours:      after,
 		confidence: e.confidenceFor(s.summary),
@@ -176,6 +177,19 @@ func deriveSchedule(busy [7][24]bool, buffer int) ([]scheduleWindow, float64) {
 		}
 	}
 	return windows, total
+}
+
+// fleetSchedule writes derived windows in the fleet file's form.
+func fleetSchedule(ws []scheduleWindow) *fleet.Schedule {
+	out := &fleet.Schedule{Timezone: "UTC"}
+	for _, w := range ws {
+		fw := fleet.Window{Start: fmt.Sprintf("%02d:00", w.start), End: fmt.Sprintf("%02d:00", w.end)}
+		for _, d := range w.days {
+			fw.Days = append(fw.Days, strings.ToLower(dayNames[d]))
+		}
+		out.Windows = append(out.Windows, fw)
+	}
+	return out
 }
 
 var dayNames = [7]string{"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"}

@@ -6,7 +6,10 @@ package recommend
 import (
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/governance"
+	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -18,12 +21,15 @@ const (
 	KindIdleStop   Kind = "idle-stop"
 	KindSchedule   Kind = "schedule"
 	KindRightsize  Kind = "rightsize"
+	KindQuantize   Kind = "quantize"
+	KindShare      Kind = "share"
 	KindSpot       Kind = "spot"
 	KindCommitment Kind = "commitment"
+	KindTagging    Kind = "tagging"
 )
 
 // Kinds lists every kind in planner order.
-var Kinds = []Kind{KindIdleStop, KindSchedule, KindRightsize, KindSpot, KindCommitment}
+var Kinds = []Kind{KindIdleStop, KindSchedule, KindRightsize, KindQuantize, KindShare, KindSpot, KindCommitment, KindTagging}
 
 // Level grades confidence (how good the data is) and risk (what can go wrong).
 type Level string
@@ -118,6 +124,22 @@ type InstanceCost struct {
 	Priced         bool            `json:"priced"`
 	OptimizedCost  decimal.Decimal `json:"optimizedMonthlyCost"`
 	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+	// Final is the instance as the plan leaves it; nil when unpriced.
+	Final *FinalState `json:"final,omitempty"`
+}
+
+// FinalState is an instance after every recommendation for it.
+type FinalState struct {
+	InstanceType string          `json:"instanceType"`
+	GPUModel     string          `json:"gpuModel,omitempty"`
+	GPUCount     float64         `json:"gpuCount"`
+	Lifecycle    fleet.Lifecycle `json:"lifecycle"`
+	// Hourly is the price it pays per hour, in its final purchase option.
+	Hourly       pricing.Price `json:"hourly"`
+	MonthlyHours float64       `json:"monthlyHours"`
+	Stopped      bool          `json:"stopped"`
+	// Schedule is the weekly schedule it runs on, when one is known (UTC).
+	Schedule *fleet.Schedule `json:"schedule,omitempty"`
 }
 
 // Summary totals a plan. Current equals the sum of instance costs, Savings the
@@ -141,4 +163,10 @@ type Plan struct {
 	Warnings        []Warning        `json:"warnings"`
 	Summary         Summary          `json:"summary"`
 	Policy          Policy           `json:"policy"`
+	// Sharing is the GPU sharing plan behind the share recommendations.
+	Sharing sharing.Plan `json:"sharing"`
+	// Commitments is the commitment plan behind the commitment recommendations.
+	Commitments commitplan.Plan `json:"commitments"`
+	// Governance is the tag audit, cost allocation and AI cost metrics.
+	Governance governance.Report `json:"governance"`
 }

@@ -1,4 +1,3 @@
-// Package sharing plans GPU sharing: time-slicing and MIG. (Being built.)
 package sharing
 
 import (
