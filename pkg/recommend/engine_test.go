@@ -197,19 +197,21 @@ func TestRules(t *testing.T) {
 			name: "part-time training goes to spot at the advisor's typical saving, no commitment",
 			in:   inst("a", "p4d.24xlarge", perWeek(60), withUtil(agg(busy, memHigh, hostMid, hostMid)), withWorkload(fleet.Training, yes())),
 			cost: "5724.67",
-			want: []recWant{{KindSpot, "spot", "5724.67", "2289.87", Medium}},
+			// 8.783057 $/h × 260.71 h × (1 + 1.5338 % checkpoint overhead)
+			want: []recWant{{KindSpot, "spot", "5724.67", "2324.99", Medium}},
 		},
 		{
 			name: "spot for a job that does not checkpoint is high risk",
 			in:   inst("a", "p4d.24xlarge", perWeek(60), withUtil(agg(busy, memHigh, hostMid, hostMid)), withWorkload(fleet.HPO, no())),
 			cost: "5724.67",
-			want: []recWant{{KindSpot, "spot", "5724.67", "2289.87", High}},
+			want: []recWant{{KindSpot, "spot", "5724.67", "2324.99", High}},
 		},
 		{
-			name:     "spot without utilization data is still advised",
-			in:       inst("a", "g4dn.xlarge", withWorkload(fleet.Batch, yes())),
-			cost:     "383.98",
-			want:     []recWant{{KindSpot, "spot", "383.98", "146", Medium}},
+			name: "spot without utilization data is still advised",
+			in:   inst("a", "g4dn.xlarge", withWorkload(fleet.Batch, yes())),
+			cost: "383.98",
+			// 0.2 $/h × 730 h × 1.015338
+			want:     []recWant{{KindSpot, "spot", "383.98", "148.24", Medium}},
 			warnings: []string{WarnNoUtilization},
 		},
 		{
@@ -396,8 +398,8 @@ func TestFleetSumsAndDeterminism(t *testing.T) {
 	if a.Summary.CurrentMonthly.String() != "8111.77" {
 		t.Errorf("current = %s", a.Summary.CurrentMonthly)
 	}
-	// spot 3434.80 + rightsize 150.38 + commitment 257.03 + schedule 269.70 + idle 383.98
-	if a.Summary.MonthlySavings.String() != "4495.89" {
+	// spot 3399.68 + rightsize 150.38 + commitment 257.03 + schedule 269.70 + idle 383.98
+	if a.Summary.MonthlySavings.String() != "4460.77" {
 		t.Errorf("savings = %s", a.Summary.MonthlySavings)
 	}
 	if a.Summary.InstanceCount != 6 || a.Summary.UnpricedCount != 0 {
@@ -436,5 +438,30 @@ func TestPolicyValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
+	}
+}
+
+func TestYoungDaly(t *testing.T) {
+	p := DefaultPolicy().Spot
+	for _, tc := range []struct {
+		name                         string
+		w                            *fleet.Workload
+		advice                       *pricing.SpotAdvice
+		write, mtbi, interval, ovPct float64
+	}{
+		// C = 5 min, M = 730 h / 1 = 730 h: τ = √(2 × 1/12 h × 730 h) = 11.03 h = 661.8 min;
+		// overhead = (1/12)/11.03 + (11.03/2 + 10/60)/730 = 0.755 % + 0.778 % = 1.53 %.
+		{"no model size, no band", nil, nil, 5, 730, 661.82, 1.53},
+		// 8 B params × 14 B = 112 GB at 1 GB/s = 1.867 min; band <5 %: M = 730/0.05 = 14,600 h;
+		// τ = √(2 × 0.03111 h × 14,600 h) = 30.14 h = 1808.42 min;
+		// overhead = 0.03111/30.14 + (15.07 + 0.1667)/14,600 = 0.1032 % + 0.1044 % = 0.21 %.
+		{"8B model, rare interruptions", &fleet.Workload{ParamsBillions: 8}, &pricing.SpotAdvice{Band: "<5%", MaxInterruptPercent: 5}, 1.87, 14600, 1808.42, 0.21},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := planCheckpoints(p, tc.w, tc.advice)
+			if round2(cp.writeMinutes) != tc.write || round2(cp.mtbiHours) != tc.mtbi || round2(cp.intervalMinutes) != tc.interval || round2(cp.overhead*100) != tc.ovPct {
+				t.Errorf("got write %v min, M %v h, τ %v min, overhead %v %%", round2(cp.writeMinutes), round2(cp.mtbiHours), round2(cp.intervalMinutes), round2(cp.overhead*100))
+			}
+		})
 	}
 }

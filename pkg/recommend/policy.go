@@ -56,6 +56,18 @@ type SpotPolicy struct {
 	Workloads []fleet.WorkloadType `json:"workloads" mapstructure:"workloads"`
 	// MaxBandIndex: spot is advised only up to this interruption band (0–4).
 	MaxBandIndex int `json:"maxBandIndex" mapstructure:"max_band_index"`
+	// CheckpointWriteGBps is the speed checkpoints are written at, to size
+	// the checkpoint write time from the model's parameter count.
+	CheckpointWriteGBps float64 `json:"checkpointWriteGBps" mapstructure:"checkpoint_write_gbps"`
+	// CheckpointBytesPerParam is the checkpoint size per parameter (weights,
+	// master weights and optimizer state).
+	CheckpointBytesPerParam float64 `json:"checkpointBytesPerParam" mapstructure:"checkpoint_bytes_per_param"`
+	// CheckpointMinutes is the write time assumed when the model size is unknown.
+	CheckpointMinutes float64 `json:"checkpointMinutes" mapstructure:"checkpoint_minutes"`
+	// RestartMinutes is the time to get a replacement running and reload.
+	RestartMinutes float64 `json:"restartMinutes" mapstructure:"restart_minutes"`
+	// InterruptionsPerMonth is assumed where the cloud publishes no rate.
+	InterruptionsPerMonth float64 `json:"interruptionsPerMonth" mapstructure:"interruptions_per_month"`
 }
 
 // CommitmentPolicy configures commitment advice. Discounts are fractions of
@@ -91,8 +103,13 @@ func DefaultPolicy() Policy {
 			MinSavingsPercent: 10,
 		},
 		Spot: SpotPolicy{
-			Workloads:    []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
-			MaxBandIndex: 4,
+			Workloads:               []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
+			MaxBandIndex:            4,
+			CheckpointWriteGBps:     1,
+			CheckpointBytesPerParam: 14,
+			CheckpointMinutes:       5,
+			RestartMinutes:          10,
+			InterruptionsPerMonth:   1,
 		},
 		Commitment: CommitmentPolicy{
 			MinRunningPercent: 80,
@@ -135,6 +152,22 @@ func (p Policy) Validate() error {
 	}
 	if p.Spot.MaxBandIndex < 0 || p.Spot.MaxBandIndex > 4 {
 		return fmt.Errorf("policy.spot.max_band_index: %d is outside 0–4", p.Spot.MaxBandIndex)
+	}
+	for _, c := range []struct {
+		key string
+		v   float64
+	}{
+		{"policy.spot.checkpoint_write_gbps", p.Spot.CheckpointWriteGBps},
+		{"policy.spot.checkpoint_bytes_per_param", p.Spot.CheckpointBytesPerParam},
+		{"policy.spot.checkpoint_minutes", p.Spot.CheckpointMinutes},
+		{"policy.spot.interruptions_per_month", p.Spot.InterruptionsPerMonth},
+	} {
+		if c.v <= 0 {
+			return fmt.Errorf("%s: %v must be above 0", c.key, c.v)
+		}
+	}
+	if p.Spot.RestartMinutes < 0 {
+		return fmt.Errorf("policy.spot.restart_minutes: %v is negative", p.Spot.RestartMinutes)
 	}
 	for i, w := range p.Spot.Workloads {
 		if !validWorkload(w) {

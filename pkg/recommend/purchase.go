@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/shopspring/decimal"
@@ -44,21 +45,36 @@ func spotRule(e *engine, s *state) *change {
 	if !spot.Hourly.LessThan(odHourly) {
 		return nil
 	}
+	var adv *pricing.SpotAdvice
+	if hasAdvice {
+		adv = &advice
+	}
+	cp := planCheckpoints(e.policy.Spot, w, adv)
 	c := &change{
 		kind:       KindSpot,
 		target:     "spot",
 		lifecycle:  fleet.Spot,
 		price:      spot,
-		hours:      s.hours,
+		hours:      s.hours * (1 + cp.overhead),
 		confidence: High,
 		risk:       Medium,
 		evidence: Evidence{
 			Metrics:    map[string]float64{},
 			Thresholds: map[string]float64{"maxInterruptionBand": float64(e.policy.Spot.MaxBandIndex)},
 			Prices:     priceList(s.price, spot),
-			Formula:    "projected = spot hourly price × the same monthly hours",
+			Formula:    "projected = spot hourly price × monthly hours × (1 + checkpoint overhead); interval τ = √(2 × write time × mean time between interruptions) (Young/Daly)",
 			Notes:      notes,
 		},
+	}
+	c.evidence.Metrics["checkpointWriteMinutes"] = round2(cp.writeMinutes)
+	c.evidence.Metrics["meanHoursBetweenInterruptions"] = round2(cp.mtbiHours)
+	c.evidence.Metrics["checkpointIntervalMinutes"] = round2(cp.intervalMinutes)
+	c.evidence.Metrics["checkpointOverheadPercent"] = round2(cp.overhead * 100)
+	c.evidence.Thresholds["restartMinutes"] = e.policy.Spot.RestartMinutes
+	c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("checkpoint every %s min (write time %s min; %s, mean %s h between interruptions); expected overhead %s%% of run time, included in the projected cost",
+		num(math.Round(cp.intervalMinutes)), num(cp.writeMinutes), cp.basis, num(math.Round(cp.mtbiHours)), pct(cp.overhead*100)))
+	if cp.sizeGB > 0 {
+		c.evidence.Metrics["checkpointSizeGB"] = round2(cp.sizeGB)
 	}
 	band := "unknown"
 	if hasAdvice {
@@ -84,7 +100,7 @@ func spotRule(e *engine, s *state) *change {
 	default:
 		c.riskNotes = append(c.riskNotes, "keep checkpointing on; an interruption costs the work since the last checkpoint")
 	}
-	c.action = fmt.Sprintf("Run the %s workload on spot at $%s/h instead of $%s/h (interruptions %s)", w.Type, spot.Hourly.StringFixed(4), odHourly.StringFixed(4), band)
+	c.action = fmt.Sprintf("Run the %s workload on spot at $%s/h instead of $%s/h (interruptions %s); checkpoint every %s min", w.Type, spot.Hourly.StringFixed(4), odHourly.StringFixed(4), band, num(math.Round(cp.intervalMinutes)))
 	c.rationale = fmt.Sprintf("%s jobs can be interrupted and resumed, so they need not pay the on-demand price.", titleCase(string(w.Type)))
 	return c
 }

@@ -136,6 +136,16 @@ type SpotPolicy struct {
 	Workloads []string `json:"workloads"`
 	// MaxBandIndex: spot is advised up to this interruption band (0–4).
 	MaxBandIndex int `json:"maxBandIndex"`
+	// CheckpointWriteGBps sizes checkpoint write time from the model size.
+	CheckpointWriteGBps float64 `json:"checkpointWriteGBps"`
+	// CheckpointBytesPerParam is the checkpoint size per model parameter.
+	CheckpointBytesPerParam float64 `json:"checkpointBytesPerParam"`
+	// CheckpointMinutes is the write time assumed when the model size is unknown.
+	CheckpointMinutes float64 `json:"checkpointMinutes"`
+	// RestartMinutes is the time to resume after an interruption.
+	RestartMinutes float64 `json:"restartMinutes"`
+	// InterruptionsPerMonth is assumed where no interruption rate is published.
+	InterruptionsPerMonth float64 `json:"interruptionsPerMonth"`
 }
 
 // CommitmentPolicy is the commitment thresholds.
@@ -336,7 +346,15 @@ func newPolicy(p recommend.Policy) Policy {
 			HostMemoryPercent: p.Rightsize.HostMemoryPercent,
 			MinSavingsPercent: p.Rightsize.MinSavingsPercent,
 		},
-		Spot: SpotPolicy{Workloads: workloads, MaxBandIndex: p.Spot.MaxBandIndex},
+		Spot: SpotPolicy{
+			Workloads:               workloads,
+			MaxBandIndex:            p.Spot.MaxBandIndex,
+			CheckpointWriteGBps:     p.Spot.CheckpointWriteGBps,
+			CheckpointBytesPerParam: p.Spot.CheckpointBytesPerParam,
+			CheckpointMinutes:       p.Spot.CheckpointMinutes,
+			RestartMinutes:          p.Spot.RestartMinutes,
+			InterruptionsPerMonth:   p.Spot.InterruptionsPerMonth,
+		},
 		Commitment: CommitmentPolicy{
 			MinRunningPercent: p.Commitment.MinRunningPercent,
 			Term:              p.Commitment.Term,

@@ -164,7 +164,8 @@ func TestDemoReport(t *testing.T) {
 		{"schedule:nb-g4dn-1", "383.98", "114.28"},
 		// GCP a2-highgpu-1g us-central1: host 0.73948 + A100 2.93391 = 3.67339 $/h × 730,
 		// spot host 0.36975 + A100 1.4341 = 1.80385 $/h × 730.
-		{"spot:gcp-a100-train", "2681.57", "1316.81"},
+		// × 1.015338: Young/Daly checkpoint overhead (5 min writes, 1 interruption a month assumed on GCP).
+		{"spot:gcp-a100-train", "2681.57", "1337.01"},
 		// g2-standard-8 (0.29358 + L4 0.56004) → g2-standard-4 (0.14679 + 0.56004), × 730.
 		{"rightsize:gcp-l4-infer", "623.14", "515.99"},
 	} {
