@@ -193,4 +193,16 @@ type Workload struct {
 	Precision string `json:"precision,omitempty"`
 	// Checkpoints says whether the job saves and resumes from checkpoints.
 	Checkpoints *bool `json:"checkpoints,omitempty"`
+	// TokensPerSecond is the average of output tokens served per second over the
+	// hours the instance ran in the utilization window (inference).
+	TokensPerSecond float64 `json:"tokensPerSecond,omitempty" jsonschema:"minimum=0" jsonschema_description:"Average output tokens served per second while the instance ran (inference); for cost per token."`
+	// RequestsPerSecond is the average of requests served per second over the
+	// same hours (inference).
+	RequestsPerSecond float64 `json:"requestsPerSecond,omitempty" jsonschema:"minimum=0" jsonschema_description:"Average requests served per second while the instance ran (inference); for cost per request."`
+	// TrainingRun names the training run the instance works on; instances with
+	// the same name are one run (e.g. the nodes of a multi-node job).
+	TrainingRun string `json:"trainingRun,omitempty" jsonschema_description:"Name of the training run the instance works on; instances with the same name are one run."`
+	// TrainingRunHours is how many hours the run is expected to take on this
+	// instance from start to end; it prices the whole run.
+	TrainingRunHours float64 `json:"trainingRunHours,omitempty" jsonschema:"minimum=0" jsonschema_description:"Expected hours the training run takes on this instance, start to end; prices the whole run. Needs trainingRun."`
 }

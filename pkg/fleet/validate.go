@@ -223,6 +223,15 @@ func (c *checker) workload(p string, w *Workload) {
 	if w.Precision != "" {
 		oneOf(c, p+".precision", w.Precision, Precisions)
 	}
+	c.nonNegative(p+".tokensPerSecond", w.TokensPerSecond)
+	c.nonNegative(p+".requestsPerSecond", w.RequestsPerSecond)
+	if w.TrainingRun != "" && strings.TrimSpace(w.TrainingRun) == "" {
+		c.failf(p+".trainingRun", "blank; name the run or leave the field out")
+	}
+	c.nonNegative(p+".trainingRunHours", w.TrainingRunHours)
+	if w.TrainingRunHours != 0 && w.TrainingRun == "" {
+		c.failf(p+".trainingRunHours", "given without trainingRun; name the run it belongs to")
+	}
 }
 
 func (c *checker) nonNegative(p string, v float64) {
