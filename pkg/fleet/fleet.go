@@ -202,7 +202,7 @@ type Workload struct {
 	// TrainingRun names the training run the instance works on; instances with
 	// the same name are one run (e.g. the nodes of a multi-node job).
 	TrainingRun string `json:"trainingRun,omitempty" jsonschema_description:"Name of the training run the instance works on; instances with the same name are one run."`
-	// TrainingRunHours is how many hours the run is expected to take on this
-	// instance from start to end; it prices the whole run.
-	TrainingRunHours float64 `json:"trainingRunHours,omitempty" jsonschema:"minimum=0" jsonschema_description:"Expected hours the training run takes on this instance, start to end; prices the whole run. Needs trainingRun."`
+	// TrainingRunHours is how many billed hours the instance is expected to run
+	// for the whole training run; it prices the run.
+	TrainingRunHours float64 `json:"trainingRunHours,omitempty" jsonschema:"minimum=0" jsonschema_description:"Billed hours the instance is expected to run for the whole training run; prices the run. Needs trainingRun."`
 }
