@@ -66,7 +66,7 @@ func (mi MultiInstance) String() string {
 }
 
 // Plan is what it takes to serve a model: its memory need, the cheapest
-// single instances that hold it and, when there are none, how many of the
+// single instances that hold it and, where there are none, how many of the
 // largest instances it needs.
 type Plan struct {
 	Need Need
@@ -74,15 +74,16 @@ type Plan struct {
 	// provider (per provider and region when asked), sorted by hourly price,
 	// then $/1M tokens.
 	Options []Option
-	// MultiInstance is set, one per provider (and region), only when no single
-	// instance holds the model.
+	// MultiInstance has, for each provider (and region) where no single
+	// instance holds the model, the fewest instances of its largest type;
+	// sorted by total hourly price. With no Options it is the whole answer.
 	MultiInstance []MultiInstance
 }
 
 // Options returns the cheapest instance per provider, among the catalog's
 // offers matching q, that holds one replica of m at weight precision p (default
 // KV cache precision), sorted by hourly price then $/1M tokens. It is empty when
-// nothing fits; Workload.Plan says how many instances it takes then.
+// nothing fits; Workload.Plan also says how many instances it takes then.
 func Options(cat pricing.Catalog, m Model, p Precision, context, batch int, q pricing.Query) []Option {
 	return Workload{Precision: p, Context: context, Batch: batch}.Plan(cat, m, q, false).Options
 }
@@ -126,9 +127,9 @@ func servable(cat pricing.Catalog, o pricing.Offer) (candidate, bool) {
 	return candidate{offer: o, gpu: g, it: it, hourly: o.OnDemand.Hourly}, true
 }
 
-// Plan sizes m under w against the catalog's offers matching q: the cheapest
-// instance per provider that holds one replica (per provider and region when
-// perRegion), or, when none does, the fewest instances of the largest type.
+// Plan sizes m under w against the catalog's offers matching q: per provider
+// (per provider and region when perRegion), the cheapest instance that holds
+// one replica or, where none does, the fewest instances of the largest type.
 // Invalid workloads (see Validate) give an empty plan.
 func (w Workload) Plan(cat pricing.Catalog, m Model, q pricing.Query, perRegion bool) Plan {
 	plan := Plan{Need: w.Need(m)}
@@ -166,17 +167,17 @@ func (w Workload) Plan(cat pricing.Catalog, m Model, q pricing.Query, perRegion 
 		plan.Options = append(plan.Options, o)
 	}
 	slices.SortFunc(plan.Options, compareOptions)
-	if len(plan.Options) > 0 {
-		return plan
-	}
 
 	largest := map[string]MultiInstance{}
 	for _, c := range cands {
+		g := group(c.offer)
+		if _, ok := best[g]; ok {
+			continue
+		}
 		mi, ok := multiInstance(plan.Need, c)
 		if !ok {
 			continue
 		}
-		g := group(c.offer)
 		if cur, ok := largest[g]; !ok || compareLargest(mi, cur) < 0 {
 			largest[g] = mi
 		}
@@ -237,7 +238,7 @@ func multiInstance(n Need, c candidate) (MultiInstance, bool) {
 	usable := float64(count) * c.it.GPUMemoryGiB * UsableFraction
 	instances := int(math.Ceil(n.OnGPUs(count) / usable))
 	if instances < 2 {
-		// One instance would do; Plan asks only when none does.
+		// One instance would do; Plan asks only where none does.
 		return MultiInstance{}, false
 	}
 	return MultiInstance{
