@@ -1,6 +1,162 @@
-// Package governance audits tags and allocates GPU spend to teams, projects and
-// workloads, and computes AI cost metrics. (Being built.)
+// Package governance audits the tags of GPU instances against a tag policy,
+// allocates their monthly cost to teams, projects, workload types,
+// environments and clouds, and computes AI cost metrics: GPU utilization
+// efficiency, cost per busy GPU-hour, cost per 1M output tokens, cost per
+// 1,000 requests and cost per training run. docs/governance.md documents every
+// rule and formula.
+//
+// The package is pure: the same items and policy give the same report. It sees
+// the fleet snapshot and the costs the engine computed, nothing else.
 package governance
 
-// Report is the governance part of a plan.
-type Report struct{}
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// Report is the governance part of a plan: the tag audit, the cost allocation
+// and the AI cost metrics.
+type Report struct {
+	Audit      Audit      `json:"audit"`
+	Allocation Allocation `json:"allocation"`
+	Metrics    Metrics    `json:"metrics"`
+}
+
+// Build audits, allocates and measures items under a policy.
+func Build(items []Item, p Policy) Report {
+	return Report{
+		Audit:      AuditTags(items, p),
+		Allocation: Allocate(items, p),
+		Metrics:    ComputeMetrics(items),
+	}
+}
+
+// Item is one instance as governance sees it: what the snapshot says about it
+// and what the engine says it costs. NewItem fills the snapshot part; the
+// caller sets the costs.
+type Item struct {
+	ID           string
+	Provider     fleet.Provider
+	Account      string
+	Region       string
+	InstanceType string
+	Tags         map[string]string
+	Workload     *fleet.Workload
+	// GPUCount is the number of GPUs (fractional for a partition).
+	GPUCount float64
+	// MonthlyHours are the billed hours a month; 0 when stopped.
+	MonthlyHours float64
+	// GPUUtilAvg is the average GPU utilization in percent over the window, of
+	// the busiest GPU at each instant; nil without GPU data.
+	GPUUtilAvg *float64
+	// HourlyPrice is the USD price per instance-hour the cost was computed from.
+	HourlyPrice decimal.Decimal
+	// MonthlyCost is the current USD cost a month.
+	MonthlyCost decimal.Decimal
+	// OptimizedCost is the USD cost a month once the plan is applied.
+	OptimizedCost decimal.Decimal
+	// Priced is false when no price was found; the costs are then zero.
+	Priced bool
+}
+
+// NewItem takes from an instance everything but its costs.
+func NewItem(in *fleet.Instance) Item {
+	it := Item{
+		ID:           in.ID,
+		Provider:     in.Provider,
+		Account:      in.Account,
+		Region:       in.Region,
+		InstanceType: in.InstanceType,
+		Tags:         in.Tags,
+		Workload:     in.Workload,
+		GPUCount:     in.GPU.Count,
+		MonthlyHours: in.MonthlyHours(),
+	}
+	if s := in.Utilization.Summarize(); s != nil && s.GPU != nil {
+		avg := s.GPU.Avg
+		it.GPUUtilAvg = &avg
+	}
+	return it
+}
+
+// Money is an amount in USD rounded to cents. JSON writes it as a number with
+// two decimals, e.g. 884.76.
+type Money struct{ decimal.Decimal }
+
+// NewMoney rounds d to cents, half away from zero.
+func NewMoney(d decimal.Decimal) Money { return Money{d.Round(2)} }
+
+// MarshalJSON writes the amount as an unquoted number with two decimals.
+func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.StringFixed(2)), nil }
+
+// UnmarshalJSON reads a number and rounds it to cents.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	d, err := decimal.NewFromString(strings.Trim(string(b), `"`))
+	if err != nil {
+		return fmt.Errorf("governance: %s is not an amount", b)
+	}
+	*m = NewMoney(d)
+	return nil
+}
+
+// UnitCost is a cost per unit of output (1M tokens, 1,000 requests) in USD,
+// rounded to four decimals: such amounts are often below a cent. JSON writes it
+// as a number with four decimals, e.g. 1.1222.
+type UnitCost struct{ decimal.Decimal }
+
+// NewUnitCost rounds d to four decimals, half away from zero.
+func NewUnitCost(d decimal.Decimal) UnitCost { return UnitCost{d.Round(4)} }
+
+// MarshalJSON writes the cost as an unquoted number with four decimals.
+func (u UnitCost) MarshalJSON() ([]byte, error) { return []byte(u.StringFixed(4)), nil }
+
+// UnmarshalJSON reads a number and rounds it to four decimals.
+func (u *UnitCost) UnmarshalJSON(b []byte) error {
+	d, err := decimal.NewFromString(strings.Trim(string(b), `"`))
+	if err != nil {
+		return fmt.Errorf("governance: %s is not an amount", b)
+	}
+	*u = NewUnitCost(d)
+	return nil
+}
+
+// Dollars formats an amount for sentences: "$71,773.60", "-$5.00".
+func Dollars(d decimal.Decimal) string {
+	s := d.StringFixed(2)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	b.WriteByte('$')
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	b.WriteByte('.')
+	b.WriteString(frac)
+	return b.String()
+}
+
+var hundred = decimal.NewFromInt(100)
+
+// percent is part / whole × 100 rounded to one decimal; 100 when whole is 0
+// (nothing to measure means nothing is missing).
+func percent(part, whole decimal.Decimal) float64 {
+	if whole.IsZero() {
+		return 100
+	}
+	return part.Mul(hundred).Div(whole).Round(1).InexactFloat64()
+}
+
+// round2 rounds a decimal to two places and returns it as a float64, for
+// hours and other figures that are not money.
+func round2(d decimal.Decimal) float64 { return d.Round(2).InexactFloat64() }

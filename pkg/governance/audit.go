@@ -1,0 +1,383 @@
+package governance
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// ViolationKind is what is wrong with a tag.
+type ViolationKind string
+
+// The violation kinds. Missing and invalid values make an instance
+// non-compliant; a case mismatch is reported but does not.
+const (
+	// KindMissing: the tag is absent or its value is empty.
+	KindMissing ViolationKind = "missing"
+	// KindInvalidValue: the value is not one of the policy's allowed values.
+	KindInvalidValue ViolationKind = "invalid-value"
+	// KindCaseMismatch: the key or value differs from the policy's spelling only
+	// in case or in '-', '_' and spaces ("team" for Team, "production" for
+	// Production). gpufinops counts the tag, but AWS and Azure cost reports
+	// show each spelling apart. Never reported on GCP, whose labels are
+	// lower-case by rule.
+	KindCaseMismatch ViolationKind = "case-mismatch"
+)
+
+// Violation is one problem with one tag of one instance.
+type Violation struct {
+	Kind ViolationKind `json:"kind"`
+	// Tag is the policy's key, e.g. "Environment".
+	Tag string `json:"tag"`
+	// Key is the key as found on the instance, when it is there.
+	Key string `json:"key,omitempty"`
+	// Value is the value found, for invalid values and case mismatches.
+	Value string `json:"value,omitempty"`
+	// Allowed lists the values the policy allows, for invalid values.
+	Allowed []string `json:"allowed,omitempty"`
+	// Suggestion is a value to set, when the snapshot or the allowed values
+	// point to one: the fleet's model for ModelName, its workload type for
+	// WorkloadType, or the allowed value an invalid one abbreviates.
+	Suggestion string `json:"suggestion,omitempty"`
+	// Message says what is wrong, in a sentence.
+	Message string `json:"message"`
+}
+
+// InstanceViolations is everything the audit found on one instance, with the
+// monthly spend its missing or invalid tags leave unattributed. It is shaped
+// to become one tagging recommendation (saving 0, action Action).
+type InstanceViolations struct {
+	ResourceID   string         `json:"resourceId"`
+	Provider     fleet.Provider `json:"provider"`
+	Account      string         `json:"account,omitempty"`
+	Region       string         `json:"region"`
+	InstanceType string         `json:"instanceType"`
+	// MonthlyCost is the instance's current monthly cost.
+	MonthlyCost Money `json:"monthlyCost"`
+	Priced      bool  `json:"priced"`
+	// Compliant is true when nothing is missing or invalid (case mismatches
+	// only).
+	Compliant bool `json:"compliant"`
+	// Missing lists the tags to add, in policy order.
+	Missing []string `json:"missing,omitempty"`
+	// Invalid lists the tags whose values to change, in policy order.
+	Invalid []string `json:"invalid,omitempty"`
+	// CaseMismatch lists the tags spelt other than the policy spells them.
+	CaseMismatch []string    `json:"caseMismatch,omitempty"`
+	Violations   []Violation `json:"violations"`
+	// Action says what to do and what it costs not to, in a sentence, e.g.
+	// "Add tags Team, Project: $884.76/month is unattributed".
+	Action string `json:"action"`
+}
+
+// TagSummary counts one tag's violations across the fleet.
+type TagSummary struct {
+	Tag          string `json:"tag"`
+	Required     bool   `json:"required"`
+	Missing      int    `json:"missing"`
+	Invalid      int    `json:"invalid"`
+	CaseMismatch int    `json:"caseMismatch"`
+	// MonthlyCost is the spend of the instances where the tag is missing or
+	// invalid.
+	MonthlyCost Money `json:"monthlyCost"`
+}
+
+// Audit is the tag audit of a fleet.
+type Audit struct {
+	Policy Policy `json:"policy"`
+	// InstanceCount is the number of instances audited; CompliantCount those
+	// with nothing missing or invalid; UnpricedCount those without a price,
+	// whose spend counts as 0.
+	InstanceCount  int `json:"instanceCount"`
+	CompliantCount int `json:"compliantCount"`
+	UnpricedCount  int `json:"unpricedCount"`
+	// MonthlyCost is the fleet's current monthly cost.
+	MonthlyCost Money `json:"monthlyCost"`
+	// NonCompliantMonthlyCost is the untagged spend: the monthly cost of the
+	// instances with a missing or invalid tag, each instance counted once
+	// however many tags it lacks.
+	NonCompliantMonthlyCost Money `json:"nonCompliantMonthlyCost"`
+	// CompliancePercentByInstances is CompliantCount / InstanceCount × 100 and
+	// CompliancePercentBySpend the compliant share of MonthlyCost, both rounded
+	// to one decimal; 100 when there is nothing to count.
+	CompliancePercentByInstances float64 `json:"compliancePercentByInstances"`
+	CompliancePercentBySpend     float64 `json:"compliancePercentBySpend"`
+	// Tags counts the violations per tag, required tags first in policy order.
+	Tags []TagSummary `json:"tags"`
+	// Violations are the instances with at least one violation, costliest
+	// first.
+	Violations []InstanceViolations `json:"violations"`
+}
+
+// AuditTags checks every item's tags against the policy.
+func AuditTags(items []Item, p Policy) Audit {
+	a := Audit{Policy: p, InstanceCount: len(items), Tags: []TagSummary{}, Violations: []InstanceViolations{}}
+	summaries := map[string]*TagSummary{}
+	var order []string
+	addSummary := func(t string, required bool) {
+		if strings.TrimSpace(t) == "" {
+			return
+		}
+		if _, ok := summaries[fold(t)]; !ok {
+			summaries[fold(t)] = &TagSummary{Tag: t, Required: required}
+			order = append(order, fold(t))
+		}
+	}
+	for _, t := range p.RequiredTags {
+		addSummary(t, true)
+	}
+	for _, av := range p.AllowedValues {
+		addSummary(av.Tag, false)
+	}
+
+	total, bad := decimal.Zero, decimal.Zero
+	for _, it := range items {
+		cost, _ := costs(it)
+		if !it.Priced {
+			a.UnpricedCount++
+		}
+		total = total.Add(cost)
+		iv := auditItem(it, p)
+		for _, v := range iv.Violations {
+			s := summaries[fold(v.Tag)]
+			switch v.Kind {
+			case KindMissing:
+				s.Missing++
+			case KindInvalidValue:
+				s.Invalid++
+			case KindCaseMismatch:
+				s.CaseMismatch++
+			}
+		}
+		for _, t := range append(append([]string{}, iv.Missing...), iv.Invalid...) {
+			s := summaries[fold(t)]
+			s.MonthlyCost = NewMoney(s.MonthlyCost.Add(cost))
+		}
+		if iv.Compliant {
+			a.CompliantCount++
+		} else {
+			bad = bad.Add(cost)
+		}
+		if len(iv.Violations) > 0 {
+			a.Violations = append(a.Violations, iv)
+		}
+	}
+	for _, k := range order {
+		a.Tags = append(a.Tags, *summaries[k])
+	}
+	sort.SliceStable(a.Violations, func(i, j int) bool {
+		ci, cj := a.Violations[i].MonthlyCost, a.Violations[j].MonthlyCost
+		if !ci.Equal(cj.Decimal) {
+			return ci.GreaterThan(cj.Decimal)
+		}
+		return a.Violations[i].ResourceID < a.Violations[j].ResourceID
+	})
+	a.MonthlyCost = NewMoney(total)
+	a.NonCompliantMonthlyCost = NewMoney(bad)
+	a.CompliancePercentByInstances = percent(decimal.NewFromInt(int64(a.CompliantCount)), decimal.NewFromInt(int64(a.InstanceCount)))
+	a.CompliancePercentBySpend = percent(total.Sub(bad), total)
+	return a
+}
+
+// auditItem checks one item: each required tag, then the allowed values of
+// tags that are present but not required.
+func auditItem(it Item, p Policy) InstanceViolations {
+	iv := InstanceViolations{
+		ResourceID:   it.ID,
+		Provider:     it.Provider,
+		Account:      it.Account,
+		Region:       it.Region,
+		InstanceType: it.InstanceType,
+		Priced:       it.Priced,
+		Violations:   []Violation{},
+	}
+	if it.Priced {
+		iv.MonthlyCost = NewMoney(it.MonthlyCost)
+	}
+	class := p.classOf(it)
+	checked := map[string]bool{}
+	check := func(key string, required bool) {
+		if strings.TrimSpace(key) == "" || checked[fold(key)] {
+			return
+		}
+		checked[fold(key)] = true
+		t := lookup(it.Tags, key)
+		if !t.found || strings.TrimSpace(t.value) == "" {
+			if !required || (fold(key) == fold(TagModelName) && !p.needsModelName(class)) {
+				return
+			}
+			v := Violation{Kind: KindMissing, Tag: key, Suggestion: suggestMissing(it, key, class)}
+			switch {
+			case t.found:
+				v.Key = t.key
+				v.Message = fmt.Sprintf("%s is set but empty", t.key)
+			case fold(key) == fold(TagModelName):
+				v.Message = fmt.Sprintf("%s is missing; it is required for %s workloads", key, class)
+			default:
+				v.Message = fmt.Sprintf("%s is missing", key)
+			}
+			if v.Suggestion != "" {
+				v.Message += fmt.Sprintf(" (the snapshot suggests %s)", v.Suggestion)
+			}
+			iv.add(v)
+			return
+		}
+		lax := lowerCaseLabels(it.Provider)
+		if !t.exact && !lax {
+			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value,
+				Message: fmt.Sprintf("key %q is spelt differently from %q; cost reports list the two apart", t.key, key)})
+		}
+		allowed := p.allowed(key)
+		if allowed == nil {
+			return
+		}
+		value := strings.TrimSpace(t.value)
+		c, exact, ok := canonical(value, allowed)
+		switch {
+		case !ok:
+			v := Violation{Kind: KindInvalidValue, Tag: key, Key: t.key, Value: t.value, Allowed: allowed,
+				Suggestion: suggestValue(it, key, value, allowed)}
+			v.Message = fmt.Sprintf("%s %q is not one of %s", key, t.value, strings.Join(allowed, ", "))
+			if v.Suggestion != "" {
+				v.Message += fmt.Sprintf(" (did you mean %s?)", v.Suggestion)
+			}
+			iv.add(v)
+		case !exact && !lax && t.exact:
+			// A misspelt key already has its note; one per tag is enough.
+			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value, Suggestion: c,
+				Message: fmt.Sprintf("%s %q is spelt differently from %q; cost reports list the two apart", key, t.value, c)})
+		}
+	}
+	for _, t := range p.RequiredTags {
+		check(t, true)
+	}
+	for _, av := range p.AllowedValues {
+		check(av.Tag, false)
+	}
+	iv.Compliant = len(iv.Missing) == 0 && len(iv.Invalid) == 0
+	iv.Action = action(iv)
+	return iv
+}
+
+func (iv *InstanceViolations) add(v Violation) {
+	iv.Violations = append(iv.Violations, v)
+	switch v.Kind {
+	case KindMissing:
+		iv.Missing = append(iv.Missing, v.Tag)
+	case KindInvalidValue:
+		iv.Invalid = append(iv.Invalid, v.Tag)
+	case KindCaseMismatch:
+		iv.CaseMismatch = append(iv.CaseMismatch, v.Tag)
+	}
+}
+
+// suggestMissing proposes a value for a missing tag from the snapshot: the
+// fleet's model for ModelName, its workload class for WorkloadType.
+func suggestMissing(it Item, key, class string) string {
+	switch fold(key) {
+	case fold(TagModelName):
+		if it.Workload != nil {
+			return it.Workload.Model
+		}
+	case fold(TagWorkloadType):
+		if it.Workload != nil {
+			return WorkloadClass(it.Workload.Type)
+		}
+	}
+	return ""
+}
+
+// suggestValue proposes an allowed value for an invalid one: for WorkloadType
+// the class of the fleet's workload type; otherwise the one allowed value the
+// given value abbreviates ("prod" → Production), if exactly one does.
+func suggestValue(it Item, key, value string, allowed []string) string {
+	if fold(key) == fold(TagWorkloadType) && it.Workload != nil {
+		if c, _, ok := canonical(WorkloadClass(it.Workload.Type), allowed); ok {
+			return c
+		}
+	}
+	v := fold(value)
+	if len(v) < 3 {
+		return ""
+	}
+	var hits []string
+	for _, a := range allowed {
+		if strings.HasPrefix(fold(a), v) {
+			hits = append(hits, a)
+		}
+	}
+	if len(hits) == 1 {
+		return hits[0]
+	}
+	return ""
+}
+
+// action is the sentence of a tagging recommendation for one instance.
+func action(iv InstanceViolations) string {
+	var parts []string
+	var add []string
+	for _, v := range iv.Violations {
+		if v.Kind == KindMissing {
+			if v.Suggestion != "" {
+				add = append(add, v.Tag+"="+v.Suggestion)
+			} else {
+				add = append(add, v.Tag)
+			}
+		}
+	}
+	if len(add) == 1 {
+		parts = append(parts, "Add tag "+add[0])
+	} else if len(add) > 1 {
+		parts = append(parts, "Add tags "+strings.Join(add, ", "))
+	}
+	for _, v := range iv.Violations {
+		switch v.Kind {
+		case KindInvalidValue:
+			if v.Suggestion != "" {
+				parts = append(parts, fmt.Sprintf("set %s to %s (not %q)", v.Tag, v.Suggestion, v.Value))
+			} else {
+				parts = append(parts, fmt.Sprintf("set %s to one of %s (not %q)", v.Tag, strings.Join(v.Allowed, ", "), v.Value))
+			}
+		case KindCaseMismatch:
+			if v.Suggestion != "" {
+				parts = append(parts, fmt.Sprintf("write %s as %s (not %q)", v.Tag, v.Suggestion, v.Value))
+			} else {
+				parts = append(parts, fmt.Sprintf("rename tag %s to %s", v.Key, v.Tag))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	s := strings.ToUpper(parts[0][:1]) + parts[0][1:]
+	if len(parts) > 1 {
+		s += "; " + strings.Join(parts[1:], "; ")
+	}
+	switch {
+	case iv.Compliant:
+		return s + ": AWS and Azure cost reports list each spelling apart"
+	case !iv.Priced:
+		return s + ": its cost is unknown (no price)"
+	case iv.MonthlyCost.IsZero():
+		return s + ": it costs nothing this month (stopped)"
+	case attributes(iv.Missing) || attributes(iv.Invalid):
+		return fmt.Sprintf("%s: %s/month is unattributed", s, Dollars(iv.MonthlyCost.Decimal))
+	}
+	return fmt.Sprintf("%s: %s/month carries incomplete tags", s, Dollars(iv.MonthlyCost.Decimal))
+}
+
+// attributes says whether one of the tags is one that spend is attributed to
+// (Team, Project, CostCenter).
+func attributes(tags []string) bool {
+	for _, t := range tags {
+		switch fold(t) {
+		case fold(TagTeam), fold(TagProject), fold(TagCostCenter):
+			return true
+		}
+	}
+	return false
+}
