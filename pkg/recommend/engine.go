@@ -88,6 +88,7 @@ func (e *engine) warn(id, code, format string, args ...any) {
 var phases = []phase{
 	{each: idleRule},
 	{each: rightsizeRule},
+	{group: quantizeRule},
 	{each: spotRule},
 	{each: commitmentRule},
 }

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -464,4 +465,71 @@ func TestYoungDaly(t *testing.T) {
 			}
 		})
 	}
+}
+
+func inference(model, prec string) func(*fleet.Instance) {
+	return func(in *fleet.Instance) {
+		in.Workload = &fleet.Workload{Type: fleet.Inference, Model: model, Precision: prec}
+	}
+}
+
+func TestQuantize(t *testing.T) {
+	load := func(p95 float64) func(*fleet.Instance) {
+		return withUtil(agg(fleet.Stats{Avg: p95 * 0.7, P95: p95, Max: p95 + 10}, memHigh, hostMid, hostMid))
+	}
+	replicas := func(n int, typ, prec string, p95 float64) []fleet.Instance {
+		var out []fleet.Instance
+		for i := 1; i <= n; i++ {
+			out = append(out, inst(fmt.Sprintf("r%d", i), typ, inference("mistral-7b-instruct", prec), load(p95)))
+		}
+		return out
+	}
+	kinds := func(p Plan) map[string]string {
+		m := map[string]string{}
+		for _, r := range p.Recommendations {
+			if r.Kind == KindQuantize {
+				m[r.ResourceID] = r.Target
+			}
+		}
+		return m
+	}
+
+	t.Run("four FP16 replicas at 46 % become two INT8 replicas", func(t *testing.T) {
+		p := run(t, replicas(4, "g5.xlarge", "fp16", 46)...)
+		// Load 4 × 0.46 = 1.84 FP16 replicas; an INT8 replica decodes ~1.6× as
+		// fast on the same A10G, so 1.84 / 1.6 / 0.7 target → 2 replicas.
+		want := map[string]string{"r3": "removed", "r4": "removed"}
+		if got := kinds(p); !reflect.DeepEqual(got, want) {
+			t.Fatalf("quantize recommendations %v, want %v", got, want)
+		}
+		for _, r := range p.Recommendations {
+			if r.Kind == KindQuantize && (!r.ProjectedMonthly.IsZero() || r.MonthlySavings.String() != "734.38" || r.Risk != Medium || len(r.RiskNotes) == 0) {
+				t.Errorf("%s: %+v", r.ID, r)
+			}
+			if r.Kind == KindCommitment && (r.ResourceID == "r3" || r.ResourceID == "r4") {
+				t.Errorf("removed replica %s still gets a commitment", r.ResourceID)
+			}
+		}
+	})
+	t.Run("busy replicas keep their count", func(t *testing.T) {
+		if got := kinds(run(t, replicas(2, "g5.xlarge", "fp16", 95)...)); len(got) != 0 {
+			t.Errorf("got %v", got)
+		}
+	})
+	t.Run("a lone replica keeps one instance but moves to a cheaper GPU", func(t *testing.T) {
+		got := kinds(run(t, replicas(1, "g5.xlarge", "bf16", 20)...))
+		if got["r1"] != "g4dn.xlarge INT8" {
+			t.Errorf("got %v", got)
+		}
+	})
+	t.Run("already INT8, unknown model, training: untouched", func(t *testing.T) {
+		p := run(t,
+			inst("a", "g5.xlarge", inference("mistral-7b-instruct", "int8"), load(20)),
+			inst("b", "g5.xlarge", inference("no-such-model", "fp16"), load(20)),
+			inst("c", "g5.xlarge", withWorkload(fleet.Training, yes()), load(20)),
+		)
+		if got := kinds(p); len(got) != 0 {
+			t.Errorf("got %v", got)
+		}
+	})
 }

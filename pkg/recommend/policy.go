@@ -13,6 +13,7 @@ import (
 type Policy struct {
 	Idle       IdlePolicy       `json:"idle" mapstructure:"idle"`
 	Rightsize  RightsizePolicy  `json:"rightsize" mapstructure:"rightsize"`
+	Quantize   QuantizePolicy   `json:"quantize" mapstructure:"quantize"`
 	Spot       SpotPolicy       `json:"spot" mapstructure:"spot"`
 	Commitment CommitmentPolicy `json:"commitment" mapstructure:"commitment"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
@@ -102,6 +103,13 @@ func DefaultPolicy() Policy {
 			HostMemoryPercent: 40,
 			MinSavingsPercent: 10,
 		},
+		Quantize: QuantizePolicy{
+			TargetUtilPercent: 70,
+			MinReplicas:       2,
+			Context:           4096,
+			Batch:             8,
+			MinSavingsPercent: 10,
+		},
 		Spot: SpotPolicy{
 			Workloads:               []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
 			MaxBandIndex:            4,
@@ -138,11 +146,21 @@ func (p Policy) Validate() error {
 		{"policy.rightsize.host_memory_percent", p.Rightsize.HostMemoryPercent},
 		{"policy.rightsize.min_savings_percent", p.Rightsize.MinSavingsPercent},
 		{"policy.commitment.min_running_percent", p.Commitment.MinRunningPercent},
+		{"policy.quantize.min_savings_percent", p.Quantize.MinSavingsPercent},
 	}
 	for _, c := range pct {
 		if c.v < 0 || c.v > 100 {
 			return fmt.Errorf("%s: %v is outside 0–100", c.key, c.v)
 		}
+	}
+	if p.Quantize.TargetUtilPercent <= 0 || p.Quantize.TargetUtilPercent > 100 {
+		return fmt.Errorf("policy.quantize.target_util_percent: %v is outside (0, 100]", p.Quantize.TargetUtilPercent)
+	}
+	if p.Quantize.MinReplicas < 1 {
+		return fmt.Errorf("policy.quantize.min_replicas: %d is below 1", p.Quantize.MinReplicas)
+	}
+	if p.Quantize.Context < 1 || p.Quantize.Batch < 1 {
+		return fmt.Errorf("policy.quantize.context and batch must be at least 1 (got %d and %d)", p.Quantize.Context, p.Quantize.Batch)
 	}
 	if p.Idle.ScheduleMinDays < 1 {
 		return fmt.Errorf("policy.idle.schedule_min_days: %v is below 1", p.Idle.ScheduleMinDays)
