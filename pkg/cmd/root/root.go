@@ -16,6 +16,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
 	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
+	sharingCmd "github.com/gpufinops/gpufinops/pkg/cmd/sharing"
 	versionCmd "github.com/gpufinops/gpufinops/pkg/cmd/version"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 )
@@ -102,6 +103,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		analyzeCmd.NewCmdAnalyze(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),
 		pricesCmd.NewCmdPrices(f, nil),
+		sharingCmd.NewCmdSharing(f),
 	} {
 		c.GroupID = "core"
 		cmd.AddCommand(c)

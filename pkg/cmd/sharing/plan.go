@@ -1,0 +1,256 @@
+package sharing
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/sharing"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// PlanOptions are the inputs of `gpufinops sharing plan`.
+type PlanOptions struct {
+	IO      *iostreams.IOStreams
+	Config  func() (*config.Config, error)
+	Catalog func() (pricing.Catalog, error)
+	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
+
+	Input cmdutil.FleetFlags
+	// Format is table, json or yaml (the GPU Operator manifests).
+	Format string
+}
+
+// NewCmdPlan builds `sharing plan`; runF replaces the run function in tests.
+func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
+	opts := &PlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet}
+	var out *cmdutil.OutputFlag
+	cmd := &cobra.Command{
+		Use:   "plan (--fleet FILE | --demo)",
+		Short: "Pack lightly used GPUs onto fewer GPUs by time-slicing or MIG",
+		Long: `Plan finds running single-GPU instances with a development workload (GPU p95
+below 40 %) or light inference (below 30 %) and packs them, per provider,
+region, account and instance type, onto as few of their own GPUs as the
+measured load and memory peaks allow. The instances that are left without work
+can stop; their monthly cost is the saving.
+
+Inference on MIG-capable GPUs (A100, H100, H200, B200) gets isolated MIG
+partitions; everything else time-slices. The plan is computed after the
+engine's earlier recommendations (idle-stop, schedules, rightsizing), so an
+instance stopped or moved to another GPU by them is not a candidate.
+
+-o yaml prints the NVIDIA GPU Operator ConfigMaps (device plugin time-slicing
+config, MIG manager config) with the node labels to set as annotations; see
+docs/sharing.md for how to apply them.`,
+		Example: `  $ gpufinops sharing plan --demo
+  $ gpufinops sharing plan --fleet fleet.yaml -o json
+  $ gpufinops sharing plan --fleet fleet.yaml -o yaml > gpu-sharing.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Format = out.Value
+			if err := opts.Input.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return planRun(opts)
+		},
+	}
+	cmdutil.AddFleetFlags(cmd, &opts.Input)
+	out = cmdutil.AddOutputFlag(cmd, "table", "json", "yaml")
+	return cmd
+}
+
+func planRun(opts *PlanOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	cat, err := opts.Catalog()
+	if err != nil {
+		return err
+	}
+	fl, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
+		return err
+	}
+	plan := recommend.Run(fl, cat, cfg.Policy)
+	sp := plan.Sharing
+	if sp.Policy == nil {
+		// The engine has not planned sharing: plan it here from the same
+		// tenants the engine would pass, as the plan leaves them.
+		sp = buildFromPlan(fl, plan, cat, sharing.DefaultPolicy())
+	}
+
+	switch opts.Format {
+	case "json":
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(sp)
+	case "yaml":
+		b, err := sharing.Manifests(sp)
+		if err != nil {
+			return err
+		}
+		if _, err := opts.IO.Out.Write(b); err != nil {
+			return err
+		}
+		writeSummary(opts.IO.ErrOut, sp)
+		return nil
+	default:
+		if err := writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), sp); err != nil {
+			return err
+		}
+		writeSummary(opts.IO.ErrOut, sp)
+		return nil
+	}
+}
+
+// buildFromPlan makes the tenants from the fleet as the engine's plan leaves
+// each instance before its share phase, and plans sharing for them.
+func buildFromPlan(fl *fleet.Fleet, plan recommend.Plan, cat pricing.Catalog, p sharing.Policy) sharing.Plan {
+	current := currentFrom(plan)
+	tenants, notes := sharing.TenantsFromFleet(fl, func(in *fleet.Instance) (sharing.Current, bool) {
+		c, ok := current[in.ID]
+		return c, ok
+	}, p)
+	sp := sharing.Build(tenants, cat.GPU, p)
+	sp.Notes = append(notes, sp.Notes...)
+	return sp
+}
+
+// currentFrom reads each priced, still running instance's type, schedule,
+// hours and cost before sharing from the plan: its cost after the last
+// recommendation of a kind the planner applies before sharing.
+func currentFrom(plan recommend.Plan) map[string]sharing.Current {
+	shareAt := slices.Index(recommend.Kinds, recommend.KindShare)
+	before := map[string]recommend.Recommendation{}
+	for _, r := range plan.Recommendations {
+		i := slices.Index(recommend.Kinds, r.Kind)
+		if i < 0 || i >= shareAt {
+			continue
+		}
+		if old, ok := before[r.ResourceID]; !ok || slices.Index(recommend.Kinds, old.Kind) < i {
+			before[r.ResourceID] = r
+		}
+	}
+	out := map[string]sharing.Current{}
+	for _, ic := range plan.Instances {
+		if !ic.Priced || ic.Final == nil || ic.Final.Stopped || ic.State != fleet.Running {
+			continue
+		}
+		c := sharing.Current{
+			InstanceType: ic.Final.InstanceType,
+			GPUModel:     ic.Final.GPUModel,
+			MonthlyCost:  ic.MonthlyCost,
+			MonthlyHours: ic.Final.MonthlyHours,
+			Schedule:     ic.Final.Schedule,
+		}
+		if r, ok := before[ic.ResourceID]; ok {
+			c.MonthlyCost = r.ProjectedMonthly
+		}
+		out[ic.ResourceID] = c
+	}
+	return out
+}
+
+func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
+	if len(sp.Groups) == 0 {
+		return nil
+	}
+	t := tableprinter.New(w, tty, "mode", "provider", "account", "region", "instance type", "gpu", "host",
+		"tenants", "gpu load", "gpu memory", "layout", "frees", "freed monthly")
+	t.AlignRight(8, 9, 12)
+	for _, g := range sp.Groups {
+		for _, h := range g.Hosts {
+			var frees []string
+			freed := decimal.Zero
+			for _, m := range g.Moves {
+				if m.Host == h.InstanceID {
+					frees = append(frees, m.InstanceID)
+					freed = freed.Add(m.MonthlyCost)
+				}
+			}
+			t.AddRow(string(g.Mode), string(g.Provider), dash(g.Account), g.Region, g.InstanceType, g.GPUModel, h.InstanceID,
+				strings.Join(h.Tenants, " "), num(h.GPULoadPercent)+"%",
+				num(h.GPUMemoryGiB)+" of "+num(g.GPUMemoryGiB)+" GiB",
+				layoutText(g, h), strings.Join(frees, " "), freed.StringFixed(2))
+		}
+	}
+	return t.Render()
+}
+
+// layoutText is "4 replicas" for time-slicing or the MIG devices, largest first.
+func layoutText(g sharing.Group, h sharing.Host) string {
+	if g.Mode != sharing.MIG {
+		return fmt.Sprintf("%d replicas", g.Replicas)
+	}
+	names := make([]string, 0, len(h.MIGDevices))
+	for n := range h.MIGDevices {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		return cmp.Or(cmp.Compare(computeSlices(b), computeSlices(a)), cmp.Compare(a, b))
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d×%s", h.MIGDevices[n], n)
+	}
+	return strings.Join(parts, " ")
+}
+
+// computeSlices reads a MIG profile's leading compute slice count ("3g.40gb" → 3).
+func computeSlices(profile string) int {
+	n, _ := strconv.Atoi(strings.SplitN(profile, "g", 2)[0])
+	return n
+}
+
+// writeSummary tells what the plan frees and its notes, on stderr.
+func writeSummary(w io.Writer, sp sharing.Plan) {
+	freed := 0
+	for _, g := range sp.Groups {
+		freed += len(g.Freed)
+	}
+	if freed == 0 {
+		fmt.Fprintln(w, "No GPU can be shared: nothing to free.")
+	} else {
+		fmt.Fprintf(w, "Frees %d %s: %s %s a month.\n", freed, plural(freed, "instance", "instances"), sp.FreedMonthly.StringFixed(2), pricing.Currency)
+	}
+	for _, n := range sp.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
