@@ -386,3 +386,26 @@ func TestDecodeComputeBound(t *testing.T) {
 		t.Errorf("batch 1 bound %s", d.Bound)
 	}
 }
+
+func TestParamsReadPerStep(t *testing.T) {
+	mx := mustModel(t, "mixtral-8x7b")
+	// Per expert X = (46.7 − 12.9) / (8 − 2) = 5.6333B; shared S = 12.9 − 2X = 1.6333B.
+	near(t, "batch 1", mx.ParamsReadPerStep(1), 12.9e9, 1)
+	// Batch 2 touches 8 × (1 − 0.75²) = 3.5 experts: S + 3.5X = 21.35B.
+	near(t, "batch 2", mx.ParamsReadPerStep(2), 21.35e9, 1e3)
+	// Batch 32 touches nearly all eight: 8 × (1 − 0.75^32) = 7.99920.
+	near(t, "batch 32", mx.ParamsReadPerStep(32), 1.63333e9+7.99920*5.63333e9, 1e5)
+	ds := mustModel(t, "deepseek-v3")
+	// X = (671 − 37) / 248 = 2.55645B, S = 37 − 8X = 16.5484B; batch 32 touches
+	// 256 × (1 − (31/32)^32) = 162.89 of 256 experts.
+	near(t, "deepseek batch 32", ds.ParamsReadPerStep(32), 16.5484e9+256*(1-math.Pow(31.0/32, 32))*2.55645e9, 1e6)
+	// Dense models read everything at any batch.
+	if l := mustModel(t, "llama-3.1-8b"); l.ParamsReadPerStep(64) != l.Params {
+		t.Errorf("dense: %v", l.ParamsReadPerStep(64))
+	}
+	// Decode at batch 32 reads S + 7.9992X weights.
+	a10g := pricing.GPUSpec{Name: "A10G", Vendor: "nvidia", MemoryBandwidthGBs: 600}
+	kv := 2.0 * 32 * 8 * 128 * 1024 * 32 * 2
+	near(t, "Mixtral batch 32", DecodeTokensPerSecond(mx, FP16, a10g, 4, 1024, 32),
+		32*0.65*4*600e9/(2*mx.ParamsReadPerStep(32)+kv), 1e-9)
+}

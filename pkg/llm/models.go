@@ -34,6 +34,12 @@ type Model struct {
 	// plus the decoupled RoPE key. Zero for ordinary attention, whose cache
 	// holds a key and a value per KV head.
 	KVLatentDim int `json:"kvLatentDim,omitempty"`
+	// Experts and ExpertsPerToken describe a mixture of experts: routed
+	// experts per layer and how many of them each token uses (config.json's
+	// num_local_experts or n_routed_experts, and num_experts_per_tok). Zero
+	// for a dense model.
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"expertsPerToken,omitempty"`
 	// MaxContext is the longest context the model's config supports, in tokens.
 	MaxContext int `json:"maxContext"`
 	// Source names the public config and model card the figures come from.
@@ -49,6 +55,24 @@ type Model struct {
 // MoE reports whether the model is a mixture of experts (reads fewer weights
 // per token than it holds).
 func (m Model) MoE() bool { return m.ActiveParams > 0 && m.ActiveParams < m.Params }
+
+// ParamsReadPerStep is how many parameters one decode step reads for a batch
+// of sequences. A dense model reads all of them. A mixture of experts reads
+// its shared parameters S and each expert any token of the batch is routed
+// to; with E experts of X parameters, k per token, routing taken as uniform
+// and independent, a batch of B touches E × (1 − (1 − k/E)^B) experts on
+// average. S and X follow from the totals: X = (total − active) / (E − k),
+// S = active − k × X. For B = 1 this is the active parameter count.
+func (m Model) ParamsReadPerStep(batch int) float64 {
+	if !m.MoE() || m.Experts <= m.ExpertsPerToken || m.ExpertsPerToken <= 0 || batch <= 1 {
+		return m.ActiveParams
+	}
+	e, k := float64(m.Experts), float64(m.ExpertsPerToken)
+	perExpert := (m.Params - m.ActiveParams) / (e - k)
+	shared := m.ActiveParams - k*perExpert
+	touched := e * (1 - math.Pow(1-k/e, float64(batch)))
+	return shared + touched*perExpert
+}
 
 // KVElementsPerToken is how many values the KV cache holds per token, summed
 // over all layers: 2 × layers × KV heads × head size, or layers × latent size
@@ -112,13 +136,13 @@ var models = []Model{
 	},
 	{
 		Name: "Mixtral-8x7B", Aliases: []string{"mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1"},
-		Params: 46.7e9, ActiveParams: 12.9e9, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, MaxContext: 32768,
-		Source: "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json; mistral.ai announcement (46.7B total, 12.9B active)",
+		Params: 46.7e9, ActiveParams: 12.9e9, Experts: 8, ExpertsPerToken: 2, Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128, MaxContext: 32768,
+		Source: "huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json (8 experts, 2 per token); mistral.ai announcement (46.7B total, 12.9B active)",
 	},
 	{
 		Name: "Mixtral-8x22B", Aliases: []string{"mistralai/Mixtral-8x22B-v0.1", "mistralai/Mixtral-8x22B-Instruct-v0.1"},
-		Params: 141e9, ActiveParams: 39e9, Layers: 56, Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, MaxContext: 65536,
-		Source: "huggingface.co/mistralai/Mixtral-8x22B-v0.1 config.json; mistral.ai announcement (141B total, 39B active)",
+		Params: 141e9, ActiveParams: 39e9, Experts: 8, ExpertsPerToken: 2, Layers: 56, Hidden: 6144, Heads: 48, KVHeads: 8, HeadDim: 128, MaxContext: 65536,
+		Source: "huggingface.co/mistralai/Mixtral-8x22B-v0.1 config.json (8 experts, 2 per token); mistral.ai announcement (141B total, 39B active)",
 	},
 	{
 		Name: "Qwen2.5-7B", Aliases: []string{"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct", "qwen-2.5-7b"},
@@ -157,15 +181,15 @@ var models = []Model{
 	},
 	{
 		Name: "DeepSeek-V3", Aliases: []string{"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-0324", "deepseek-ai/DeepSeek-V3-Base", "deepseek-v3-0324"},
-		Params: 671e9, ActiveParams: 37e9, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
+		Params: 671e9, ActiveParams: 37e9, Experts: 256, ExpertsPerToken: 8, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
 		KVLatentDim: 512 + 64, MaxContext: 163840,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-V3 config.json (kv_lora_rank 512, qk_rope_head_dim 64); model card (671B total without the 14B MTP module, 37B active)",
+		Source: "huggingface.co/deepseek-ai/DeepSeek-V3 config.json (kv_lora_rank 512, qk_rope_head_dim 64, 256 routed experts, 8 per token); model card (671B total without the 14B MTP module, 37B active)",
 	},
 	{
 		Name: "DeepSeek-R1", Aliases: []string{"deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528", "deepseek-r1-0528"},
-		Params: 671e9, ActiveParams: 37e9, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
+		Params: 671e9, ActiveParams: 37e9, Experts: 256, ExpertsPerToken: 8, Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
 		KVLatentDim: 512 + 64, MaxContext: 163840,
-		Source: "huggingface.co/deepseek-ai/DeepSeek-R1 config.json (DeepSeek-V3 architecture); model card (671B total, 37B active)",
+		Source: "huggingface.co/deepseek-ai/DeepSeek-R1 config.json (DeepSeek-V3 architecture: 256 routed experts, 8 per token); model card (671B total, 37B active)",
 	},
 	{
 		Name: "Phi-3-mini", Aliases: []string{"microsoft/Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-128k-instruct", "phi-3-mini-4k", "phi-3-mini-128k", "phi3-mini"},

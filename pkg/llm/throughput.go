@@ -43,12 +43,13 @@ func DecodeTokensPerSecond(m Model, p Precision, gpu pricing.GPUSpec, gpuCount f
 
 // Decode estimates one replica's decode throughput on gpuCount GPUs.
 //
-// Each decode step emits one token per sequence and reads, from every GPU's
-// memory, the active weights once plus the batch's KV cache at full context
-// (a latent or replicated KV cache is read once per copy). So the bandwidth
+// Each decode step emits one token per sequence and reads, from the GPUs'
+// memory, the weights once (for a mixture of experts, those the batch is
+// routed to: see Model.ParamsReadPerStep) plus the batch's KV cache at full
+// context (a latent or replicated KV cache is read once per copy). So the bandwidth
 // bound is batch × BandwidthEfficiency × gpuCount × bandwidth / bytes read.
-// Each token also costs 2 × active parameters multiply-add FLOPs (attention's
-// own FLOPs are left out), bounding throughput at ComputeEfficiency ×
+// Each token also costs 2 FLOPs (a multiply and an add) per active parameter
+// (attention's own FLOPs are left out), bounding throughput at ComputeEfficiency ×
 // gpuCount × tensor throughput / (2 × active parameters). The estimate is the
 // smaller bound.
 func (w Workload) Decode(m Model, gpu pricing.GPUSpec, gpuCount float64) Decode {
@@ -59,7 +60,7 @@ func (w Workload) Decode(m Model, gpu pricing.GPUSpec, gpuCount float64) Decode 
 	if k, whole := wholeGPUs(gpuCount); whole {
 		copies = kvCopies(m.kvShards(), k)
 	}
-	bytes := m.ActiveParams*w.Precision.Bytes() + w.kvBytes(m)*float64(copies)
+	bytes := m.ParamsReadPerStep(w.Batch)*w.Precision.Bytes() + w.kvBytes(m)*float64(copies)
 	d := Decode{
 		BandwidthTokensPerSecond: float64(w.Batch) * BandwidthEfficiency * gpuCount * gpu.MemoryBandwidthGBs * 1e9 / bytes,
 		Bound:                    BandwidthBound,
