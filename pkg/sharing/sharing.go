@@ -177,3 +177,16 @@ type Move struct {
 	Profile     string          `json:"profile,omitempty"`
 	MonthlyCost decimal.Decimal `json:"monthlyCost"`
 }
+
+// MoveOf finds the move of a freed instance and its group; false when the
+// instance is not freed by the plan.
+func (p Plan) MoveOf(instanceID string) (Group, Move, bool) {
+	for _, g := range p.Groups {
+		for _, m := range g.Moves {
+			if m.InstanceID == instanceID {
+				return g, m, true
+			}
+		}
+	}
+	return Group{}, Move{}, false
+}

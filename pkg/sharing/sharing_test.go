@@ -557,3 +557,14 @@ func TestConfigNamesUnique(t *testing.T) {
 		t.Errorf("config names (-want +got):\n%s", d)
 	}
 }
+
+func TestMoveOf(t *testing.T) {
+	plan := Build([]Tenant{t4("a", 30, 1), t4("b", 20, 1)}, noGPUs, DefaultPolicy())
+	g, m, ok := plan.MoveOf("b")
+	if !ok || m.Host != "a" || g.Config != "g4dn-xlarge-t4" || !m.MonthlyCost.Equal(decimal.RequireFromString("383.98")) {
+		t.Errorf("MoveOf(b) = %+v, %+v, %v", g, m, ok)
+	}
+	if _, _, ok := plan.MoveOf("a"); ok {
+		t.Error("the host is not moved")
+	}
+}
