@@ -48,27 +48,40 @@ func Allocate(items []Item, p Policy) Allocation {
 		cur, opt = cur.Add(c), opt.Add(o)
 	}
 	a := Allocation{MonthlyCost: NewMoney(cur), OptimizedMonthlyCost: NewMoney(opt)}
-	tagValue := func(key string) func(Item) string {
-		return func(it Item) string {
-			v := strings.TrimSpace(lookup(it.Tags, key).value)
-			if allowed := p.allowed(key); allowed != nil {
-				if c, _, ok := canonical(v, allowed); ok {
-					return c
-				}
-			}
-			return v
-		}
-	}
-	a.ByTeam = split(items, cur, tagValue(TagTeam))
-	a.ByProject = split(items, cur, tagValue(TagProject))
-	a.ByEnvironment = split(items, cur, tagValue(TagEnvironment))
-	a.ByWorkloadType = split(items, cur, func(it Item) string {
-		if c := p.classOf(it); c != "" {
-			return c
-		}
-		return strings.TrimSpace(lookup(it.Tags, TagWorkloadType).value)
-	})
+	a.ByTeam = split(items, cur, func(it Item) string { return Attribute(it, p).Team })
+	a.ByProject = split(items, cur, func(it Item) string { return Attribute(it, p).Project })
+	a.ByWorkloadType = split(items, cur, func(it Item) string { return Attribute(it, p).WorkloadType })
+	a.ByEnvironment = split(items, cur, func(it Item) string { return Attribute(it, p).Environment })
 	a.ByProvider = split(items, cur, func(it Item) string { return string(it.Provider) })
+	return a
+}
+
+// Attribution is what an instance's cost is allocated to; "" where nothing
+// says (the Untagged bucket).
+type Attribution struct {
+	Team         string `json:"team,omitempty"`
+	Project      string `json:"project,omitempty"`
+	WorkloadType string `json:"workloadType,omitempty"`
+	Environment  string `json:"environment,omitempty"`
+}
+
+// Attribute reads an item's attribution as Allocate does: tags matched like
+// the audit matches them, allowed values in the policy's spelling, and the
+// fleet's workload type where the WorkloadType tag is missing or not allowed.
+func Attribute(it Item, p Policy) Attribution {
+	tagValue := func(key string) string {
+		v := strings.TrimSpace(lookup(it.Tags, key).value)
+		if allowed := p.allowed(key); allowed != nil {
+			if c, _, ok := canonical(v, allowed); ok {
+				return c
+			}
+		}
+		return v
+	}
+	a := Attribution{Team: tagValue(TagTeam), Project: tagValue(TagProject), Environment: tagValue(TagEnvironment)}
+	if a.WorkloadType = p.classOf(it); a.WorkloadType == "" {
+		a.WorkloadType = strings.TrimSpace(lookup(it.Tags, TagWorkloadType).value)
+	}
 	return a
 }
 

@@ -230,6 +230,25 @@ func TestAllocateBuckets(t *testing.T) {
 	}
 }
 
+func TestAttribute(t *testing.T) {
+	p := DefaultPolicy()
+	for _, tc := range []struct {
+		it   Item
+		want Attribution
+	}{
+		{Item{Tags: map[string]string{"team": "a", "PROJECT": "b", "environment": "staging", "WorkloadType": "HPO"}, Workload: &fleet.Workload{Type: fleet.HPO}},
+			Attribution{Team: "a", Project: "b", Environment: "Staging", WorkloadType: "Training"}},
+		{Item{Tags: map[string]string{"WorkloadType": "HPO", "Environment": "research"}},
+			Attribution{WorkloadType: "HPO", Environment: "research"}},
+		{Item{Workload: &fleet.Workload{Type: fleet.Batch}}, Attribution{WorkloadType: "Inference"}},
+		{Item{}, Attribution{}},
+	} {
+		if got := Attribute(tc.it, p); got != tc.want {
+			t.Errorf("Attribute(%v) = %+v, want %+v", tc.it.Tags, got, tc.want)
+		}
+	}
+}
+
 func TestMoneyJSON(t *testing.T) {
 	b, err := json.Marshal(struct {
 		M Money     `json:"m"`
