@@ -18,6 +18,7 @@ import (
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
 	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
 	sharingCmd "github.com/gpufinops/gpufinops/pkg/cmd/sharing"
+	tagsCmd "github.com/gpufinops/gpufinops/pkg/cmd/tags"
 	versionCmd "github.com/gpufinops/gpufinops/pkg/cmd/version"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 )
@@ -106,6 +107,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		inventoryCmd.NewCmdInventory(f, nil),
 		pricesCmd.NewCmdPrices(f, nil),
 		sharingCmd.NewCmdSharing(f),
+		tagsCmd.NewCmdTags(f),
 	} {
 		c.GroupID = "core"
 		cmd.AddCommand(c)
