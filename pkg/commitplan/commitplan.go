@@ -1,6 +1,640 @@
 // Package commitplan chooses how much steady GPU capacity to commit to (savings
-// plans, reservations, committed use discounts) from hourly usage. (Being built.)
+// plans, reserved instances, committed use discounts) from hourly usage.
+//
+// Instances are grouped by provider, region and family: the scope of an AWS
+// Savings Plan or RI (instance family in a region), an Azure reservation (VM
+// series in a region) and a GCP committed use discount (machine family in a
+// region). Each group's usage becomes an hourly curve over a representative
+// week (longer when samples allow), in on-demand dollars per hour: the unit a
+// Compute Savings Plan commits to. For each term the optimizer picks the
+// commitment c that minimises
+//
+//	cost(c) = c·(1−d)·H + Σ_h excess_h(c)
+//
+// where excess_h(c) is the usage above c in hour h at its price (on-demand, or
+// spot for spot-eligible work), which for on-demand usage is the level exceeded
+// in a share (1−d) of the hours. The package is pure: items and discounts in, a
+// Plan out (Build); Allocate splits each group's saving over its instances.
+// docs/commit-plan.md explains the model.
 package commitplan
 
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// The commitment terms gpufinops knows, and the recommendation for none.
+const (
+	Term1y = "1y"
+	Term3y = "3y"
+	None   = "none"
+)
+
+// The layers of a group's capacity: committed base, spot burst, on-demand reserve.
+const (
+	LayerBase    = "base"
+	LayerBurst   = "burst"
+	LayerReserve = "reserve"
+)
+
+// Winners of a spot check.
+const (
+	WinnerSpot       = "spot"
+	WinnerCommitment = "commitment"
+)
+
+// Item is one instance as the plan leaves it: what it costs on demand, when it
+// runs, and whether a commitment may cover it.
+type Item struct {
+	ID       string         `json:"id"`
+	Provider fleet.Provider `json:"provider"`
+	Region   string         `json:"region"`
+	// Family is the commitment scope inside a region: AWS instance family
+	// ("g5"), Azure VM series, GCP machine family.
+	Family       string `json:"family"`
+	InstanceType string `json:"instanceType,omitempty"`
+	// OnDemandHourly is the on-demand price of the instance, USD per hour.
+	OnDemandHourly decimal.Decimal `json:"onDemandHourly"`
+	// MonthlyHours are the hours a month it runs (730 = always).
+	MonthlyHours float64 `json:"monthlyHours"`
+	// Schedule places its hours exactly, when known.
+	Schedule *fleet.Schedule `json:"schedule,omitempty"`
+	// Samples mark the hours it ran (a sample = it was on), used when there is
+	// no schedule and they cover at least a week.
+	Samples []fleet.Sample `json:"-"`
+	// Window is the time the samples were collected over; nil means from the
+	// first sample to the last (plus one sampling step). An hour inside it
+	// without a sample is an hour the instance was off.
+	Window *fleet.TimeRange `json:"-"`
+	// Eligible is true when a new commitment may cover it: running, priced,
+	// on demand, with utilization data.
+	Eligible bool `json:"eligible"`
+	// Reason says why it is not eligible.
+	Reason string `json:"reason,omitempty"`
+	// SpotEligible is true for interruptible work that may run on spot. An
+	// eligible one is priced at SpotHourly above the commitment; one that is
+	// not eligible (already on spot) is the burst layer.
+	SpotEligible bool `json:"spotEligible,omitempty"`
+	// SpotHourly is its spot price, USD per hour; zero when unknown.
+	SpotHourly decimal.Decimal `json:"spotHourly,omitzero"`
+}
+
+// Terms maps a commitment term ("1y", "3y") to its discount, a fraction of the
+// on-demand price (0.35 = 35 % off).
+type Terms map[string]float64
+
+// Options tune Build; the zero value gives the defaults.
+type Options struct {
+	// MaxWeeks caps the usage axis when samples span several weeks (default 4).
+	MaxWeeks int
+	// CurvePoints is the number of steps of each term's cost curve (default 24).
+	CurvePoints int
+}
+
 // Plan is the commitments the engine proposes for a fleet.
-type Plan struct{}
+type Plan struct {
+	// Hours is the length of the usage axis: 168 × weeks.
+	Hours int `json:"hours"`
+	// Start is the Monday 00:00 UTC the axis begins at, when samples date it.
+	Start *time.Time `json:"start,omitempty"`
+	// Groups are the commitment scopes, by provider, region and family.
+	Groups []GroupPlan `json:"groups"`
+	// SavingsMonthly is the sum of the recommended terms' savings.
+	SavingsMonthly decimal.Decimal `json:"savingsMonthly"`
+	// Assumptions list what the plan assumed where the data was silent.
+	Assumptions []string `json:"assumptions"`
+}
+
+// GroupPlan is one commitment scope: its usage and the plan for each term.
+type GroupPlan struct {
+	Provider fleet.Provider `json:"provider"`
+	Region   string         `json:"region"`
+	Family   string         `json:"family"`
+	// Items are the instances in the usage curve (the committable ones).
+	Items []string `json:"items"`
+	// SpotItems already run on spot: the burst layer, outside the curve.
+	SpotItems []string `json:"spotItems,omitempty"`
+	// Excluded are the other instances of the group, with the reason.
+	Excluded []Exclusion `json:"excluded,omitempty"`
+	// PlacementAssumed lists items whose hours were known only as a count and
+	// were placed where they make usage least steady.
+	PlacementAssumed []string `json:"placementAssumed,omitempty"`
+	// HourlyUsage is the curve: committable usage in on-demand USD per hour,
+	// one value per hour of the axis.
+	HourlyUsage []float64 `json:"hourlyUsage"`
+	// Usage summarises the curve.
+	Usage UsageSummary `json:"usage"`
+	// AllOnDemandMonthly is what the group would cost with every instance in
+	// it (spot ones too) on demand.
+	AllOnDemandMonthly decimal.Decimal `json:"allOnDemandMonthly"`
+	// Terms is the plan per term, shortest first.
+	Terms []TermPlan `json:"terms"`
+	// Recommended is the term that saves most, or "none".
+	Recommended string `json:"recommended"`
+}
+
+// Exclusion is an instance left out of a group's curve.
+type Exclusion struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// UsageSummary describes a usage curve in on-demand USD per hour.
+type UsageSummary struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	Max  float64 `json:"max"`
+	// RunningShare is the share of hours with any usage.
+	RunningShare float64 `json:"runningShare"`
+}
+
+// TermPlan is the best commitment for one term and what it costs. Money is USD
+// per month rounded to cents; TotalMonthly = Committed + OnDemand + Spot, and
+// SavingsMonthly = BaselineMonthly − TotalMonthly.
+type TermPlan struct {
+	Term string `json:"term"`
+	// Discount is the commitment's discount off on-demand.
+	Discount float64 `json:"discount"`
+	// CommitHourly is the commitment c: the on-demand USD per hour it covers.
+	CommitHourly decimal.Decimal `json:"commitHourly"`
+	// PayHourly is what the commitment costs per hour, c·(1−d): the figure a
+	// Savings Plan's hourly commitment is stated in.
+	PayHourly decimal.Decimal `json:"payHourly"`
+	// CommittedMonthly is c·(1−d)·730, paid whether used or not.
+	CommittedMonthly decimal.Decimal `json:"committedMonthly"`
+	// OnDemandMonthly is usage above c that runs on demand (the reserve).
+	OnDemandMonthly decimal.Decimal `json:"onDemandMonthly"`
+	// SpotMonthly is usage on spot (the burst): spot-eligible usage above c
+	// and the instances already on spot.
+	SpotMonthly  decimal.Decimal `json:"spotMonthly"`
+	TotalMonthly decimal.Decimal `json:"totalMonthly"`
+	// BaselineMonthly is the cost with no commitment: spot-eligible usage on
+	// spot, the rest on demand. It equals AllOnDemandMonthly without spot.
+	BaselineMonthly decimal.Decimal `json:"baselineMonthly"`
+	// SavingsMonthly is what the commitment saves over the baseline.
+	SavingsMonthly decimal.Decimal `json:"savingsMonthly"`
+	// Utilization is the share of the committed dollars actually used.
+	Utilization float64 `json:"utilization"`
+	// BreakEven is 1−d: a commitment at a level pays when usage exceeds that
+	// level in more than this share of hours.
+	BreakEven float64 `json:"breakEven"`
+	// ExceedShare is the share of hours usage reaches c (the commitment is
+	// fully used).
+	ExceedShare float64 `json:"exceedShare"`
+	// Layers splits the group's usage into base, burst and reserve.
+	Layers Layers `json:"layers"`
+	// Spot compares committing with spot for each spot-eligible instance.
+	Spot []SpotCheck `json:"spot,omitempty"`
+	// Allocations split SavingsMonthly over the instances that use the
+	// commitment; they add up to it exactly.
+	Allocations []Allocation `json:"allocations,omitempty"`
+	// Curve is the total monthly cost at commitment levels from 0 to the peak.
+	Curve []CurvePoint `json:"curve"`
+}
+
+// Layers is the base + burst + reserve split of a group's usage.
+type Layers struct {
+	Base    Layer `json:"base"`
+	Burst   Layer `json:"burst"`
+	Reserve Layer `json:"reserve"`
+}
+
+// Layer is the usage one layer carries and what it costs.
+type Layer struct {
+	// UsageMonthly is the usage it carries, in on-demand USD a month.
+	UsageMonthly decimal.Decimal `json:"usageMonthly"`
+	// CostMonthly is what it costs (for the base: the whole commitment).
+	CostMonthly decimal.Decimal `json:"costMonthly"`
+	// Share is its part of the group's usage.
+	Share float64 `json:"share"`
+}
+
+// SpotCheck compares a commitment with spot for one spot-eligible instance: a
+// commitment sized to it costs OD·(1−d)·730 a month, spot costs
+// OD·(1−s)·hours, so the commitment wins only when it runs more than
+// (1−d)/(1−s) of the month's hours.
+type SpotCheck struct {
+	ID string `json:"id"`
+	// SpotDiscount is s = 1 − spot/on-demand.
+	SpotDiscount float64 `json:"spotDiscount"`
+	// HoursShare is its monthly hours / 730 (above 1 with checkpoint overhead).
+	HoursShare float64 `json:"hoursShare"`
+	// BreakEven is (1−d)/(1−s): at or above 1 spot wins at any usage.
+	BreakEven float64 `json:"breakEven"`
+	// SpotMonthly is its cost on spot, spot price × monthly hours.
+	SpotMonthly decimal.Decimal `json:"spotMonthly"`
+	// CommitMonthly is a commitment sized to it, on-demand × (1−d) × 730.
+	CommitMonthly decimal.Decimal `json:"commitMonthly"`
+	// Winner is the cheaper: "spot" (ties too) or "commitment".
+	Winner string `json:"winner"`
+	// AlreadyOnSpot is true for an instance the plan runs on spot.
+	AlreadyOnSpot bool `json:"alreadyOnSpot"`
+	// SavingsMonthly is how much the winner saves over the other.
+	SavingsMonthly decimal.Decimal `json:"savingsMonthly"`
+}
+
+// Allocation is one instance's part of a group's commitment saving.
+type Allocation struct {
+	ID string `json:"id"`
+	// BandShare is its share of the usage inside the committed band.
+	BandShare      float64         `json:"bandShare"`
+	SavingsMonthly decimal.Decimal `json:"savingsMonthly"`
+}
+
+// CurvePoint is the group's total monthly cost at one commitment level.
+type CurvePoint struct {
+	// CommitHourly is the level, on-demand USD per hour.
+	CommitHourly float64         `json:"commitHourly"`
+	TotalMonthly decimal.Decimal `json:"totalMonthly"`
+}
+
+var (
+	hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
+	hundred       = decimal.NewFromInt(100)
+)
+
+// Build plans commitments for the items, with the discounts per provider. It
+// is pure and deterministic; it fails only on invalid input (a discount
+// outside [0, 1), a negative price or hour count, a duplicate ID, a schedule
+// it cannot read).
+func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan, error) {
+	if opts.MaxWeeks <= 0 {
+		opts.MaxWeeks = 4
+	}
+	if opts.CurvePoints <= 0 {
+		opts.CurvePoints = 24
+	}
+	if err := validate(items, discounts); err != nil {
+		return Plan{}, err
+	}
+	ax, notes := newAxis(items, opts.MaxWeeks)
+	plan := Plan{Hours: ax.hours, Groups: []GroupPlan{}, Assumptions: notes}
+	if ax.dated {
+		s := ax.start
+		plan.Start = &s
+	}
+	for _, p := range providersOf(items) {
+		if len(discounts[p]) == 0 && hasEligible(items, p) {
+			plan.Assumptions = append(plan.Assumptions, fmt.Sprintf("no commitment discounts are set for %s: its groups get no commitment", p))
+		}
+	}
+	for _, g := range groupItems(items) {
+		gp, gnotes, err := buildGroup(ax, g, discounts[g[0].Provider], opts)
+		if err != nil {
+			return Plan{}, err
+		}
+		plan.Groups = append(plan.Groups, gp)
+		plan.Assumptions = append(plan.Assumptions, gnotes...)
+		for _, t := range gp.Terms {
+			if t.Term == gp.Recommended {
+				plan.SavingsMonthly = plan.SavingsMonthly.Add(t.SavingsMonthly)
+			}
+		}
+	}
+	return plan, nil
+}
+
+func validate(items []Item, discounts map[fleet.Provider]Terms) error {
+	for _, p := range slices.Sorted(mapKeys(discounts)) {
+		for _, term := range slices.Sorted(mapKeys(discounts[p])) {
+			if d := discounts[p][term]; !(d >= 0 && d < 1) {
+				return fmt.Errorf("commitplan: %s %s discount %v is not a fraction in [0, 1)", p, term, d)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, it := range items {
+		switch {
+		case it.ID == "":
+			return fmt.Errorf("commitplan: an item has no ID")
+		case seen[it.ID]:
+			return fmt.Errorf("commitplan: item %s appears twice", it.ID)
+		case it.OnDemandHourly.IsNegative() || it.SpotHourly.IsNegative():
+			return fmt.Errorf("commitplan: item %s: negative price", it.ID)
+		case it.MonthlyHours < 0 || math.IsNaN(it.MonthlyHours) || math.IsInf(it.MonthlyHours, 0):
+			return fmt.Errorf("commitplan: item %s: monthly hours %v are not a non-negative number", it.ID, it.MonthlyHours)
+		}
+		seen[it.ID] = true
+		if it.Eligible && it.Schedule != nil {
+			if _, err := parseSchedule(it.Schedule); err != nil {
+				return fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+func mapKeys[K cmp.Ordered, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func providersOf(items []Item) []fleet.Provider {
+	var ps []fleet.Provider
+	for _, it := range items {
+		if !slices.Contains(ps, it.Provider) {
+			ps = append(ps, it.Provider)
+		}
+	}
+	slices.SortFunc(ps, compareProviders)
+	return ps
+}
+
+func hasEligible(items []Item, p fleet.Provider) bool {
+	for _, it := range items {
+		if it.Provider == p && it.Eligible && it.OnDemandHourly.IsPositive() && it.MonthlyHours > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// compareProviders orders the known clouds as fleet.Providers does, others after by name.
+func compareProviders(a, b fleet.Provider) int {
+	ia, ib := slices.Index(fleet.Providers, a), slices.Index(fleet.Providers, b)
+	if ia < 0 {
+		ia = len(fleet.Providers)
+	}
+	if ib < 0 {
+		ib = len(fleet.Providers)
+	}
+	return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a, b))
+}
+
+// groupItems splits items by provider, region and family, in that order, each
+// group's items by ID.
+func groupItems(items []Item) [][]Item {
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b Item) int {
+		return cmp.Or(compareProviders(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region),
+			cmp.Compare(a.Family, b.Family), cmp.Compare(a.ID, b.ID))
+	})
+	var groups [][]Item
+	for i, it := range sorted {
+		if i == 0 || it.Provider != sorted[i-1].Provider || it.Region != sorted[i-1].Region || it.Family != sorted[i-1].Family {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], it)
+	}
+	return groups
+}
+
+// committable reports whether an item goes into the usage curve, and why not.
+func committable(it Item) (bool, string) {
+	switch {
+	case !it.Eligible:
+		if it.Reason == "" {
+			return false, "not eligible"
+		}
+		return false, it.Reason
+	case !it.OnDemandHourly.IsPositive():
+		return false, "no on-demand price"
+	case it.MonthlyHours <= 0:
+		return false, "runs no hours"
+	}
+	return true, ""
+}
+
+// onSpot reports whether an ineligible item is spot capacity: the burst layer.
+func onSpot(it Item) bool {
+	return !it.Eligible && it.SpotEligible && it.SpotHourly.IsPositive()
+}
+
+func buildGroup(ax axis, items []Item, terms Terms, opts Options) (GroupPlan, []string, error) {
+	first := items[0]
+	gp := GroupPlan{Provider: first.Provider, Region: first.Region, Family: first.Family, Items: []string{}, Terms: []TermPlan{}, Recommended: None}
+	var curveItems, spotItems []Item
+	allOD := decimal.Zero
+	for _, it := range items {
+		if onSpot(it) {
+			spotItems = append(spotItems, it)
+			gp.SpotItems = append(gp.SpotItems, it.ID)
+			allOD = allOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
+			continue
+		}
+		if ok, why := committable(it); !ok {
+			gp.Excluded = append(gp.Excluded, Exclusion{ID: it.ID, Reason: why})
+			continue
+		}
+		curveItems = append(curveItems, it)
+		gp.Items = append(gp.Items, it.ID)
+		allOD = allOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
+	}
+	gp.AllOnDemandMonthly = allOD
+	c, notes, err := buildCurve(ax, curveItems)
+	if err != nil {
+		return GroupPlan{}, nil, err
+	}
+	gp.PlacementAssumed = c.assumed
+	gp.HourlyUsage = make([]float64, ax.hours)
+	for h := range gp.HourlyUsage {
+		gp.HourlyUsage[h] = round(c.top(h), 6)
+	}
+	gp.Usage = summarize(gp.HourlyUsage)
+
+	spotFixed := decimal.Zero
+	for _, it := range spotItems {
+		spotFixed = spotFixed.Add(monthly(it.SpotHourly, it.MonthlyHours))
+	}
+	for _, term := range sortedTerms(terms) {
+		gp.Terms = append(gp.Terms, planTerm(c, term, terms[term], spotFixed, spotItems, curveItems, opts))
+	}
+	best := decimal.Zero
+	for _, t := range gp.Terms {
+		if t.SavingsMonthly.GreaterThan(best) {
+			best, gp.Recommended = t.SavingsMonthly, t.Term
+		}
+	}
+	return gp, notes, nil
+}
+
+// sortedTerms orders terms by length ("1y" before "3y"), others by name.
+func sortedTerms(terms Terms) []string {
+	out := slices.Collect(mapKeys(terms))
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i]) != len(out[j]) {
+			return len(out[i]) < len(out[j])
+		}
+		return out[i] < out[j]
+	})
+	return out
+}
+
+func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []Item, opts Options) TermPlan {
+	level := round(c.optimum(d), 6)
+	tp := TermPlan{Term: term, Discount: d, BreakEven: round(1-d, 6)}
+	cost := c.monthly(level, d, spotFixed)
+	base := c.monthly(0, d, spotFixed)
+	if !cost.total.LessThan(base.total) {
+		// Committing never pays (or saves less than a cent): commit nothing.
+		level, cost = 0, base
+	}
+	tp.CommitHourly = decimal.NewFromFloat(level)
+	tp.PayHourly = tp.CommitHourly.Mul(oneMinus(d)).Round(6)
+	tp.CommittedMonthly, tp.OnDemandMonthly, tp.SpotMonthly, tp.TotalMonthly = cost.committed, cost.onDemand, cost.spot, cost.total
+	tp.BaselineMonthly = base.total
+	tp.SavingsMonthly = base.total.Sub(cost.total)
+	if level > 0 {
+		tp.Utilization = round(c.used(level)/(level*float64(c.hours)), 4)
+		tp.ExceedShare = round(float64(c.reaching(level))/float64(c.hours), 4)
+	}
+	tp.Layers = c.layers(level, cost, spotItems)
+	tp.Spot = spotChecks(d, spotItems, curveItems)
+	tp.Allocations = c.allocate(level, tp.SavingsMonthly)
+	tp.Curve = c.costCurve(level, d, spotFixed, opts.CurvePoints)
+	return tp
+}
+
+// monthly is hourly × hours, rounded to cents, as the engine prices an instance.
+func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
+	return hourly.Mul(decimal.NewFromFloat(hours)).Round(2)
+}
+
+func oneMinus(d float64) decimal.Decimal { return decimal.NewFromInt(1).Sub(decimal.NewFromFloat(d)) }
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	r := math.Round(v*p) / p
+	if r == 0 {
+		return 0 // no negative zero
+	}
+	return r
+}
+
+func summarize(u []float64) UsageSummary {
+	if len(u) == 0 {
+		return UsageSummary{}
+	}
+	s := slices.Clone(u)
+	slices.Sort(s)
+	var sum float64
+	running := 0
+	for _, v := range s {
+		sum += v
+		if v > 0 {
+			running++
+		}
+	}
+	return UsageSummary{
+		Min:          s[0],
+		Mean:         round(sum/float64(len(s)), 6),
+		P50:          round(fleet.Percentile(s, 50), 6),
+		Max:          s[len(s)-1],
+		RunningShare: round(float64(running)/float64(len(s)), 4),
+	}
+}
+
+// spotChecks compares, for each spot-eligible instance of the group, a
+// commitment sized to it with running it on spot.
+func spotChecks(d float64, spotItems, curveItems []Item) []SpotCheck {
+	var out []SpotCheck
+	add := func(it Item, already bool) {
+		if !it.SpotEligible || !it.SpotHourly.IsPositive() || !it.OnDemandHourly.IsPositive() || !it.SpotHourly.LessThan(it.OnDemandHourly) {
+			return
+		}
+		s := 1 - it.SpotHourly.Div(it.OnDemandHourly).InexactFloat64()
+		sc := SpotCheck{
+			ID:            it.ID,
+			SpotDiscount:  round(s, 4),
+			HoursShare:    round(it.MonthlyHours/fleet.HoursPerMonth, 4),
+			BreakEven:     round((1-d)/(1-s), 4),
+			SpotMonthly:   monthly(it.SpotHourly, it.MonthlyHours),
+			CommitMonthly: it.OnDemandHourly.Mul(oneMinus(d)).Mul(hoursPerMonth).Round(2),
+			AlreadyOnSpot: already,
+		}
+		sc.Winner = WinnerSpot
+		if sc.CommitMonthly.LessThan(sc.SpotMonthly) {
+			sc.Winner = WinnerCommitment
+		}
+		sc.SavingsMonthly = sc.SpotMonthly.Sub(sc.CommitMonthly).Abs()
+		out = append(out, sc)
+	}
+	for _, it := range curveItems {
+		add(it, false)
+	}
+	for _, it := range spotItems {
+		add(it, true)
+	}
+	slices.SortFunc(out, func(a, b SpotCheck) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Allocate returns, for every group with a recommended term, each instance's
+// part of that term's saving (TermPlan.Allocations): split in proportion to
+// the instance's usage inside the committed band (valued at its price without
+// the commitment), rounding remainders given a cent at a time to the largest
+// fractions, then by ID, so each group's parts add up to its saving exactly.
+// Instances that use no commitment are absent.
+func Allocate(p Plan) map[string]decimal.Decimal {
+	out := map[string]decimal.Decimal{}
+	for _, g := range p.Groups {
+		for _, t := range g.Terms {
+			if t.Term != g.Recommended {
+				continue
+			}
+			for _, a := range t.Allocations {
+				out[a.ID] = a.SavingsMonthly
+			}
+		}
+	}
+	return out
+}
+
+// splitCents divides total (cents exact) over weights so the parts add up to
+// it exactly: each part is floored to the cent, then the remaining cents go
+// to the largest remainders, ties to the earlier ID.
+func splitCents(total decimal.Decimal, ids []string, weights []float64) []decimal.Decimal {
+	parts := make([]decimal.Decimal, len(ids))
+	var wsum decimal.Decimal
+	ws := make([]decimal.Decimal, len(ids))
+	for i, w := range weights {
+		ws[i] = decimal.NewFromFloat(w)
+		wsum = wsum.Add(ws[i])
+	}
+	if !wsum.IsPositive() || !total.IsPositive() {
+		for i := range parts {
+			parts[i] = decimal.Zero
+		}
+		return parts
+	}
+	cents := total.Mul(hundred)
+	type rem struct {
+		i    int
+		frac decimal.Decimal
+	}
+	rems := make([]rem, len(ids))
+	given := decimal.Zero
+	for i := range ids {
+		raw := cents.Mul(ws[i]).DivRound(wsum, 16)
+		fl := raw.Floor()
+		parts[i] = fl
+		given = given.Add(fl)
+		rems[i] = rem{i, raw.Sub(fl)}
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int {
+		return cmp.Or(-a.frac.Cmp(b.frac), strings.Compare(ids[a.i], ids[b.i]))
+	})
+	left := cents.Sub(given).IntPart()
+	for k := 0; k < int(left) && k < len(rems); k++ {
+		parts[rems[k].i] = parts[rems[k].i].Add(decimal.NewFromInt(1))
+	}
+	for i := range parts {
+		parts[i] = parts[i].Div(hundred)
+	}
+	return parts
+}

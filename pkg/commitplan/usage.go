@@ -1,0 +1,393 @@
+package commitplan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+const week = 7 * 24 * time.Hour
+
+// referenceMonday anchors the axis when no sample dates it. Only schedules in
+// a time zone with daylight-saving time depend on the date.
+var referenceMonday = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// axis is the hours usage is laid out on: whole weeks from a Monday 00:00 UTC.
+type axis struct {
+	start time.Time
+	hours int
+	// dated is true when samples fixed the start.
+	dated bool
+}
+
+// sampleSpan is an item's samples, time-sorted, and the window they cover.
+type sampleSpan struct {
+	sorted []fleet.Sample
+	step   time.Duration
+	window fleet.TimeRange
+}
+
+// samplesOf returns the item's samples when they can place its hours: it has
+// no schedule and they (or its window) cover at least a week.
+func samplesOf(it Item) (sampleSpan, bool) {
+	if it.Schedule != nil || len(it.Samples) == 0 {
+		return sampleSpan{}, false
+	}
+	s := slices.Clone(it.Samples)
+	slices.SortStableFunc(s, func(a, b fleet.Sample) int { return a.Time.Compare(b.Time) })
+	sp := sampleSpan{sorted: s, step: fleet.SampleStep(s), window: fleet.SampleWindow(s)}
+	if it.Window != nil && it.Window.End.After(it.Window.Start) {
+		sp.window = *it.Window
+	}
+	return sp, sp.window.Hours() >= fleet.HoursPerWeek-1e-9
+}
+
+// mondayOf is the Monday 00:00 UTC on or before t.
+func mondayOf(t time.Time) time.Time {
+	t = t.UTC()
+	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+}
+
+// newAxis lays the axis over the samples of the items they place: from the
+// Monday of the first sample over as many whole weeks as they span, at most
+// maxWeeks (the latest ones). Without samples it is one reference week.
+func newAxis(items []Item, maxWeeks int) (axis, []string) {
+	var first, last time.Time
+	for _, it := range items {
+		if ok, _ := committable(it); !ok {
+			continue
+		}
+		sp, ok := samplesOf(it)
+		if !ok {
+			continue
+		}
+		if first.IsZero() || sp.window.Start.Before(first) {
+			first = sp.window.Start
+		}
+		if sp.window.End.After(last) {
+			last = sp.window.End
+		}
+	}
+	if first.IsZero() {
+		return axis{start: referenceMonday, hours: int(fleet.HoursPerWeek)}, nil
+	}
+	start := mondayOf(first)
+	weeks := int(math.Ceil(float64(last.Sub(start)) / float64(week)))
+	weeks = max(weeks, 1)
+	var notes []string
+	if weeks > maxWeeks {
+		notes = append(notes, fmt.Sprintf("samples span %d weeks; the usage curve uses the last %d", weeks, maxWeeks))
+		start = start.Add(time.Duration(weeks-maxWeeks) * week)
+		weeks = maxWeeks
+	}
+	return axis{start: start, hours: weeks * int(fleet.HoursPerWeek), dated: true}, notes
+}
+
+// curve is a group's committable usage, hour by hour, stacked by price: the
+// usage that must run on demand at the bottom, spot-eligible usage above it,
+// the largest spot discount on top (the first to leave the commitment).
+type curve struct {
+	hours int
+	// prices are the price classes as fractions of on-demand, descending: 1 is
+	// on demand, below 1 spot-eligible usage at its spot price.
+	prices []float64
+	// seg[h][k] is the usage of class k in hour h (on-demand USD per hour);
+	// cum[h][k] is the stack's height at the top of class k.
+	seg, cum [][]float64
+	items    []curveItem
+	assumed  []string
+}
+
+type curveItem struct {
+	id    string
+	class int
+	use   []float64
+}
+
+func (c *curve) top(h int) float64 {
+	if len(c.cum[h]) == 0 {
+		return 0
+	}
+	return c.cum[h][len(c.cum[h])-1]
+}
+
+// buildCurve lays the items' usage on the axis. A schedule places hours
+// exactly; else samples (a sample = it ran, over the sampling step) when they
+// cover a week; else 730 h a month is every hour; else the hour count is
+// placed where the group's other usage is highest, which makes the curve least
+// steady, so the saving is a lower bound.
+func buildCurve(ax axis, items []Item) (*curve, []string, error) {
+	c := &curve{hours: ax.hours}
+	var notes []string
+	known := make([]float64, ax.hours)
+	var pending []Item
+	use := map[string][]float64{}
+	for _, it := range items {
+		price := it.OnDemandHourly.InexactFloat64()
+		var frac []float64
+		switch sp, sampled := samplesOf(it); {
+		case it.Schedule != nil:
+			sched, err := parseSchedule(it.Schedule)
+			if err != nil {
+				return nil, nil, fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
+			}
+			frac = sched.fractions(ax)
+		case sampled:
+			frac = sampledFractions(ax, sp)
+			if n := sumOf(frac) * fleet.HoursPerMonth / float64(ax.hours); math.Abs(n-it.MonthlyHours) > math.Max(1, it.MonthlyHours/100) {
+				notes = append(notes, fmt.Sprintf("%s: its samples show %s h a month, the fleet bills %s h; the usage curve follows the samples",
+					it.ID, num(n), num(it.MonthlyHours)))
+			}
+		case it.MonthlyHours >= fleet.HoursPerMonth-1e-9:
+			frac = make([]float64, ax.hours)
+			for h := range frac {
+				frac[h] = 1
+			}
+			if it.MonthlyHours > fleet.HoursPerMonth+1e-9 {
+				notes = append(notes, fmt.Sprintf("%s: %s h a month is more than the 730 of a billing month; the usage curve counts every hour once", it.ID, num(it.MonthlyHours)))
+			}
+		default:
+			pending = append(pending, it)
+			why := "only its hours are known"
+			if len(it.Samples) > 0 {
+				why = "its samples cover less than a week"
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s (%s h a month); placement assumed in the hours the rest of its group runs most, which never makes usage look steadier than it might be",
+				it.ID, why, num(it.MonthlyHours)))
+			continue
+		}
+		u := make([]float64, ax.hours)
+		for h, f := range frac {
+			u[h] = round(price*f, 9)
+			known[h] += u[h]
+		}
+		use[it.ID] = u
+	}
+	// Every assumed item goes on the same ranking of hours, so their blocks
+	// nest and coincide with the known peaks: the least steady arrangement.
+	rank := make([]int, ax.hours)
+	for h := range rank {
+		rank[h] = h
+	}
+	slices.SortStableFunc(rank, func(a, b int) int { return -cmpFloat(known[a], known[b]) })
+	for _, it := range pending {
+		price := it.OnDemandHourly.InexactFloat64()
+		hrs := it.MonthlyHours * float64(ax.hours) / fleet.HoursPerMonth
+		full := int(math.Floor(hrs + 1e-9))
+		u := make([]float64, ax.hours)
+		for i := 0; i < full && i < ax.hours; i++ {
+			u[rank[i]] = round(price, 9)
+		}
+		if rest := hrs - float64(full); rest > 1e-9 && full < ax.hours {
+			u[rank[full]] = round(price*rest, 9)
+		}
+		use[it.ID] = u
+		c.assumed = append(c.assumed, it.ID)
+	}
+
+	classOf := map[string]float64{}
+	for _, it := range items {
+		p := 1.0
+		if it.SpotEligible && it.SpotHourly.IsPositive() && it.SpotHourly.LessThan(it.OnDemandHourly) {
+			p = round(it.SpotHourly.Div(it.OnDemandHourly).InexactFloat64(), 9)
+		}
+		classOf[it.ID] = p
+		if !slices.Contains(c.prices, p) {
+			c.prices = append(c.prices, p)
+		}
+	}
+	slices.SortFunc(c.prices, func(a, b float64) int { return -cmpFloat(a, b) })
+	c.seg = make([][]float64, ax.hours)
+	c.cum = make([][]float64, ax.hours)
+	for h := range c.seg {
+		c.seg[h] = make([]float64, len(c.prices))
+		c.cum[h] = make([]float64, len(c.prices))
+	}
+	for _, it := range items {
+		k := slices.Index(c.prices, classOf[it.ID])
+		ci := curveItem{id: it.ID, class: k, use: use[it.ID]}
+		c.items = append(c.items, ci)
+		for h, v := range ci.use {
+			c.seg[h][k] += v
+		}
+	}
+	for h := range c.seg {
+		level := 0.0
+		for k := range c.seg[h] {
+			c.seg[h][k] = round(c.seg[h][k], 9)
+			level = round(level+c.seg[h][k], 9)
+			c.cum[h][k] = level
+		}
+	}
+	return c, notes, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func sumOf(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// num formats hours with at most one decimal.
+func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// sampledFractions is the share of each hour of the axis the samples cover,
+// each sample standing for one sampling step. An hour outside the samples'
+// window takes the value of the same hour of the week in the nearest week
+// they observed.
+func sampledFractions(ax axis, sp sampleSpan) []float64 {
+	frac := make([]float64, ax.hours)
+	end := ax.start.Add(time.Duration(ax.hours) * time.Hour)
+	// Merge the samples' intervals so overlaps count once.
+	type iv struct{ a, b time.Time }
+	var merged []iv
+	for _, s := range sp.sorted {
+		a, b := s.Time, s.Time.Add(sp.step)
+		if n := len(merged); n > 0 && !a.After(merged[n-1].b) {
+			if b.After(merged[n-1].b) {
+				merged[n-1].b = b
+			}
+			continue
+		}
+		merged = append(merged, iv{a, b})
+	}
+	for _, m := range merged {
+		a, b := maxTime(m.a, ax.start), minTime(m.b, end)
+		for a.Before(b) {
+			h := int(a.Sub(ax.start) / time.Hour)
+			slotEnd := ax.start.Add(time.Duration(h+1) * time.Hour)
+			stop := minTime(slotEnd, b)
+			frac[h] += stop.Sub(a).Hours()
+			a = stop
+		}
+	}
+	observed := make([]bool, ax.hours)
+	for h := range observed {
+		s := ax.start.Add(time.Duration(h) * time.Hour)
+		observed[h] = !s.Before(sp.window.Start) && !s.Add(time.Hour).After(sp.window.End)
+	}
+	weeks := ax.hours / int(fleet.HoursPerWeek)
+	out := make([]float64, ax.hours)
+	for h := range out {
+		out[h] = math.Min(frac[h], 1)
+		if observed[h] {
+			continue
+		}
+	search:
+		for j := 1; j <= weeks; j++ {
+			for _, k := range []int{h - j*int(fleet.HoursPerWeek), h + j*int(fleet.HoursPerWeek)} {
+				if k >= 0 && k < ax.hours && observed[k] {
+					out[h] = math.Min(frac[k], 1)
+					break search
+				}
+			}
+		}
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// schedule is a weekly schedule as minutes of the local week it is on.
+type schedule struct {
+	on  [7 * 24 * 60]bool
+	loc *time.Location
+}
+
+// parseSchedule reads a fleet schedule: days mon…sun, times HH:MM (24:00 ends
+// the day), an IANA time zone or UTC when none.
+func parseSchedule(s *fleet.Schedule) (*schedule, error) {
+	out := &schedule{loc: time.UTC}
+	if s.Timezone != "" {
+		loc, err := time.LoadLocation(s.Timezone)
+		if err != nil {
+			return nil, fmt.Errorf("time zone %q is not known", s.Timezone)
+		}
+		out.loc = loc
+	}
+	if len(s.Windows) == 0 {
+		return nil, fmt.Errorf("has no windows")
+	}
+	for i, w := range s.Windows {
+		start, err := clock(w.Start)
+		if err != nil {
+			return nil, fmt.Errorf("windows[%d].start: %w", i, err)
+		}
+		end, err := clock(w.End)
+		if err != nil {
+			return nil, fmt.Errorf("windows[%d].end: %w", i, err)
+		}
+		if end <= start {
+			return nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
+		}
+		for j, d := range w.Days {
+			wd, ok := fleet.Weekdays[d]
+			if !ok {
+				return nil, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
+			}
+			for m := start; m < end; m++ {
+				out.on[int(wd)*24*60+m] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+func clock(s string) (int, error) {
+	var h, m int
+	if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
+		return 0, fmt.Errorf("%q is not a time of day in HH:MM form", s)
+	}
+	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+		return 0, fmt.Errorf("%q is not a time of day between 00:00 and 24:00", s)
+	}
+	return h*60 + m, nil
+}
+
+// fractions is the share of each hour of the axis the schedule is on, read in
+// its time zone minute by minute (so daylight-saving time and half-hour
+// offsets fall where they do on the axis's dates).
+func (s *schedule) fractions(ax axis) []float64 {
+	out := make([]float64, ax.hours)
+	for h := range out {
+		t := ax.start.Add(time.Duration(h) * time.Hour)
+		on := 0
+		for m := 0; m < 60; m++ {
+			lt := t.Add(time.Duration(m) * time.Minute).In(s.loc)
+			if s.on[int(lt.Weekday())*24*60+lt.Hour()*60+lt.Minute()] {
+				on++
+			}
+		}
+		out[h] = float64(on) / 60
+	}
+	return out
+}
