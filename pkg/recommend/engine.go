@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -76,6 +77,7 @@ type engine struct {
 	cat      pricing.Catalog
 	policy   Policy
 	warnings []Warning
+	sharing  sharing.Plan
 }
 
 func (e *engine) warn(id, code, format string, args ...any) {
@@ -89,6 +91,7 @@ var phases = []phase{
 	{each: idleRule},
 	{each: rightsizeRule},
 	{group: quantizeRule},
+	{group: shareRule},
 	{each: spotRule},
 	{each: commitmentRule},
 }
@@ -141,6 +144,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 		plan.Warnings = []Warning{}
 	}
 	plan.Summary = summarize(plan.Instances, plan.Recommendations)
+	plan.Sharing = e.sharing
 	return plan
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/sharing"
 )
 
 // Policy holds every threshold the rules apply. docs/rules.md documents each
@@ -14,6 +15,7 @@ type Policy struct {
 	Idle       IdlePolicy       `json:"idle" mapstructure:"idle"`
 	Rightsize  RightsizePolicy  `json:"rightsize" mapstructure:"rightsize"`
 	Quantize   QuantizePolicy   `json:"quantize" mapstructure:"quantize"`
+	Sharing    sharing.Policy   `json:"sharing" mapstructure:"sharing"`
 	Spot       SpotPolicy       `json:"spot" mapstructure:"spot"`
 	Commitment CommitmentPolicy `json:"commitment" mapstructure:"commitment"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
@@ -110,6 +112,7 @@ func DefaultPolicy() Policy {
 			Batch:             8,
 			MinSavingsPercent: 10,
 		},
+		Sharing: sharing.DefaultPolicy(),
 		Spot: SpotPolicy{
 			Workloads:               []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
 			MaxBandIndex:            4,
@@ -161,6 +164,9 @@ func (p Policy) Validate() error {
 	}
 	if p.Quantize.Context < 1 || p.Quantize.Batch < 1 {
 		return fmt.Errorf("policy.quantize.context and batch must be at least 1 (got %d and %d)", p.Quantize.Context, p.Quantize.Batch)
+	}
+	if err := p.Sharing.Validate(); err != nil {
+		return err
 	}
 	if p.Idle.ScheduleMinDays < 1 {
 		return fmt.Errorf("policy.idle.schedule_min_days: %v is below 1", p.Idle.ScheduleMinDays)

@@ -93,11 +93,6 @@ func planRun(opts *PlanOptions) error {
 	}
 	plan := recommend.Run(fl, cat, cfg.Policy)
 	sp := plan.Sharing
-	if sp.Policy == nil {
-		// The engine has not planned sharing: plan it here from the same
-		// tenants the engine would pass, as the plan leaves them.
-		sp = buildFromPlan(fl, plan, cat, sharing.DefaultPolicy())
-	}
 
 	switch opts.Format {
 	case "json":
@@ -124,53 +119,6 @@ func planRun(opts *PlanOptions) error {
 	}
 }
 
-// buildFromPlan makes the tenants from the fleet as the engine's plan leaves
-// each instance before its share phase, and plans sharing for them.
-func buildFromPlan(fl *fleet.Fleet, plan recommend.Plan, cat pricing.Catalog, p sharing.Policy) sharing.Plan {
-	current := currentFrom(plan)
-	tenants, notes := sharing.TenantsFromFleet(fl, func(in *fleet.Instance) (sharing.Current, bool) {
-		c, ok := current[in.ID]
-		return c, ok
-	}, p)
-	sp := sharing.Build(tenants, cat.GPU, p)
-	sp.Notes = append(notes, sp.Notes...)
-	return sp
-}
-
-// currentFrom reads each priced, still running instance's type, schedule,
-// hours and cost before sharing from the plan: its cost after the last
-// recommendation of a kind the planner applies before sharing.
-func currentFrom(plan recommend.Plan) map[string]sharing.Current {
-	shareAt := slices.Index(recommend.Kinds, recommend.KindShare)
-	before := map[string]recommend.Recommendation{}
-	for _, r := range plan.Recommendations {
-		i := slices.Index(recommend.Kinds, r.Kind)
-		if i < 0 || i >= shareAt {
-			continue
-		}
-		if old, ok := before[r.ResourceID]; !ok || slices.Index(recommend.Kinds, old.Kind) < i {
-			before[r.ResourceID] = r
-		}
-	}
-	out := map[string]sharing.Current{}
-	for _, ic := range plan.Instances {
-		if !ic.Priced || ic.Final == nil || ic.Final.Stopped || ic.State != fleet.Running {
-			continue
-		}
-		c := sharing.Current{
-			InstanceType: ic.Final.InstanceType,
-			GPUModel:     ic.Final.GPUModel,
-			MonthlyCost:  ic.MonthlyCost,
-			MonthlyHours: ic.Final.MonthlyHours,
-			Schedule:     ic.Final.Schedule,
-		}
-		if r, ok := before[ic.ResourceID]; ok {
-			c.MonthlyCost = r.ProjectedMonthly
-		}
-		out[ic.ResourceID] = c
-	}
-	return out
-}
 
 func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
 	if len(sp.Groups) == 0 {

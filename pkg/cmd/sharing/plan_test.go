@@ -242,30 +242,3 @@ func TestPlanRunBadInput(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
-
-// TestCurrentFrom: tenants are taken as the plan leaves them before its share
-// phase (after idle-stop, schedule and rightsize; before spot and commitment).
-func TestCurrentFrom(t *testing.T) {
-	plan := recommend.Plan{
-		Instances: []recommend.InstanceCost{
-			{ResourceID: "a", Priced: true, State: fleet.Running, MonthlyCost: decimal.NewFromInt(100),
-				Final: &recommend.FinalState{InstanceType: "t", GPUModel: "T4", MonthlyHours: 200}},
-			{ResourceID: "stopped", Priced: true, State: fleet.Running, MonthlyCost: decimal.NewFromInt(100),
-				Final: &recommend.FinalState{Stopped: true}},
-			{ResourceID: "unpriced", State: fleet.Running},
-		},
-		Recommendations: []recommend.Recommendation{
-			{ResourceID: "a", Kind: recommend.KindSchedule, ProjectedMonthly: decimal.NewFromInt(40)},
-			{ResourceID: "a", Kind: recommend.KindCommitment, ProjectedMonthly: decimal.NewFromInt(25)},
-			{ResourceID: "a", Kind: recommend.KindIdleStop, ProjectedMonthly: decimal.NewFromInt(99)},
-		},
-	}
-	got := currentFrom(plan)
-	if len(got) != 1 {
-		t.Fatalf("got %v", got)
-	}
-	// The schedule comes after idle-stop and before sharing; commitment after.
-	if c := got["a"]; !c.MonthlyCost.Equal(decimal.NewFromInt(40)) || c.InstanceType != "t" || c.MonthlyHours != 200 {
-		t.Errorf("current %+v", c)
-	}
-}
