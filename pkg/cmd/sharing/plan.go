@@ -119,7 +119,6 @@ func planRun(opts *PlanOptions) error {
 	}
 }
 
-
 func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
 	if len(sp.Groups) == 0 {
 		return nil
