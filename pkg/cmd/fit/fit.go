@@ -295,7 +295,8 @@ func writeTable(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) er
 			fmt.Fprintf(out, "No single instance holds %s GiB.\n", gib(n.RequiredGiB))
 		}
 		for _, mi := range plan.MultiInstance {
-			fmt.Fprintf(out, "%s; %d × %s = %s %s per hour.\n", mi.String(), mi.Instances,
+			msg := mi.String()
+			fmt.Fprintf(out, "%s%s; %d × %s = %s %s per hour.\n", strings.ToUpper(msg[:1]), msg[1:], mi.Instances,
 				money(mi.Hourly, tty, 4, 6), money(mi.TotalHourly, tty, 2, 6), pricing.Currency)
 		}
 	}
