@@ -128,6 +128,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 			}
 		}
 	}
+	gov := e.governanceReport(states)
 	for _, s := range states {
 		ic := s.cost0
 		if ic.Priced {
@@ -145,6 +146,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	}
 	plan.Summary = summarize(plan.Instances, plan.Recommendations)
 	plan.Sharing = e.sharing
+	plan.Governance = gov
 	return plan
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/pricingtest"
 )
@@ -48,9 +49,13 @@ func agg(gpu, gpuMem, cpu, mem fleet.Stats) *fleet.Utilization {
 }
 
 func inst(id, typ string, mods ...func(*fleet.Instance)) fleet.Instance {
-	in := fleet.Instance{ID: id, Provider: fleet.AWS, Region: "us-east-1", InstanceType: typ, Lifecycle: fleet.OnDemand, State: fleet.Running}
+	in := fleet.Instance{ID: id, Provider: fleet.AWS, Region: "us-east-1", InstanceType: typ, Lifecycle: fleet.OnDemand, State: fleet.Running,
+		Tags: map[string]string{"Team": "ml", "Project": "p", "Environment": "Development", "WorkloadType": "Development", "CostCenter": "cc-1", "AutoShutdown": "true", "ModelName": "m"}}
 	for _, m := range mods {
 		m(&in)
+	}
+	if in.Workload != nil {
+		in.Tags["WorkloadType"] = governance.WorkloadClass(in.Workload.Type)
 	}
 	return in
 }
@@ -532,4 +537,27 @@ func TestQuantize(t *testing.T) {
 			t.Errorf("got %v", got)
 		}
 	})
+}
+
+func TestTagging(t *testing.T) {
+	untagged := inst("u", "g4dn.xlarge", withUtil(agg(busy, memHigh, hostMid, hostMid)), func(in *fleet.Instance) { in.Tags = map[string]string{"team": "ml"} })
+	stopped := inst("s", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), func(in *fleet.Instance) { in.Tags = nil })
+	p := run(t, untagged, stopped, inst("ok", "g4dn.xlarge", withUtil(agg(busy, memHigh, hostMid, hostMid))))
+	var got []string
+	for _, r := range p.Recommendations {
+		if r.Kind == KindTagging {
+			got = append(got, r.ResourceID)
+			if !r.MonthlySavings.IsZero() || r.After != "commitment:u" || !strings.Contains(r.Action, "Project") {
+				t.Errorf("%+v", r)
+			}
+		}
+	}
+	// The idle instance is stopped: tagging it would not matter.
+	if !reflect.DeepEqual(got, []string{"u"}) {
+		t.Errorf("tagging recommendations for %v, want [u]", got)
+	}
+	a := p.Governance.Audit
+	if len(a.Violations) == 0 {
+		t.Fatalf("no audit in the plan")
+	}
 }

@@ -6,18 +6,20 @@ import (
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 )
 
 // Policy holds every threshold the rules apply. docs/rules.md documents each
 // default; config files, GPUFINOPS_* variables and flags override them.
 type Policy struct {
-	Idle       IdlePolicy       `json:"idle" mapstructure:"idle"`
-	Rightsize  RightsizePolicy  `json:"rightsize" mapstructure:"rightsize"`
-	Quantize   QuantizePolicy   `json:"quantize" mapstructure:"quantize"`
-	Sharing    sharing.Policy   `json:"sharing" mapstructure:"sharing"`
-	Spot       SpotPolicy       `json:"spot" mapstructure:"spot"`
-	Commitment CommitmentPolicy `json:"commitment" mapstructure:"commitment"`
+	Idle       IdlePolicy        `json:"idle" mapstructure:"idle"`
+	Rightsize  RightsizePolicy   `json:"rightsize" mapstructure:"rightsize"`
+	Quantize   QuantizePolicy    `json:"quantize" mapstructure:"quantize"`
+	Sharing    sharing.Policy    `json:"sharing" mapstructure:"sharing"`
+	Governance governance.Policy `json:"governance" mapstructure:"governance"`
+	Spot       SpotPolicy        `json:"spot" mapstructure:"spot"`
+	Commitment CommitmentPolicy  `json:"commitment" mapstructure:"commitment"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
 	MinWindowHours float64 `json:"minWindowHours" mapstructure:"min_window_hours"`
 }
@@ -112,7 +114,8 @@ func DefaultPolicy() Policy {
 			Batch:             8,
 			MinSavingsPercent: 10,
 		},
-		Sharing: sharing.DefaultPolicy(),
+		Sharing:    sharing.DefaultPolicy(),
+		Governance: governance.DefaultPolicy(),
 		Spot: SpotPolicy{
 			Workloads:               []fleet.WorkloadType{fleet.Training, fleet.FineTuning, fleet.HPO, fleet.Batch},
 			MaxBandIndex:            4,
@@ -166,6 +169,9 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("policy.quantize.context and batch must be at least 1 (got %d and %d)", p.Quantize.Context, p.Quantize.Batch)
 	}
 	if err := p.Sharing.Validate(); err != nil {
+		return err
+	}
+	if err := p.Governance.Validate(); err != nil {
 		return err
 	}
 	if p.Idle.ScheduleMinDays < 1 {

@@ -118,21 +118,20 @@ func auditRun(opts *AuditOptions) error {
 	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
 		return err
 	}
-	policy := governance.DefaultPolicy()
+	policy := cfg.Policy
 	if opts.Require != nil {
-		policy.RequiredTags = opts.Require
+		policy.Governance.RequiredTags = opts.Require
 	}
-	if err := policy.Validate(); err != nil {
+	if err := policy.Governance.Validate(); err != nil {
 		return &cmdutil.InputError{Err: err}
 	}
-	plan := recommend.Run(fl, cat, cfg.Policy)
-	items := joinCosts(fl, plan)
+	plan := recommend.Run(fl, cat, policy)
 	res := &result{
-		Report:    governance.Build(items, policy),
+		Report:    plan.Governance,
 		fleetName: fl.Metadata.Name,
 		source:    opts.Input.Path,
-		policy:    policy,
-		items:     items,
+		policy:    policy.Governance,
+		items:     joinCosts(fl, plan),
 		plan:      plan,
 	}
 	if opts.Input.Demo {
