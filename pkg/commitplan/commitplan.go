@@ -278,7 +278,7 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 		return Plan{}, err
 	}
 	ax, notes := newAxis(items, opts.MaxWeeks)
-	plan := Plan{Hours: ax.hours, Groups: []GroupPlan{}, Assumptions: notes}
+	plan := Plan{Hours: ax.hours, Groups: []GroupPlan{}, Assumptions: append([]string{}, notes...)}
 	if ax.dated {
 		s := ax.start
 		plan.Start = &s
