@@ -13,6 +13,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/build"
 	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
+	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	fitCmd "github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
@@ -103,6 +104,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 	cmd.AddGroup(&cobra.Group{ID: "core", Title: "Core commands:"}, &cobra.Group{ID: "help", Title: "Help topics:"})
 	for _, c := range []*cobra.Command{
 		analyzeCmd.NewCmdAnalyze(f, nil),
+		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		fitCmd.NewCmdFit(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),
 		pricesCmd.NewCmdPrices(f, nil),

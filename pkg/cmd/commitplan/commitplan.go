@@ -1,0 +1,495 @@
+// Package commitplan implements `gpufinops commit-plan`: how much steady GPU
+// capacity to commit to per provider, region and family, for each term, after
+// the plan has stopped, scheduled and rightsized what it can.
+package commitplan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	cplan "github.com/gpufinops/gpufinops/pkg/commitplan"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// Term flag values.
+const (
+	termBoth = "both"
+)
+
+// Chart sizes: fixed so that output does not depend on the terminal.
+const (
+	chartWidth  = 56
+	chartHeight = 8
+)
+
+// CommitPlanOptions are the inputs of `gpufinops commit-plan`.
+type CommitPlanOptions struct {
+	IO      *iostreams.IOStreams
+	Config  func() (*config.Config, error)
+	Catalog func() (pricing.Catalog, error)
+	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
+	Now     func() time.Time
+
+	Input cmdutil.FleetFlags
+	// Term is 1y, 3y or both.
+	Term string
+	// Output is table or json.
+	Output string
+}
+
+// NewCmdCommitPlan builds the command; runF replaces the run function in tests.
+func NewCmdCommitPlan(f *cmdutil.Factory, runF func(*CommitPlanOptions) error) *cobra.Command {
+	opts := &CommitPlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Now: f.Now}
+	var out *cmdutil.OutputFlag
+	cmd := &cobra.Command{
+		Use:   "commit-plan (--fleet FILE | --demo)",
+		Short: "Size savings plans, reservations and committed use discounts from hourly usage",
+		Long: `Commit-plan decides how much steady GPU capacity to commit to, per provider,
+region and family (the scope of AWS Savings Plans and RIs, Azure reservations,
+GCP committed use discounts), for a 1-year and a 3-year term.
+
+It first runs the plan's rules (idle-stop, schedules, rightsizing, spot) so it
+never commits capacity they would remove. It then lays each group's usage out
+hour by hour over a representative week, in on-demand USD per hour, and picks
+the commitment c that minimises c·(1−d)·730 plus the usage above c at on-demand
+(or spot) prices. That is the level usage exceeds in a share 1−d of the hours:
+a commitment at a level pays only when usage stays above it longer than that.
+
+For each group and term it prints the commitment, its cost, the on-demand and
+spot remainder, the saving, how much of the commitment is used, the split into
+base (committed), burst (spot) and reserve (on demand), where spot beats a
+commitment, and charts of the usage and the cost curve. Discounts are the
+policy's (docs/rules.md); set your negotiated rates in the config. See
+docs/commit-plan.md.`,
+		Example: `  $ gpufinops commit-plan --demo
+  $ gpufinops commit-plan --fleet fleet.yaml --term 3y
+  $ gpufinops commit-plan --demo -o json | jq '.groups[] | {family, recommended}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Output = out.Value
+			if err := opts.Input.Validate(); err != nil {
+				return err
+			}
+			if opts.Term != cplan.Term1y && opts.Term != cplan.Term3y && opts.Term != termBoth {
+				return cmdutil.FlagErrorf("--term: %q is not 1y, 3y or both", opts.Term)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return commitPlanRun(opts)
+		},
+	}
+	cmdutil.AddFleetFlags(cmd, &opts.Input)
+	cmd.Flags().StringVar(&opts.Term, "term", termBoth, "commitment term to plan: 1y, 3y or both")
+	_ = cmd.RegisterFlagCompletionFunc("term", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{cplan.Term1y, cplan.Term3y, termBoth}, cobra.ShellCompDirectiveNoFileComp
+	})
+	out = cmdutil.AddOutputFlag(cmd, "table", "json")
+	return cmd
+}
+
+func commitPlanRun(opts *CommitPlanOptions) error {
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	cat, err := opts.Catalog()
+	if err != nil {
+		return err
+	}
+	fl, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
+	if err != nil {
+		return err
+	}
+	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
+		return err
+	}
+	terms := discounts(cfg.Policy.Commitment, opts.Term)
+	p, err := buildPlan(fl, cat, cfg.Policy, terms)
+	if err != nil {
+		return err
+	}
+	if opts.Output == "json" {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(p)
+	}
+	source := opts.Input.SourceName()
+	if opts.Input.Demo {
+		source = "demo"
+	}
+	return writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}, p)
+}
+
+// discounts are the policy's commitment discounts per provider for the term
+// ("1y", "3y" or "both").
+func discounts(pol recommend.CommitmentPolicy, term string) map[fleet.Provider]cplan.Terms {
+	out := map[fleet.Provider]cplan.Terms{}
+	add := func(t string, m map[string]float64) {
+		if term != t && term != termBoth {
+			return
+		}
+		for p, d := range m {
+			if out[fleet.Provider(p)] == nil {
+				out[fleet.Provider(p)] = cplan.Terms{}
+			}
+			out[fleet.Provider(p)][t] = d
+		}
+	}
+	add(cplan.Term1y, pol.Discounts1y)
+	add(cplan.Term3y, pol.Discounts3y)
+	return out
+}
+
+// buildPlan runs the engine over a completed fleet, so that idle-stop, schedules,
+// rightsizing and spot apply first, and plans commitments for what it leaves.
+func buildPlan(fl *fleet.Fleet, cat pricing.Catalog, policy recommend.Policy, terms map[fleet.Provider]cplan.Terms) (cplan.Plan, error) {
+	plan := recommend.Run(fl, cat, policy)
+	return cplan.Build(items(fl, cat, plan), terms, cplan.Options{})
+}
+
+// items turns the engine's final state of every instance into commitplan
+// items (cplan.ItemFrom decides eligibility).
+func items(fl *fleet.Fleet, cat pricing.Catalog, plan recommend.Plan) []cplan.Item {
+	byID := make(map[string]*fleet.Instance, len(fl.Instances))
+	for i := range fl.Instances {
+		byID[fl.Instances[i].ID] = &fl.Instances[i]
+	}
+	out := make([]cplan.Item, 0, len(plan.Instances))
+	for _, ic := range plan.Instances {
+		in := byID[ic.ResourceID]
+		if in == nil {
+			continue
+		}
+		out = append(out, cplan.ItemFrom(in, finalOf(in, ic.Final, cat)))
+	}
+	return out
+}
+
+// finalOf is what commitplan needs of an instance's final state, with the
+// on-demand price of its final type: the price it pays when on demand; the
+// fleet's own hourlyPrice when it kept its on-demand type; else the catalog's.
+func finalOf(in *fleet.Instance, fs *recommend.FinalState, cat pricing.Catalog) cplan.Final {
+	if fs == nil {
+		f := cplan.Final{InstanceType: in.InstanceType, Lifecycle: in.Lifecycle}
+		if t, ok := cat.InstanceType(in.Provider, in.InstanceType); ok {
+			f.Family = t.Family
+		}
+		return f
+	}
+	f := cplan.Final{
+		InstanceType: fs.InstanceType,
+		Lifecycle:    fs.Lifecycle,
+		Priced:       true,
+		Hourly:       fs.Hourly.Hourly,
+		MonthlyHours: fs.MonthlyHours,
+		Stopped:      fs.Stopped,
+		Schedule:     fs.Schedule,
+	}
+	if t, ok := cat.InstanceType(in.Provider, fs.InstanceType); ok {
+		f.Family = t.Family
+	}
+	switch {
+	case fs.Lifecycle == fleet.OnDemand:
+		f.OnDemandHourly = fs.Hourly.Hourly
+	case in.HourlyPrice != nil && in.Lifecycle == fleet.OnDemand && fs.InstanceType == in.InstanceType:
+		f.OnDemandHourly = *in.HourlyPrice
+	default:
+		if o, ok := cat.Offer(in.Provider, in.Region, fs.InstanceType); ok && o.OnDemand != nil {
+			f.OnDemandHourly = o.OnDemand.Hourly
+		}
+	}
+	return f
+}
+
+// header is what the table's first lines say.
+type header struct {
+	fleet, source string
+	terms         map[fleet.Provider]cplan.Terms
+	names         map[string]string
+}
+
+func writeTable(w io.Writer, tty bool, h header, p cplan.Plan) error {
+	name := h.fleet
+	if name == "" {
+		name = "fleet"
+	}
+	fmt.Fprintf(w, "Commitment plan for %s (%s): %d groups, usage over %s, scaled to 730 h a month\n", name, h.source, len(p.Groups), axisText(p))
+	fmt.Fprintf(w, "Discounts (policy; set your negotiated rates in the config): %s\n", discountText(h.terms, h.names))
+	for _, g := range p.Groups {
+		fmt.Fprintln(w)
+		if err := writeGroup(w, tty, g); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Recommended: %s\n", recommendedText(p))
+	if len(p.Assumptions) > 0 {
+		fmt.Fprintln(w, "\nAssumptions:")
+		for _, a := range p.Assumptions {
+			fmt.Fprintf(w, "- %s\n", a)
+		}
+	}
+	fmt.Fprintln(w, "\nAmounts are USD a month (730 h); commitment levels are on-demand USD per hour covered. -o json has every figure.")
+	return nil
+}
+
+func axisText(p cplan.Plan) string {
+	weeks := p.Hours / 168
+	span := "one representative week (168 h)"
+	if weeks > 1 {
+		span = fmt.Sprintf("%d weeks (%d h)", weeks, p.Hours)
+	}
+	if p.Start != nil {
+		span += " from " + p.Start.Format("2006-01-02")
+	}
+	return span
+}
+
+func discountText(terms map[fleet.Provider]cplan.Terms, names map[string]string) string {
+	var parts []string
+	for _, prov := range fleet.Providers {
+		t := terms[prov]
+		if len(t) == 0 {
+			continue
+		}
+		var ds []string
+		for _, term := range []string{cplan.Term1y, cplan.Term3y} {
+			if d, ok := t[term]; ok {
+				ds = append(ds, fmt.Sprintf("%s %s%%", term, pct(d*100)))
+			}
+		}
+		n := names[string(prov)]
+		if n == "" {
+			n = "commitment"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", prov, n, strings.Join(ds, ", ")))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func groupName(g cplan.GroupPlan) string {
+	return fmt.Sprintf("%s %s %s", g.Provider, g.Region, g.Family)
+}
+
+func writeGroup(w io.Writer, tty bool, g cplan.GroupPlan) error {
+	fmt.Fprintf(w, "== %s: %s\n", groupName(g), groupCounts(g))
+	if len(g.Excluded) > 0 {
+		var ex []string
+		for _, e := range g.Excluded {
+			ex = append(ex, e.ID+" ("+e.Reason+")")
+		}
+		fmt.Fprintf(w, "left out: %s\n", strings.Join(ex, ", "))
+	}
+	if len(g.Items) > 0 {
+		u := g.Usage
+		fmt.Fprintf(w, "usage: %s–%s USD/h, mean %s, median %s, running %s%% of hours\n",
+			fixed(u.Min), fixed(u.Max), fixed(u.Mean), fixed(u.P50), pct(u.RunningShare*100))
+		if len(g.PlacementAssumed) > 0 {
+			fmt.Fprintf(w, "placement assumed: %s\n", strings.Join(g.PlacementAssumed, ", "))
+		}
+		if len(g.Terms) == 0 {
+			fmt.Fprintln(w, "no commitment discount is set for this provider")
+		} else if err := writeTerms(w, tty, g); err != nil {
+			return err
+		}
+	}
+	if err := writeSpot(w, tty, g); err != nil {
+		return err
+	}
+	tp, ok := shown(g)
+	if !ok || len(g.Items) == 0 {
+		return nil
+	}
+	if err := writeLayers(w, tty, tp); err != nil {
+		return err
+	}
+	if a := tp.Allocations; len(a) > 0 {
+		var parts []string
+		for _, x := range a {
+			parts = append(parts, x.ID+" "+x.SavingsMonthly.StringFixed(2))
+		}
+		fmt.Fprintf(w, "saving by instance (%s): %s\n", tp.Term, strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, cplan.DurationChart(g, tp, chartWidth, chartHeight))
+	fmt.Fprintln(w)
+	fmt.Fprint(w, cplan.Chart(tp, chartWidth, chartHeight))
+	return nil
+}
+
+func groupCounts(g cplan.GroupPlan) string {
+	parts := []string{count(len(g.Items), "instance") + " to plan"}
+	if n := len(g.SpotItems); n > 0 {
+		parts = append(parts, count(n, "on spot"))
+	}
+	if n := len(g.Excluded); n > 0 {
+		parts = append(parts, count(n, "left out"))
+	}
+	rec := g.Recommended
+	if len(g.Items) == 0 {
+		rec = "nothing to commit"
+	}
+	return strings.Join(parts, ", ") + " · recommended: " + rec
+}
+
+func count(n int, what string) string {
+	if what == "instance" && n != 1 {
+		what = "instances"
+	}
+	return strconv.Itoa(n) + " " + what
+}
+
+// shown is the term whose layers and charts are printed: the recommended one,
+// else the first.
+func shown(g cplan.GroupPlan) (cplan.TermPlan, bool) {
+	for _, t := range g.Terms {
+		if t.Term == g.Recommended {
+			return t, true
+		}
+	}
+	if len(g.Terms) > 0 {
+		return g.Terms[0], true
+	}
+	return cplan.TermPlan{}, false
+}
+
+func writeTerms(w io.Writer, tty bool, g cplan.GroupPlan) error {
+	// Headers are words only: the terminal renderer splits them at punctuation.
+	t := tableprinter.New(w, tty, "term", "discount", "commit per hour", "pay per hour", "committed", "on demand", "spot", "total", "saving", "utilisation", "break even")
+	t.AlignRight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	for _, tp := range g.Terms {
+		util := "-"
+		if tp.CommitHourly.IsPositive() {
+			util = pct(tp.Utilization*100) + "%"
+		}
+		term := tp.Term
+		if tp.Term == g.Recommended {
+			term += " *"
+		}
+		t.AddRow(term, pct(tp.Discount*100)+"%", tp.CommitHourly.StringFixed(4), tp.PayHourly.StringFixed(4),
+			money(tp.CommittedMonthly), money(tp.OnDemandMonthly), money(tp.SpotMonthly), money(tp.TotalMonthly),
+			money(tp.SavingsMonthly), util, pct(tp.BreakEven*100)+"%")
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "baseline without a commitment: %s; all on demand: %s. * = recommended. break even: usage must exceed a level in more than this share of hours for a commitment at that level to pay.\n",
+		money(g.Terms[0].BaselineMonthly), money(g.AllOnDemandMonthly))
+	return nil
+}
+
+func writeLayers(w io.Writer, tty bool, tp cplan.TermPlan) error {
+	fmt.Fprintf(w, "layers (%s, commit %s USD/h):\n", tp.Term, tp.CommitHourly.StringFixed(4))
+	t := tableprinter.New(w, tty, "layer", "carries", "usage at on demand", "cost", "share")
+	t.AlignRight(2, 3, 4)
+	for _, l := range []struct {
+		name, what string
+		l          cplan.Layer
+	}{
+		{cplan.LayerBase, "committed", tp.Layers.Base},
+		{cplan.LayerBurst, "spot", tp.Layers.Burst},
+		{cplan.LayerReserve, "on demand", tp.Layers.Reserve},
+	} {
+		t.AddRow(l.name, l.what, money(l.l.UsageMonthly), money(l.l.CostMonthly), pct(l.l.Share*100)+"%")
+	}
+	return t.Render()
+}
+
+func writeSpot(w io.Writer, tty bool, g cplan.GroupPlan) error {
+	type row struct {
+		check cplan.SpotCheck
+		terms []cplan.SpotCheck
+	}
+	var rows []*row
+	byID := map[string]*row{}
+	for ti, tp := range g.Terms {
+		for _, sc := range tp.Spot {
+			r := byID[sc.ID]
+			if r == nil {
+				r = &row{check: sc, terms: make([]cplan.SpotCheck, len(g.Terms))}
+				byID[sc.ID] = r
+				rows = append(rows, r)
+			}
+			r.terms[ti] = sc
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "spot against a commitment sized to the instance (the commitment pays only when hours share > break even = (1−d)/(1−s)):")
+	headers := []string{"instance", "spot discount", "hours share", "on spot"}
+	for _, tp := range g.Terms {
+		headers = append(headers, tp.Term+" committed", tp.Term+" break even")
+	}
+	headers = append(headers, "cheapest")
+	t := tableprinter.New(w, tty, headers...)
+	for i := 1; i < len(headers)-1; i++ {
+		t.AlignRight(i)
+	}
+	for _, r := range rows {
+		sc := r.check
+		cells := []string{sc.ID, pct(sc.SpotDiscount*100) + "%", pct(sc.HoursShare*100) + "%", money(sc.SpotMonthly)}
+		best, bestTerm := sc.SpotMonthly, ""
+		for ti, tc := range r.terms {
+			be := pct(tc.BreakEven*100) + "%"
+			if tc.BreakEven >= 1 {
+				be = "never"
+			}
+			cells = append(cells, money(tc.CommitMonthly), be)
+			if tc.CommitMonthly.LessThan(best) {
+				best, bestTerm = tc.CommitMonthly, g.Terms[ti].Term
+			}
+		}
+		cheapest := "spot"
+		if bestTerm != "" {
+			cheapest = fmt.Sprintf("%s commitment, %s less than spot", bestTerm, money(sc.SpotMonthly.Sub(best)))
+			if sc.AlreadyOnSpot {
+				cheapest += " (now on spot)"
+			}
+		}
+		t.AddRow(append(cells, cheapest)...)
+	}
+	return t.Render()
+}
+
+func recommendedText(p cplan.Plan) string {
+	var parts []string
+	for _, g := range p.Groups {
+		tp, ok := shown(g)
+		if !ok || g.Recommended == cplan.None {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s at %s USD/h (pay %s USD/h) saving %s", groupName(g), tp.Term,
+			tp.CommitHourly.StringFixed(4), tp.PayHourly.StringFixed(4), money(tp.SavingsMonthly)))
+	}
+	if len(parts) == 0 {
+		return "no commitment pays"
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf(" · total saving %s USD a month", money(p.SavingsMonthly))
+}
+
+func money(d decimal.Decimal) string { return d.StringFixed(2) }
+
+func fixed(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// pct formats a percentage with at most one decimal.
+func pct(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
