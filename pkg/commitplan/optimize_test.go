@@ -79,8 +79,8 @@ func checkOptimum(t *testing.T, name string, prices []float64, seg [][]float64, 
 		}
 	}
 	peak := cands[len(cands)-1]
-	for i := 0; i <= 2000; i++ {
-		x := peak * 1.1 * float64(i) / 2000
+	for i := 0; i <= 1000; i++ {
+		x := peak * 1.1 * float64(i) / 1000
 		if cx := bruteCost(prices, raw, d, x); cx < best-scale {
 			t.Fatalf("%s: d=%v: grid level %v costs %v, less than the optimum %v at %v", name, d, x, cx, best, got)
 		}
