@@ -6,6 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -29,11 +30,18 @@ type state struct {
 	stopped bool
 	// priced is false when no price was found; unpriced instances get no advice.
 	priced bool
-	cost0  InstanceCost
-	recs   []Recommendation
+	// override is the monthly cost set by a group's commitment share.
+	override *decimal.Decimal
+	cost0    InstanceCost
+	recs     []Recommendation
 }
 
-func (s *state) cost() decimal.Decimal { return monthly(s.price.Hourly, s.hours) }
+func (s *state) cost() decimal.Decimal {
+	if s.override != nil {
+		return *s.override
+	}
+	return monthly(s.price.Hourly, s.hours)
+}
 
 // monthly is hourly × hours, rounded to cents.
 func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
@@ -57,15 +65,20 @@ type phase struct {
 
 // change is a proposed new state with its explanation.
 type change struct {
-	kind       Kind
-	action     string
-	target     string
-	typ        *pricing.InstanceType
-	price      pricing.Price
-	hours      float64
-	lifecycle  fleet.Lifecycle
-	schedule   *fleet.Schedule
-	stop       bool
+	kind      Kind
+	action    string
+	target    string
+	typ       *pricing.InstanceType
+	price     pricing.Price
+	hours     float64
+	lifecycle fleet.Lifecycle
+	schedule  *fleet.Schedule
+	stop      bool
+	// keep records a recommendation without changing the instance (tagging).
+	keep bool
+	// projected, when set, is the monthly cost after the change (a share of
+	// a group's commitment saving) instead of price × hours.
+	projected  *decimal.Decimal
 	confidence Level
 	risk       Level
 	riskNotes  []string
@@ -78,6 +91,10 @@ type engine struct {
 	policy   Policy
 	warnings []Warning
 	sharing  sharing.Plan
+	commits  commitplan.Plan
+	// all is every instance's state, for group rules that report on the
+	// instances they leave out too.
+	all []*state
 }
 
 func (e *engine) warn(id, code, format string, args ...any) {
@@ -93,7 +110,7 @@ var phases = []phase{
 	{group: quantizeRule},
 	{group: shareRule},
 	{each: spotRule},
-	{each: commitmentRule},
+	{group: commitmentRule},
 }
 
 // Run plans the whole fleet. It is pure: the same fleet, catalog and policy
@@ -106,6 +123,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	for i := range f.Instances {
 		states[i] = e.newState(&f.Instances[i])
 	}
+	e.all = states
 	for _, ph := range phases {
 		active := make([]*state, 0, len(states))
 		for _, s := range states {
@@ -147,6 +165,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	plan.Summary = summarize(plan.Instances, plan.Recommendations)
 	plan.Sharing = e.sharing
 	plan.Governance = gov
+	plan.Commitments = e.commits
 	return plan
 }
 
@@ -237,6 +256,10 @@ func (s *state) final() *FinalState {
 }
 
 func (s *state) apply(c *change) {
+	if c.keep {
+		return
+	}
+	s.override = c.projected
 	if c.stop {
 		s.stopped = true
 		s.hours = 0

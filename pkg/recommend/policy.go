@@ -78,8 +78,6 @@ type SpotPolicy struct {
 // CommitmentPolicy configures commitment advice. Discounts are fractions of
 // the on-demand price (0.35 = 35 % off), per provider and term.
 type CommitmentPolicy struct {
-	// MinRunningPercent: an instance must run at least this share of hours.
-	MinRunningPercent float64 `json:"minRunningPercent" mapstructure:"min_running_percent"`
 	// Term is the term recommended: "1y" or "3y".
 	Term string `json:"term" mapstructure:"term"`
 	// Discounts1y and Discounts3y map provider to discount.
@@ -126,11 +124,10 @@ func DefaultPolicy() Policy {
 			InterruptionsPerMonth:   1,
 		},
 		Commitment: CommitmentPolicy{
-			MinRunningPercent: 80,
-			Term:              "1y",
-			Discounts1y:       map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37},
-			Discounts3y:       map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55},
-			Names:             map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
+			Term:        "1y",
+			Discounts1y: map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37},
+			Discounts3y: map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55},
+			Names:       map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
 		},
 		MinWindowHours: 168,
 	}
@@ -151,7 +148,6 @@ func (p Policy) Validate() error {
 		{"policy.rightsize.host_cpu_percent", p.Rightsize.HostCPUPercent},
 		{"policy.rightsize.host_memory_percent", p.Rightsize.HostMemoryPercent},
 		{"policy.rightsize.min_savings_percent", p.Rightsize.MinSavingsPercent},
-		{"policy.commitment.min_running_percent", p.Commitment.MinRunningPercent},
 		{"policy.quantize.min_savings_percent", p.Quantize.MinSavingsPercent},
 	}
 	for _, c := range pct {

@@ -105,66 +105,6 @@ func spotRule(e *engine, s *state) *change {
 	return c
 }
 
-// commitmentRule commits steady on-demand capacity (running most hours) for
-// the policy's term.
-func commitmentRule(e *engine, s *state) *change {
-	pol := e.policy.Commitment
-	if s.lifecycle != fleet.OnDemand || s.summary == nil {
-		return nil
-	}
-	runningPct := s.hours / fleet.HoursPerMonth * 100
-	if runningPct < pol.MinRunningPercent {
-		return nil
-	}
-	d1, ok1 := pol.Discounts1y[string(s.inst.Provider)]
-	d3, ok3 := pol.Discounts3y[string(s.inst.Provider)]
-	d, ok := d1, ok1
-	term := "1-year"
-	if pol.Term == "3y" {
-		d, ok = d3, ok3
-		term = "3-year"
-	}
-	if !ok || d <= 0 {
-		return nil
-	}
-	committed := s.price
-	committed.Option = pricing.Option(fleet.Committed)
-	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
-	committed.Source = fmt.Sprintf("%s, less the policy's %s commitment discount of %s%%", s.price.Source, term, pct(d*100))
-	c := &change{
-		kind:       KindCommitment,
-		target:     term + " " + e.commitmentName(s.inst.Provider),
-		lifecycle:  fleet.Committed,
-		price:      committed,
-		hours:      s.hours,
-		confidence: e.confidenceFor(s.summary),
-		risk:       Low,
-		action: fmt.Sprintf("Cover it with a %s %s (%s%% off on-demand): it runs %s%% of the month",
-			term, e.commitmentName(s.inst.Provider), pct(d*100), pct(runningPct)),
-		rationale: fmt.Sprintf("It runs steadily (%s of %s hours a month), so a commitment costs less than on-demand for the same hours.",
-			pct(s.hours), pct(fleet.HoursPerMonth)),
-		evidence: Evidence{
-			Metrics:    map[string]float64{"runningPercent": round2(runningPct)},
-			Thresholds: map[string]float64{"minRunningPercent": pol.MinRunningPercent, "discount1y": d1, "discount3y": d3},
-			Prices:     priceList(s.price, committed),
-			Formula:    "projected = on-demand hourly × (1 − discount) × the same monthly hours",
-			Notes: []string{
-				"discounts are the policy's (docs/rules.md), not live rates: set your negotiated rates in the config",
-			},
-		},
-	}
-	if ok1 && ok3 {
-		save1 := monthly(s.price.Hourly, s.hours).Sub(monthly(s.price.Hourly.Mul(decimal.NewFromFloat(1-d1)).Round(6), s.hours))
-		save3 := monthly(s.price.Hourly, s.hours).Sub(monthly(s.price.Hourly.Mul(decimal.NewFromFloat(1-d3)).Round(6), s.hours))
-		c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("1-year saves $%s a month, 3-year $%s a month", save1.StringFixed(2), save3.StringFixed(2)))
-	}
-	if pol.Term == "3y" {
-		c.risk = Medium
-	}
-	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
-	return c
-}
-
 // commitmentName is what the policy calls the provider's commitment.
 func (e *engine) commitmentName(p fleet.Provider) string {
 	if n := e.policy.Commitment.Names[string(p)]; n != "" {

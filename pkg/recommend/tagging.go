@@ -39,8 +39,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		e.record(s, &change{
 			kind:       KindTagging,
 			target:     "tags",
-			price:      s.price,
-			hours:      s.hours,
+			keep:       true,
 			confidence: High,
 			risk:       Low,
 			action:     v.Action,

@@ -167,7 +167,7 @@ func testPolicy() recommend.Policy {
 		Rightsize: recommend.RightsizePolicy{GPUPercent: 50, GPUMemoryPercent: 40, HeadroomPercent: 20,
 			HostCPUPercent: 30, HostMemoryPercent: 40, MinSavingsPercent: 10},
 		Spot:           recommend.SpotPolicy{Workloads: []fleet.WorkloadType{fleet.Training, fleet.Batch}, MaxBandIndex: 2},
-		Commitment:     recommend.CommitmentPolicy{MinRunningPercent: 80, Term: "1y", Discounts1y: map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37}, Discounts3y: map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55}},
+		Commitment:     recommend.CommitmentPolicy{Term: "1y", Discounts1y: map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37}, Discounts3y: map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55}},
 		MinWindowHours: 168,
 	}
 }

@@ -150,8 +150,6 @@ type SpotPolicy struct {
 
 // CommitmentPolicy is the commitment thresholds.
 type CommitmentPolicy struct {
-	// MinRunningPercent: an instance runs at least this share of hours.
-	MinRunningPercent float64 `json:"minRunningPercent"`
 	// Term is the term recommended.
 	Term string `json:"term" jsonschema:"enum=1y,enum=3y"`
 	// Discounts1y maps provider to the 1-year discount (0.35 = 35 % off).
@@ -356,7 +354,6 @@ func newPolicy(p recommend.Policy) Policy {
 			InterruptionsPerMonth:   p.Spot.InterruptionsPerMonth,
 		},
 		Commitment: CommitmentPolicy{
-			MinRunningPercent: p.Commitment.MinRunningPercent,
 			Term:              p.Commitment.Term,
 			Discounts1y:       copyFloats(p.Commitment.Discounts1y),
 			Discounts3y:       copyFloats(p.Commitment.Discounts3y),

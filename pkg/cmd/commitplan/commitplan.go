@@ -118,11 +118,17 @@ func commitPlanRun(opts *CommitPlanOptions) error {
 	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
 		return err
 	}
-	terms := discounts(cfg.Policy.Commitment, opts.Term)
-	p, err := buildPlan(fl, cat, cfg.Policy, terms)
-	if err != nil {
-		return err
+	policy := cfg.Policy
+	switch opts.Term {
+	case cplan.Term1y:
+		policy.Commitment.Term, policy.Commitment.Discounts3y = cplan.Term1y, map[string]float64{}
+	case cplan.Term3y:
+		policy.Commitment.Term, policy.Commitment.Discounts1y = cplan.Term3y, map[string]float64{}
 	}
+	terms := discounts(policy.Commitment, opts.Term)
+	// The engine plans commitments after idle-stop, schedules, rightsizing,
+	// quantization, sharing and spot; this command shows that plan in full.
+	p := recommend.Run(fl, cat, policy).Commitments
 	if opts.Output == "json" {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
@@ -154,67 +160,6 @@ func discounts(pol recommend.CommitmentPolicy, term string) map[fleet.Provider]c
 	add(cplan.Term1y, pol.Discounts1y)
 	add(cplan.Term3y, pol.Discounts3y)
 	return out
-}
-
-// buildPlan runs the engine over a completed fleet, so that idle-stop, schedules,
-// rightsizing and spot apply first, and plans commitments for what it leaves.
-func buildPlan(fl *fleet.Fleet, cat pricing.Catalog, policy recommend.Policy, terms map[fleet.Provider]cplan.Terms) (cplan.Plan, error) {
-	plan := recommend.Run(fl, cat, policy)
-	return cplan.Build(items(fl, cat, plan), terms, cplan.Options{})
-}
-
-// items turns the engine's final state of every instance into commitplan
-// items (cplan.ItemFrom decides eligibility).
-func items(fl *fleet.Fleet, cat pricing.Catalog, plan recommend.Plan) []cplan.Item {
-	byID := make(map[string]*fleet.Instance, len(fl.Instances))
-	for i := range fl.Instances {
-		byID[fl.Instances[i].ID] = &fl.Instances[i]
-	}
-	out := make([]cplan.Item, 0, len(plan.Instances))
-	for _, ic := range plan.Instances {
-		in := byID[ic.ResourceID]
-		if in == nil {
-			continue
-		}
-		out = append(out, cplan.ItemFrom(in, finalOf(in, ic.Final, cat)))
-	}
-	return out
-}
-
-// finalOf is what commitplan needs of an instance's final state, with the
-// on-demand price of its final type: the price it pays when on demand; the
-// fleet's own hourlyPrice when it kept its on-demand type; else the catalog's.
-func finalOf(in *fleet.Instance, fs *recommend.FinalState, cat pricing.Catalog) cplan.Final {
-	if fs == nil {
-		f := cplan.Final{InstanceType: in.InstanceType, Lifecycle: in.Lifecycle}
-		if t, ok := cat.InstanceType(in.Provider, in.InstanceType); ok {
-			f.Family = t.Family
-		}
-		return f
-	}
-	f := cplan.Final{
-		InstanceType: fs.InstanceType,
-		Lifecycle:    fs.Lifecycle,
-		Priced:       true,
-		Hourly:       fs.Hourly.Hourly,
-		MonthlyHours: fs.MonthlyHours,
-		Stopped:      fs.Stopped,
-		Schedule:     fs.Schedule,
-	}
-	if t, ok := cat.InstanceType(in.Provider, fs.InstanceType); ok {
-		f.Family = t.Family
-	}
-	switch {
-	case fs.Lifecycle == fleet.OnDemand:
-		f.OnDemandHourly = fs.Hourly.Hourly
-	case in.HourlyPrice != nil && in.Lifecycle == fleet.OnDemand && fs.InstanceType == in.InstanceType:
-		f.OnDemandHourly = *in.HourlyPrice
-	default:
-		if o, ok := cat.Offer(in.Provider, in.Region, fs.InstanceType); ok && o.OnDemand != nil {
-			f.OnDemandHourly = o.OnDemand.Hourly
-		}
-	}
-	return f
 }
 
 // header is what the table's first lines say.
