@@ -354,9 +354,9 @@ func newPolicy(p recommend.Policy) Policy {
 			InterruptionsPerMonth:   p.Spot.InterruptionsPerMonth,
 		},
 		Commitment: CommitmentPolicy{
-			Term:              p.Commitment.Term,
-			Discounts1y:       copyFloats(p.Commitment.Discounts1y),
-			Discounts3y:       copyFloats(p.Commitment.Discounts3y),
+			Term:        p.Commitment.Term,
+			Discounts1y: copyFloats(p.Commitment.Discounts1y),
+			Discounts3y: copyFloats(p.Commitment.Discounts3y),
 		},
 		MinWindowHours: p.MinWindowHours,
 	}
