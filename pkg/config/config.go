@@ -82,6 +82,12 @@ func walk(t reflect.Type, prefix string, keys *[]string) {
 			for _, p := range []string{"aws", "azure", "gcp"} {
 				*keys = append(*keys, key+"."+p)
 			}
+		case reflect.Slice:
+			// A list of objects is set in the file only; a list of words also
+			// from the environment (comma-separated).
+			if f.Type.Elem().Kind() != reflect.Struct {
+				*keys = append(*keys, key)
+			}
 		default:
 			*keys = append(*keys, key)
 		}

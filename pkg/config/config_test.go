@@ -130,3 +130,24 @@ func TestKeysAndEnvVars(t *testing.T) {
 		t.Errorf("EnvVar = %s", got)
 	}
 }
+
+func TestGovernanceFromFileAndEnv(t *testing.T) {
+	file := write(t, "g.yaml", `
+policy:
+  governance:
+    required_tags: [Team, Project]
+    allowed_values:
+      - {tag: Environment, values: [prod, dev]}
+`)
+	cfg, err := Load(Options{File: file, LookupEnv: env(map[string]string{"GPUFINOPS_POLICY_GOVERNANCE_REQUIRED_TAGS": "Team,CostCenter"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Policy.Governance
+	if strings.Join(g.RequiredTags, ",") != "Team,CostCenter" || len(g.AllowedValues) != 1 || g.AllowedValues[0].Values[1] != "dev" {
+		t.Errorf("governance %+v", g)
+	}
+	if strings.Contains(strings.Join(Keys(), " "), "allowed_values") {
+		t.Error("a list of objects has no environment variable")
+	}
+}

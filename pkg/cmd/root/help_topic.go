@@ -51,7 +51,7 @@ dots with underscores and prefix GPUFINOPS_. Lists take commas.
 
 `)
 	for _, k := range config.Keys() {
-		fmt.Fprintf(&b, "  %-48s %s\n", config.EnvVar(k), k)
+		fmt.Fprintf(&b, "  %-54s %s\n", config.EnvVar(k), k)
 	}
 	b.WriteString(`
 Other variables:
