@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/shopspring/decimal"
 	"sigs.k8s.io/yaml"
 )
@@ -462,31 +463,11 @@ func suggest(unknown string, known []string) string {
 		if strings.EqualFold(k, unknown) {
 			return k
 		}
-		if d := editDistance(strings.ToLower(unknown), strings.ToLower(k)); d < bestDist {
+		if d := levenshtein.ComputeDistance(strings.ToLower(unknown), strings.ToLower(k)); d < bestDist {
 			best, bestDist = k, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func joinPath(path, key string) string {

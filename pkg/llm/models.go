@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // Model is the shape of a decoder-only transformer, as far as serving memory
@@ -278,7 +280,7 @@ func Suggest(name string) []string {
 	}
 	best := map[string]cand{}
 	for key, row := range index {
-		d := levenshtein(q, key)
+		d := levenshtein.ComputeDistance(q, key)
 		if strings.Contains(key, q) && len(q) >= 4 {
 			d = min(d, 1)
 		}
@@ -306,26 +308,6 @@ func Suggest(name string) []string {
 		out = append(out, list[i].name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // MinParams and MaxParams bound what ParseParams accepts: below a million
