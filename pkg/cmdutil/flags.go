@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -89,4 +90,33 @@ func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
 		return &InputError{Err: errors.New(strings.Join(lines, "\n"))}
 	}
 	return nil
+}
+
+// FleetInputs is what the fleet commands work on: the configuration, the
+// catalog, and the fleet completed from the catalog.
+type FleetInputs struct {
+	Config  *config.Config
+	Catalog pricing.Catalog
+	Fleet   *fleet.Fleet
+}
+
+// ReadFleet reads the configuration, the catalog and the fleet named by in,
+// and completes the fleet's hardware from the catalog.
+func ReadFleet(cfg func() (*config.Config, error), cat func() (pricing.Catalog, error), read func(path string, demo bool) (*fleet.Fleet, error), in FleetFlags) (*FleetInputs, error) {
+	c, err := cfg()
+	if err != nil {
+		return nil, err
+	}
+	k, err := cat()
+	if err != nil {
+		return nil, err
+	}
+	fl, err := read(in.Path, in.Demo)
+	if err != nil {
+		return nil, err
+	}
+	if err := CompleteFleet(fl, k, in); err != nil {
+		return nil, err
+	}
+	return &FleetInputs{Config: c, Catalog: k, Fleet: fl}, nil
 }

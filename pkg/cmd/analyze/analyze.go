@@ -87,31 +87,21 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 }
 
 func analyzeRun(opts *AnalyzeOptions) error {
-	cfg, err := opts.Config()
+	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
 	if err != nil {
 		return err
 	}
-	policy := cfg.Policy
+	cat, fl := in.Catalog, in.Fleet
+	policy := in.Config.Policy
 	if opts.IdleThreshold != nil {
 		policy.Idle.GPUPercent = *opts.IdleThreshold
 	}
 	if opts.CommitmentTerm != nil {
 		policy.Commitment.Term = *opts.CommitmentTerm
 	}
-	cat, err := opts.Catalog()
-	if err != nil {
-		return err
-	}
-	fl, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
-	if err != nil {
-		return err
-	}
 	source := opts.Input.Path
 	if opts.Input.Demo {
 		source = "demo"
-	}
-	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
-		return err
 	}
 
 	plan := recommend.Run(fl, cat, policy)

@@ -103,21 +103,11 @@ type result struct {
 }
 
 func auditRun(opts *AuditOptions) error {
-	cfg, err := opts.Config()
+	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
 	if err != nil {
 		return err
 	}
-	cat, err := opts.Catalog()
-	if err != nil {
-		return err
-	}
-	fl, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
-	if err != nil {
-		return err
-	}
-	if err := cmdutil.CompleteFleet(fl, cat, opts.Input); err != nil {
-		return err
-	}
+	cfg, cat, fl := in.Config, in.Catalog, in.Fleet
 	policy := cfg.Policy
 	if opts.Require != nil {
 		policy.Governance.RequiredTags = opts.Require
