@@ -98,6 +98,7 @@ func (r *Report) normalize() {
 	if r.Policy.Spot.Workloads == nil {
 		r.Policy.Spot.Workloads = []string{}
 	}
+	r.normalizeSections()
 	for i := range r.Recommendations {
 		rec := &r.Recommendations[i]
 		if rec.RiskNotes == nil {
@@ -117,6 +118,63 @@ func (r *Report) normalize() {
 			ev.Notes = []string{}
 		}
 	}
+}
+
+// normalizeSections does the same for the sections added in 1.1, where
+// present; absent ones stay nil.
+func (r *Report) normalizeSections() {
+	if p := r.Policy.Governance; p != nil {
+		p.RequiredTags = nonNil(p.RequiredTags)
+		p.ModelNameWorkloads = nonNil(p.ModelNameWorkloads)
+		p.AllowedValues = nonNil(p.AllowedValues)
+		for i := range p.AllowedValues {
+			p.AllowedValues[i].Values = nonNil(p.AllowedValues[i].Values)
+		}
+	}
+	if a := r.Allocation; a != nil {
+		for _, b := range []*[]CostBucket{&a.ByTeam, &a.ByProject, &a.ByWorkloadType, &a.ByEnvironment, &a.ByProvider} {
+			*b = nonNil(*b)
+		}
+	}
+	if m := r.AIMetrics; m != nil {
+		m.Instances = nonNil(m.Instances)
+		m.TrainingRuns = nonNil(m.TrainingRuns)
+		for i := range m.TrainingRuns {
+			m.TrainingRuns[i].Instances = nonNil(m.TrainingRuns[i].Instances)
+		}
+	}
+	if a := r.TagAudit; a != nil {
+		a.Tags = nonNil(a.Tags)
+		a.Violations = nonNil(a.Violations)
+		for i := range a.Violations {
+			v := &a.Violations[i]
+			v.Missing, v.Invalid, v.CaseMismatch = nonNil(v.Missing), nonNil(v.Invalid), nonNil(v.CaseMismatch)
+		}
+	}
+	if s := r.Sharing; s != nil {
+		s.Groups = nonNil(s.Groups)
+		for i := range s.Groups {
+			g := &s.Groups[i]
+			g.Hosts, g.Freed = nonNil(g.Hosts), nonNil(g.Freed)
+			for j := range g.Hosts {
+				g.Hosts[j].Tenants = nonNil(g.Hosts[j].Tenants)
+			}
+		}
+	}
+	if c := r.Commitments; c != nil {
+		c.Groups = nonNil(c.Groups)
+		for i := range c.Groups {
+			c.Groups[i].Terms = nonNil(c.Groups[i].Terms)
+		}
+	}
+}
+
+// nonNil is s, or an empty slice for nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // syntaxError describes invalid JSON in one line, with the byte offset.

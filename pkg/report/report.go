@@ -8,15 +8,21 @@
 package report
 
 import (
+	"maps"
 	"time"
 
+	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // SchemaVersion is the version of the report format written by this build.
 // Additive changes bump the minor; removals and renames bump the major.
-const SchemaVersion = "1.0"
+//
+// 1.1 added allocation, aiMetrics, tagAudit, sharing and commitments, the
+// quantize, share and tagging kinds, and the quantize, sharing and governance
+// policies. Fields added in 1.1 are pointers: nil in a 1.0 report read by Load.
+const SchemaVersion = "1.1"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -63,6 +69,20 @@ type Report struct {
 	Instances []Instance `json:"instances"`
 	// Warnings are what the engine could not decide or price.
 	Warnings []Warning `json:"warnings"`
+	// Allocation splits the monthly cost by team, project, workload type,
+	// environment and provider (since 1.1).
+	Allocation *Allocation `json:"allocation,omitempty"`
+	// AIMetrics are the AI cost metrics: GPU efficiency, cost per busy
+	// GPU-hour, per 1M output tokens, per 1,000 requests, per training run
+	// (since 1.1).
+	AIMetrics *AIMetrics `json:"aiMetrics,omitempty"`
+	// TagAudit is the tag audit against the governance policy (since 1.1).
+	TagAudit *TagAudit `json:"tagAudit,omitempty"`
+	// Sharing is the GPU sharing plan behind the share recommendations (since 1.1).
+	Sharing *Sharing `json:"sharing,omitempty"`
+	// Commitments is the commitment plan behind the commitment
+	// recommendations, without its hourly curves (since 1.1).
+	Commitments *Commitments `json:"commitments,omitempty"`
 }
 
 // Tool names the program that wrote a report.
@@ -89,11 +109,20 @@ type CatalogSource struct {
 }
 
 // Policy is the thresholds the rules applied; docs/rules.md explains each.
+// It mirrors the engine's policy in the report's own types, so that the
+// engine's configuration can change without changing the report format.
 type Policy struct {
-	Idle       IdlePolicy       `json:"idle"`
-	Rightsize  RightsizePolicy  `json:"rightsize"`
+	Idle      IdlePolicy      `json:"idle"`
+	Rightsize RightsizePolicy `json:"rightsize"`
+	// Quantize is the quantization thresholds (since 1.1).
+	Quantize *QuantizePolicy `json:"quantize,omitempty"`
+	// Sharing is the GPU sharing thresholds (since 1.1).
+	Sharing    *SharingPolicy   `json:"sharing,omitempty"`
 	Spot       SpotPolicy       `json:"spot"`
 	Commitment CommitmentPolicy `json:"commitment"`
+	// Governance is the tag policy the audit and the tagging
+	// recommendations apply (since 1.1).
+	Governance *GovernancePolicy `json:"governance,omitempty"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
 	MinWindowHours float64 `json:"minWindowHours"`
 }
@@ -130,6 +159,61 @@ type RightsizePolicy struct {
 	MinSavingsPercent float64 `json:"minSavingsPercent"`
 }
 
+// QuantizePolicy is the thresholds for serving models at a lower precision.
+type QuantizePolicy struct {
+	// TargetUtilPercent is the GPU load a quantized replica may be planned to.
+	TargetUtilPercent float64 `json:"targetUtilPercent"`
+	// MinReplicas is the fewest replicas kept for a model served by several.
+	MinReplicas int `json:"minReplicas"`
+	// Context is the tokens per sequence a replica's KV cache is sized for
+	// when the fleet does not say.
+	Context int `json:"context"`
+	// Batch is the sequences decoded at once a replica's KV cache is sized
+	// for when the fleet does not say.
+	Batch int `json:"batch"`
+	// MinSavingsPercent: quantizing saves at least this share of the replicas' cost.
+	MinSavingsPercent float64 `json:"minSavingsPercent"`
+}
+
+// SharingPolicy is the GPU sharing thresholds (time-slicing and MIG).
+type SharingPolicy struct {
+	// DevelopmentMaxGPUPercent: a development instance with GPU p95 below
+	// this may share a GPU.
+	DevelopmentMaxGPUPercent float64 `json:"developmentMaxGpuPercent"`
+	// InferenceMaxGPUPercent: an inference instance with GPU p95 below this
+	// may share a GPU.
+	InferenceMaxGPUPercent float64 `json:"inferenceMaxGpuPercent"`
+	// TargetGPUPercent caps the sum of the tenants' GPU p95 on one
+	// time-sliced GPU.
+	TargetGPUPercent float64 `json:"targetGpuPercent"`
+	// HeadroomPercent is added to every memory peak and, for MIG, to the GPU
+	// p95 a partition must cover.
+	HeadroomPercent float64 `json:"headroomPercent"`
+	// MaxReplicas caps the tenants on one time-sliced GPU.
+	MaxReplicas int `json:"maxReplicas"`
+	// MIG partitions MIG-capable GPUs for inference tenants; false
+	// time-slices them.
+	MIG bool `json:"mig"`
+}
+
+// GovernancePolicy is the tag policy: the tags every GPU instance must carry
+// and the values some of them may take.
+type GovernancePolicy struct {
+	// RequiredTags must be on every instance with a non-empty value; ModelName
+	// only for the workloads in ModelNameWorkloads.
+	RequiredTags []string `json:"requiredTags"`
+	// AllowedValues restricts the values of some tags.
+	AllowedValues []AllowedTagValues `json:"allowedValues"`
+	// ModelNameWorkloads are the workload types that must name their model.
+	ModelNameWorkloads []string `json:"modelNameWorkloads"`
+}
+
+// AllowedTagValues lists the values one tag may take.
+type AllowedTagValues struct {
+	Tag    string   `json:"tag"`
+	Values []string `json:"values"`
+}
+
 // SpotPolicy is the spot thresholds.
 type SpotPolicy struct {
 	// Workloads lists the workload types that may move to spot.
@@ -156,6 +240,9 @@ type CommitmentPolicy struct {
 	Discounts1y map[string]float64 `json:"discounts1y"`
 	// Discounts3y maps provider to the 3-year discount.
 	Discounts3y map[string]float64 `json:"discounts3y"`
+	// Names maps provider to what its commitment is called, e.g. "Compute
+	// Savings Plan" (since 1.1).
+	Names map[string]string `json:"names,omitempty"`
 }
 
 // Summary totals a report. CurrentMonthlyCost is the sum of the priced
@@ -190,8 +277,8 @@ type Recommendation struct {
 	Region     string `json:"region"`
 	// InstanceType is the instance's type in the fleet, before any change.
 	InstanceType string `json:"instanceType"`
-	// Kind is the strategy.
-	Kind string `json:"kind" jsonschema:"enum=idle-stop,enum=schedule,enum=rightsize,enum=spot,enum=commitment"`
+	// Kind is the strategy that made the recommendation.
+	Kind string `json:"kind"`
 	// Action says what to do, in a sentence.
 	Action string `json:"action"`
 	// Target is the proposed instance type, purchase option or schedule.
@@ -320,6 +407,12 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, w := range plan.Warnings {
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: w.Message})
 	}
+	gov := plan.Governance
+	r.Allocation = newAllocation(gov.Allocation)
+	r.AIMetrics = newAIMetrics(gov.Metrics)
+	r.TagAudit = newTagAudit(gov.Audit)
+	r.Sharing = newSharing(plan.Sharing)
+	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
 	return r
 }
 
@@ -353,13 +446,42 @@ func newPolicy(p recommend.Policy) Policy {
 			RestartMinutes:          p.Spot.RestartMinutes,
 			InterruptionsPerMonth:   p.Spot.InterruptionsPerMonth,
 		},
+		Quantize: &QuantizePolicy{
+			TargetUtilPercent: p.Quantize.TargetUtilPercent,
+			MinReplicas:       p.Quantize.MinReplicas,
+			Context:           p.Quantize.Context,
+			Batch:             p.Quantize.Batch,
+			MinSavingsPercent: p.Quantize.MinSavingsPercent,
+		},
+		Sharing: &SharingPolicy{
+			DevelopmentMaxGPUPercent: p.Sharing.DevelopmentMaxGPUPercent,
+			InferenceMaxGPUPercent:   p.Sharing.InferenceMaxGPUPercent,
+			TargetGPUPercent:         p.Sharing.TargetGPUPercent,
+			HeadroomPercent:          p.Sharing.HeadroomPercent,
+			MaxReplicas:              p.Sharing.MaxReplicas,
+			MIG:                      p.Sharing.MIG,
+		},
 		Commitment: CommitmentPolicy{
 			Term:        p.Commitment.Term,
 			Discounts1y: copyFloats(p.Commitment.Discounts1y),
 			Discounts3y: copyFloats(p.Commitment.Discounts3y),
+			Names:       maps.Clone(p.Commitment.Names),
 		},
+		Governance:     newGovernancePolicy(p.Governance),
 		MinWindowHours: p.MinWindowHours,
 	}
+}
+
+func newGovernancePolicy(p governance.Policy) *GovernancePolicy {
+	g := &GovernancePolicy{
+		RequiredTags:       copyStrings(p.RequiredTags),
+		AllowedValues:      make([]AllowedTagValues, 0, len(p.AllowedValues)),
+		ModelNameWorkloads: copyStrings(p.ModelNameWorkloads),
+	}
+	for _, a := range p.AllowedValues {
+		g.AllowedValues = append(g.AllowedValues, AllowedTagValues{Tag: a.Tag, Values: copyStrings(a.Values)})
+	}
+	return g
 }
 
 func newSummary(s recommend.Summary) Summary {

@@ -138,8 +138,8 @@ func TestWriteTableSectionsAligned(t *testing.T) {
 			starts = append(starts, strings.Index(line, "SAVINGS"))
 		}
 	}
-	if len(starts) != 5 {
-		t.Fatalf("want 5 sections, got %d:\n%s", len(starts), out)
+	if len(starts) != len(recommend.Kinds) {
+		t.Fatalf("want %d sections, got %d:\n%s", len(recommend.Kinds), len(starts), out)
 	}
 	for _, s := range starts[1:] {
 		if s != starts[0] {
@@ -160,7 +160,7 @@ func TestWriteCSVParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 6 || !cmp.Equal(rows[0], CSVHeader) {
+	if len(rows) != 10 || !cmp.Equal(rows[0], CSVHeader) {
 		t.Fatalf("got %d rows, header %v", len(rows), rows[0])
 	}
 	if got := rows[4][14]; got != `GPU p95 18 % | memory p95 14 %; "a T4 holds the model", with 20 % headroom.` {
@@ -173,14 +173,20 @@ func TestWriteCSVParses(t *testing.T) {
 
 func TestMarkdownEscapes(t *testing.T) {
 	out := write(t, testReport(), "markdown", PrintOptions{})
+	// Unescaped pipes delimit cells: every row of a table has as many as its
+	// header.
+	delimiter := regexp.MustCompile(`(^|[^\\])\|`)
+	header := 0
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "| ") {
+		if !strings.HasPrefix(line, "|") {
+			header = 0
 			continue
 		}
-		// Unescaped pipes delimit cells: every table row here has a fixed count.
-		cells := len(regexp.MustCompile(`(^|[^\\])\|`).FindAllString(line, -1))
-		if cells != 3 && cells != 4 && cells != 9 {
-			t.Errorf("row with %d delimiters: %s", cells, line)
+		cells := len(delimiter.FindAllString(line, -1))
+		if header == 0 {
+			header = cells
+		} else if cells != header {
+			t.Errorf("row with %d delimiters in a table of %d: %s", cells, header, line)
 		}
 	}
 	if !strings.Contains(out, `GPU p95 18 % \| memory p95 14 %`) {
@@ -207,12 +213,12 @@ func TestVerify(t *testing.T) {
 		mutate func(*Report)
 		want   string
 	}{
-		{"current", func(r *Report) { r.Summary.CurrentMonthlyCost = NewMoney(dec("28275.03")) },
-			"summary.currentMonthlyCost is 28275.03, want 28275.02"},
+		{"current", func(r *Report) { r.Summary.CurrentMonthlyCost = NewMoney(dec("31184.88")) },
+			"summary.currentMonthlyCost is 31184.88, want 31184.87"},
 		{"savings", func(r *Report) { r.Recommendations[0].MonthlySavings = NewMoney(dec("12284.16")) },
-			"summary.monthlySavings is 25167.48, want 25167.49"},
-		{"optimized", func(r *Report) { r.Summary.OptimizedMonthlyCost = NewMoney(dec("3107.00")) },
-			"summary.optimizedMonthlyCost is 3107.00, want 3107.54"},
+			"summary.monthlySavings is 27570.61, want 27570.62"},
+		{"optimized", func(r *Report) { r.Summary.OptimizedMonthlyCost = NewMoney(dec("3614.00")) },
+			"summary.optimizedMonthlyCost is 3614.00, want 3614.26"},
 		{"by kind", func(r *Report) { r.Summary.SavingsByKind["spot"] = NewMoney(dec("6000")) },
 			"summary.savingsByKind.spot is 6000.00, want 6418.30"},
 		{"projected", func(r *Report) { r.Recommendations[2].ProjectedMonthlyCost = NewMoney(dec("1")) },
@@ -222,9 +228,37 @@ func TestVerify(t *testing.T) {
 		{"unpriced count", func(r *Report) { r.Summary.UnpricedCount = 0 },
 			"summary.unpricedCount is 0, want 1"},
 		{"percent", func(r *Report) { r.Summary.SavingsPercent = NewNumber(dec("80")) },
-			"summary.savingsPercent is 80, want 89.0"},
+			"summary.savingsPercent is 80, want 88.4"},
 		{"after", func(r *Report) { r.Recommendations[1].After = "nope" },
 			"recommendation spot-gpu-train-01 is priced after nope, which is not in the report"},
+		{"allocation total", func(r *Report) { r.Allocation.CurrentMonthlyCost = NewMoney(dec("31000")) },
+			"allocation.currentMonthlyCost is 31000.00, but summary.currentMonthlyCost is 31184.87"},
+		{"allocation bucket", func(r *Report) { r.Allocation.ByProject[1].CurrentMonthlyCost = NewMoney(dec("4140.65")) },
+			"allocation.byProject adds up to a current cost of 31184.96, want 31184.87"},
+		{"allocation optimized", func(r *Report) { r.Allocation.ByTeam[0].OptimizedMonthlyCost = NewMoney(dec("2750.00")) },
+			"allocation.byTeam adds up to an optimized cost of 3613.54, want 3614.26"},
+		{"allocation count", func(r *Report) { r.Allocation.ByProvider[2].Instances = 2 },
+			"allocation.byProvider counts 6 instances, want 7 (summary.instanceCount)"},
+		{"sharing freed", func(r *Report) { r.Sharing.FreedMonthlyCost = NewMoney(dec("114.41")) },
+			"sharing.freedMonthlyCost is 114.41, but the share recommendations save 114.14"},
+		{"sharing group", func(r *Report) { r.Sharing.Groups[0].FreedMonthlyCost = NewMoney(dec("0")) },
+			"sharing.freedMonthlyCost is 114.14, but its groups free 0.00"},
+		{"sharing frees another", func(r *Report) { r.Sharing.Groups[0].Freed = []string{"nb-t4-1"} },
+			"share recommendation share-nb-t4-2: no sharing group frees nb-t4-2; sharing frees nb-t4-1, but no share recommendation stops it"},
+		{"commitments", func(r *Report) { r.Commitments.Groups[1].Terms[0].MonthlySavings = NewMoney(dec("192.41")) },
+			"commitments groups save 422.97 at the 1y term, but the commitment recommendations save 422.70"},
+		{"commitments recommended", func(r *Report) { r.Commitments.Groups[4].RecommendedTerm = "1y" },
+			"commitments.recommendedMonthlySavings is 644.66, but the groups save 532.49 at their recommended terms"},
+		{"commitments unknown term", func(r *Report) { r.Commitments.Groups[0].RecommendedTerm = "5y" },
+			`commitments group aws us-east-1 g5 recommends term "5y", which it does not plan`},
+		{"tagging saves", func(r *Report) {
+			r.Recommendations[8].MonthlySavings = NewMoney(dec("1"))
+			r.Recommendations[8].ProjectedMonthlyCost = NewMoney(dec("113.14"))
+		}, "tagging recommendation tagging-nb-t4-1 saves 1.00; tagging saves nothing by itself"},
+		{"untagged spend", func(r *Report) { r.TagAudit.UntaggedMonthlyCost = NewMoney(dec("114.14")) },
+			"tagAudit.untaggedMonthlyCost is 114.14, but its non-compliant instances cost 228.28"},
+		{"compliant count", func(r *Report) { r.TagAudit.CompliantCount = 5 },
+			"tagAudit.compliantCount is 5, want 4 (7 instances, 3 with a missing or invalid tag)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := testReport()
@@ -252,16 +286,35 @@ func TestLoad(t *testing.T) {
 		}
 	})
 	t.Run("later minor with new fields", func(t *testing.T) {
-		in := strings.Replace(good, `"schemaVersion": "1.0",`, `"schemaVersion": "1.7", "newThing": {"x": 1},`, 1)
+		in := strings.Replace(good, `"schemaVersion": "`+SchemaVersion+`",`, `"schemaVersion": "1.7", "newThing": {"x": 1},`, 1)
+		if in == good {
+			t.Fatal("no schemaVersion to replace")
+		}
 		if _, err := Load(strings.NewReader(in)); err != nil {
 			t.Error(err)
+		}
+	})
+	t.Run("1.0 report", func(t *testing.T) {
+		r, err := Load(strings.NewReader(report10(t, good)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Allocation != nil || r.AIMetrics != nil || r.TagAudit != nil || r.Sharing != nil || r.Commitments != nil ||
+			r.Policy.Quantize != nil || r.Policy.Sharing != nil || r.Policy.Governance != nil {
+			t.Errorf("a 1.0 report has 1.1 sections: %+v", r)
+		}
+		if err := r.Verify(); err != nil {
+			t.Error(err)
+		}
+		for _, f := range Formats {
+			write(t, r, f, PrintOptions{TTY: true})
 		}
 	})
 	for _, tc := range []struct {
 		name, in, want string
 		is             error
 	}{
-		{"unknown major", strings.Replace(good, `"1.0"`, `"2.0"`, 1),
+		{"unknown major", strings.Replace(good, `"`+SchemaVersion+`"`, `"2.0"`, 1),
 			"unsupported report version: schema version 2.0; this gpufinops reads 1.x reports", ErrUnsupportedVersion},
 		{"truncated", good[:len(good)/2], "invalid report: the JSON ends early (truncated file?)", ErrInvalid},
 		{"bad syntax", `{"schemaVersion": "1.0",, }`, "invalid report: not valid JSON at byte 25: invalid character ',' looking for beginning of object key string", ErrInvalid},
@@ -269,7 +322,7 @@ func TestLoad(t *testing.T) {
 		{"string", `"report"`, "invalid report: expected a JSON object, got a string", ErrInvalid},
 		{"empty", " \n", "invalid report: the input is empty", ErrInvalid},
 		{"no version", `{"summary": {}}`, "invalid report: no schemaVersion; is this a gpufinops report?", ErrInvalid},
-		{"numeric version", `{"schemaVersion": 1}`, `invalid report: schemaVersion must be a string like "1.0"`, ErrInvalid},
+		{"numeric version", `{"schemaVersion": 1}`, `invalid report: schemaVersion must be a string like "1.1"`, ErrInvalid},
 		{"bad version", `{"schemaVersion": "one"}`, `invalid report: schemaVersion "one" is not major.minor`, ErrInvalid},
 		{"wrong type", `{"schemaVersion": "1.0", "summary": {"instanceCount": "four"}}`,
 			"invalid report: summary.instanceCount: expected int, got string", ErrInvalid},
@@ -402,6 +455,30 @@ func TestSchemaValidatesReport(t *testing.T) {
 	if r := testReport(); r.Instances[3].Priced || r.Instances[0].CurrentMonthlyCost == nil {
 		t.Fatal("fixture changed: instance 0 must be priced and instance 3 unpriced")
 	}
+}
+
+// report10 is doc without the fields 1.1 added, as a 1.0 writer made it (the
+// recommendations of the kinds 1.1 added are kept, so that it still adds up).
+func report10(t *testing.T, doc string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(doc), &m); err != nil {
+		t.Fatal(err)
+	}
+	m["schemaVersion"] = "1.0"
+	for _, k := range []string{"allocation", "aiMetrics", "tagAudit", "sharing", "commitments"} {
+		delete(m, k)
+	}
+	pol := m["policy"].(map[string]any)
+	for _, k := range []string{"quantize", "sharing", "governance"} {
+		delete(pol, k)
+	}
+	delete(pol["commitment"].(map[string]any), "names")
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func summary(doc map[string]any) map[string]any { return doc["summary"].(map[string]any) }

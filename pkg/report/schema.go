@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
 //go:generate go run ../../cmd/gen-report-schema -src . -o ../../docs/schema/report.schema.json
@@ -21,7 +23,8 @@ const SchemaID = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/doc
 // in srcDir, this package's directory; "" leaves them out.
 //
 // Objects allow properties the schema does not name, so that a 1.x schema
-// also accepts later 1.y reports.
+// also accepts later 1.y reports; fields added after 1.0 are optional, so that
+// it also accepts earlier ones.
 func JSONSchema(srcDir string) ([]byte, error) {
 	rf := &jsonschema.Reflector{
 		AllowAdditionalProperties: true,
@@ -38,6 +41,15 @@ func JSONSchema(srcDir string) ([]byte, error) {
 	if v, ok := s.Properties.Get("schemaVersion"); ok {
 		major, _, _ := strings.Cut(SchemaVersion, ".")
 		v.Pattern = "^" + major + `\.[0-9]+$`
+	}
+	// The kinds are the engine's, in planner order, so the list cannot drift.
+	if rec := s.Definitions["Recommendation"]; rec != nil {
+		if kind, ok := rec.Properties.Get("kind"); ok {
+			kind.Enum = nil
+			for _, k := range recommend.Kinds {
+				kind.Enum = append(kind.Enum, string(k))
+			}
+		}
 	}
 	// A priced instance has its costs; an unpriced one has none.
 	if in := s.Definitions["Instance"]; in != nil {
