@@ -48,8 +48,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	}
 
 	for _, sec := range secs {
-		fmt.Fprintf(&b, "\n### %s: %s, saving %s/mo\n\n", mdText(sec.kind),
-			plural(len(sec.recs), "recommendation"), usd(s.SavingsByKind[sec.kind]))
+		fmt.Fprintf(&b, "\n### %s\n\n", mdText(sectionHeading(sec, s.SavingsByKind[sec.kind],
+			func(m Money) string { return usd(m) + "/mo" })))
 		b.WriteString("| Resource | Instance type | Action | Current/mo | Projected/mo | Savings/mo | Confidence | Risk |\n")
 		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
 		for _, rec := range sec.recs {
@@ -64,6 +64,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 		}
 		b.WriteString("\n</details>\n")
 	}
+
+	writeMarkdownSections(&b, r)
 
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, "\n### Warnings (%d)\n\n", len(r.Warnings))

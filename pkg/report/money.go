@@ -85,26 +85,34 @@ func parseNumber(b []byte) (*decimal.Decimal, error) {
 // formatMoney renders an amount for people or for pipes: on a terminal
 // "$12,345.67" (negative "-$12,345.67"), elsewhere the plain "12345.67".
 func formatMoney(m Money, tty bool) string {
-	s := m.String()
 	if !tty {
-		return s
+		return m.String()
 	}
+	return groupDigits(m.String(), "$")
+}
+
+// groupDigits puts thousands separators into the whole part of a plain
+// decimal string and prefix (a currency sign, or "") after its minus sign:
+// groupDigits("-1234.5", "$") is "-$1,234.5".
+func groupDigits(s, prefix string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
-	whole, frac, _ := strings.Cut(s, ".")
+	whole, frac, hasFrac := strings.Cut(s, ".")
 	var b strings.Builder
 	if neg {
 		b.WriteByte('-')
 	}
-	b.WriteByte('$')
+	b.WriteString(prefix)
 	for i, c := range whole {
 		if i > 0 && (len(whole)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
 		b.WriteRune(c)
 	}
-	b.WriteByte('.')
-	b.WriteString(frac)
+	if hasFrac {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
 	return b.String()
 }
 

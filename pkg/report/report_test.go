@@ -146,6 +146,18 @@ func TestWriteTableSectionsAligned(t *testing.T) {
 			t.Errorf("SAVINGS columns at %v", starts)
 		}
 	}
+	// The cost tables line up with each other too.
+	var ends []int
+	for _, line := range strings.Split(out, "\n") {
+		for _, h := range []string{"TEAM ", "PROJECT ", "WORKLOAD TYPE "} {
+			if strings.HasPrefix(line, h) {
+				ends = append(ends, strings.Index(line, "CURRENT"))
+			}
+		}
+	}
+	if len(ends) != 3 || ends[1] != ends[0] || ends[2] != ends[0] {
+		t.Errorf("CURRENT columns of the cost tables at %v", ends)
+	}
 }
 
 func TestWriteUnknownFormat(t *testing.T) {

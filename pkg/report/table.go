@@ -123,8 +123,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	cells := tableCells(secs, cols, tty, wide, opts.Width)
 	widths := columnWidths(cols, cells)
 	for i, sec := range secs {
-		fmt.Fprintf(&b, "\n%s\n", c.bold(fmt.Sprintf("%s: %s, saving %s",
-			sec.kind, plural(len(sec.recs), "recommendation"), perMonth(s.SavingsByKind[sec.kind]))))
+		fmt.Fprintf(&b, "\n%s\n", c.bold(sectionHeading(sec, s.SavingsByKind[sec.kind], perMonth)))
 		headers := make([]string, len(cols))
 		var right []int
 		for j, col := range cols {
@@ -158,6 +157,9 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 		b.WriteString("1 instance has no price and is left out of the costs.\n")
 	case s.UnpricedCount > 1:
 		fmt.Fprintf(&b, "%d instances have no price and are left out of the costs.\n", s.UnpricedCount)
+	}
+	if err := writeTableSections(&b, r, c, tty, wide, opts.Width); err != nil {
+		return err
 	}
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", c.bold(fmt.Sprintf("Warnings (%d)", len(r.Warnings))))

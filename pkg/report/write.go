@@ -112,6 +112,17 @@ func sections(r *Report) []section {
 	return out
 }
 
+// sectionHeading heads a strategy's section: "spot: 9 recommendations,
+// saving $9,512.68/mo", or for a kind that saves nothing by itself (tagging)
+// "tagging: 6 recommendations, no direct saving".
+func sectionHeading(sec section, savings Money, perMonth func(Money) string) string {
+	head := sec.kind + ": " + plural(len(sec.recs), "recommendation")
+	if savings.d.IsZero() {
+		return head + ", no direct saving"
+	}
+	return head + ", saving " + perMonth(savings)
+}
+
 // actionText is the action, followed by the target when the action does not
 // already name it.
 func actionText(rec Recommendation) string {
