@@ -38,7 +38,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		}
 		e.record(s, &change{
 			kind:       KindTagging,
-			target:     "tags",
+			target:     "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", "),
 			keep:       true,
 			confidence: High,
 			risk:       Low,
