@@ -1,0 +1,262 @@
+// Package aws is the AWS adapter: GPU instances from EC2, their GPU
+// utilization from CloudWatch agent metrics, live prices from the Price List,
+// spot price history and Savings Plans, and stopping idle instances, all
+// through aws-sdk-go-v2. AWS's quirks stay in this package.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+func init() {
+	providers.Register(&providers.RegInfo{
+		Name:        fleet.AWS,
+		Description: "Amazon Web Services: EC2 GPU instances, CloudWatch agent GPU metrics, Price List, spot and Savings Plans prices",
+		New:         New,
+	})
+}
+
+// DefaultNamespace is where the CloudWatch agent publishes nvidia_smi metrics.
+const DefaultNamespace = "CWAgent"
+
+// DefaultLookback is how far back utilization is read.
+const DefaultLookback = 14 * 24 * time.Hour
+
+// account is one set of credentials and the account they reach.
+type account struct {
+	// label is the profile or role ARN, or "default".
+	label string
+	id    string
+	cfg   aws.Config
+}
+
+// Provider reads one or more AWS accounts.
+type Provider struct {
+	opts     providers.Options
+	accounts []*account
+
+	mu      sync.Mutex
+	ec2s    map[string]*ec2.Client        // account label + region
+	cws     map[string]*cloudwatch.Client // account label + region
+	typeMu  sync.Mutex
+	typeMap map[string]instanceTypeInfo // region + type
+}
+
+// Compile-time checks of the capabilities the adapter offers.
+var _ providers.Provider = (*Provider)(nil)
+
+// New loads credentials (the default chain, each --profile, each role to
+// assume) and checks each with GetCallerIdentity. Missing or rejected
+// credentials are providers.ErrCredentials.
+func New(ctx context.Context, opts providers.Options) (providers.Provider, error) {
+	if opts.MetricsNamespace == "" {
+		opts.MetricsNamespace = DefaultNamespace
+	}
+	if opts.Lookback <= 0 {
+		opts.Lookback = DefaultLookback
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 8
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p := &Provider{opts: opts, ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
+	profiles := opts.Profiles
+	if len(profiles) == 0 {
+		profiles = []string{""}
+	}
+	for _, prof := range profiles {
+		cfg, err := p.loadConfig(ctx, prof)
+		if err != nil {
+			return nil, err
+		}
+		label := prof
+		if label == "" {
+			label = "default"
+		}
+		p.accounts = append(p.accounts, &account{label: label, cfg: cfg})
+		for _, arn := range opts.RoleARNs {
+			assumed := cfg.Copy()
+			assumed.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg, p.stsOptions), arn))
+			p.accounts = append(p.accounts, &account{label: arn, cfg: assumed})
+		}
+	}
+	for _, a := range p.accounts {
+		out, err := sts.NewFromConfig(a.cfg, p.stsOptions).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+		if err != nil {
+			return nil, fmt.Errorf("aws %s: %w", a.label, classify(err))
+		}
+		a.id = aws.ToString(out.Account)
+	}
+	return p, nil
+}
+
+// loadConfig reads the shared config and credentials for a profile ("" is the
+// default chain), pointed at the simulator when an endpoint is set.
+func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, error) {
+	var lo []func(*config.LoadOptions) error
+	if profile != "" {
+		lo = append(lo, config.WithSharedConfigProfile(profile))
+	}
+	if p.opts.HTTPClient != nil {
+		lo = append(lo, config.WithHTTPClient(p.opts.HTTPClient))
+	}
+	if p.opts.Endpoint != "" {
+		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint))
+	}
+	lo = append(lo, config.WithRetryer(func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = 5
+			o.MaxBackoff = 2 * time.Second
+		})
+	}))
+	cfg, err := config.LoadDefaultConfig(ctx, lo...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("aws profile %q: %w: %v", profile, providers.ErrCredentials, err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	return cfg, nil
+}
+
+func (p *Provider) stsOptions(o *sts.Options) {}
+
+// Name implements providers.Provider.
+func (p *Provider) Name() fleet.Provider { return fleet.AWS }
+
+// Scopes lists every enabled region (or the configured ones) of every account.
+func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
+	var out []providers.Scope
+	for _, a := range p.accounts {
+		regions := p.opts.Regions
+		if len(regions) == 0 {
+			res, err := ec2.NewFromConfig(a.cfg).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
+			if err != nil {
+				return nil, fmt.Errorf("aws %s: listing regions: %w", a.label, classify(err))
+			}
+			for _, r := range res.Regions {
+				regions = append(regions, aws.ToString(r.RegionName))
+			}
+			sort.Strings(regions)
+		}
+		for _, r := range regions {
+			out = append(out, providers.Scope{Provider: fleet.AWS, Account: a.id, Region: r, Profile: a.label})
+		}
+	}
+	return out, nil
+}
+
+func (p *Provider) account(scope providers.Scope) (*account, error) {
+	for _, a := range p.accounts {
+		if a.label == scope.Profile || (scope.Profile == "" && a.id == scope.Account) {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("no credentials for %s", scope)
+}
+
+// ec2Client returns the scope's EC2 client, built once.
+func (p *Provider) ec2Client(scope providers.Scope) (*ec2.Client, error) {
+	a, err := p.account(scope)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := a.label + "|" + scope.Region
+	if c, ok := p.ec2s[key]; ok {
+		return c, nil
+	}
+	c := ec2.NewFromConfig(a.cfg, func(o *ec2.Options) { o.Region = scope.Region })
+	p.ec2s[key] = c
+	return c, nil
+}
+
+// cloudWatchClient returns the scope's CloudWatch client, built once.
+func (p *Provider) cloudWatchClient(scope providers.Scope) (*cloudwatch.Client, error) {
+	a, err := p.account(scope)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := a.label + "|" + scope.Region
+	if c, ok := p.cws[key]; ok {
+		return c, nil
+	}
+	c := cloudwatch.NewFromConfig(a.cfg, func(o *cloudwatch.Options) { o.Region = scope.Region })
+	p.cws[key] = c
+	return c, nil
+}
+
+// pricingClient returns a Price List client; the API lives in us-east-1.
+func (p *Provider) pricingClient(scope providers.Scope) (*pricing.Client, error) {
+	a, err := p.account(scope)
+	if err != nil {
+		return nil, err
+	}
+	return pricing.NewFromConfig(a.cfg, func(o *pricing.Options) { o.Region = "us-east-1" }), nil
+}
+
+// savingsPlansClient returns a Savings Plans client (a global service signed for us-east-1).
+func (p *Provider) savingsPlansClient(scope providers.Scope) (*savingsplans.Client, error) {
+	a, err := p.account(scope)
+	if err != nil {
+		return nil, err
+	}
+	return savingsplans.NewFromConfig(a.cfg, func(o *savingsplans.Options) { o.Region = "us-east-1" }), nil
+}
+
+// classify maps AWS errors to the providers sentinels, keeping the message.
+func classify(err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode() {
+		case "AuthFailure", "InvalidClientTokenId", "UnrecognizedClientException", "ExpiredToken", "SignatureDoesNotMatch", "InvalidAccessKeyId":
+			return fmt.Errorf("%w: %s", providers.ErrCredentials, apiErr.ErrorMessage())
+		case "UnauthorizedOperation", "AccessDenied", "AccessDeniedException":
+			return fmt.Errorf("%w: %s", providers.ErrPermission, apiErr.ErrorMessage())
+		case "RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException":
+			return fmt.Errorf("%w: %s", providers.ErrThrottled, apiErr.ErrorMessage())
+		}
+		return err
+	}
+	if msg := err.Error(); strings.Contains(msg, "failed to retrieve credentials") || strings.Contains(msg, "get credentials") || strings.Contains(msg, "no EC2 IMDS role found") {
+		return fmt.Errorf("%w: %v", providers.ErrCredentials, err)
+	}
+	return err
+}
+
+// instanceTypeInfo is what DescribeInstanceTypes says of a type's accelerators
+// and host.
+type instanceTypeInfo struct {
+	// accelerator is false for types with no GPU and no Neuron device.
+	accelerator  bool
+	gpuModel     string
+	gpuCount     float64
+	gpuMemoryMiB int
+	vcpus        int
+	memoryMiB    int
+}

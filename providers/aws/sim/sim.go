@@ -1,0 +1,398 @@
+// Package sim is a local AWS that speaks the wire protocols of the real
+// services to the real SDK: EC2 and STS (query protocol, XML), CloudWatch
+// (Smithy RPC v2 CBOR, AWS JSON 1.0 and query), Pricing (AWS JSON 1.1) and
+// Savings Plans (REST JSON). It serves one fleet snapshot, keeps instance state
+// so that a stop is visible, counts requests per operation, and injects
+// latency, throttling and server errors at configurable rates.
+//
+// Control endpoints: GET /_sim/state and GET /_sim/requests.
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// TypeInfo is what DescribeInstanceTypes and Pricing say of an instance type.
+type TypeInfo struct {
+	Name string
+	// GPUs: model name and maker as AWS reports them (e.g. "A10G", "NVIDIA").
+	GPUName, GPUManufacturer string
+	GPUCount                 float64
+	GPUMemoryMiB             int
+	// Neuron is true for Inferentia/Trainium (NeuronInfo instead of GpuInfo).
+	Neuron    bool
+	VCPUs     int
+	MemoryMiB int
+}
+
+// PriceRow is a type's list prices in one region (USD per hour).
+type PriceRow struct {
+	Region, InstanceType string
+	OnDemand             string
+	// Spot is the current spot price per zone; empty when none.
+	Spot map[string]string
+	// SavingsPlan1y and SavingsPlan3y are Compute Savings Plan no-upfront rates.
+	SavingsPlan1y, SavingsPlan3y string
+}
+
+// Options configure the simulator.
+type Options struct {
+	// AccountID answers GetCallerIdentity and owns the fleet's instances
+	// that name no account.
+	AccountID string
+	// Regions are the enabled regions (DescribeRegions); default: the
+	// fleet's AWS regions.
+	Regions []string
+	// Types and Prices feed DescribeInstanceTypes, Pricing, spot price
+	// history and Savings Plans.
+	Types  []TypeInfo
+	Prices []PriceRow
+	// Latency is added to every request.
+	Latency time.Duration
+	// ThrottleRate and ErrorRate are the shares (0–1) of requests answered
+	// with the service's throttling error and with HTTP 500.
+	ThrottleRate, ErrorRate float64
+	// FailRegions answer every request for those regions with HTTP 500.
+	FailRegions []string
+	// Seed makes fault injection repeatable.
+	Seed int64
+	// Now is the simulator's clock: metric series end at Now.
+	Now func() time.Time
+}
+
+// Server is the simulator; it is an http.Handler.
+type Server struct {
+	opts      Options
+	instances []fleet.Instance // AWS instances of the fleet, in file order
+	types     map[string]TypeInfo
+
+	mu     sync.Mutex
+	state  map[string]string // instance ID → state name
+	counts map[string]map[string]int
+	rng    *rand.Rand
+}
+
+// New builds a simulator serving the AWS instances of f.
+func New(f *fleet.Fleet, opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "123456789012"
+	}
+	s := &Server{
+		opts:   opts,
+		types:  map[string]TypeInfo{},
+		state:  map[string]string{},
+		counts: map[string]map[string]int{},
+		rng:    rand.New(rand.NewSource(opts.Seed)),
+	}
+	regions := map[string]bool{}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS {
+			continue
+		}
+		if in.Account == "" {
+			in.Account = opts.AccountID
+		}
+		s.instances = append(s.instances, in)
+		s.state[in.ID] = string(in.State)
+		regions[in.Region] = true
+	}
+	if len(s.opts.Regions) == 0 {
+		for r := range regions {
+			s.opts.Regions = append(s.opts.Regions, r)
+		}
+		sort.Strings(s.opts.Regions)
+	}
+	for _, t := range opts.Types {
+		s.types[t.Name] = t
+	}
+	return s
+}
+
+// protocol is a wire format; it decides how errors are written.
+type protocol int
+
+const (
+	protoEC2Query protocol = iota // EC2: form in, XML out, <Response><Errors>
+	protoAWSQuery                 // STS, CloudWatch query: form in, XML out, <ErrorResponse>
+	protoJSON10                   // CloudWatch AWS JSON 1.0
+	protoJSON11                   // Pricing AWS JSON 1.1
+	protoRESTJSON                 // Savings Plans
+	protoCBOR                     // CloudWatch Smithy RPC v2 CBOR
+)
+
+// request is one parsed call.
+type request struct {
+	service, op string
+	proto       protocol
+	region      string
+	form        url.Values
+	body        []byte
+}
+
+var credentialScope = regexp.MustCompile(`Credential=[^/]+/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request`)
+
+// regionOf reads the region from the SigV4 credential scope; unsigned
+// requests count as us-east-1.
+func regionOf(r *http.Request) string {
+	if m := credentialScope.FindStringSubmatch(r.Header.Get("Authorization")); m != nil {
+		return m[1]
+	}
+	return "us-east-1"
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/") {
+		s.control(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req, ok := classify(r, body)
+	if !ok {
+		http.Error(w, "gpufinops aws sim: unrecognised request "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
+		return
+	}
+	s.count(req.service, req.op)
+	if s.opts.Latency > 0 {
+		select {
+		case <-time.After(s.opts.Latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if s.failRegion(req.region) {
+		writeError(w, req, http.StatusInternalServerError, "InternalError", "simulated outage of region "+req.region)
+		return
+	}
+	if code, status, ok := s.fault(req); ok {
+		writeError(w, req, status, code, "simulated "+code)
+		return
+	}
+	switch req.service {
+	case "ec2":
+		s.serveEC2(w, req)
+	case "sts":
+		s.serveSTS(w, req)
+	case "monitoring":
+		s.serveCloudWatch(w, req)
+	case "pricing":
+		s.servePricing(w, req)
+	case "savingsplans":
+		s.serveSavingsPlans(w, req)
+	}
+}
+
+// classify recognises the service, operation and protocol of a request.
+func classify(r *http.Request, body []byte) (request, bool) {
+	req := request{region: regionOf(r), body: body}
+	target := r.Header.Get("X-Amz-Target")
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/service/GraniteServiceVersion20100801/operation/"):
+		req.service, req.proto = "monitoring", protoCBOR
+		req.op = strings.TrimPrefix(r.URL.Path, "/service/GraniteServiceVersion20100801/operation/")
+		return req, true
+	case strings.HasPrefix(target, "GraniteServiceVersion20100801."):
+		req.service, req.proto, req.op = "monitoring", protoJSON10, strings.TrimPrefix(target, "GraniteServiceVersion20100801.")
+		return req, true
+	case strings.HasPrefix(target, "AWSPriceListService."):
+		req.service, req.proto, req.op = "pricing", protoJSON11, strings.TrimPrefix(target, "AWSPriceListService.")
+		return req, true
+	case r.URL.Path == "/DescribeSavingsPlansOfferingRates" || r.URL.Path == "/DescribeSavingsPlansOfferings":
+		req.service, req.proto, req.op = "savingsplans", protoRESTJSON, strings.TrimPrefix(r.URL.Path, "/")
+		return req, true
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil || form.Get("Action") == "" {
+		return req, false
+	}
+	req.form, req.op = form, form.Get("Action")
+	switch form.Get("Version") {
+	case "2016-11-15":
+		req.service, req.proto = "ec2", protoEC2Query
+	case "2011-06-15":
+		req.service, req.proto = "sts", protoAWSQuery
+	case "2010-08-01":
+		req.service, req.proto = "monitoring", protoAWSQuery
+	default:
+		return req, false
+	}
+	return req, true
+}
+
+func (s *Server) count(service, op string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counts[service] == nil {
+		s.counts[service] = map[string]int{}
+	}
+	s.counts[service][op]++
+}
+
+func (s *Server) failRegion(region string) bool {
+	for _, r := range s.opts.FailRegions {
+		if r == region {
+			return true
+		}
+	}
+	return false
+}
+
+// fault decides whether to answer with a throttle or a server error.
+func (s *Server) fault(req request) (code string, status int, ok bool) {
+	s.mu.Lock()
+	x := s.rng.Float64()
+	s.mu.Unlock()
+	switch {
+	case x < s.opts.ThrottleRate:
+		return throttleCode(req), throttleStatus(req), true
+	case x < s.opts.ThrottleRate+s.opts.ErrorRate:
+		return "InternalError", http.StatusInternalServerError, true
+	}
+	return "", 0, false
+}
+
+func throttleCode(req request) string {
+	switch req.service {
+	case "ec2":
+		return "RequestLimitExceeded"
+	case "pricing", "savingsplans":
+		return "ThrottlingException"
+	default:
+		return "Throttling"
+	}
+}
+
+func throttleStatus(req request) int {
+	if req.service == "ec2" {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
+}
+
+// Counts returns the requests served so far: service → operation → count.
+func (s *Server) Counts() map[string]map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]map[string]int{}
+	for svc, ops := range s.counts {
+		out[svc] = map[string]int{}
+		for op, n := range ops {
+			out[svc][op] = n
+		}
+	}
+	return out
+}
+
+// ResetCounts zeroes the request counters.
+func (s *Server) ResetCounts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts = map[string]map[string]int{}
+}
+
+// InstanceState is one instance's state as /_sim/state reports it.
+type InstanceState struct {
+	Provider string `json:"provider"`
+	ID       string `json:"id"`
+	State    string `json:"state"`
+}
+
+// State returns every instance's current state, in fleet order.
+func (s *Server) State() []InstanceState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]InstanceState, len(s.instances))
+	for i, in := range s.instances {
+		out[i] = InstanceState{Provider: string(fleet.AWS), ID: in.ID, State: s.state[in.ID]}
+	}
+	return out
+}
+
+// setState changes an instance's state; false when it does not exist.
+func (s *Server) setState(id, state string) (previous string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	previous, ok = s.state[id]
+	if ok {
+		s.state[id] = state
+	}
+	return previous, ok
+}
+
+// stateOf returns an instance's current state.
+func (s *Server) stateOf(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state[id]
+}
+
+func (s *Server) control(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	switch r.URL.Path {
+	case "/_sim/state":
+		_ = enc.Encode(map[string]any{"instances": s.State()})
+	case "/_sim/requests":
+		_ = enc.Encode(s.Counts())
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// writeError answers in the error format of the request's protocol, so that
+// the SDK surfaces it as a smithy.APIError with that code.
+func writeError(w http.ResponseWriter, req request, status int, code, msg string) {
+	requestID := fmt.Sprintf("sim-%d", time.Now().UnixNano())
+	switch req.proto {
+	case protoEC2Query:
+		w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<Response><Errors><Error><Code>%s</Code><Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>`, xmlEscape(code), xmlEscape(msg), requestID)
+	case protoAWSQuery:
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(status)
+		kind := "Sender"
+		if status >= 500 {
+			kind = "Receiver"
+		}
+		fmt.Fprintf(w, `<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>`, kind, xmlEscape(code), xmlEscape(msg), requestID)
+	case protoJSON10, protoJSON11:
+		ct := "application/x-amz-json-1.1"
+		if req.proto == protoJSON10 {
+			ct = "application/x-amz-json-1.0"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"__type": code, "message": msg})
+	case protoRESTJSON:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-ErrorType", code)
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
+	case protoCBOR:
+		writeCBORError(w, status, code, msg)
+	}
+}
+
+func xmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}

@@ -1,0 +1,296 @@
+// Package providers is the contract between gpufinops and the clouds: a small
+// Provider interface every adapter implements, optional capabilities found by
+// type assertion, a registry the adapters join in init, the sentinel errors,
+// and Collect, which scans every scope of a provider concurrently into a fleet
+// snapshot without losing the scopes that worked when one fails.
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// Scope is one unit a provider scans: an account and region on AWS, a
+// subscription on Azure, a project on GCP.
+type Scope struct {
+	Provider fleet.Provider `json:"provider"`
+	// Account is the AWS account, Azure subscription or GCP project.
+	Account string `json:"account"`
+	// Region is empty for providers that list all regions in one call.
+	Region string `json:"region,omitempty"`
+	// Profile is the credential source the scope is read with (an AWS
+	// profile or role ARN), when there are several.
+	Profile string `json:"profile,omitempty"`
+}
+
+func (s Scope) String() string {
+	out := string(s.Provider) + ":" + s.Account
+	if s.Region != "" {
+		out += "/" + s.Region
+	}
+	return out
+}
+
+// Provider lists the GPU instances of one cloud.
+type Provider interface {
+	// Name is the cloud the provider reads.
+	Name() fleet.Provider
+	// Scopes lists what to scan: enabled regions of every configured account.
+	Scopes(ctx context.Context) ([]Scope, error)
+	// ListGPUInstances lists the GPU and accelerator instances in one scope,
+	// with GPU model, count and memory always set. An empty scope returns an
+	// empty slice and no error.
+	ListGPUInstances(ctx context.Context, scope Scope) ([]fleet.Instance, error)
+}
+
+// UtilizationReader fills in GPU and host utilization over a window, in place.
+// An instance without GPU metrics keeps a nil Utilization (never "idle") and
+// is named in the returned notes.
+type UtilizationReader interface {
+	ReadUtilization(ctx context.Context, scope Scope, instances []fleet.Instance, window fleet.TimeRange) (notes []string, err error)
+}
+
+// PriceReader returns live prices for instance types in one scope: on-demand,
+// spot and commitment rates, each with its source and date.
+type PriceReader interface {
+	ReadPrices(ctx context.Context, scope Scope, instanceTypes []string) ([]pricing.Price, error)
+}
+
+// StopResult is the outcome of one stop.
+type StopResult struct {
+	// PreviousState and CurrentState are the cloud's state names.
+	PreviousState string `json:"previousState,omitempty"`
+	CurrentState  string `json:"currentState,omitempty"`
+	// AlreadyStopped is true when there was nothing to do.
+	AlreadyStopped bool `json:"alreadyStopped,omitempty"`
+}
+
+// Stopper stops instances. With dryRun it only checks the permission.
+type Stopper interface {
+	Stop(ctx context.Context, scope Scope, instanceID string, dryRun bool) (StopResult, error)
+}
+
+// Features records the optional capabilities of a provider, found once.
+type Features struct {
+	Utilization UtilizationReader
+	Prices      PriceReader
+	Stopper     Stopper
+}
+
+// FeaturesOf type-asserts p once for every optional capability.
+func FeaturesOf(p Provider) Features {
+	var f Features
+	f.Utilization, _ = p.(UtilizationReader)
+	f.Prices, _ = p.(PriceReader)
+	f.Stopper, _ = p.(Stopper)
+	return f
+}
+
+// Sentinel errors every adapter maps its cloud's errors to.
+var (
+	// ErrCredentials: no credentials, or credentials the cloud rejects.
+	ErrCredentials = errors.New("credentials missing or invalid")
+	// ErrPermission: the credentials lack a permission the call needs.
+	ErrPermission = errors.New("permission denied")
+	// ErrThrottled: the cloud kept throttling after the retries.
+	ErrThrottled = errors.New("throttled by the cloud")
+	// ErrNotStoppable: the instance cannot be stopped (e.g. a one-time spot
+	// instance); it is never terminated instead.
+	ErrNotStoppable = errors.New("instance cannot be stopped")
+	// ErrNotFound: the instance does not exist (any more).
+	ErrNotFound = errors.New("instance not found")
+)
+
+// ScopeError is a failure to read one scope.
+type ScopeError struct {
+	Scope Scope
+	Err   error
+}
+
+func (e *ScopeError) Error() string { return e.Scope.String() + ": " + e.Err.Error() }
+func (e *ScopeError) Unwrap() error { return e.Err }
+
+// Options configure an adapter. Adapters read the fields that apply to them.
+type Options struct {
+	// Endpoint points every service of the cloud at one URL (a simulator).
+	Endpoint string
+	// Regions limits the scan; empty means every enabled region.
+	Regions []string
+	// Profiles are named credential profiles to scan (AWS); empty means the
+	// default credential chain.
+	Profiles []string
+	// RoleARNs are roles to assume for more accounts (AWS STS).
+	RoleARNs []string
+	// MetricsNamespace is where GPU metrics live (AWS CloudWatch agent: CWAgent).
+	MetricsNamespace string
+	// Lookback is how far back utilization is read.
+	Lookback time.Duration
+	// Concurrency bounds parallel calls per provider.
+	Concurrency int
+	// CacheDir holds cached price lists; empty disables the cache.
+	CacheDir string
+	// CacheTTL is how long cached prices are used.
+	CacheTTL time.Duration
+	// HTTPClient is used for every call when set.
+	HTTPClient *http.Client
+	// Now is the clock.
+	Now func() time.Time
+}
+
+// RegInfo describes an adapter.
+type RegInfo struct {
+	Name        fleet.Provider
+	Description string
+	New         func(ctx context.Context, opts Options) (Provider, error)
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[fleet.Provider]*RegInfo{}
+)
+
+// Register adds an adapter; adapters call it from init.
+func Register(ri *RegInfo) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[ri.Name]; dup {
+		panic("providers: " + string(ri.Name) + " registered twice")
+	}
+	registry[ri.Name] = ri
+}
+
+// Find returns the registered adapter for a cloud.
+func Find(name fleet.Provider) (*RegInfo, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	ri, ok := registry[name]
+	return ri, ok
+}
+
+// Names lists the registered adapters, sorted.
+func Names() []fleet.Provider {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]fleet.Provider, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// CollectOptions configure a scan.
+type CollectOptions struct {
+	// Window is the utilization window; zero skips utilization.
+	Window fleet.TimeRange
+	// Concurrency bounds the scopes scanned at once (default 8).
+	Concurrency int
+	// Progress, when set, is told when each scope finishes.
+	Progress func(scope Scope, instances int, err error)
+}
+
+// Result is what a scan found: the snapshot, the prices read live, the scopes
+// that failed, and notes (e.g. instances without GPU metrics).
+type Result struct {
+	Fleet    *fleet.Fleet
+	Prices   []pricing.Price
+	Failures []*ScopeError
+	Notes    []string
+}
+
+// Collect scans every scope of p concurrently. A scope that fails is recorded
+// in Failures and the others are kept; Collect itself fails only when the
+// scopes cannot be listed or ctx ends.
+func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, error) {
+	scopes, err := p.Scopes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	conc := opts.Concurrency
+	if conc <= 0 {
+		conc = 8
+	}
+	feat := FeaturesOf(p)
+	type out struct {
+		instances []fleet.Instance
+		prices    []pricing.Price
+		notes     []string
+		err       error
+	}
+	results := make([]out, len(scopes))
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for i, sc := range scopes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i].err = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			r := &results[i]
+			r.instances, r.err = p.ListGPUInstances(ctx, sc)
+			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
+				r.notes, r.err = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
+			}
+			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil {
+				r.prices, r.err = feat.Prices.ReadPrices(ctx, sc, instanceTypes(r.instances))
+			}
+			if opts.Progress != nil {
+				opts.Progress(sc, len(r.instances), r.err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
+	for i, r := range results {
+		if r.err != nil {
+			res.Failures = append(res.Failures, &ScopeError{Scope: scopes[i], Err: r.err})
+			continue
+		}
+		res.Fleet.Instances = append(res.Fleet.Instances, r.instances...)
+		res.Prices = append(res.Prices, r.prices...)
+		res.Notes = append(res.Notes, r.notes...)
+	}
+	sort.SliceStable(res.Fleet.Instances, func(i, j int) bool {
+		a, b := res.Fleet.Instances[i], res.Fleet.Instances[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		return a.ID < b.ID
+	})
+	return res, nil
+}
+
+func instanceTypes(instances []fleet.Instance) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, in := range instances {
+		if !seen[in.InstanceType] {
+			seen[in.InstanceType] = true
+			out = append(out, in.InstanceType)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
