@@ -21,6 +21,8 @@ type Factory struct {
 	Catalog func() (pricing.Catalog, error)
 	// Fleet reads a fleet snapshot from a file path, or the demo fleet when demo is true.
 	Fleet func(path string, demo bool) (*fleet.Fleet, error)
+	// Scan reads fleets live from the clouds (--provider).
+	Scan ScanFunc
 	// Now is the clock; tests pin it.
 	Now func() time.Time
 }

@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,24 +47,52 @@ func AddOutputFlag(cmd *cobra.Command, allowed ...string) *OutputFlag {
 	return o
 }
 
-// FleetFlags are the inputs shared by commands that read a fleet.
+// FleetFlags are the inputs shared by commands that read a fleet: a snapshot
+// file, the demo fleet, or a live scan of one or more clouds.
 type FleetFlags struct {
 	Path string
 	Demo bool
+	// Providers are the clouds to scan (--provider aws).
+	Providers []string
+	// Regions, Profiles and RoleARNs narrow or widen the scan.
+	Regions  []string
+	Profiles []string
+	RoleARNs []string
+	// LookbackDays is how much utilization history to read.
+	LookbackDays int
 }
 
-// AddFleetFlags adds --fleet and --demo.
+// AddFleetFlags adds --fleet, --demo and the cloud scan flags.
 func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	cmd.Flags().StringVarP(&f.Path, "fleet", "f", "", "fleet snapshot to read (JSON or YAML; - for stdin)")
 	cmd.Flags().BoolVar(&f.Demo, "demo", false, "use the embedded demo fleet")
-	cmd.MarkFlagsMutuallyExclusive("fleet", "demo")
+	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, "scan these clouds live instead of reading a file: aws")
+	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions to scan (default: every enabled region)")
+	cmd.Flags().StringSliceVar(&f.Profiles, "profile", nil, "AWS profiles to scan, one account each (default: the standard credential chain)")
+	cmd.Flags().StringSliceVar(&f.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
+	cmd.Flags().IntVar(&f.LookbackDays, "lookback-days", 14, "days of utilization history to read from the cloud")
+	cmd.MarkFlagsMutuallyExclusive("fleet", "demo", "provider")
 	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
+	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"aws"}, cobra.ShellCompDirectiveNoFileComp
+	})
 }
 
-// Validate requires exactly one input.
+// Validate requires exactly one input and sane scan settings.
 func (f *FleetFlags) Validate() error {
-	if f.Path == "" && !f.Demo {
-		return FlagErrorf("give a fleet: --fleet FILE or --demo")
+	if f.Path == "" && !f.Demo && len(f.Providers) == 0 {
+		return FlagErrorf("give a fleet: --fleet FILE, --demo or --provider aws")
+	}
+	for _, p := range f.Providers {
+		if !fleet.Provider(p).Valid() {
+			return FlagErrorf("--provider: %q is not one of aws, azure, gcp", p)
+		}
+	}
+	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(f.Profiles) > 0 || len(f.RoleARNs) > 0) {
+		return FlagErrorf("--region, --profile and --role-arn need --provider")
+	}
+	if f.LookbackDays < 1 || f.LookbackDays > 455 {
+		return FlagErrorf("--lookback-days: %d is outside 1–455 (CloudWatch keeps hourly data 455 days)", f.LookbackDays)
 	}
 	return nil
 }
@@ -71,6 +101,8 @@ func (f *FleetFlags) Validate() error {
 // "demo.yaml", the names the fleet loader (providers/file) uses too.
 func (f *FleetFlags) SourceName() string {
 	switch {
+	case len(f.Providers) > 0:
+		return "scan of " + strings.Join(f.Providers, ", ")
 	case f.Demo:
 		return "demo.yaml"
 	case f.Path == "-":
@@ -92,31 +124,96 @@ func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
 	return nil
 }
 
+// Scan is what a live scan of the clouds found.
+type Scan struct {
+	Fleet *fleet.Fleet
+	// Prices are the prices read live, to lay over the catalog.
+	Prices []pricing.Price
+	// Failures are the scopes (account and region) that could not be read.
+	Failures []error
+	// Notes are things to tell the user, e.g. instances without GPU metrics.
+	Notes []string
+}
+
+// ScanFunc scans the clouds named by the flags.
+type ScanFunc func(ctx context.Context, in FleetFlags, cfg *config.Config) (*Scan, error)
+
 // FleetInputs is what the fleet commands work on: the configuration, the
-// catalog, and the fleet completed from the catalog.
+// catalog (with live prices laid over it after a scan), and the fleet
+// completed from the catalog.
 type FleetInputs struct {
 	Config  *config.Config
 	Catalog pricing.Catalog
 	Fleet   *fleet.Fleet
+	// Failures, Notes and LivePrices come from a live scan.
+	Failures   []error
+	Notes      []string
+	LivePrices []pricing.Price
 }
 
-// ReadFleet reads the configuration, the catalog and the fleet named by in,
-// and completes the fleet's hardware from the catalog.
-func ReadFleet(cfg func() (*config.Config, error), cat func() (pricing.Catalog, error), read func(path string, demo bool) (*fleet.Fleet, error), in FleetFlags) (*FleetInputs, error) {
-	c, err := cfg()
-	if err != nil {
-		return nil, err
+// Partial returns a PartialError when some scope failed, else nil. Commands
+// return it after writing their output, so the exit code is 3.
+func (in *FleetInputs) Partial() error {
+	if len(in.Failures) == 0 {
+		return nil
+	}
+	return &PartialError{Failures: in.Failures}
+}
+
+// ReadFleet reads the configuration, the catalog and the fleet named by in —
+// a file, the demo, or a live scan — and completes the fleet's hardware from
+// the catalog. scan may be nil when only files are possible, cfg when the
+// command needs no configuration.
+func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func() (pricing.Catalog, error), read func(path string, demo bool) (*fleet.Fleet, error), scan ScanFunc, in FleetFlags) (*FleetInputs, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	c := &config.Config{}
+	if cfg != nil {
+		var err error
+		if c, err = cfg(); err != nil {
+			return nil, err
+		}
 	}
 	k, err := cat()
 	if err != nil {
 		return nil, err
 	}
-	fl, err := read(in.Path, in.Demo)
-	if err != nil {
+	out := &FleetInputs{Config: c, Catalog: k}
+	if len(in.Providers) > 0 {
+		if scan == nil {
+			return nil, FlagErrorf("--provider is not available in this command")
+		}
+		res, err := scan(ctx, in, c)
+		if err != nil {
+			return nil, err
+		}
+		out.Fleet, out.Failures, out.Notes = res.Fleet, res.Failures, res.Notes
+		out.LivePrices = res.Prices
+	} else {
+		fl, err := read(in.Path, in.Demo)
+		if err != nil {
+			return nil, err
+		}
+		out.Fleet = fl
+	}
+	if err := CompleteFleet(out.Fleet, out.Catalog, in); err != nil {
 		return nil, err
 	}
-	if err := CompleteFleet(fl, k, in); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// Finish ends a command that read a live scan: it prints the scan's notes and
+// failed scopes on w, and turns a successful run with failed scopes into a
+// PartialError (exit code 3). Use it deferred, with a named error result.
+func (in *FleetInputs) Finish(w io.Writer, err *error) {
+	for _, n := range in.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	return &FleetInputs{Config: c, Catalog: k, Fleet: fl}, nil
+	for _, f := range in.Failures {
+		fmt.Fprintf(w, "warning: not scanned: %v\n", f)
+	}
+	if *err == nil {
+		*err = in.Partial()
+	}
 }

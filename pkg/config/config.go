@@ -27,8 +27,37 @@ const EnvPrefix = "GPUFINOPS"
 type Config struct {
 	// Policy holds the engine's thresholds.
 	Policy recommend.Policy `mapstructure:"policy"`
+	// AWS configures the AWS adapter.
+	AWS AWSConfig `mapstructure:"aws"`
+	// Cache configures the on-disk price cache.
+	Cache CacheConfig `mapstructure:"cache"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
+}
+
+// AWSConfig configures the AWS adapter; flags (--region, --profile,
+// --role-arn) win over it.
+type AWSConfig struct {
+	// Endpoint sends every AWS call to one URL, e.g. cmd/cloudsim's.
+	Endpoint string `mapstructure:"endpoint"`
+	// Profiles are shared-config profiles to scan, one account each.
+	Profiles []string `mapstructure:"profiles"`
+	// RoleARNs are roles to assume for more accounts.
+	RoleARNs []string `mapstructure:"role_arns"`
+	// Regions limits the scan; empty means every enabled region.
+	Regions []string `mapstructure:"regions"`
+	// MetricsNamespace is the CloudWatch agent's namespace.
+	MetricsNamespace string `mapstructure:"metrics_namespace"`
+	// Concurrency bounds the regions scanned at once.
+	Concurrency int `mapstructure:"concurrency"`
+}
+
+// CacheConfig configures the price cache.
+type CacheConfig struct {
+	// Dir is where cached price lists live; empty means the user cache dir.
+	Dir string `mapstructure:"dir"`
+	// TTLHours is how long cached prices are used.
+	TTLHours int `mapstructure:"ttl_hours"`
 }
 
 // Options say where to look.
@@ -103,7 +132,11 @@ func Load(opts Options) (*Config, error) {
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	cfg := &Config{Policy: recommend.DefaultPolicy()}
+	cfg := &Config{
+		Policy: recommend.DefaultPolicy(),
+		AWS:    AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
+		Cache:  CacheConfig{TTLHours: 24},
+	}
 	for _, k := range Keys() {
 		if val, ok := lookup(EnvVar(k)); ok {
 			v.Set(k, val)
@@ -137,6 +170,12 @@ func Load(opts Options) (*Config, error) {
 	// Environment variables win over the file.
 	if err := v.Unmarshal(cfg); err != nil {
 		return nil, fmt.Errorf("environment: %s", oneLine(err))
+	}
+	if cfg.AWS.Concurrency < 1 || cfg.AWS.Concurrency > 64 {
+		return nil, fmt.Errorf("aws.concurrency: %d is outside 1–64", cfg.AWS.Concurrency)
+	}
+	if cfg.Cache.TTLHours < 0 {
+		return nil, fmt.Errorf("cache.ttl_hours: %d is negative", cfg.Cache.TTLHours)
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		where := "defaults"

@@ -3,6 +3,7 @@
 package analyze
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +24,10 @@ type AnalyzeOptions struct {
 	Config  func() (*config.Config, error)
 	Catalog func() (pricing.Catalog, error)
 	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
-	Now     func() time.Time
+	// Scan reads the clouds live (--provider); Ctx bounds it.
+	Scan cmdutil.ScanFunc
+	Ctx  context.Context
+	Now  func() time.Time
 
 	Input  cmdutil.FleetFlags
 	Format string
@@ -35,7 +39,7 @@ type AnalyzeOptions struct {
 
 // NewCmdAnalyze builds the command; runF replaces the run function in tests.
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
-	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Now: f.Now}
+	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
 	var term string
 	var out *cmdutil.OutputFlag
@@ -56,6 +60,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
   $ gpufinops analyze --demo --idle-threshold 10 --commitment-term 3y`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Ctx = cmd.Context()
 			opts.Format = out.Value
 			if err := opts.Input.Validate(); err != nil {
 				return err
@@ -86,11 +91,12 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	return cmd
 }
 
-func analyzeRun(opts *AnalyzeOptions) error {
-	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
+func analyzeRun(opts *AnalyzeOptions) (err error) {
+	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
+	defer in.Finish(opts.IO.ErrOut, &err)
 	cat, fl := in.Catalog, in.Fleet
 	policy := in.Config.Policy
 	if opts.IdleThreshold != nil {

@@ -29,7 +29,7 @@ func TestNewCmdAnalyze(t *testing.T) {
 		{args: "--demo", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Demo: true}, Format: "table"}},
 		{args: "--fleet f.yaml -o json", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Path: "f.yaml"}, Format: "json"}},
 		{args: "-f - -o markdown --idle-threshold 10 --commitment-term 3y", want: AnalyzeOptions{Input: cmdutil.FleetFlags{Path: "-"}, Format: "markdown"}},
-		{args: "", wantErr: "give a fleet: --fleet FILE or --demo"},
+		{args: "", wantErr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{args: "--demo --idle-threshold 101", wantErr: "--idle-threshold: 101 is outside 0–100"},
 		{args: "--demo --commitment-term 2y", wantErr: `--commitment-term: "2y" is not 1y or 3y`},
 		{args: "--demo -o html", wantErr: `"html" is not one of table, wide, json, csv, markdown`},
@@ -52,7 +52,7 @@ func TestNewCmdAnalyze(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Input != tc.want.Input || got.Format != tc.want.Format {
+			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Format != tc.want.Format {
 				t.Errorf("got input %+v format %q", got.Input, got.Format)
 			}
 			if strings.Contains(tc.args, "--idle-threshold") && (got.IdleThreshold == nil || *got.IdleThreshold != 10 || *got.CommitmentTerm != "3y") {

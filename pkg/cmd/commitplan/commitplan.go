@@ -4,6 +4,7 @@
 package commitplan
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,7 +43,10 @@ type CommitPlanOptions struct {
 	Config  func() (*config.Config, error)
 	Catalog func() (pricing.Catalog, error)
 	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
-	Now     func() time.Time
+	// Scan reads the clouds live (--provider); Ctx bounds it.
+	Scan cmdutil.ScanFunc
+	Ctx  context.Context
+	Now  func() time.Time
 
 	Input cmdutil.FleetFlags
 	// Term is 1y, 3y or both.
@@ -53,7 +57,7 @@ type CommitPlanOptions struct {
 
 // NewCmdCommitPlan builds the command; runF replaces the run function in tests.
 func NewCmdCommitPlan(f *cmdutil.Factory, runF func(*CommitPlanOptions) error) *cobra.Command {
-	opts := &CommitPlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Now: f.Now}
+	opts := &CommitPlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var out *cmdutil.OutputFlag
 	cmd := &cobra.Command{
 		Use:   "commit-plan (--fleet FILE | --demo)",
@@ -80,6 +84,7 @@ docs/commit-plan.md.`,
   $ gpufinops commit-plan --demo -o json | jq '.groups[] | {family, recommended}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Ctx = cmd.Context()
 			opts.Output = out.Value
 			if err := opts.Input.Validate(); err != nil {
 				return err
@@ -102,11 +107,12 @@ docs/commit-plan.md.`,
 	return cmd
 }
 
-func commitPlanRun(opts *CommitPlanOptions) error {
-	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
+func commitPlanRun(opts *CommitPlanOptions) (err error) {
+	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
+	defer in.Finish(opts.IO.ErrOut, &err)
 	cfg, cat, fl := in.Config, in.Catalog, in.Fleet
 	policy := cfg.Policy
 	switch opts.Term {

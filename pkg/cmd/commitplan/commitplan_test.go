@@ -29,7 +29,7 @@ func TestNewCmdCommitPlan(t *testing.T) {
 		{args: "--demo", want: CommitPlanOptions{Input: cmdutil.FleetFlags{Demo: true}, Term: "both", Output: "table"}},
 		{args: "--fleet f.yaml --term 1y -o json", want: CommitPlanOptions{Input: cmdutil.FleetFlags{Path: "f.yaml"}, Term: "1y", Output: "json"}},
 		{args: "-f - --term 3y", want: CommitPlanOptions{Input: cmdutil.FleetFlags{Path: "-"}, Term: "3y", Output: "table"}},
-		{args: "", wantErr: "give a fleet: --fleet FILE or --demo"},
+		{args: "", wantErr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{args: "--demo --term 2y", wantErr: `--term: "2y" is not 1y, 3y or both`},
 		{args: "--demo -o csv", wantErr: `"csv" is not one of table, json`},
 		{args: "--demo --fleet x.yaml", wantErr: "none of the others can be"},
@@ -52,7 +52,7 @@ func TestNewCmdCommitPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Input != tc.want.Input || got.Term != tc.want.Term || got.Output != tc.want.Output {
+			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Term != tc.want.Term || got.Output != tc.want.Output {
 				t.Errorf("got input %+v term %q output %q", got.Input, got.Term, got.Output)
 			}
 		})

@@ -11,6 +11,8 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	// Register every cloud adapter.
+	_ "github.com/gpufinops/gpufinops/providers/all"
 	"github.com/gpufinops/gpufinops/providers/file"
 )
 
@@ -27,6 +29,7 @@ func New() *cmdutil.Factory {
 		}
 		return cfg, nil
 	})
+	f.Scan = (&scanner{io: f.IOStreams, now: f.Now}).scan
 	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
 	f.Fleet = func(path string, demo bool) (*fleet.Fleet, error) {
 		var (

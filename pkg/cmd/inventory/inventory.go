@@ -3,6 +3,7 @@
 package inventory
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
@@ -23,6 +25,10 @@ type InventoryOptions struct {
 	IO      *iostreams.IOStreams
 	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
 	Catalog func() (pricing.Catalog, error)
+	Config  func() (*config.Config, error)
+	// Scan reads the clouds live (--provider); Ctx bounds it.
+	Scan cmdutil.ScanFunc
+	Ctx  context.Context
 
 	Input cmdutil.FleetFlags
 	// Output is table, wide, json or yaml.
@@ -31,7 +37,7 @@ type InventoryOptions struct {
 
 // NewCmdInventory builds the command; runF replaces the run function in tests.
 func NewCmdInventory(f *cmdutil.Factory, runF func(*InventoryOptions) error) *cobra.Command {
-	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog}
+	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Config: f.Config, Scan: f.Scan}
 	var output *cmdutil.OutputFlag
 	cmd := &cobra.Command{
 		Use:   "inventory {--fleet FILE | --demo} [flags]",
@@ -49,6 +55,7 @@ format (docs/fleet-format.md), which every command reads back with --fleet.`,
   $ gpufinops inventory --demo -o json | gpufinops analyze --fleet -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Ctx = cmd.Context()
 			opts.Output = output.Value
 			if err := opts.Input.Validate(); err != nil {
 				return err
@@ -64,18 +71,13 @@ format (docs/fleet-format.md), which every command reads back with --fleet.`,
 	return cmd
 }
 
-func inventoryRun(opts *InventoryOptions) error {
-	f, err := opts.Fleet(opts.Input.Path, opts.Input.Demo)
+func inventoryRun(opts *InventoryOptions) (err error) {
+	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
-	cat, err := opts.Catalog()
-	if err != nil {
-		return err
-	}
-	if err := cmdutil.CompleteFleet(f, cat, opts.Input); err != nil {
-		return err
-	}
+	defer in.Finish(opts.IO.ErrOut, &err)
+	f := in.Fleet
 	switch opts.Output {
 	case "json":
 		return fleet.Write(opts.IO.Out, f, fleet.FormatJSON)

@@ -81,8 +81,8 @@ func TestNewCmdInventory(t *testing.T) {
 		{name: "file wide", args: []string{"--fleet", "fleet.yaml", "-o", "wide"}, want: InventoryOptions{Input: cmdutil.FleetFlags{Path: "fleet.yaml"}, Output: "wide"}},
 		{name: "stdin json", args: []string{"-f", "-", "--output", "json"}, want: InventoryOptions{Input: cmdutil.FleetFlags{Path: "-"}, Output: "json"}},
 		{name: "yaml", args: []string{"--demo", "-o", "yaml"}, want: InventoryOptions{Input: cmdutil.FleetFlags{Demo: true}, Output: "yaml"}},
-		{name: "no input", args: nil, wantErr: "give a fleet: --fleet FILE or --demo", flagError: true},
-		{name: "both inputs", args: []string{"--demo", "--fleet", "x.yaml"}, wantErr: "if any flags in the group [fleet demo] are set none of the others can be"},
+		{name: "no input", args: nil, wantErr: "give a fleet: --fleet FILE, --demo or --provider aws", flagError: true},
+		{name: "both inputs", args: []string{"--demo", "--fleet", "x.yaml"}, wantErr: "if any flags in the group [fleet demo provider] are set none of the others can be"},
 		{name: "bad output", args: []string{"--demo", "-o", "csv"}, wantErr: `"csv" is not one of table, wide, json, yaml`},
 		{name: "argument", args: []string{"fleet.yaml"}, wantErr: `unknown command "fleet.yaml"`},
 	}
@@ -114,7 +114,7 @@ func TestNewCmdInventory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(InventoryOptions{}, "IO", "Fleet", "Catalog")); d != "" {
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(InventoryOptions{}, "IO", "Fleet", "Catalog", "Config", "Scan", "Ctx"), cmpopts.IgnoreFields(cmdutil.FleetFlags{}, "LookbackDays")); d != "" {
 				t.Errorf("options (-want +got):\n%s", d)
 			}
 			if got.IO == nil || got.Fleet == nil || got.Catalog == nil {

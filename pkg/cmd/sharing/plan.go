@@ -2,6 +2,7 @@ package sharing
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,6 +29,9 @@ type PlanOptions struct {
 	Config  func() (*config.Config, error)
 	Catalog func() (pricing.Catalog, error)
 	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
+	// Scan reads the clouds live (--provider); Ctx bounds it.
+	Scan cmdutil.ScanFunc
+	Ctx  context.Context
 
 	Input cmdutil.FleetFlags
 	// Format is table, json or yaml (the GPU Operator manifests).
@@ -36,7 +40,7 @@ type PlanOptions struct {
 
 // NewCmdPlan builds `sharing plan`; runF replaces the run function in tests.
 func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
-	opts := &PlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet}
+	opts := &PlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan}
 	var out *cmdutil.OutputFlag
 	cmd := &cobra.Command{
 		Use:   "plan (--fleet FILE | --demo)",
@@ -60,6 +64,7 @@ docs/sharing.md for how to apply them.`,
   $ gpufinops sharing plan --fleet fleet.yaml -o yaml > gpu-sharing.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Ctx = cmd.Context()
 			opts.Format = out.Value
 			if err := opts.Input.Validate(); err != nil {
 				return err
@@ -75,11 +80,12 @@ docs/sharing.md for how to apply them.`,
 	return cmd
 }
 
-func planRun(opts *PlanOptions) error {
-	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
+func planRun(opts *PlanOptions) (err error) {
+	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
+	defer in.Finish(opts.IO.ErrOut, &err)
 	cfg, cat, fl := in.Config, in.Catalog, in.Fleet
 	plan := recommend.Run(fl, cat, cfg.Policy)
 	sp := plan.Sharing

@@ -36,9 +36,9 @@ func TestNewCmdPlan(t *testing.T) {
 		{args: "--demo", want: PlanOptions{Input: cmdutil.FleetFlags{Demo: true}, Format: "table"}},
 		{args: "--fleet f.yaml -o json", want: PlanOptions{Input: cmdutil.FleetFlags{Path: "f.yaml"}, Format: "json"}},
 		{args: "-f - -o yaml", want: PlanOptions{Input: cmdutil.FleetFlags{Path: "-"}, Format: "yaml"}},
-		{args: "", wantErr: "give a fleet: --fleet FILE or --demo"},
+		{args: "", wantErr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{args: "--demo -o csv", wantErr: `"csv" is not one of table, json, yaml`},
-		{args: "--demo --fleet f.yaml", wantErr: "if any flags in the group [fleet demo] are set none of the others can be"},
+		{args: "--demo --fleet f.yaml", wantErr: "if any flags in the group [fleet demo provider] are set none of the others can be"},
 		{args: "--demo extra", wantErr: `unknown command "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestNewCmdPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Input != tc.want.Input || got.Format != tc.want.Format {
+			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Format != tc.want.Format {
 				t.Errorf("got input %+v format %q", got.Input, got.Format)
 			}
 		})

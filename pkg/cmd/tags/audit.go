@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -31,7 +32,10 @@ type AuditOptions struct {
 	Config  func() (*config.Config, error)
 	Catalog func() (pricing.Catalog, error)
 	Fleet   func(path string, demo bool) (*fleet.Fleet, error)
-	Now     func() time.Time
+	// Scan reads the clouds live (--provider); Ctx bounds it.
+	Scan cmdutil.ScanFunc
+	Ctx  context.Context
+	Now  func() time.Time
 
 	Input cmdutil.FleetFlags
 	// Format is table, json or csv.
@@ -42,7 +46,7 @@ type AuditOptions struct {
 
 // NewCmdAudit builds the command; runF replaces the run function in tests.
 func NewCmdAudit(f *cmdutil.Factory, runF func(*AuditOptions) error) *cobra.Command {
-	opts := &AuditOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Now: f.Now}
+	opts := &AuditOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var require string
 	var out *cmdutil.OutputFlag
 	def := governance.DefaultPolicy()
@@ -70,6 +74,7 @@ engine as analyze. Docs: docs/governance.md.`,
   $ gpufinops tags audit --demo --require Team,Project,CostCenter -o csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Ctx = cmd.Context()
 			opts.Format = out.Value
 			if err := opts.Input.Validate(); err != nil {
 				return err
@@ -102,11 +107,12 @@ type result struct {
 	plan              recommend.Plan
 }
 
-func auditRun(opts *AuditOptions) error {
-	in, err := cmdutil.ReadFleet(opts.Config, opts.Catalog, opts.Fleet, opts.Input)
+func auditRun(opts *AuditOptions) (err error) {
+	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
+	defer in.Finish(opts.IO.ErrOut, &err)
 	cfg, cat, fl := in.Config, in.Catalog, in.Fleet
 	policy := cfg.Policy
 	if opts.Require != nil {

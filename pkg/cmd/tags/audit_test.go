@@ -36,11 +36,11 @@ func TestNewCmdAudit(t *testing.T) {
 		{args: "--fleet f.yaml -o json", want: AuditOptions{Input: cmdutil.FleetFlags{Path: "f.yaml"}, Format: "json"}},
 		{args: "-f - -o csv --require Team,Project", want: AuditOptions{Input: cmdutil.FleetFlags{Path: "-"}, Format: "csv", Require: []string{"Team", "Project"}}},
 		{args: "--demo --require " + strings.Join(def, ","), want: AuditOptions{Input: cmdutil.FleetFlags{Demo: true}, Format: "table", Require: def}},
-		{args: "", wantErr: "give a fleet: --fleet FILE or --demo", flagError: true},
+		{args: "", wantErr: "give a fleet: --fleet FILE, --demo or --provider aws", flagError: true},
 		{args: "--demo --require Team,,Project", wantErr: "--require: an empty tag name; give keys separated by commas, e.g. Team,Project", flagError: true},
 		{args: "--demo --require Team,team", wantErr: "--require: Team and team are the same tag", flagError: true},
 		{args: "--demo -o yaml", wantErr: `"yaml" is not one of table, json, csv`},
-		{args: "--demo --fleet f.yaml", wantErr: "if any flags in the group [fleet demo] are set none of the others can be"},
+		{args: "--demo --fleet f.yaml", wantErr: "if any flags in the group [fleet demo provider] are set none of the others can be"},
 		{args: "--demo extra", wantErr: `unknown command "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestNewCmdAudit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Input != tc.want.Input || got.Format != tc.want.Format {
+			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Format != tc.want.Format {
 				t.Errorf("got input %+v format %q", got.Input, got.Format)
 			}
 			if d := cmp.Diff(tc.want.Require, got.Require); d != "" {

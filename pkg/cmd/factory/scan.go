@@ -1,0 +1,119 @@
+package factory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// scanner reads fleets live through the registered adapters.
+type scanner struct {
+	io  *iostreams.IOStreams
+	now func() time.Time
+}
+
+// scan builds each requested adapter from the flags and the configuration,
+// collects every scope concurrently, and merges the results. Failed scopes
+// are kept as failures (exit code 3 after the output); credentials that are
+// missing or rejected stop the scan (exit code 4).
+func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) (*cmdutil.Scan, error) {
+	now := sc.now().UTC()
+	end := now.Truncate(time.Hour)
+	window := fleet.TimeRange{Start: end.Add(-time.Duration(in.LookbackDays) * 24 * time.Hour), End: end}
+	out := &cmdutil.Scan{Fleet: &fleet.Fleet{
+		APIVersion: fleet.APIVersion,
+		Kind:       fleet.Kind,
+		Metadata:   fleet.Metadata{Name: "scan", GeneratedAt: &now},
+	}}
+	for _, name := range in.Providers {
+		ri, ok := providers.Find(fleet.Provider(name))
+		if !ok {
+			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Names())
+		}
+		opts := providers.Options{
+			Endpoint:         cfg.AWS.Endpoint,
+			Regions:          first(in.Regions, cfg.AWS.Regions),
+			Profiles:         first(in.Profiles, cfg.AWS.Profiles),
+			RoleARNs:         first(in.RoleARNs, cfg.AWS.RoleARNs),
+			MetricsNamespace: cfg.AWS.MetricsNamespace,
+			Lookback:         window.End.Sub(window.Start),
+			Concurrency:      cfg.AWS.Concurrency,
+			CacheDir:         cacheDir(cfg.Cache.Dir),
+			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
+			Now:              sc.now,
+		}
+		p, err := ri.New(ctx, opts)
+		if err != nil {
+			return nil, fatal(err)
+		}
+		res, err := providers.Collect(ctx, p, providers.CollectOptions{
+			Window:      window,
+			Concurrency: cfg.AWS.Concurrency,
+			Progress:    sc.progress(),
+		})
+		if err != nil {
+			return nil, fatal(err)
+		}
+		out.Fleet.Instances = append(out.Fleet.Instances, res.Fleet.Instances...)
+		out.Prices = append(out.Prices, res.Prices...)
+		out.Notes = append(out.Notes, res.Notes...)
+		for _, f := range res.Failures {
+			if errors.Is(f, providers.ErrCredentials) || errors.Is(f, providers.ErrPermission) {
+				out.Failures = append(out.Failures, fmt.Errorf("%w (see docs/iam/)", f))
+				continue
+			}
+			out.Failures = append(out.Failures, f)
+		}
+	}
+	out.Fleet.Metadata.Source = fmt.Sprintf("live scan of %v, %d days of utilization", in.Providers, in.LookbackDays)
+	return out, nil
+}
+
+// progress tells a person at a terminal how the scan goes, on stderr.
+func (sc *scanner) progress() func(providers.Scope, int, error) {
+	if !sc.io.IsStderrTTY() {
+		return nil
+	}
+	return func(s providers.Scope, n int, err error) {
+		if err != nil {
+			fmt.Fprintf(sc.io.ErrOut, "  %s: failed\n", s)
+			return
+		}
+		fmt.Fprintf(sc.io.ErrOut, "  %s: %d GPU instances\n", s, n)
+	}
+}
+
+// fatal maps credential problems to exit code 4; other errors pass.
+func fatal(err error) error {
+	if errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission) {
+		return &cmdutil.CredentialsError{Err: err}
+	}
+	return err
+}
+
+func first(a, b []string) []string {
+	if len(a) > 0 {
+		return a
+	}
+	return b
+}
+
+// cacheDir is the configured price cache, else the user cache dir's gpufinops.
+func cacheDir(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "gpufinops")
+	}
+	return ""
+}
