@@ -82,6 +82,8 @@ type Server struct {
 	state  map[string]string // instance ID → state name
 	counts map[string]map[string]int
 	rng    *rand.Rand
+	// sessions maps the access keys AssumeRole issued to their role (sts.go).
+	sessions map[string]session
 }
 
 // New builds a simulator serving the AWS instances of f.
@@ -140,6 +142,7 @@ type request struct {
 	service, op string
 	proto       protocol
 	region      string
+	accessKey   string // SigV4 access key ID; "" when unsigned
 	form        url.Values
 	body        []byte
 }
@@ -202,7 +205,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // classify recognises the service, operation and protocol of a request.
 func classify(r *http.Request, body []byte) (request, bool) {
-	req := request{region: regionOf(r), body: body}
+	req := request{region: regionOf(r), accessKey: accessKeyOf(r), body: body}
 	target := r.Header.Get("X-Amz-Target")
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/service/GraniteServiceVersion20100801/operation/"):
