@@ -17,12 +17,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -123,8 +125,11 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 		lo = append(lo, config.WithHTTPClient(p.opts.HTTPClient))
 	}
 	if p.opts.Endpoint != "" {
-		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint))
+		// A simulator has no instance metadata service to ask for credentials.
+		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint), config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 	}
+	// The SDK's own log lines (e.g. IMDS fallbacks) would land on stderr.
+	lo = append(lo, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
 	lo = append(lo, config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 5

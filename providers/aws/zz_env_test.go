@@ -1,0 +1,25 @@
+package aws
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain keeps every test of the adapter away from the real credential
+// chain: no instance metadata service (a link-local address this machine must
+// not be made to call), no shared config files of the developer, static
+// test credentials so requests are signed with their region.
+func TestMain(m *testing.M) {
+	for k, v := range map[string]string{
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             os.DevNull,
+		"AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_ACCESS_KEY_ID":           "test",
+		"AWS_SECRET_ACCESS_KEY":       "test",
+		"AWS_REGION":                  "us-east-1",
+	} {
+		os.Setenv(k, v)
+	}
+	os.Unsetenv("AWS_PROFILE")
+	os.Exit(m.Run())
+}
