@@ -2,13 +2,332 @@ package aws
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
-// ListGPUInstances lists a scope's GPU and accelerator instances. (Being built.)
+// AcceleratorFamilies are the EC2 instance families with GPUs or other ML
+// accelerators. They only narrow DescribeInstances server-side (as
+// "family.*" wildcards); whether a type really has accelerators is decided
+// by DescribeInstanceTypes (GpuInfo or NeuronInfo), so a family listed here
+// by mistake costs nothing and a new family only needs a line here.
+var AcceleratorFamilies = []string{
+	"p2", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
+	"p6-b200", "p6-b300", "p6e-gb200",
+	"g3", "g3s", "g4dn", "g4ad", "g5", "g5g", "g6", "g6e", "g6f", "gr6", "gr6f", "g7e",
+	"inf1", "inf2", "trn1", "trn1n", "trn2",
+	"dl1", "dl2q",
+}
+
+// gpuModelAliases turns the accelerator names DescribeInstanceTypes reports
+// into the catalog's model names where the two differ. AWS names the GPU
+// only ("A100"); the catalog tells the memory variants apart. A row applies
+// when the name matches (case-insensitively) and the reported memory per
+// device is at least minMiB.
+var gpuModelAliases = []struct {
+	awsName string
+	minMiB  int
+	model   string
+}{
+	{"A100", 81920, "A100-80GB"}, // p4de.24xlarge
+	{"V100", 32768, "V100-32GB"}, // p3dn.24xlarge
+}
+
+// catalogModel maps an AWS accelerator name and per-device memory to the
+// catalog's GPU model name.
+func catalogModel(name string, memMiB int) string {
+	for _, a := range gpuModelAliases {
+		if strings.EqualFold(name, a.awsName) && memMiB >= a.minMiB {
+			return a.model
+		}
+	}
+	return name
+}
+
+// liveStates are the DescribeInstances states the inventory keeps: a
+// terminated instance no longer costs anything, and shutting-down is on its
+// way there.
+var liveStates = []string{"pending", "running", "stopping", "stopped"}
+
+// describeTypesBatch is how many explicit type names go into one
+// DescribeInstanceTypes call.
+const describeTypesBatch = 100
+
+// ListGPUInstances lists the scope's GPU and accelerator instances that are
+// pending, running, stopping or stopped. Lifecycle: instanceLifecycle "spot"
+// is spot; "capacity-block" and "scheduled" are prepaid for a fixed term and
+// map to committed (stopping them early saves nothing, which is what the
+// engine assumes of committed capacity); everything else, including
+// interruptible capacity reservations, is on-demand. State: pending and
+// running are running, stopping and stopped are stopped.
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
-	return nil, errors.New("aws: inventory not built yet")
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := p.ec2Client(scope)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := describeGPUInstances(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return []fleet.Instance{}, nil
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, r := range raw {
+		if t := string(r.inst.InstanceType); !seen[t] {
+			seen[t] = true
+			names = append(names, t)
+		}
+	}
+	infos, err := p.instanceTypes(ctx, c, scope.Region, names)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fleet.Instance, 0, len(raw))
+	for _, r := range raw {
+		info := infos[string(r.inst.InstanceType)]
+		if !info.accelerator {
+			continue
+		}
+		in, ok := toFleetInstance(r, info, scope)
+		if ok {
+			out = append(out, in)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// ec2Instance is an instance with the account that owns its reservation.
+type ec2Instance struct {
+	inst  types.Instance
+	owner string
+}
+
+// describeGPUInstances pages through DescribeInstances with the accelerator
+// family and live-state filters.
+func describeGPUInstances(ctx context.Context, c ec2.DescribeInstancesAPIClient) ([]ec2Instance, error) {
+	families := make([]string, len(AcceleratorFamilies))
+	for i, f := range AcceleratorFamilies {
+		families[i] = f + ".*"
+	}
+	in := &ec2.DescribeInstancesInput{
+		MaxResults: aws.Int32(1000),
+		Filters: []types.Filter{
+			{Name: aws.String("instance-type"), Values: families},
+			{Name: aws.String("instance-state-name"), Values: liveStates},
+		},
+	}
+	var out []ec2Instance
+	pg := ec2.NewDescribeInstancesPaginator(c, in)
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, callError(ctx, "DescribeInstances", err)
+		}
+		for _, res := range page.Reservations {
+			for _, inst := range res.Instances {
+				out = append(out, ec2Instance{inst: inst, owner: aws.ToString(res.OwnerId)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// instanceTypes returns the accelerator facts of the named types in a
+// region, asking DescribeInstanceTypes only for types not yet cached. Types
+// AWS does not describe are cached as having no accelerator.
+func (p *Provider) instanceTypes(ctx context.Context, c ec2.DescribeInstanceTypesAPIClient, region string, names []string) (map[string]instanceTypeInfo, error) {
+	out := make(map[string]instanceTypeInfo, len(names))
+	var missing []string
+	p.typeMu.Lock()
+	for _, n := range names {
+		if info, ok := p.typeMap[region+"|"+n]; ok {
+			out[n] = info
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	p.typeMu.Unlock()
+	sort.Strings(missing)
+	for start := 0; start < len(missing); start += describeTypesBatch {
+		batch := missing[start:min(start+describeTypesBatch, len(missing))]
+		got := map[string]instanceTypeInfo{}
+		req := &ec2.DescribeInstanceTypesInput{InstanceTypes: make([]types.InstanceType, len(batch))}
+		for i, n := range batch {
+			req.InstanceTypes[i] = types.InstanceType(n)
+		}
+		pg := ec2.NewDescribeInstanceTypesPaginator(c, req)
+		for pg.HasMorePages() {
+			page, err := pg.NextPage(ctx)
+			if err != nil {
+				return nil, callError(ctx, "DescribeInstanceTypes", err)
+			}
+			for _, t := range page.InstanceTypes {
+				got[string(t.InstanceType)] = typeInfoOf(t)
+			}
+		}
+		p.typeMu.Lock()
+		for _, n := range batch {
+			info := got[n] // zero value: no accelerator
+			p.typeMap[region+"|"+n] = info
+			out[n] = info
+		}
+		p.typeMu.Unlock()
+	}
+	return out, nil
+}
+
+// typeInfoOf reads a type's accelerators and host from DescribeInstanceTypes.
+// GPU count is the sum over GPU entries, each counted as Count ×
+// GpuPartitionSize when the GPU is partitioned (g6f: 1 × 0.125); memory is
+// per device (per partition) as AWS reports it, else the total divided by the
+// count. Neuron devices (Inferentia, Trainium) count as accelerators the same
+// way.
+func typeInfoOf(t types.InstanceTypeInfo) instanceTypeInfo {
+	var info instanceTypeInfo
+	if t.VCpuInfo != nil {
+		info.vcpus = int(aws.ToInt32(t.VCpuInfo.DefaultVCpus))
+	}
+	if t.MemoryInfo != nil {
+		info.memoryMiB = int(aws.ToInt64(t.MemoryInfo.SizeInMiB))
+	}
+	type device struct {
+		name   string
+		count  float64
+		memMiB int
+	}
+	var devices []device
+	var totalMiB int
+	if g := t.GpuInfo; g != nil {
+		totalMiB = int(aws.ToInt32(g.TotalGpuMemoryInMiB))
+		for _, d := range g.Gpus {
+			n := float64(aws.ToInt32(d.Count))
+			if part := aws.ToFloat64(d.GpuPartitionSize); part > 0 && part < 1 {
+				if n == 0 {
+					n = 1
+				}
+				n *= part
+			}
+			var mem int
+			if d.MemoryInfo != nil {
+				mem = int(aws.ToInt32(d.MemoryInfo.SizeInMiB))
+			}
+			devices = append(devices, device{aws.ToString(d.Name), n, mem})
+		}
+	}
+	if len(devices) == 0 && t.NeuronInfo != nil {
+		totalMiB = int(aws.ToInt32(t.NeuronInfo.TotalNeuronDeviceMemoryInMiB))
+		for _, d := range t.NeuronInfo.NeuronDevices {
+			var mem int
+			if d.MemoryInfo != nil {
+				mem = int(aws.ToInt32(d.MemoryInfo.SizeInMiB))
+			}
+			devices = append(devices, device{aws.ToString(d.Name), float64(aws.ToInt32(d.Count)), mem})
+		}
+	}
+	for _, d := range devices {
+		info.gpuCount += d.count
+		if info.gpuModel == "" && d.name != "" {
+			info.gpuModel = d.name
+			info.gpuMemoryMiB = d.memMiB
+		}
+	}
+	if info.gpuCount <= 0 || info.gpuModel == "" {
+		return instanceTypeInfo{vcpus: info.vcpus, memoryMiB: info.memoryMiB}
+	}
+	if info.gpuMemoryMiB == 0 && totalMiB > 0 {
+		info.gpuMemoryMiB = int(float64(totalMiB) / max(info.gpuCount, 1))
+	}
+	info.accelerator = true
+	info.gpuModel = catalogModel(info.gpuModel, info.gpuMemoryMiB)
+	return info
+}
+
+// toFleetInstance maps an EC2 instance; ok is false for states the inventory
+// does not keep.
+func toFleetInstance(r ec2Instance, info instanceTypeInfo, scope providers.Scope) (fleet.Instance, bool) {
+	inst := r.inst
+	var state fleet.State
+	if inst.State != nil {
+		switch inst.State.Name {
+		case types.InstanceStateNamePending, types.InstanceStateNameRunning:
+			state = fleet.Running
+		case types.InstanceStateNameStopping, types.InstanceStateNameStopped:
+			state = fleet.Stopped
+		}
+	}
+	if state == "" {
+		return fleet.Instance{}, false
+	}
+	account := scope.Account
+	if account == "" {
+		account = r.owner
+	}
+	out := fleet.Instance{
+		ID:           aws.ToString(inst.InstanceId),
+		Provider:     fleet.AWS,
+		Account:      account,
+		Region:       scope.Region,
+		InstanceType: string(inst.InstanceType),
+		GPU: fleet.GPU{
+			Model:     info.gpuModel,
+			Count:     info.gpuCount,
+			MemoryGiB: float64(info.gpuMemoryMiB) / 1024,
+		},
+		VCPUs:     float64(info.vcpus),
+		MemoryGiB: float64(info.memoryMiB) / 1024,
+		Lifecycle: lifecycleOf(inst.InstanceLifecycle),
+		State:     state,
+	}
+	if inst.Placement != nil {
+		out.Zone = aws.ToString(inst.Placement.AvailabilityZone)
+	}
+	if inst.LaunchTime != nil {
+		t := inst.LaunchTime.UTC()
+		out.LaunchTime = &t
+	}
+	if len(inst.Tags) > 0 {
+		out.Tags = make(map[string]string, len(inst.Tags))
+		for _, tag := range inst.Tags {
+			k := aws.ToString(tag.Key)
+			out.Tags[k] = aws.ToString(tag.Value)
+			if k == "Name" {
+				out.Name = aws.ToString(tag.Value)
+			}
+		}
+	}
+	return out, true
+}
+
+// lifecycleOf maps EC2's instanceLifecycle to the purchase option.
+func lifecycleOf(l types.InstanceLifecycleType) fleet.Lifecycle {
+	switch l {
+	case types.InstanceLifecycleTypeSpot:
+		return fleet.Spot
+	case types.InstanceLifecycleTypeCapacityBlock, types.InstanceLifecycleTypeScheduled:
+		return fleet.Committed
+	}
+	return fleet.OnDemand
+}
+
+// callError names the failed operation and maps the error to a sentinel; a
+// cancelled or expired ctx is returned as ctx.Err() itself.
+func callError(ctx context.Context, op string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("%s: %w", op, classify(err))
 }
