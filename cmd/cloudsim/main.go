@@ -1,0 +1,387 @@
+// Command cloudsim serves a fleet file as a local AWS: the AWS simulator
+// (providers/aws/sim) speaks the wire protocols of EC2, STS, CloudWatch,
+// Pricing and Savings Plans, so the real SDK, the AWS CLI and other tools can
+// run against it. It is for demos, benchmarks and side-by-side runs.
+//
+//	go run ./cmd/cloudsim --demo --addr 127.0.0.1:4566
+//	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
+//	  gpufinops analyze --provider aws --region us-east-1
+//
+// The fleet is completed from the embedded catalog first; the simulator's
+// instance types and prices come from the catalog too (see buildOptions).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes: as gpufinops's (0 ok, 1 error, 2 usage or invalid input).
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// Savings Plans rates are not in the catalog: the simulator sells Compute
+// Savings Plans (no upfront) at on-demand × (1 − discount), with gpufinops's
+// default policy discounts for AWS (policy.commitment.discounts_1y/3y).
+var (
+	savingsPlanDiscount1y = decimal.RequireFromString("0.35")
+	savingsPlanDiscount3y = decimal.RequireFromString("0.55")
+)
+
+// config is the parsed command line.
+type config struct {
+	fleetPath    string
+	demo         bool
+	addr         string
+	latency      time.Duration
+	throttleRate float64
+	errorRate    float64
+	failRegions  []string
+	seed         int64
+	account      string
+}
+
+// usageError is a bad flag or argument: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+var accountID = regexp.MustCompile(`^\d{12}$`)
+
+// parseFlags reads the command line; -h is flag.ErrHelp.
+func parseFlags(args []string, stdout io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("cloudsim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&c.fleetPath, "fleet", "", "fleet file to serve (JSON or YAML, docs/fleet-format.md; - for stdin)")
+	fs.BoolVar(&c.demo, "demo", false, "serve the embedded demo fleet")
+	fs.StringVar(&c.addr, "addr", "127.0.0.1:4566", "address to listen on (port 0 picks a free port)")
+	fs.DurationVar(&c.latency, "latency", 0, "latency added to every request, e.g. 50ms")
+	fs.Float64Var(&c.throttleRate, "throttle-rate", 0, "share of requests (0–1) answered with the service's throttling error")
+	fs.Float64Var(&c.errorRate, "error-rate", 0, "share of requests (0–1) answered with HTTP 500")
+	fs.Func("fail-region", "answer every request for this region with HTTP 500 (repeatable, or comma-separated)", func(v string) error {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			if r == "" {
+				return errors.New("empty region")
+			}
+			c.failRegions = append(c.failRegions, r)
+		}
+		return nil
+	})
+	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
+	fs.StringVar(&c.account, "account", "123456789012", "AWS account ID of the caller and of instances whose fleet entry names none")
+	usage := func() {
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--seed N] [--account ID]")
+		fmt.Fprintln(stdout, "\nServes the AWS instances of a fleet file as a local AWS (EC2, STS, CloudWatch, Pricing, Savings Plans).\n\nFlags:")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	fs.Usage = func() {} // errors are one line; -h prints the usage below
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage()
+			return nil, err
+		}
+		return nil, &usageError{err.Error()}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	case c.fleetPath == "" && !c.demo:
+		return nil, &usageError{"give a fleet: --fleet FILE or --demo"}
+	case c.fleetPath != "" && c.demo:
+		return nil, &usageError{"--fleet and --demo exclude each other"}
+	case c.addr == "":
+		return nil, &usageError{"--addr is empty"}
+	case c.latency < 0:
+		return nil, &usageError{fmt.Sprintf("--latency %s is negative", c.latency)}
+	case !isRate(c.throttleRate):
+		return nil, &usageError{fmt.Sprintf("--throttle-rate %g is not between 0 and 1", c.throttleRate)}
+	case !isRate(c.errorRate):
+		return nil, &usageError{fmt.Sprintf("--error-rate %g is not between 0 and 1", c.errorRate)}
+	case c.throttleRate+c.errorRate > 1:
+		return nil, &usageError{fmt.Sprintf("--throttle-rate and --error-rate add up to %g, more than 1", c.throttleRate+c.errorRate)}
+	case !accountID.MatchString(c.account):
+		return nil, &usageError{fmt.Sprintf("--account %q is not a 12-digit AWS account ID", c.account)}
+	}
+	if _, _, err := net.SplitHostPort(c.addr); err != nil {
+		return nil, &usageError{fmt.Sprintf("--addr %q is not HOST:PORT", c.addr)}
+	}
+	return c, nil
+}
+
+func isRate(v float64) bool { return !math.IsNaN(v) && v >= 0 && v <= 1 }
+
+// run is main without the exit: it serves until SIGINT or SIGTERM.
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: %s (see cloudsim -h)\n", err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, c, os.Stdin, stdout, stderr)
+}
+
+// serve loads the fleet, builds the simulator and serves it until ctx ends.
+func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, name, err := loadFleet(c, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))
+		return exitUsage
+	}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: loading the catalog: %s\n", oneLine(err))
+		return exitError
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		fmt.Fprintf(stderr, "cloudsim: %s: %s\n", name, oneLine(err))
+		return exitUsage
+	}
+	opts := buildOptions(f, cat)
+	opts.AccountID = c.account
+	opts.Latency = c.latency
+	opts.ThrottleRate = c.throttleRate
+	opts.ErrorRate = c.errorRate
+	opts.FailRegions = c.failRegions
+	opts.Seed = c.seed
+	s := sim.New(f, opts)
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))
+		return exitError
+	}
+	url := "http://" + ln.Addr().String()
+	n := len(s.State())
+	fmt.Fprintf(stdout, "cloudsim: serving %d AWS instances of %s on %s (AWS_ENDPOINT_URL=%s)\n", n, name, url, url)
+	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
+	if n == 0 {
+		fmt.Fprintf(stderr, "cloudsim: warning: %s has no AWS instances\n", name)
+	}
+
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))
+		return exitError
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		fmt.Fprintf(stderr, "cloudsim: stopping: %s\n", oneLine(err))
+		return exitError
+	}
+	fmt.Fprintf(stdout, "cloudsim: stopped after %d requests\n", totalRequests(s.Counts()))
+	return exitOK
+}
+
+// loadFleet reads the fleet the flags name and says what to call it.
+func loadFleet(c *config, stdin io.Reader) (*fleet.Fleet, string, error) {
+	if c.demo {
+		f, err := file.Demo()
+		return f, file.DemoName, err
+	}
+	name := c.fleetPath
+	if name == "-" {
+		name = file.StdinName
+	}
+	f, err := file.Load(c.fleetPath, stdin)
+	return f, name, err
+}
+
+func totalRequests(counts map[string]map[string]int) int {
+	n := 0
+	for _, ops := range counts {
+		for _, k := range ops {
+			n += k
+		}
+	}
+	return n
+}
+
+// oneLine joins a multi-line error (errors.Join) with "; ".
+func oneLine(err error) string {
+	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
+}
+
+// buildOptions derives the simulator's instance types and prices from the
+// catalog, for the AWS instance types of the fleet in the regions where the
+// fleet runs them:
+//
+//   - Types: GPU (or Neuron device) name, maker, count and memory per device
+//     in MiB, vCPUs and memory in MiB, from the catalog's instance type. GPU
+//     names are as DescribeInstanceTypes reports them: without the catalog's
+//     memory suffix ("A100-80GB" on p4de is "A100" with 81920 MiB). A type the
+//     catalog does not know (a fleet entry that describes its own hardware)
+//     takes the fleet's gpu block, vCPUs and memory.
+//   - Prices: the catalog's on-demand price; its spot price in the zone it was
+//     read in (AZ IDs such as use1-az2 are named as zones, us-east-1b); and
+//     Compute Savings Plans 1y/3y rates of on-demand × (1 − 0.35) and
+//     × (1 − 0.55), gpufinops's default policy discounts, since the catalog
+//     has no Savings Plans rates. Types the catalog has no offer for in a
+//     region get no price row.
+func buildOptions(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
+	var opts sim.Options
+	types := map[string]bool{}
+	offers := map[[2]string]bool{}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS || in.InstanceType == "" {
+			continue
+		}
+		if !types[in.InstanceType] {
+			types[in.InstanceType] = true
+			opts.Types = append(opts.Types, typeInfo(in, cat))
+		}
+		key := [2]string{in.Region, in.InstanceType}
+		if offers[key] {
+			continue
+		}
+		offers[key] = true
+		if row, ok := priceRow(in.Region, in.InstanceType, cat); ok {
+			opts.Prices = append(opts.Prices, row)
+		}
+	}
+	sort.Slice(opts.Types, func(i, j int) bool { return opts.Types[i].Name < opts.Types[j].Name })
+	sort.Slice(opts.Prices, func(i, j int) bool {
+		a, b := opts.Prices[i], opts.Prices[j]
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		return a.InstanceType < b.InstanceType
+	})
+	return opts
+}
+
+// typeInfo is what DescribeInstanceTypes says of the instance's type.
+func typeInfo(in fleet.Instance, cat pricing.Catalog) sim.TypeInfo {
+	model, count, memGiB, vcpus, hostGiB := in.GPU.Model, in.GPU.Count, in.GPU.MemoryGiB, in.VCPUs, in.MemoryGiB
+	if t, ok := cat.InstanceType(fleet.AWS, in.InstanceType); ok {
+		model, count, memGiB, vcpus, hostGiB = t.GPUModel, t.GPUCount, t.GPUMemoryGiB, t.VCPUs, t.MemoryGiB
+	}
+	vendor := ""
+	if g, ok := cat.GPU(model); ok {
+		vendor = g.Vendor
+	}
+	maker, neuron := manufacturer(vendor, model)
+	return sim.TypeInfo{
+		Name:            in.InstanceType,
+		GPUName:         awsGPUName(model),
+		GPUManufacturer: maker,
+		GPUCount:        count,
+		GPUMemoryMiB:    mib(memGiB),
+		Neuron:          neuron,
+		VCPUs:           int(math.Round(vcpus)),
+		MemoryMiB:       mib(hostGiB),
+	}
+}
+
+func mib(gib float64) int { return int(math.Round(gib * 1024)) }
+
+// manufacturer is the maker DescribeInstanceTypes names for a catalog vendor,
+// and whether the device is a Neuron device (NeuronInfo, not GpuInfo).
+func manufacturer(vendor, model string) (string, bool) {
+	switch strings.ToLower(vendor) {
+	case "nvidia":
+		return "NVIDIA", false
+	case "amd":
+		return "AMD", false
+	case "intel":
+		// Gaudi accelerators are reported under Habana Labs' name.
+		return "Habana", false
+	case "aws":
+		return "AWS", true
+	case "xilinx":
+		return "Xilinx", false
+	case "":
+		if strings.HasPrefix(strings.ToLower(model), "inferentia") || strings.HasPrefix(strings.ToLower(model), "trainium") {
+			return "AWS", true
+		}
+		return "NVIDIA", false
+	}
+	return vendor, false
+}
+
+var memorySuffix = regexp.MustCompile(`-\d+GB$`)
+
+// awsGPUName drops the catalog's memory suffix: AWS names a p4de's GPU
+// "A100" and tells the 80 GB apart by its memory size.
+func awsGPUName(model string) string { return memorySuffix.ReplaceAllString(model, "") }
+
+// priceRow is a type's prices in a region, from the catalog's offer.
+func priceRow(region, instanceType string, cat pricing.Catalog) (sim.PriceRow, bool) {
+	o, ok := cat.Offer(fleet.AWS, region, instanceType)
+	if !ok || o.OnDemand == nil {
+		return sim.PriceRow{}, false
+	}
+	od := o.OnDemand.Hourly
+	one := decimal.NewFromInt(1)
+	row := sim.PriceRow{
+		Region:        region,
+		InstanceType:  instanceType,
+		OnDemand:      od.String(),
+		SavingsPlan1y: od.Mul(one.Sub(savingsPlanDiscount1y)).String(),
+		SavingsPlan3y: od.Mul(one.Sub(savingsPlanDiscount3y)).String(),
+	}
+	if o.Spot != nil {
+		row.Spot = map[string]string{zoneName(region, o.Spot.Zone): o.Spot.Hourly.String()}
+	}
+	return row, true
+}
+
+var azID = regexp.MustCompile(`^[a-z]+[0-9]+-az([0-9]+)$`)
+
+// zoneName turns the catalog's zone into an availability zone name: zone
+// names stay, AZ IDs (use1-az2) become the region and a letter (us-east-1b),
+// anything else (a Local Zone ID, or no zone) becomes the region's first
+// zone. AWS maps AZ IDs to names per account, so any mapping is as good.
+func zoneName(region, zone string) string {
+	if strings.HasPrefix(zone, region) && len(zone) == len(region)+1 {
+		return zone
+	}
+	if m := azID.FindStringSubmatch(zone); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= 26 {
+			return region + string(rune('a'+n-1))
+		}
+	}
+	return region + "a"
+}

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the server writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no fleet", nil, "give a fleet: --fleet FILE or --demo"},
+		{"both", []string{"--demo", "--fleet", "x.yaml"}, "--fleet and --demo exclude each other"},
+		{"unknown flag", []string{"--demo", "--bogus"}, "flag provided but not defined: -bogus"},
+		{"argument", []string{"--demo", "extra"}, `unexpected argument "extra"`},
+		{"throttle rate", []string{"--demo", "--throttle-rate", "1.5"}, "--throttle-rate 1.5 is not between 0 and 1"},
+		{"error rate", []string{"--demo", "--error-rate", "-0.1"}, "--error-rate -0.1 is not between 0 and 1"},
+		{"rates sum", []string{"--demo", "--throttle-rate", "0.6", "--error-rate", "0.6"}, "add up to 1.2"},
+		{"latency", []string{"--demo", "--latency", "-5ms"}, "--latency -5ms is negative"},
+		{"latency syntax", []string{"--demo", "--latency", "fast"}, `invalid value "fast" for flag -latency`},
+		{"account", []string{"--demo", "--account", "42"}, `--account "42" is not a 12-digit AWS account ID`},
+		{"addr", []string{"--demo", "--addr", "localhost"}, `--addr "localhost" is not HOST:PORT`},
+		{"empty region", []string{"--demo", "--fail-region", "eu-west-1,"}, "empty region"},
+		{"seed", []string{"--demo", "--seed", "x"}, `invalid value "x" for flag -seed`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, &stdout, &stderr); code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout: %q", stdout.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, tc.want) || !strings.HasPrefix(msg, "cloudsim: ") || strings.Count(msg, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with %q", msg, tc.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-h"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"Usage: cloudsim", "-throttle-rate", "-fail-region", "default \"127.0.0.1:4566\""} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("help lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr: %q", stderr.String())
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--fleet", "f.yaml", "--addr", "127.0.0.1:0", "--latency", "50ms", "--throttle-rate", "0.1",
+		"--error-rate", "0.01", "--fail-region", "eu-west-1", "--fail-region", "us-west-2,ap-south-1", "--seed", "7", "--account", "111122223333"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{fleetPath: "f.yaml", addr: "127.0.0.1:0", latency: 50 * time.Millisecond, throttleRate: 0.1, errorRate: 0.01,
+		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7, account: "111122223333"}
+	if !reflect.DeepEqual(*c, want) {
+		t.Errorf("got %+v\nwant %+v", *c, want)
+	}
+}
+
+func embedded(t *testing.T) pricing.Catalog {
+	t.Helper()
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func demo(t *testing.T, cat pricing.Catalog) *fleet.Fleet {
+	t.Helper()
+	f, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestBuildOptionsDemo(t *testing.T) {
+	cat := embedded(t)
+	f := demo(t, cat)
+	opts := buildOptions(f, cat)
+
+	want := map[string]bool{}
+	regions := map[[2]string]bool{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS {
+			want[in.InstanceType] = true
+			regions[[2]string{in.Region, in.InstanceType}] = true
+		}
+	}
+	if len(opts.Types) != len(want) {
+		t.Errorf("%d types, want %d (%v)", len(opts.Types), len(want), want)
+	}
+	for i, ty := range opts.Types {
+		if i > 0 && opts.Types[i-1].Name >= ty.Name {
+			t.Errorf("types not sorted: %s before %s", opts.Types[i-1].Name, ty.Name)
+		}
+		ct, ok := cat.InstanceType(fleet.AWS, ty.Name)
+		if !ok || !want[ty.Name] {
+			t.Errorf("type %s is not one of the fleet's catalog types", ty.Name)
+			continue
+		}
+		if ty.GPUCount != ct.GPUCount || ty.GPUMemoryMiB != mib(ct.GPUMemoryGiB) || float64(ty.VCPUs) != ct.VCPUs || ty.MemoryMiB != mib(ct.MemoryGiB) {
+			t.Errorf("%s: %+v does not match the catalog's %+v", ty.Name, ty, ct)
+		}
+		if ty.GPUName == "" || ty.GPUManufacturer == "" {
+			t.Errorf("%s: GPU name or maker missing: %+v", ty.Name, ty)
+		}
+	}
+	p4d := findType(t, opts.Types, "p4d.24xlarge")
+	if p4d.GPUName != "A100" || p4d.GPUManufacturer != "NVIDIA" || p4d.GPUCount != 8 || p4d.GPUMemoryMiB != 40960 || p4d.Neuron {
+		t.Errorf("p4d.24xlarge: %+v", p4d)
+	}
+
+	if len(opts.Prices) != len(regions) {
+		t.Errorf("%d price rows, want %d", len(opts.Prices), len(regions))
+	}
+	one := decimal.NewFromInt(1)
+	for _, row := range opts.Prices {
+		o, ok := cat.Offer(fleet.AWS, row.Region, row.InstanceType)
+		if !ok || !regions[[2]string{row.Region, row.InstanceType}] {
+			t.Errorf("price row %s %s is not one of the fleet's offers", row.Region, row.InstanceType)
+			continue
+		}
+		od := decimal.RequireFromString(row.OnDemand)
+		if !od.Equal(o.OnDemand.Hourly) {
+			t.Errorf("%s %s on-demand %s, catalog %s", row.Region, row.InstanceType, od, o.OnDemand.Hourly)
+		}
+		if sp := decimal.RequireFromString(row.SavingsPlan1y); !sp.Equal(od.Mul(one.Sub(savingsPlanDiscount1y))) || !sp.LessThan(od) {
+			t.Errorf("%s 1y rate %s for on-demand %s", row.InstanceType, sp, od)
+		}
+		if sp := decimal.RequireFromString(row.SavingsPlan3y); !sp.Equal(od.Mul(one.Sub(savingsPlanDiscount3y))) {
+			t.Errorf("%s 3y rate %s for on-demand %s", row.InstanceType, sp, od)
+		}
+		if o.Spot != nil {
+			if len(row.Spot) != 1 {
+				t.Errorf("%s spot %v, want one zone", row.InstanceType, row.Spot)
+			}
+			for zone, price := range row.Spot {
+				if !strings.HasPrefix(zone, row.Region) || len(zone) != len(row.Region)+1 {
+					t.Errorf("%s spot zone %q is not a zone of %s", row.InstanceType, zone, row.Region)
+				}
+				if !decimal.RequireFromString(price).Equal(o.Spot.Hourly) {
+					t.Errorf("%s spot %s, catalog %s", row.InstanceType, price, o.Spot.Hourly)
+				}
+			}
+		}
+	}
+}
+
+func findType(t *testing.T, types []sim.TypeInfo, name string) sim.TypeInfo {
+	t.Helper()
+	for _, ty := range types {
+		if ty.Name == name {
+			return ty
+		}
+	}
+	t.Fatalf("no type %s", name)
+	return sim.TypeInfo{}
+}
+
+// The Savings Plans discounts are the default policy's for AWS.
+func TestSavingsPlanDiscountsArePolicyDefaults(t *testing.T) {
+	p := recommend.DefaultPolicy().Commitment
+	if got := savingsPlanDiscount1y.InexactFloat64(); got != p.Discounts1y["aws"] {
+		t.Errorf("1y discount %v, policy default %v", got, p.Discounts1y["aws"])
+	}
+	if got := savingsPlanDiscount3y.InexactFloat64(); got != p.Discounts3y["aws"] {
+		t.Errorf("3y discount %v, policy default %v", got, p.Discounts3y["aws"])
+	}
+}
+
+func TestTypeInfoAcrossMakers(t *testing.T) {
+	cat := embedded(t)
+	for _, tc := range []struct {
+		typ, name, maker string
+		neuron           bool
+		memMiB           int
+	}{
+		{"p4de.24xlarge", "A100", "NVIDIA", false, 81920},
+		{"p3dn.24xlarge", "V100", "NVIDIA", false, 32768},
+		{"g4ad.16xlarge", "Radeon Pro V520", "AMD", false, 8192},
+		{"inf2.24xlarge", "Inferentia2", "AWS", true, 32768},
+		{"trn1.32xlarge", "Trainium", "AWS", true, 32768},
+		{"dl1.24xlarge", "Gaudi HL-205", "Habana", false, 32768},
+	} {
+		got := typeInfo(fleet.Instance{Provider: fleet.AWS, InstanceType: tc.typ}, cat)
+		if got.GPUName != tc.name || got.GPUManufacturer != tc.maker || got.Neuron != tc.neuron || got.GPUMemoryMiB != tc.memMiB || got.GPUCount == 0 {
+			t.Errorf("%s: %+v, want %s by %s (neuron %v, %d MiB)", tc.typ, got, tc.name, tc.maker, tc.neuron, tc.memMiB)
+		}
+	}
+	// A type the catalog does not know takes the fleet's own description.
+	got := typeInfo(fleet.Instance{Provider: fleet.AWS, InstanceType: "p9.fake", GPU: fleet.GPU{Model: "H100", Count: 4, MemoryGiB: 80}, VCPUs: 64, MemoryGiB: 512}, cat)
+	if got.GPUName != "H100" || got.GPUManufacturer != "NVIDIA" || got.GPUCount != 4 || got.GPUMemoryMiB != 81920 || got.VCPUs != 64 || got.MemoryMiB != 524288 {
+		t.Errorf("self-described type: %+v", got)
+	}
+	if _, ok := priceRow("us-east-1", "p9.fake", cat); ok {
+		t.Error("a type the catalog does not know got a price row")
+	}
+}
+
+func TestZoneName(t *testing.T) {
+	for zone, want := range map[string]string{
+		"us-east-1c":    "us-east-1c",
+		"use1-az2":      "us-east-1b",
+		"apne1-az4":     "ap-northeast-1d",
+		"use1-atl2-az1": "us-east-1a",
+		"":              "us-east-1a",
+	} {
+		region := "us-east-1"
+		if strings.HasPrefix(zone, "apne1") {
+			region = "ap-northeast-1"
+		}
+		if got := zoneName(region, zone); got != want {
+			t.Errorf("zoneName(%s, %q) = %q, want %q", region, zone, got, want)
+		}
+	}
+}
+
+// startRun runs the command as main would, waits for the serving line and
+// returns the base URL and a function that sends SIGINT and waits for the
+// exit code.
+func startRun(t *testing.T, args ...string) (url string, stop func() (int, string, string)) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(append(args, "--addr", "127.0.0.1:0"), &stdout, &stderr) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := stdout.String()
+		if i := strings.Index(out, "(AWS_ENDPOINT_URL="); i >= 0 {
+			rest := out[i+len("(AWS_ENDPOINT_URL="):]
+			url = rest[:strings.Index(rest, ")")]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("exited %d before serving: %s%s", code, stdout.String(), stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving after 10s: %s%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return url, func() (int, string, string) {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-done:
+			return code, stdout.String(), stderr.String()
+		case <-time.After(10 * time.Second):
+			t.Fatal("still serving 10s after SIGINT")
+		}
+		return 0, "", ""
+	}
+}
+
+func TestServeDemoUntilSIGINT(t *testing.T) {
+	url, stop := startRun(t, "--demo", "--latency", "1ms")
+	resp, err := http.Get(url + "/_sim/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Instances []struct{ ID, State string }
+	}
+	err = json.NewDecoder(resp.Body).Decode(&state)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := file.Demo()
+	aws := 0
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS {
+			aws++
+		}
+	}
+	if len(state.Instances) != aws || state.Instances[0].ID != "train-p4d-1" {
+		t.Errorf("state lists %d instances (%v), want the demo's %d AWS instances", len(state.Instances), state.Instances, aws)
+	}
+	// An AWS-shaped request is counted, whatever the simulator answers.
+	resp, err = http.Post(url+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeRegions&Version=2016-11-15"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	code, stdout, stderr := stop()
+	if code != exitOK {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	wantFirst := "cloudsim: serving " + strconv.Itoa(aws) + " AWS instances of demo.yaml on " + url + " (AWS_ENDPOINT_URL=" + url + ")"
+	if len(lines) != 3 || lines[0] != wantFirst || !strings.Contains(lines[1], url+"/_sim/state") || !strings.Contains(lines[1], url+"/_sim/requests") || lines[2] != "cloudsim: stopped after 1 requests" {
+		t.Errorf("stdout:\n%s\nwant first line %q", stdout, wantFirst)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %q", stderr)
+	}
+}
+
+func TestServeFleetFileWithoutAWS(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gcp.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: vm-1, provider: gcp, region: us-central1, instanceType: g2-standard-8}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := startRun(t, "--fleet", path)
+	code, stdout, stderr := stop()
+	if code != exitOK || !strings.Contains(stdout, "serving 0 AWS instances of "+path+" on "+url) {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	if stderr != "cloudsim: warning: "+path+" has no AWS instances\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+func TestServeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	unknown := filepath.Join(dir, "unknown.yaml")
+	if err := os.WriteFile(unknown, []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: a, provider: aws, region: us-east-1, instanceType: p9.nope}\n  - {id: b, provider: aws, region: us-east-1, instanceType: p9.nada}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy := startListener(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing file", []string{"--fleet", filepath.Join(dir, "nope.yaml")}, exitUsage, "no such file or directory"},
+		{"unknown types", []string{"--fleet", unknown}, exitUsage, `unknown.yaml: instances[0] (id "a"): instanceType "p9.nope" is not a known aws instance type`},
+		{"address in use", []string{"--demo", "--addr", busy}, exitError, "address already in use"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseFlags(tc.args, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := serve(context.Background(), c, nil, &stdout, &stderr); code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, tc.want) || strings.Count(msg, "\n") != 1 {
+				t.Errorf("stderr %q, want one line with %q", msg, tc.want)
+			}
+		})
+	}
+}
+
+// startListener holds a port for the test's duration and returns its address.
+func startListener(t *testing.T) string {
+	t.Helper()
+	srv := &http.Server{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
