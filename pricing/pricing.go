@@ -22,6 +22,11 @@ type Option string
 const (
 	OnDemand Option = "on-demand"
 	Spot     Option = "spot"
+	// SavingsPlan1y and SavingsPlan3y are a cloud's commitment rates
+	// (AWS Savings Plans, no upfront): the effective hourly price of the
+	// type under a 1- or 3-year plan.
+	SavingsPlan1y Option = "savings-plan-1y"
+	SavingsPlan3y Option = "savings-plan-3y"
 )
 
 // Price is an hourly price with everything needed to say where it came from.
@@ -40,6 +45,22 @@ type Price struct {
 	Source string `json:"source"`
 	// AsOf is the date (YYYY-MM-DD) the price was taken.
 	AsOf string `json:"asOf"`
+	// History, when set, summarises the price over a trailing window (live
+	// spot prices: the zone's last 30 days).
+	History *PriceHistory `json:"history,omitempty"`
+}
+
+// PriceHistory is a price's range over a window: its lowest, time-weighted
+// average and highest value.
+type PriceHistory struct {
+	Min decimal.Decimal `json:"min"`
+	Avg decimal.Decimal `json:"avg"`
+	Max decimal.Decimal `json:"max"`
+	// Since and Until bound the window (YYYY-MM-DD).
+	Since string `json:"since"`
+	Until string `json:"until"`
+	// Points is the number of price changes read in the window.
+	Points int `json:"points"`
 }
 
 // InstanceType is the hardware of one cloud instance type.
@@ -92,6 +113,10 @@ type Offer struct {
 	Region   string       `json:"region"`
 	OnDemand *Price       `json:"onDemand,omitempty"`
 	Spot     *Price       `json:"spot,omitempty"`
+	// Commitments, when known, maps a commitment term ("1y", "3y") to the
+	// effective hourly rate under it (AWS: a Savings Plan, no upfront).
+	// Only live prices fill it; see Overlay.
+	Commitments map[string]*Price `json:"commitments,omitempty"`
 }
 
 // SpotAdvice is a cloud's own view of spot for one type and region.
