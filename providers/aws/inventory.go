@@ -76,6 +76,16 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	if err != nil {
 		return nil, err
 	}
+	return p.listGPUInstances(ctx, c, scope)
+}
+
+// inventoryAPI is the part of the EC2 client the inventory uses.
+type inventoryAPI interface {
+	ec2.DescribeInstancesAPIClient
+	ec2.DescribeInstanceTypesAPIClient
+}
+
+func (p *Provider) listGPUInstances(ctx context.Context, c inventoryAPI, scope providers.Scope) ([]fleet.Instance, error) {
 	raw, err := describeGPUInstances(ctx, c)
 	if err != nil {
 		return nil, err

@@ -101,23 +101,37 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	running := false
+	for _, in := range instances {
+		running = running || in.State != fleet.Stopped
+	}
+	if !running {
+		return nil, nil
+	}
+	c, err := p.cloudWatchClient(scope)
+	if err != nil {
+		return nil, err
+	}
+	return p.readUtilization(ctx, c, instances, window)
+}
+
+// metricsAPI is the part of the CloudWatch client ReadUtilization uses.
+type metricsAPI interface {
+	cloudwatch.ListMetricsAPIClient
+	cloudwatch.GetMetricDataAPIClient
+}
+
+func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	want := map[string]int{}
 	for i, in := range instances {
 		if in.State != fleet.Stopped {
 			want[in.ID] = i
 		}
 	}
-	if len(want) == 0 {
-		return nil, nil
-	}
 	var notes []string
 	window, note := p.metricWindow(window)
 	if note != "" {
 		notes = append(notes, note)
-	}
-	c, err := p.cloudWatchClient(scope)
-	if err != nil {
-		return nil, err
 	}
 	all, err := p.discoverSeries(ctx, c, want)
 	if err != nil {

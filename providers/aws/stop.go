@@ -36,6 +36,16 @@ func (p *Provider) Stop(ctx context.Context, scope providers.Scope, instanceID s
 	if err != nil {
 		return providers.StopResult{}, err
 	}
+	return stopInstance(ctx, c, instanceID, dryRun)
+}
+
+// stopAPI is the part of the EC2 client Stop uses.
+type stopAPI interface {
+	ec2.DescribeInstancesAPIClient
+	StopInstances(ctx context.Context, in *ec2.StopInstancesInput, optFns ...func(*ec2.Options)) (*ec2.StopInstancesOutput, error)
+}
+
+func stopInstance(ctx context.Context, c stopAPI, instanceID string, dryRun bool) (providers.StopResult, error) {
 	state, err := instanceState(ctx, c, instanceID)
 	if err != nil {
 		return providers.StopResult{}, err

@@ -1,0 +1,398 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// fakeCW is an in-memory CloudWatch: ListMetrics pages of 500 and
+// GetMetricData over hourly values from a function.
+type fakeCW struct {
+	mu      sync.Mutex
+	metrics []cwtypes.Metric
+	value   func(m cwtypes.Metric, t time.Time) (float64, bool)
+	err     error
+
+	listCalls      map[string]int // by metric name
+	getCalls       int
+	maxQueries     int
+	maxDatapoints  int
+	queried        map[string]bool // instance IDs in any query
+	periods, stats map[string]bool
+	starts, ends   []time.Time
+}
+
+func newFakeCW() *fakeCW {
+	return &fakeCW{listCalls: map[string]int{}, queried: map[string]bool{}, periods: map[string]bool{}, stats: map[string]bool{}}
+}
+
+func dim(m cwtypes.Metric, name string) string {
+	for _, d := range m.Dimensions {
+		if aws.ToString(d.Name) == name {
+			return aws.ToString(d.Value)
+		}
+	}
+	return ""
+}
+
+func (f *fakeCW) add(ns, name string, dims ...string) {
+	m := cwtypes.Metric{Namespace: aws.String(ns), MetricName: aws.String(name)}
+	for i := 0; i+1 < len(dims); i += 2 {
+		m.Dimensions = append(m.Dimensions, cwtypes.Dimension{Name: aws.String(dims[i]), Value: aws.String(dims[i+1])})
+	}
+	f.metrics = append(f.metrics, m)
+}
+
+// addGPUInstance adds the agent's series of an instance with n GPUs, and its
+// host series.
+func (f *fakeCW) addGPUInstance(id string, n int) {
+	for i := range n {
+		for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal} {
+			f.add(DefaultNamespace, name, "InstanceId", id, "InstanceType", "g5.12xlarge", "index", strconv.Itoa(i), "name", "A10G")
+		}
+	}
+	f.add(DefaultNamespace, MetricMemoryUsed, "InstanceId", id, "InstanceType", "g5.12xlarge")
+	f.add(NamespaceEC2, MetricCPU, "InstanceId", id)
+}
+
+func (f *fakeCW) ListMetrics(ctx context.Context, in *cloudwatch.ListMetricsInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.ListMetricsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.listCalls[aws.ToString(in.MetricName)]++
+	if f.err != nil {
+		return nil, f.err
+	}
+	var match []cwtypes.Metric
+	for _, m := range f.metrics {
+		if aws.ToString(m.Namespace) != aws.ToString(in.Namespace) || aws.ToString(m.MetricName) != aws.ToString(in.MetricName) {
+			continue
+		}
+		ok := true
+		for _, df := range in.Dimensions {
+			v := dim(m, aws.ToString(df.Name))
+			if v == "" || (df.Value != nil && v != *df.Value) {
+				ok = false
+			}
+		}
+		if ok {
+			match = append(match, m)
+		}
+	}
+	start, _ := strconv.Atoi(aws.ToString(in.NextToken))
+	end := min(start+500, len(match))
+	out := &cloudwatch.ListMetricsOutput{Metrics: match[start:end]}
+	if end < len(match) {
+		out.NextToken = aws.String(strconv.Itoa(end))
+	}
+	return out, nil
+}
+
+func sameMetric(a, b cwtypes.Metric) bool {
+	if aws.ToString(a.Namespace) != aws.ToString(b.Namespace) || aws.ToString(a.MetricName) != aws.ToString(b.MetricName) || len(a.Dimensions) != len(b.Dimensions) {
+		return false
+	}
+	for _, d := range a.Dimensions {
+		if dim(b, aws.ToString(d.Name)) != aws.ToString(d.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *fakeCW) GetMetricData(ctx context.Context, in *cloudwatch.GetMetricDataInput, _ ...func(*cloudwatch.Options)) (*cloudwatch.GetMetricDataOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.getCalls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	if len(in.MetricDataQueries) > 500 {
+		return nil, &smithy.GenericAPIError{Code: "ValidationError", Message: "too many queries"}
+	}
+	f.maxQueries = max(f.maxQueries, len(in.MetricDataQueries))
+	f.starts = append(f.starts, *in.StartTime)
+	f.ends = append(f.ends, *in.EndTime)
+	out := &cloudwatch.GetMetricDataOutput{}
+	points := 0
+	for _, q := range in.MetricDataQueries {
+		ms := q.MetricStat
+		f.periods[strconv.Itoa(int(aws.ToInt32(ms.Period)))] = true
+		f.stats[aws.ToString(ms.Stat)] = true
+		f.queried[dim(*ms.Metric, "InstanceId")] = true
+		r := cwtypes.MetricDataResult{Id: q.Id, StatusCode: cwtypes.StatusCodeComplete}
+		for _, m := range f.metrics {
+			if !sameMetric(m, *ms.Metric) {
+				continue
+			}
+			for t := in.EndTime.Add(-time.Hour); !t.Before(*in.StartTime); t = t.Add(-time.Hour) {
+				if v, ok := f.value(m, t); ok {
+					r.Timestamps = append(r.Timestamps, t)
+					r.Values = append(r.Values, v)
+				}
+			}
+		}
+		points += len(r.Values)
+		out.MetricDataResults = append(out.MetricDataResults, r)
+	}
+	f.maxDatapoints = max(f.maxDatapoints, points)
+	return out, nil
+}
+
+// weekdaysEightToEight is a Mon–Fri 08:00–20:00 UTC schedule.
+func weekdaysEightToEight(t time.Time) bool {
+	wd := t.UTC().Weekday()
+	return wd != time.Saturday && wd != time.Sunday && t.UTC().Hour() >= 8 && t.UTC().Hour() < 20
+}
+
+// demoWeek is the week the demo fleet's utilization covers (Monday to Monday).
+var demoWeek = fleet.TimeRange{Start: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+
+func TestReadUtilizationUnit(t *testing.T) {
+	f := newFakeCW()
+	f.addGPUInstance("i-train", 4)
+	f.addGPUInstance("i-stopped", 1)
+	f.addGPUInstance("i-elsewhere", 1)
+	f.add(NamespaceEC2, MetricCPU, "InstanceId", "i-noagent")
+	// An aggregate series (aggregation_dimensions [["InstanceId"]]) next to
+	// per-index ones is ignored; alone it stands for the instance's GPU.
+	f.addGPUInstance("i-agg", 2)
+	f.add(DefaultNamespace, MetricGPUUtilization, "InstanceId", "i-agg")
+	f.add(DefaultNamespace, MetricGPUUtilization, "InstanceId", "i-aggonly")
+	f.value = func(m cwtypes.Metric, t time.Time) (float64, bool) {
+		id, idx := dim(m, "InstanceId"), dim(m, "index")
+		k, _ := strconv.Atoi(idx)
+		if id == "i-train" && !weekdaysEightToEight(t) {
+			return 0, false
+		}
+		switch aws.ToString(m.MetricName) {
+		case MetricGPUUtilization:
+			if idx == "" {
+				return 99, true
+			}
+			return 50 + float64(k), true
+		case MetricGPUMemoryUsed:
+			return (40 + float64(k)) / 100 * 16384, true
+		case MetricGPUMemoryTotal:
+			if t.Hour() == 9 { // a missing total is taken from the other hours
+				return 0, false
+			}
+			return 16384, true
+		case MetricMemoryUsed:
+			return 40, true
+		default:
+			return 30, true
+		}
+	}
+	instances := []fleet.Instance{
+		{ID: "i-train", State: fleet.Running, Usage: fleet.Usage{HoursPerWeek: ptr(168.0)}},
+		{ID: "i-noagent", State: fleet.Running},
+		{ID: "i-stopped", State: fleet.Stopped},
+		{ID: "i-agg", State: fleet.Running},
+		{ID: "i-aggonly", State: fleet.Running},
+		{ID: "i-nothing", State: fleet.Running},
+	}
+	p := unitProvider()
+	// A window off the hour is aligned to it.
+	window := fleet.TimeRange{Start: demoWeek.Start.Add(20 * time.Minute), End: demoWeek.End.Add(59 * time.Minute)}
+	notes, err := p.readUtilization(context.Background(), f, instances, window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.starts {
+		if !s.Equal(demoWeek.Start) {
+			t.Errorf("StartTime = %v, want %v", s, demoWeek.Start)
+		}
+	}
+	for _, e := range f.ends {
+		if !e.Equal(demoWeek.End) {
+			t.Errorf("EndTime = %v, want %v", e, demoWeek.End)
+		}
+	}
+	if !f.periods["3600"] || len(f.periods) != 1 || !f.stats["Average"] || len(f.stats) != 1 {
+		t.Errorf("periods %v, stats %v; want 3600 and Average only", f.periods, f.stats)
+	}
+	if f.queried["i-stopped"] || f.queried["i-elsewhere"] {
+		t.Errorf("queried a stopped or unlisted instance: %v", f.queried)
+	}
+	for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal, MetricMemoryUsed, MetricCPU} {
+		if f.listCalls[name] != 1 {
+			t.Errorf("ListMetrics %s called %d times, want 1", name, f.listCalls[name])
+		}
+	}
+	if f.getCalls != 1 {
+		t.Errorf("GetMetricData calls = %d, want 1", f.getCalls)
+	}
+
+	train := instances[0]
+	u := train.Utilization
+	if u == nil || len(u.Samples) != 60 {
+		t.Fatalf("i-train utilization = %+v, want 60 hourly samples", u)
+	}
+	if !u.Window.Start.Equal(demoWeek.Start) || !u.Window.End.Equal(demoWeek.End) {
+		t.Errorf("window = %+v", u.Window)
+	}
+	s := u.Samples[0]
+	if !s.Time.Equal(time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)) || !slices.Equal(s.GPU, fleet.PerGPU{50, 51, 52, 53}) ||
+		!slices.Equal(s.GPUMemory, fleet.PerGPU{40, 41, 42, 43}) || *s.CPU != 30 || *s.Memory != 40 {
+		t.Errorf("first sample = %+v (gpuMemory %v)", s, s.GPUMemory)
+	}
+	if !slices.Equal(u.Samples[1].GPUMemory, fleet.PerGPU{40, 41, 42, 43}) {
+		t.Errorf("09:00 sample without a total: gpuMemory %v", u.Samples[1].GPUMemory)
+	}
+	if h := train.Usage.HoursPerMonth; h == nil || math.Abs(*h-60.0/168*730) > 1e-9 || train.Usage.HoursPerWeek != nil {
+		t.Errorf("i-train usage = %+v, want 260.71 hours a month only", train.Usage)
+	}
+	sum := u.Summarize()
+	if sum.GPU.Avg != 53 || sum.GPUMemory.Max != 43 || sum.CPU.Avg != 30 {
+		t.Errorf("summary = %+v %+v %+v", sum.GPU, sum.GPUMemory, sum.CPU)
+	}
+
+	if instances[1].Utilization != nil {
+		t.Errorf("i-noagent has utilization %+v", instances[1].Utilization)
+	}
+	if h := instances[1].Usage.HoursPerMonth; h == nil || *h != 730 {
+		t.Errorf("i-noagent runs every hour: usage %+v", instances[1].Usage)
+	}
+	if instances[2].Utilization != nil || instances[2].Usage.HoursPerMonth != nil {
+		t.Errorf("stopped instance touched: %+v", instances[2])
+	}
+	if g := instances[3].Utilization.Samples[0].GPU; !slices.Equal(g, fleet.PerGPU{50, 51}) {
+		t.Errorf("i-agg GPU = %v, want the per-index values only", g)
+	}
+	if g := instances[4].Utilization.Samples[0].GPU; !slices.Equal(g, fleet.PerGPU{99}) {
+		t.Errorf("i-aggonly GPU = %v, want the aggregate", g)
+	}
+	if instances[5].Utilization != nil || instances[5].Usage.HoursPerMonth != nil {
+		t.Errorf("i-nothing = %+v", instances[5])
+	}
+	want := []string{
+		"i-noagent: no GPU metrics in CWAgent: install the CloudWatch agent with the nvidia_gpu block (append_dimensions InstanceId)",
+		"i-nothing: no GPU metrics in CWAgent: install the CloudWatch agent with the nvidia_gpu block (append_dimensions InstanceId)",
+	}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes = %q\nwant %q", notes, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestReadUtilizationBatches(t *testing.T) {
+	for _, tt := range []struct {
+		days      int
+		wantCalls int
+	}{
+		{7, 3},  // 1,200 series, 500 a call: 168 h × 500 fits in 100,800 datapoints
+		{14, 4}, // 336 h: 300 series a call keep a call within 100,800 datapoints
+	} {
+		f := newFakeCW()
+		var instances []fleet.Instance
+		want := map[string]int{}
+		for i := range 400 {
+			id := "i-" + strconv.Itoa(i)
+			for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal} {
+				f.add(DefaultNamespace, name, "InstanceId", id, "InstanceType", "g5.xlarge", "index", "0", "name", "A10G")
+			}
+			instances = append(instances, fleet.Instance{ID: id, State: fleet.Running})
+			want[id] = i
+		}
+		f.value = func(cwtypes.Metric, time.Time) (float64, bool) { return 10, true }
+		end := demoWeek.End
+		w := fleet.TimeRange{Start: end.AddDate(0, 0, -tt.days), End: end}
+		notes, err := unitProvider().readUtilization(context.Background(), f, instances, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.getCalls != tt.wantCalls || f.maxQueries > 500 || f.maxDatapoints > 100800 {
+			t.Errorf("%d days: %d GetMetricData calls (max %d queries, %d datapoints), want %d", tt.days, f.getCalls, f.maxQueries, f.maxDatapoints, tt.wantCalls)
+		}
+		if f.listCalls[MetricGPUUtilization] != 1 {
+			t.Errorf("ListMetrics pages for 400 series: %d, want 1", f.listCalls[MetricGPUUtilization])
+		}
+		if len(notes) != 0 || len(instances[399].Utilization.Samples) != tt.days*24 {
+			t.Errorf("%d days: notes %v, samples %d", tt.days, notes, len(instances[399].Utilization.Samples))
+		}
+	}
+}
+
+func TestMetricWindow(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)
+	p := unitProvider()
+	p.opts.Now = func() time.Time { return now }
+	w, note := p.metricWindow(fleet.TimeRange{})
+	if !w.End.Equal(now.Truncate(time.Hour)) || w.Hours() != 14*24 || note != "" {
+		t.Errorf("default window = %v – %v (%q)", w.Start, w.End, note)
+	}
+	w, note = p.metricWindow(fleet.TimeRange{Start: now.AddDate(-2, 0, 0), End: now})
+	if w.Hours() != 455*24 || !strings.Contains(note, "455 days") {
+		t.Errorf("two-year window = %v hours (%q), want 455 days", w.Hours(), note)
+	}
+}
+
+func TestReadUtilizationErrors(t *testing.T) {
+	f := newFakeCW()
+	f.err = &smithy.GenericAPIError{Code: "AccessDenied", Message: "no cloudwatch:ListMetrics"}
+	instances := []fleet.Instance{{ID: "i-1", State: fleet.Running}}
+	_, err := unitProvider().readUtilization(context.Background(), f, instances, demoWeek)
+	if !errors.Is(err, providers.ErrPermission) || !strings.Contains(err.Error(), "ListMetrics") {
+		t.Errorf("err = %v, want ErrPermission naming ListMetrics", err)
+	}
+	// Only stopped instances: nothing to read, no client needed.
+	notes, err := unitProvider().ReadUtilization(context.Background(), providers.Scope{}, []fleet.Instance{{ID: "i-1", State: fleet.Stopped}}, demoWeek)
+	if err != nil || notes != nil {
+		t.Errorf("stopped only: %v, %v", notes, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := unitProvider().ReadUtilization(ctx, providers.Scope{}, instances, demoWeek); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func TestParallel(t *testing.T) {
+	var mu sync.Mutex
+	running, peak := 0, 0
+	err := parallel(context.Background(), 20, 3, func(ctx context.Context, i int) error {
+		mu.Lock()
+		running++
+		peak = max(peak, running)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil
+	})
+	if err != nil || peak > 3 {
+		t.Errorf("err %v, peak %d", err, peak)
+	}
+	boom := errors.New("boom")
+	err = parallel(context.Background(), 50, 4, func(ctx context.Context, i int) error {
+		if i == 2 {
+			return boom
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+			return nil
+		}
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v, want boom", err)
+	}
+}
