@@ -77,6 +77,10 @@ func (e *usageError) Error() string { return e.msg }
 
 var accountID = regexp.MustCompile(`^\d{12}$`)
 
+// defaultAccount is the caller's account when neither --account nor the
+// fleet names one.
+const defaultAccount = "123456789012"
+
 // parseFlags reads the command line; -h is flag.ErrHelp.
 func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	c := &config{}
@@ -99,7 +103,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil
 	})
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
-	fs.StringVar(&c.account, "account", "123456789012", "AWS account ID of the caller and of instances whose fleet entry names none")
+	fs.StringVar(&c.account, "account", "", "AWS account plain credentials act in, and of instances that name none (default: the fleet's most common AWS account, else "+defaultAccount+")")
 	usage := func() {
 		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--seed N] [--account ID]")
 		fmt.Fprintln(stdout, "\nServes the AWS instances of a fleet file as a local AWS (EC2, STS, CloudWatch, Pricing, Savings Plans).\n\nFlags:")
@@ -132,7 +136,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil, &usageError{fmt.Sprintf("--error-rate %g is not between 0 and 1", c.errorRate)}
 	case c.throttleRate+c.errorRate > 1:
 		return nil, &usageError{fmt.Sprintf("--throttle-rate and --error-rate add up to %g, more than 1", c.throttleRate+c.errorRate)}
-	case !accountID.MatchString(c.account):
+	case c.account != "" && !accountID.MatchString(c.account):
 		return nil, &usageError{fmt.Sprintf("--account %q is not a 12-digit AWS account ID", c.account)}
 	}
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
@@ -175,7 +179,8 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		return exitUsage
 	}
 	opts := buildOptions(f, cat)
-	opts.AccountID = c.account
+	account, others := accounts(f, c.account)
+	opts.AccountID = account
 	opts.Latency = c.latency
 	opts.ThrottleRate = c.throttleRate
 	opts.ErrorRate = c.errorRate
@@ -192,6 +197,11 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	n := len(s.State())
 	fmt.Fprintf(stdout, "cloudsim: serving %d AWS instances of %s on %s (AWS_ENDPOINT_URL=%s)\n", n, name, url, url)
 	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
+	fmt.Fprintf(stdout, "cloudsim: static access keys act in account %s", account)
+	if len(others) > 0 {
+		fmt.Fprintf(stdout, "; accounts %s through AssumeRole (--role-arn arn:aws:iam::%s:role/NAME)", strings.Join(others, ", "), others[0])
+	}
+	fmt.Fprintln(stdout)
 	if n == 0 {
 		fmt.Fprintf(stderr, "cloudsim: warning: %s has no AWS instances\n", name)
 	}
@@ -213,6 +223,36 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	}
 	fmt.Fprintf(stdout, "cloudsim: stopped after %d requests\n", totalRequests(s.Counts()))
 	return exitOK
+}
+
+// accounts returns the account plain credentials act in (the flag's, else the
+// account most of the fleet's AWS instances name, else defaultAccount) and
+// the fleet's other AWS accounts, sorted.
+func accounts(f *fleet.Fleet, flag string) (caller string, others []string) {
+	count := map[string]int{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS && in.Account != "" {
+			count[in.Account]++
+		}
+	}
+	caller = flag
+	if caller == "" {
+		for a, n := range count {
+			if caller == "" || n > count[caller] || (n == count[caller] && a < caller) {
+				caller = a
+			}
+		}
+	}
+	if caller == "" {
+		caller = defaultAccount
+	}
+	for a := range count {
+		if a != caller {
+			others = append(others, a)
+		}
+	}
+	sort.Strings(others)
+	return caller, others
 }
 
 // loadFleet reads the fleet the flags name and says what to call it.

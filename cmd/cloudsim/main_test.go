@@ -348,7 +348,8 @@ func TestServeDemoUntilSIGINT(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	wantFirst := "cloudsim: serving " + strconv.Itoa(aws) + " AWS instances of demo.yaml on " + url + " (AWS_ENDPOINT_URL=" + url + ")"
-	if len(lines) != 3 || lines[0] != wantFirst || !strings.Contains(lines[1], url+"/_sim/state") || !strings.Contains(lines[1], url+"/_sim/requests") || lines[2] != "cloudsim: stopped after 1 requests" {
+	if len(lines) != 4 || lines[0] != wantFirst || !strings.Contains(lines[1], url+"/_sim/state") || !strings.Contains(lines[1], url+"/_sim/requests") ||
+		lines[2] != "cloudsim: static access keys act in account 111122223333" || lines[3] != "cloudsim: stopped after 1 requests" {
 		t.Errorf("stdout:\n%s\nwant first line %q", stdout, wantFirst)
 	}
 	if stderr != "" {
@@ -416,4 +417,32 @@ func startListener(t *testing.T) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
+}
+
+func TestAccounts(t *testing.T) {
+	mk := func(accounts ...string) *fleet.Fleet {
+		f := &fleet.Fleet{}
+		for i, a := range accounts {
+			f.Instances = append(f.Instances, fleet.Instance{ID: strconv.Itoa(i), Provider: fleet.AWS, Account: a})
+		}
+		f.Instances = append(f.Instances, fleet.Instance{ID: "gcp", Provider: fleet.GCP, Account: "my-project"})
+		return f
+	}
+	for _, tc := range []struct {
+		name         string
+		fleet        *fleet.Fleet
+		flag, caller string
+		others       []string
+	}{
+		{"none named", mk("", ""), "", defaultAccount, nil},
+		{"one", mk("111122223333", ""), "", "111122223333", nil},
+		{"most common", mk("444455556666", "111122223333", "444455556666"), "", "444455556666", []string{"111122223333"}},
+		{"tie: smallest", mk("444455556666", "111122223333"), "", "111122223333", []string{"444455556666"}},
+		{"flag wins", mk("444455556666", "111122223333"), "999999999999", "999999999999", []string{"111122223333", "444455556666"}},
+	} {
+		caller, others := accounts(tc.fleet, tc.flag)
+		if caller != tc.caller || !reflect.DeepEqual(others, tc.others) {
+			t.Errorf("%s: %s %v, want %s %v", tc.name, caller, others, tc.caller, tc.others)
+		}
+	}
 }
