@@ -41,7 +41,7 @@ func newFakeCW() *fakeCW {
 	return &fakeCW{listCalls: map[string]int{}, queried: map[string]bool{}, periods: map[string]bool{}, stats: map[string]bool{}}
 }
 
-func dim(m cwtypes.Metric, name string) string {
+func metricDim(m cwtypes.Metric, name string) string {
 	for _, d := range m.Dimensions {
 		if aws.ToString(d.Name) == name {
 			return aws.ToString(d.Value)
@@ -84,7 +84,7 @@ func (f *fakeCW) ListMetrics(ctx context.Context, in *cloudwatch.ListMetricsInpu
 		}
 		ok := true
 		for _, df := range in.Dimensions {
-			v := dim(m, aws.ToString(df.Name))
+			v := metricDim(m, aws.ToString(df.Name))
 			if v == "" || (df.Value != nil && v != *df.Value) {
 				ok = false
 			}
@@ -107,7 +107,7 @@ func sameMetric(a, b cwtypes.Metric) bool {
 		return false
 	}
 	for _, d := range a.Dimensions {
-		if dim(b, aws.ToString(d.Name)) != aws.ToString(d.Value) {
+		if metricDim(b, aws.ToString(d.Name)) != aws.ToString(d.Value) {
 			return false
 		}
 	}
@@ -133,7 +133,7 @@ func (f *fakeCW) GetMetricData(ctx context.Context, in *cloudwatch.GetMetricData
 		ms := q.MetricStat
 		f.periods[strconv.Itoa(int(aws.ToInt32(ms.Period)))] = true
 		f.stats[aws.ToString(ms.Stat)] = true
-		f.queried[dim(*ms.Metric, "InstanceId")] = true
+		f.queried[metricDim(*ms.Metric, "InstanceId")] = true
 		r := cwtypes.MetricDataResult{Id: q.Id, StatusCode: cwtypes.StatusCodeComplete}
 		for _, m := range f.metrics {
 			if !sameMetric(m, *ms.Metric) {
@@ -174,7 +174,7 @@ func TestReadUtilizationUnit(t *testing.T) {
 	f.add(DefaultNamespace, MetricGPUUtilization, "InstanceId", "i-agg")
 	f.add(DefaultNamespace, MetricGPUUtilization, "InstanceId", "i-aggonly")
 	f.value = func(m cwtypes.Metric, t time.Time) (float64, bool) {
-		id, idx := dim(m, "InstanceId"), dim(m, "index")
+		id, idx := metricDim(m, "InstanceId"), metricDim(m, "index")
 		k, _ := strconv.Atoi(idx)
 		if id == "i-train" && !weekdaysEightToEight(t) {
 			return 0, false
@@ -199,7 +199,7 @@ func TestReadUtilizationUnit(t *testing.T) {
 		}
 	}
 	instances := []fleet.Instance{
-		{ID: "i-train", State: fleet.Running, Usage: fleet.Usage{HoursPerWeek: ptr(168.0)}},
+		{ID: "i-train", State: fleet.Running, Usage: fleet.Usage{HoursPerWeek: ptrOf(168.0)}},
 		{ID: "i-noagent", State: fleet.Running},
 		{ID: "i-stopped", State: fleet.Stopped},
 		{ID: "i-agg", State: fleet.Running},
@@ -289,7 +289,7 @@ func TestReadUtilizationUnit(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func ptrOf[T any](v T) *T { return &v }
 
 func TestReadUtilizationBatches(t *testing.T) {
 	for _, tt := range []struct {
