@@ -356,7 +356,8 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 }
 
 // toSamples turns an instance's hourly data into time-ordered samples, and
-// counts the hours with any datapoint. GPU values are in index order; a
+// counts the hours with any datapoint. Readings are kept within 0–100 (the
+// fleet format's range). GPU values are in index order; a
 // series without an index dimension (an aggregate) is used only when there
 // are no per-index ones. GPU memory is used / total × 100 per index; a total
 // missing in some hour is taken from the other hours (it does not change).
@@ -376,8 +377,8 @@ func toSamples(hours map[int64]*hourData) ([]fleet.Sample, int) {
 	samples := make([]fleet.Sample, 0, len(keys))
 	for _, h := range keys {
 		d := hours[h]
-		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), CPU: d.cpu, Memory: d.mem}
-		s.GPU = perIndex(d.gpu, func(_ int, v float64) (float64, bool) { return v, true })
+		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), CPU: percentPtr(d.cpu), Memory: percentPtr(d.mem)}
+		s.GPU = perIndex(d.gpu, func(_ int, v float64) (float64, bool) { return percent(v), true })
 		s.GPUMemory = perIndex(d.used, func(i int, used float64) (float64, bool) {
 			total := d.total[i]
 			if total <= 0 {
@@ -386,7 +387,7 @@ func toSamples(hours map[int64]*hourData) ([]fleet.Sample, int) {
 			if total <= 0 {
 				return 0, false
 			}
-			return round6(used / total * 100), true
+			return percent(round6(used / total * 100)), true
 		})
 		samples = append(samples, s)
 	}
@@ -426,6 +427,18 @@ func hasGPU(samples []fleet.Sample) bool {
 		}
 	}
 	return false
+}
+
+// percent keeps a reading within 0–100, as the fleet format requires
+// (e.g. a GPU memory total read in another hour than the used figure).
+func percent(v float64) float64 { return min(max(v, 0), 100) }
+
+func percentPtr(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	p := percent(*v)
+	return &p
 }
 
 // round6 drops the floating-point noise of a ratio.

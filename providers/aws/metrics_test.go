@@ -396,3 +396,31 @@ func TestParallel(t *testing.T) {
 		t.Errorf("err = %v, want boom", err)
 	}
 }
+
+func TestToSamplesKeepsPercentages(t *testing.T) {
+	h := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).Unix()
+	cpu, mem := 100.4, -1.0
+	samples, running := toSamples(map[int64]*hourData{h: {
+		gpu:   map[int]float64{0: 100, 1: 7},
+		used:  map[int]float64{0: 23000, 1: 0},
+		total: map[int]float64{0: 22888, 1: 22888},
+		cpu:   &cpu, mem: &mem,
+	}})
+	if running != 1 || len(samples) != 1 {
+		t.Fatalf("%d samples, %d running hours", len(samples), running)
+	}
+	s := samples[0]
+	if !slices.Equal(s.GPUMemory, fleet.PerGPU{100, 0}) || !slices.Equal(s.GPU, fleet.PerGPU{100, 7}) {
+		t.Errorf("gpu %v gpuMemory %v", s.GPU, s.GPUMemory)
+	}
+	if *s.CPU != 100 || *s.Memory != 0 {
+		t.Errorf("cpu %v memory %v", *s.CPU, *s.Memory)
+	}
+	f := fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{{
+		ID: "i-1", Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.12xlarge", Lifecycle: fleet.OnDemand, State: fleet.Running,
+		GPU: fleet.GPU{Model: "A10G", Count: 2}, Utilization: &fleet.Utilization{Samples: samples},
+	}}}
+	if err := f.Validate(); err != nil {
+		t.Errorf("the samples do not validate: %v", err)
+	}
+}
