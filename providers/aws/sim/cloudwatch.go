@@ -1,15 +1,785 @@
 package sim
 
-import "net/http"
+// CloudWatch: ListMetrics and GetMetricData over the series of series.go, in
+// the three protocols the service speaks: Smithy RPC v2 CBOR (the Go SDK's
+// default since schema-based serde), AWS JSON 1.0 (botocore 1.3x+, so the
+// AWS CLI v1) and the query protocol (older SDKs, the AWS CLI v2 of Debian
+// 12). Requests and responses go through one protocol-neutral tree
+// (map[string]any, []any, string, float64, bool, time.Time) so that the
+// operations are written once.
 
-// serveCloudWatch answers CloudWatch in CBOR, JSON 1.0 and query. (Being built.)
-func (s *Server) serveCloudWatch(w http.ResponseWriter, req request) {
-	writeError(w, req, http.StatusBadRequest, "InvalidAction", "not implemented yet: "+req.op)
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/smithy-go/encoding/cbor"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// CloudWatch's limits.
+const (
+	listMetricsPage      = 500
+	maxMetricDataQueries = 500
+	defaultMaxDatapoints = 100800
+	maxDimensionFilters  = 10
+)
+
+const cwXMLNamespace = "http://monitoring.amazonaws.com/doc/2010-08-01/"
+
+// cwError is a CloudWatch error answer.
+type cwError struct {
+	status    int
+	code, msg string
 }
 
-// writeCBORError writes a Smithy RPC v2 CBOR error. (Being built.)
+func (e *cwError) Error() string { return e.code + ": " + e.msg }
+
+func badRequest(code, format string, args ...any) *cwError {
+	return &cwError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}
+}
+
+// serveCloudWatch answers CloudWatch in CBOR, JSON 1.0 and query.
+func (s *Server) serveCloudWatch(w http.ResponseWriter, req request) {
+	in, err := decodeCW(req)
+	if err != nil {
+		s.cwFail(w, req, err)
+		return
+	}
+	var out map[string]any
+	switch req.op {
+	case "ListMetrics":
+		out, err = s.listMetrics(req.region, in)
+	case "GetMetricData":
+		out, err = s.getMetricData(req.region, in)
+	default:
+		err = badRequest("InvalidAction", "the simulator's CloudWatch does not implement %s (only ListMetrics and GetMetricData)", req.op)
+	}
+	if err != nil {
+		s.cwFail(w, req, err)
+		return
+	}
+	encodeCW(w, req, out)
+}
+
+func (s *Server) cwFail(w http.ResponseWriter, req request, err error) {
+	e, ok := err.(*cwError)
+	if !ok {
+		e = &cwError{http.StatusInternalServerError, "InternalServiceError", err.Error()}
+	}
+	if req.proto == protoJSON10 {
+		typ, fault := cwErrorShape(e.status, e.code)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amzn-Query-Error", e.code+";"+fault)
+		w.WriteHeader(e.status)
+		json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": e.msg})
+		return
+	}
+	writeError(w, req, e.status, e.code, e.msg)
+}
+
+// cwErrorTypes are the modeled CloudWatch error shapes behind query error
+// codes. In CBOR and JSON __type names the shape and X-Amzn-Query-Error
+// the code, so that the SDK returns the shape's type with the query code.
+var cwErrorTypes = map[string]string{
+	"ValidationError":             "ValidationException",
+	"InvalidParameterValue":       "InvalidParameterValueException",
+	"InvalidParameterCombination": "InvalidParameterCombinationException",
+	"MissingParameter":            "MissingRequiredParameterException",
+	"InternalServiceError":        "InternalServiceFault",
+	"LimitExceeded":               "LimitExceededFault",
+}
+
+// cwErrorShape returns an error code's __type and fault.
+func cwErrorShape(status int, code string) (typ, fault string) {
+	typ, fault = code, "Sender"
+	if t, ok := cwErrorTypes[code]; ok {
+		typ = t
+	}
+	if status >= 500 {
+		fault = "Receiver"
+	}
+	return typ, fault
+}
+
+// writeCBORError writes a Smithy RPC v2 CBOR error: a map with __type and
+// message, and (CloudWatch being query-compatible) the query error code in
+// X-Amzn-Query-Error, from which the SDK takes the error code.
 func writeCBORError(w http.ResponseWriter, status int, code, msg string) {
+	typ, fault := cwErrorShape(status, code)
 	w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
 	w.Header().Set("Content-Type", "application/cbor")
+	w.Header().Set("X-Amzn-Query-Error", code+";"+fault)
 	w.WriteHeader(status)
+	w.Write(cbor.Encode(cbor.Map{"__type": cbor.String(typ), "message": cbor.String(msg)}))
+}
+
+// ---- ListMetrics ----
+
+type dimFilter struct {
+	name, value string
+	hasValue    bool
+}
+
+func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, error) {
+	namespace, name := str(in["Namespace"]), str(in["MetricName"])
+	var filters []dimFilter
+	for _, d := range list(in["Dimensions"]) {
+		m := obj(d)
+		f := dimFilter{name: str(m["Name"])}
+		if v, ok := m["Value"]; ok && v != nil {
+			f.value, f.hasValue = str(v), true
+		}
+		if f.name == "" {
+			return nil, badRequest("InvalidParameterValue", "a dimension filter has no Name")
+		}
+		filters = append(filters, f)
+	}
+	if len(filters) > maxDimensionFilters {
+		return nil, badRequest("InvalidParameterValue", "%d dimension filters; at most %d are allowed", len(filters), maxDimensionFilters)
+	}
+	recent := str(in["RecentlyActive"])
+	if recent != "" && recent != "PT3H" {
+		return nil, badRequest("InvalidParameterValue", "RecentlyActive %q is not PT3H", recent)
+	}
+	fingerprint := jsonFingerprint([]any{"ListMetrics", region, namespace, name, fmt.Sprint(filters), recent})
+	offset, ok := decodeToken(str(in["NextToken"]), fingerprint)
+	if !ok {
+		return nil, badRequest("InvalidNextToken", "the NextToken is not one this ListMetrics request issued")
+	}
+
+	st := s.cw()
+	now := s.opts.Now()
+	nowHour := now.Truncate(time.Hour)
+	logs := map[*instSeries]runLog{}
+	var match []*series
+	for _, se := range st.all {
+		if se.inst.region != region || (namespace != "" && se.namespace != namespace) || (name != "" && se.name != name) || !matchDims(se.dims, filters) {
+			continue
+		}
+		r, ok := logs[se.inst]
+		if !ok {
+			r = st.observe(s, se.inst.id, now)
+			logs[se.inst] = r
+		}
+		// CloudWatch lists metrics with data in the last two weeks.
+		if !r.ranAfter(nowHour.Add(-14 * 24 * time.Hour)) {
+			continue
+		}
+		if recent != "" && !recentlyActive(se, nowHour, r) {
+			continue
+		}
+		match = append(match, se)
+	}
+	from, to, next := page(len(match), offset, listMetricsPage)
+	metrics := make([]any, 0, to-from)
+	for _, se := range match[from:to] {
+		metrics = append(metrics, metricNode(se))
+	}
+	out := map[string]any{"Metrics": metrics}
+	if next >= 0 {
+		out["NextToken"] = encodeToken(next, fingerprint)
+	}
+	return out, nil
+}
+
+func matchDims(dims []dimension, filters []dimFilter) bool {
+	for _, f := range filters {
+		found := false
+		for _, d := range dims {
+			if d.Name == f.name && (!f.hasValue || d.Value == f.value) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// recentlyActive: a datapoint in the last three complete hours.
+func recentlyActive(se *series, nowHour time.Time, r runLog) bool {
+	for h := 1; h <= 3; h++ {
+		if _, ok := se.value(nowHour.Add(-time.Duration(h)*time.Hour), nowHour, r); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func metricNode(se *series) map[string]any {
+	dims := make([]any, len(se.dims))
+	for i, d := range se.dims {
+		dims[i] = map[string]any{"Name": d.Name, "Value": d.Value}
+	}
+	return map[string]any{"Namespace": se.namespace, "MetricName": se.name, "Dimensions": dims}
+}
+
+// ---- GetMetricData ----
+
+// metricQuery is one MetricDataQuery.
+type metricQuery struct {
+	id, label  string
+	namespace  string
+	name       string
+	dims       []dimension
+	period     int64 // seconds
+	stat       string
+	returnData bool
+}
+
+var queryID = regexp.MustCompile(`^[a-z][a-zA-Z0-9_]*$`)
+
+var percentileStat = regexp.MustCompile(`^p(\d{1,2}(\.\d+)?|100)$`)
+
+func parseQueries(raw []any) ([]metricQuery, error) {
+	if len(raw) == 0 {
+		return nil, badRequest("MissingParameter", "the request must contain the parameter MetricDataQueries")
+	}
+	if len(raw) > maxMetricDataQueries {
+		return nil, badRequest("ValidationError", "%d MetricDataQueries; a call takes at most %d", len(raw), maxMetricDataQueries)
+	}
+	seen := map[string]bool{}
+	out := make([]metricQuery, 0, len(raw))
+	for i, r := range raw {
+		m := obj(r)
+		q := metricQuery{id: str(m["Id"]), label: str(m["Label"]), returnData: true}
+		where := fmt.Sprintf("MetricDataQueries.member.%d", i+1)
+		if !queryID.MatchString(q.id) {
+			return nil, badRequest("InvalidParameterValue", "%s.Id %q must start with a lower-case letter and hold only letters, digits and underscores", where, q.id)
+		}
+		if seen[q.id] {
+			return nil, badRequest("InvalidParameterValue", "the Id %q is used by more than one query", q.id)
+		}
+		seen[q.id] = true
+		if b, ok := boolOf(m["ReturnData"]); ok {
+			q.returnData = b
+		}
+		if str(m["Expression"]) != "" {
+			return nil, badRequest("InvalidParameterValue", "%s: metric math and Metrics Insights expressions are not supported by the simulator; use MetricStat", where)
+		}
+		ms := obj(m["MetricStat"])
+		if ms == nil {
+			return nil, badRequest("InvalidParameterValue", "%s has neither MetricStat nor Expression", where)
+		}
+		metric := obj(ms["Metric"])
+		q.namespace, q.name = str(metric["Namespace"]), str(metric["MetricName"])
+		for _, d := range list(metric["Dimensions"]) {
+			dm := obj(d)
+			q.dims = append(q.dims, dimension{str(dm["Name"]), str(dm["Value"])})
+		}
+		if q.namespace == "" || q.name == "" {
+			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Metric needs Namespace and MetricName", where)
+		}
+		p, ok := numOf(ms["Period"])
+		if !ok || p <= 0 || p != math.Trunc(p) || (int64(p)%60 != 0 && p != 1 && p != 5 && p != 10 && p != 30) {
+			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Period %v must be 1, 5, 10, 30 or a multiple of 60", where, ms["Period"])
+		}
+		q.period = int64(p)
+		q.stat = str(ms["Stat"])
+		switch {
+		case q.stat == "Average", q.stat == "Sum", q.stat == "Minimum", q.stat == "Maximum", q.stat == "SampleCount":
+		case percentileStat.MatchString(q.stat):
+		default:
+			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Stat %q: the simulator knows Average, Sum, Minimum, Maximum, SampleCount and pNN", where, q.stat)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// point is one aggregated datapoint.
+type point struct {
+	t time.Time
+	v float64
+}
+
+func (s *Server) getMetricData(region string, in map[string]any) (map[string]any, error) {
+	queries, err := parseQueries(list(in["MetricDataQueries"]))
+	if err != nil {
+		return nil, err
+	}
+	start, ok1 := timeOf(in["StartTime"])
+	end, ok2 := timeOf(in["EndTime"])
+	if !ok1 || !ok2 {
+		return nil, badRequest("MissingParameter", "the request must contain StartTime and EndTime")
+	}
+	if !start.Before(end) {
+		return nil, badRequest("InvalidParameterValue", "the parameter StartTime must be less than the parameter EndTime")
+	}
+	scanBy := str(in["ScanBy"])
+	switch scanBy {
+	case "":
+		scanBy = "TimestampDescending"
+	case "TimestampDescending", "TimestampAscending":
+	default:
+		return nil, badRequest("ValidationError", "ScanBy %q is not TimestampDescending or TimestampAscending", scanBy)
+	}
+	maxPoints := defaultMaxDatapoints
+	if v, ok := numOf(in["MaxDatapoints"]); ok {
+		if v <= 0 {
+			return nil, badRequest("InvalidParameterValue", "MaxDatapoints must be positive")
+		}
+		maxPoints = int(v)
+	}
+	fingerprint := jsonFingerprint([]any{"GetMetricData", region, fmt.Sprint(queries), start.Unix(), end.Unix(), scanBy})
+	offset, ok := decodeToken(str(in["NextToken"]), fingerprint)
+	if !ok {
+		return nil, badRequest("InvalidNextToken", "the NextToken is not one this GetMetricData request issued")
+	}
+
+	now := s.opts.Now()
+	start = roundStart(start, now)
+	st := s.cw()
+	logs := map[*instSeries]runLog{}
+	type result struct {
+		q      metricQuery
+		points []point
+		offset int // of its first point in the flattened answer
+	}
+	var results []result
+	total := 0
+	for _, q := range queries {
+		if !q.returnData {
+			continue
+		}
+		var pts []point
+		if se := st.byRegion[region][seriesKey(q.namespace, q.name, q.dims)]; se != nil {
+			r, ok := logs[se.inst]
+			if !ok {
+				r = st.observe(s, se.inst.id, now)
+				logs[se.inst] = r
+			}
+			pts = aggregate(se, q, start, end, now.Truncate(time.Hour), r)
+		}
+		if scanBy == "TimestampDescending" {
+			for i, j := 0, len(pts)-1; i < j; i, j = i+1, j-1 {
+				pts[i], pts[j] = pts[j], pts[i]
+			}
+		}
+		results = append(results, result{q, pts, total})
+		total += len(pts)
+	}
+
+	// One page is the flattened points [offset, offset+maxPoints); a query
+	// appears in the pages its points fall in (an empty one in the page its
+	// position falls in).
+	pageEnd := offset + maxPoints
+	last := pageEnd >= total
+	out := []any{}
+	for _, r := range results {
+		n := len(r.points)
+		var onPage bool
+		if n == 0 {
+			onPage = r.offset >= offset && (r.offset < pageEnd || last)
+		} else {
+			onPage = r.offset < pageEnd && r.offset+n > offset
+		}
+		if !onPage {
+			continue
+		}
+		from := max(offset-r.offset, 0)
+		to := min(pageEnd-r.offset, n)
+		status := "Complete"
+		if to < n {
+			status = "PartialData"
+		}
+		ts, vs := make([]any, 0, max(to-from, 0)), make([]any, 0, max(to-from, 0))
+		for _, p := range r.points[from:max(to, from)] {
+			ts = append(ts, p.t)
+			vs = append(vs, p.v)
+		}
+		label := r.q.label
+		if label == "" {
+			label = r.q.name
+		}
+		out = append(out, map[string]any{"Id": r.q.id, "Label": label, "StatusCode": status, "Timestamps": ts, "Values": vs})
+	}
+	resp := map[string]any{"MetricDataResults": out, "Messages": []any{}}
+	if !last {
+		resp["NextToken"] = encodeToken(pageEnd, fingerprint)
+	}
+	return resp, nil
+}
+
+// roundStart rounds StartTime down as CloudWatch does: to the hour when it
+// is more than 15 days back, to 5 minutes when more than 3 hours, else to
+// the minute.
+func roundStart(start, now time.Time) time.Time {
+	switch age := now.Sub(start); {
+	case age > 15*24*time.Hour:
+		return start.Truncate(time.Hour)
+	case age > 3*time.Hour:
+		return start.Truncate(5 * time.Minute)
+	}
+	return start.Truncate(time.Minute)
+}
+
+// aggregate reads a series' hourly datapoints in [start, end) and combines
+// them into periods starting at start, in ascending time.
+func aggregate(se *series, q metricQuery, start, end, nowHour time.Time, r runLog) []point {
+	period := time.Duration(q.period) * time.Second
+	first := start.Truncate(time.Hour)
+	if first.Before(start) {
+		first = first.Add(time.Hour)
+	}
+	var out []point
+	var bucket []float64
+	var bucketStart time.Time
+	flush := func() {
+		if len(bucket) > 0 {
+			out = append(out, point{bucketStart, statOf(q.stat, bucket)})
+			bucket = bucket[:0]
+		}
+	}
+	for t := first; t.Before(end) && t.Before(nowHour); t = t.Add(time.Hour) {
+		v, ok := se.value(t, nowHour, r)
+		if !ok {
+			continue
+		}
+		b := start.Add(time.Duration(int64(t.Sub(start)/period)) * period)
+		if !b.Equal(bucketStart) {
+			flush()
+			bucketStart = b
+		}
+		bucket = append(bucket, v)
+	}
+	flush()
+	return out
+}
+
+// statOf computes a statistic of one period's datapoints.
+func statOf(stat string, values []float64) float64 {
+	switch stat {
+	case "Sum", "Average":
+		var sum float64
+		for _, v := range values {
+			sum += v
+		}
+		if stat == "Sum" {
+			return sum
+		}
+		return sum / float64(len(values))
+	case "Minimum", "Maximum":
+		out := values[0]
+		for _, v := range values[1:] {
+			if (stat == "Minimum") == (v < out) {
+				out = v
+			}
+		}
+		return out
+	case "SampleCount":
+		return float64(len(values))
+	}
+	p, _ := strconv.ParseFloat(strings.TrimPrefix(stat, "p"), 64)
+	sorted := append([]float64(nil), values...)
+	sort.Float64s(sorted)
+	return fleet.Percentile(sorted, p)
+}
+
+// ---- the protocol-neutral tree ----
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return ""
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func obj(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func numOf(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func boolOf(v any) (bool, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case string:
+		b, err := strconv.ParseBool(x)
+		return b, err == nil
+	}
+	return false, false
+}
+
+// timeOf reads a timestamp: a time (CBOR tag 1), epoch seconds (JSON) or
+// ISO 8601 (query).
+func timeOf(v any) (time.Time, bool) {
+	switch x := v.(type) {
+	case time.Time:
+		return x.UTC(), true
+	case float64:
+		return epoch(x), true
+	case string:
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05", "2006-01-02"} {
+			if t, err := time.Parse(layout, x); err == nil {
+				return t.UTC(), true
+			}
+		}
+		if f, err := strconv.ParseFloat(x, 64); err == nil {
+			return epoch(f), true
+		}
+	}
+	return time.Time{}, false
+}
+
+func epoch(secs float64) time.Time {
+	whole := math.Floor(secs)
+	return time.Unix(int64(whole), int64(math.Round((secs-whole)*1e9))).UTC()
+}
+
+// decodeCW turns a request's body into the tree.
+func decodeCW(req request) (map[string]any, error) {
+	switch req.proto {
+	case protoCBOR:
+		if len(req.body) == 0 {
+			return map[string]any{}, nil
+		}
+		v, err := cbor.Decode(req.body)
+		if err != nil {
+			return nil, badRequest("SerializationException", "the request body is not CBOR: %v", err)
+		}
+		m, ok := fromCBOR(v).(map[string]any)
+		if !ok {
+			return nil, badRequest("SerializationException", "the request body is not a CBOR map")
+		}
+		return m, nil
+	case protoJSON10:
+		if len(bytes.TrimSpace(req.body)) == 0 {
+			return map[string]any{}, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal(req.body, &m); err != nil {
+			return nil, badRequest("SerializationException", "the request body is not a JSON object: %v", err)
+		}
+		return m, nil
+	}
+	return fromForm(req.form), nil
+}
+
+func fromCBOR(v cbor.Value) any {
+	switch x := v.(type) {
+	case cbor.Map:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = fromCBOR(e)
+		}
+		return m
+	case cbor.List:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = fromCBOR(e)
+		}
+		return l
+	case cbor.String:
+		return string(x)
+	case cbor.Uint:
+		return float64(x)
+	case cbor.NegInt:
+		return -float64(x) - 1
+	case cbor.Float32:
+		return float64(x)
+	case cbor.Float64:
+		return float64(x)
+	case cbor.Bool:
+		return bool(x)
+	case *cbor.Tag:
+		if x.ID == 1 {
+			if secs, ok := fromCBOR(x.Value).(float64); ok {
+				return epoch(secs)
+			}
+		}
+	}
+	return nil
+}
+
+// fromForm turns query parameters (Dimensions.member.1.Name=…) into the
+// tree: "member" levels become lists.
+func fromForm(form url.Values) map[string]any {
+	root := map[string]any{}
+	for key, values := range form {
+		if key == "Action" || key == "Version" || len(values) == 0 {
+			continue
+		}
+		parts := strings.Split(key, ".")
+		node := root
+		for i, p := range parts {
+			if i == len(parts)-1 {
+				if _, exists := node[p]; !exists {
+					node[p] = values[0]
+				}
+				break
+			}
+			child, ok := node[p].(map[string]any)
+			if !ok {
+				child = map[string]any{}
+				node[p] = child
+			}
+			node = child
+		}
+	}
+	return listify(root).(map[string]any)
+}
+
+// listify turns {"member": {"1": a, "2": b}} into [a, b].
+func listify(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	if members, ok := m["member"].(map[string]any); ok && len(m) == 1 {
+		idx := make([]int, 0, len(members))
+		byIdx := map[int]any{}
+		for k, e := range members {
+			if n, err := strconv.Atoi(k); err == nil {
+				idx = append(idx, n)
+				byIdx[n] = e
+			}
+		}
+		sort.Ints(idx)
+		l := make([]any, len(idx))
+		for i, n := range idx {
+			l[i] = listify(byIdx[n])
+		}
+		return l
+	}
+	for k, e := range m {
+		m[k] = listify(e)
+	}
+	return m
+}
+
+// encodeCW writes a successful answer in the request's protocol.
+func encodeCW(w http.ResponseWriter, req request, out map[string]any) {
+	switch req.proto {
+	case protoCBOR:
+		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
+		w.Header().Set("Content-Type", "application/cbor")
+		w.Write(cbor.Encode(toCBOR(out)))
+	case protoJSON10:
+		writeJSONResponse(w, "application/x-amz-json-1.0", toJSON(out))
+	default:
+		var b strings.Builder
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
+		fmt.Fprintf(&b, `<%sResponse xmlns="%s"><%sResult>`, req.op, cwXMLNamespace, req.op)
+		writeXMLFields(&b, out)
+		fmt.Fprintf(&b, `</%sResult><ResponseMetadata><RequestId>%s</RequestId></ResponseMetadata></%sResponse>`, req.op, newRequestID(), req.op)
+		w.Header().Set("Content-Type", "text/xml")
+		w.Write([]byte(b.String()))
+	}
+}
+
+func toCBOR(v any) cbor.Value {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(cbor.Map, len(x))
+		for k, e := range x {
+			m[k] = toCBOR(e)
+		}
+		return m
+	case []any:
+		l := make(cbor.List, len(x))
+		for i, e := range x {
+			l[i] = toCBOR(e)
+		}
+		return l
+	case string:
+		return cbor.String(x)
+	case float64:
+		return cbor.Float64(x)
+	case bool:
+		return cbor.Bool(x)
+	case time.Time:
+		return &cbor.Tag{ID: 1, Value: cbor.Float64(epochSeconds(x))}
+	}
+	return &cbor.Nil{}
+}
+
+func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// toJSON replaces times by epoch seconds, as AWS JSON writes them.
+func toJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = toJSON(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = toJSON(e)
+		}
+		return l
+	case time.Time:
+		return epochSeconds(x)
+	}
+	return v
+}
+
+// writeXMLFields writes a map's fields as elements, in name order; lists are
+// <member> elements, times ISO 8601.
+func writeXMLFields(b *strings.Builder, m map[string]any) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString("<" + k + ">")
+		writeXMLValue(b, m[k])
+		b.WriteString("</" + k + ">")
+	}
+}
+
+func writeXMLValue(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		writeXMLFields(b, x)
+	case []any:
+		for _, e := range x {
+			b.WriteString("<member>")
+			writeXMLValue(b, e)
+			b.WriteString("</member>")
+		}
+	case string:
+		b.WriteString(xmlEscape(x))
+	case float64:
+		b.WriteString(strconv.FormatFloat(x, 'f', -1, 64))
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case time.Time:
+		b.WriteString(x.UTC().Format(awsTime))
+	}
 }
