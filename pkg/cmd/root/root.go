@@ -16,6 +16,7 @@ import (
 	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	fitCmd "github.com/gpufinops/gpufinops/pkg/cmd/fit"
+	iamPolicyCmd "github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
 	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
 	sharingCmd "github.com/gpufinops/gpufinops/pkg/cmd/sharing"
@@ -106,6 +107,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		analyzeCmd.NewCmdAnalyze(f, nil),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		fitCmd.NewCmdFit(f, nil),
+		iamPolicyCmd.NewCmdIAMPolicy(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),
 		pricesCmd.NewCmdPrices(f, nil),
 		sharingCmd.NewCmdSharing(f),
