@@ -50,7 +50,8 @@ type PriceRow struct {
 // Options configure the simulator.
 type Options struct {
 	// AccountID answers GetCallerIdentity and owns the fleet's instances
-	// that name no account.
+	// that name no account; default: the account most of the fleet's AWS
+	// instances name, else 123456789012.
 	AccountID string
 	// Regions are the enabled regions (DescribeRegions); default: the
 	// fleet's AWS regions.
@@ -92,7 +93,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		opts.Now = time.Now
 	}
 	if opts.AccountID == "" {
-		opts.AccountID = "123456789012"
+		opts.AccountID = fleetAccount(f)
 	}
 	s := &Server{
 		opts:   opts,

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
 const stsNamespace = "https://sts.amazonaws.com/doc/2011-06-15/"
@@ -158,4 +160,24 @@ func (s *Server) assumeRole(w http.ResponseWriter, req request) {
 	out.Result.AssumedRoleUser.Arn = "arn:aws:sts::" + account + ":assumed-role/" + role + "/" + name
 	out.Metadata.RequestID = newRequestID()
 	writeXMLResponse(w, "AssumeRole", stsNamespace, out)
+}
+
+// fleetAccount is the account most of the fleet's AWS instances name (the
+// smallest on a tie), else 123456789012.
+func fleetAccount(f *fleet.Fleet) string {
+	n := map[string]int{}
+	best := ""
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS || in.Account == "" {
+			continue
+		}
+		n[in.Account]++
+		if c := n[in.Account]; best == "" || c > n[best] || (c == n[best] && in.Account < best) {
+			best = in.Account
+		}
+	}
+	if best == "" {
+		return "123456789012"
+	}
+	return best
 }
