@@ -32,6 +32,8 @@ const (
 	maxMetricDataQueries = 500
 	defaultMaxDatapoints = 100800
 	maxDimensionFilters  = 10
+	// hourlyRetention is how long CloudWatch keeps hourly datapoints.
+	hourlyRetention = 455 * 24 * time.Hour
 )
 
 const cwXMLNamespace = "http://monitoring.amazonaws.com/doc/2010-08-01/"
@@ -427,12 +429,16 @@ func roundStart(start, now time.Time) time.Time {
 }
 
 // aggregate reads a series' hourly datapoints in [start, end) and combines
-// them into periods starting at start, in ascending time.
+// them into periods starting at start, in ascending time. Datapoints older
+// than CloudWatch's 455 days of hourly data do not exist.
 func aggregate(se *series, q metricQuery, start, end, nowHour time.Time, r runLog) []point {
 	period := time.Duration(q.period) * time.Second
 	first := start.Truncate(time.Hour)
 	if first.Before(start) {
 		first = first.Add(time.Hour)
+	}
+	if oldest := nowHour.Add(-hourlyRetention); first.Before(oldest) {
+		first = oldest
 	}
 	var out []point
 	var bucket []float64

@@ -548,6 +548,14 @@ func TestGetMetricDataQueries(t *testing.T) {
 		}
 	})
 
+	t.Run("455 days of hourly data", func(t *testing.T) {
+		res := fetch(t, c, []cwtypes.Metric{gpuMetric("infer-g5-1", "g5.2xlarge", "A10G", 0)}, time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), cwNow.Add(24*time.Hour))
+		got := res["q0"]
+		if len(got.values) != 455*24 || !got.times[0].Equal(cwNow.Add(-455*24*time.Hour)) || !got.times[len(got.times)-1].Equal(cwNow.Add(-time.Hour)) {
+			t.Errorf("%d datapoints from %s to %s; want 455 days up to the last complete hour", len(got.values), got.times[0], got.times[len(got.times)-1])
+		}
+	})
+
 	t.Run("pages of MaxDatapoints", func(t *testing.T) {
 		metrics := []cwtypes.Metric{train, gpuMetric("train-p4d-1", "p4d.24xlarge", "A100", 1), gpuMetric("infer-g5-1", "g5.2xlarge", "A10G", 0), gpuMetric("no-such", "g5.2xlarge", "A10G", 0)}
 		whole := fetch(t, c, metrics, week, cwNow)
