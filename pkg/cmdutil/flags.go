@@ -145,10 +145,9 @@ type FleetInputs struct {
 	Config  *config.Config
 	Catalog pricing.Catalog
 	Fleet   *fleet.Fleet
-	// Failures, Notes and LivePrices come from a live scan.
-	Failures   []error
-	Notes      []string
-	LivePrices []pricing.Price
+	// Failures and Notes come from a live scan.
+	Failures []error
+	Notes    []string
 }
 
 // Partial returns a PartialError when some scope failed, else nil. Commands
@@ -189,7 +188,10 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 			return nil, err
 		}
 		out.Fleet, out.Failures, out.Notes = res.Fleet, res.Failures, res.Notes
-		out.LivePrices = res.Prices
+		if len(res.Prices) > 0 {
+			// Live prices win over the embedded catalog; the rest stays.
+			out.Catalog = pricing.Overlay(k, res.Prices)
+		}
 	} else {
 		fl, err := read(in.Path, in.Demo)
 		if err != nil {
