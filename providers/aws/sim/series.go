@@ -27,13 +27,11 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"weak"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
@@ -564,23 +562,9 @@ type cwState struct {
 	runs map[string]*runLog // instance ID → stops seen
 }
 
-// cwStates holds each Server's cwState without keeping the Server alive; it
-// lives here rather than as a field of Server so that CloudWatch's state
-// stays in CloudWatch's files.
-var cwStates sync.Map // weak.Pointer[Server] → *cwState
-
 // cw returns the server's CloudWatch state, building the series on first use.
 func (s *Server) cw() *cwState {
-	key := weak.Make(s)
-	v, ok := cwStates.Load(key)
-	if !ok {
-		var loaded bool
-		v, loaded = cwStates.LoadOrStore(key, &cwState{})
-		if !loaded {
-			runtime.AddCleanup(s, func(k weak.Pointer[Server]) { cwStates.Delete(k) }, key)
-		}
-	}
-	st := v.(*cwState)
+	st := &s.cwState
 	st.once.Do(func() { st.build(s) })
 	return st
 }

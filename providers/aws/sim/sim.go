@@ -79,6 +79,9 @@ type Server struct {
 	instances []fleet.Instance // AWS instances of the fleet, in file order
 	types     map[string]TypeInfo
 
+	// cwState is CloudWatch's series and what it has seen of stops.
+	cwState cwState
+
 	mu     sync.Mutex
 	state  map[string]string // instance ID → state name
 	counts map[string]map[string]int
