@@ -29,6 +29,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
 )
 
 // --- a fake of the three price APIs, in their real wire formats ---
@@ -969,3 +970,174 @@ func (c *fixedCatalog) SpotAdvice(fleet.Provider, string, string) (pricing.SpotA
 }
 func (c *fixedCatalog) Corrections() []pricing.Correction { return nil }
 func (c *fixedCatalog) Sources() []pricing.Source         { return nil }
+
+// --- against the simulator ---
+
+// priceSimRows are two GPU types in us-east-1 with spot in two zones and
+// Compute Savings Plans rates, plus n generated types.
+func priceSimRows(n int) []sim.PriceRow {
+	rows := []sim.PriceRow{
+		{Region: "us-east-1", InstanceType: "g5.xlarge", OnDemand: "1.006",
+			Spot: map[string]string{"us-east-1a": "0.4500", "us-east-1d": "0.3712"}, SavingsPlan1y: "0.7400", SavingsPlan3y: "0.5100"},
+		{Region: "us-east-1", InstanceType: "p5.48xlarge", OnDemand: "98.32",
+			Spot: map[string]string{"us-east-1b": "40.1234"}, SavingsPlan3y: "55.0000"},
+	}
+	for i := range n {
+		rows = append(rows, sim.PriceRow{Region: "us-east-1", InstanceType: fmt.Sprintf("g6.x%d", i), OnDemand: fmt.Sprintf("%d.25", i+1),
+			Spot: map[string]string{"us-east-1c": "0.3"}, SavingsPlan1y: "0.5"})
+	}
+	return rows
+}
+
+// priceSimProvider starts the simulator and an adapter built by New on it.
+func priceSimProvider(t *testing.T, rows []sim.PriceRow, opts providers.Options) (*Provider, *sim.Server) {
+	t.Helper()
+	s := sim.New(&fleet.Fleet{}, sim.Options{Regions: []string{"us-east-1"}, Prices: rows, Now: func() time.Time { return priceNow }})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	opts.Endpoint, opts.Regions = srv.URL, []string{"us-east-1"}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return priceNow }
+	}
+	p, err := New(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provider), s
+}
+
+func priceSimScope(t *testing.T, p *Provider) providers.Scope {
+	t.Helper()
+	scopes, err := p.Scopes(context.Background())
+	if err != nil || len(scopes) != 1 {
+		t.Fatalf("scopes = %v, %v", scopes, err)
+	}
+	return scopes[0]
+}
+
+func TestReadPricesSim(t *testing.T) {
+	p, s := priceSimProvider(t, priceSimRows(0), providers.Options{CacheDir: t.TempDir()})
+	sc := priceSimScope(t, p)
+	s.ResetCounts()
+	got, err := p.ReadPrices(context.Background(), sc, []string{"g5.xlarge", "p5.48xlarge", "m5.large"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pricesByKey(got)
+	want := map[string]string{
+		"g5.xlarge/on-demand":         "1.006",
+		"g5.xlarge/spot":              "0.3712",
+		"g5.xlarge/savings-plan-1y":   "0.74",
+		"g5.xlarge/savings-plan-3y":   "0.51",
+		"p5.48xlarge/on-demand":       "98.32",
+		"p5.48xlarge/spot":            "40.1234",
+		"p5.48xlarge/savings-plan-3y": "55",
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %v; want %d prices", priceKeys(m), len(want))
+	}
+	for k, v := range want {
+		if pr, ok := m[k]; !ok || !pr.Hourly.Equal(mustDec(v)) {
+			t.Errorf("%s = %s, %v; want %s", k, pr.Hourly, ok, v)
+		}
+	}
+	spot := m["g5.xlarge/spot"]
+	if h := spot.History; spot.Zone != "us-east-1d" || h == nil || h.Min.GreaterThan(spot.Hourly) || h.Max.LessThan(spot.Hourly) || h.Points < 10 {
+		t.Errorf("g5 spot = %+v, history %+v", spot, spot.History)
+	}
+	if src := m["g5.xlarge/savings-plan-1y"].Source; !strings.Contains(src, "Compute Savings Plan 1y") || !strings.Contains(src, "EC2 Instance Savings Plan: ") {
+		t.Errorf("g5 1y source = %q", src)
+	}
+	c := s.Counts()
+	if c["pricing"]["GetProducts"] != 3 || c["ec2"]["DescribeSpotPriceHistory"] != 1 || c["savingsplans"]["DescribeSavingsPlansOfferingRates"] != 1 {
+		t.Errorf("calls = %v; want 3 GetProducts (one per type), 1 spot history, 1 rates", c)
+	}
+
+	// The second read is the cache's: no request reaches the simulator.
+	s.ResetCounts()
+	again, err := p.ReadPrices(context.Background(), sc, []string{"m5.large", "p5.48xlarge", "g5.xlarge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Counts(); len(c) != 0 {
+		t.Errorf("a cached read made requests: %v", c)
+	}
+	if len(again) != len(got) || !strings.HasSuffix(again[0].Source, " (cached 2026-12-01)") {
+		t.Errorf("cached read = %d prices, first source %q", len(again), again[0].Source)
+	}
+}
+
+func TestReadPricesSimFiftyTypes(t *testing.T) {
+	rows := priceSimRows(48)
+	p, s := priceSimProvider(t, rows, providers.Options{})
+	sc := priceSimScope(t, p)
+	var types []string
+	for _, r := range rows {
+		types = append(types, r.InstanceType)
+	}
+	s.ResetCounts()
+	got, err := p.ReadPrices(context.Background(), sc, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pricesByKey(got)
+	for _, r := range rows {
+		if pr, ok := m[r.InstanceType+"/on-demand"]; !ok || !pr.Hourly.Equal(mustDec(r.OnDemand)) {
+			t.Errorf("%s on-demand = %s, %v; want %s", r.InstanceType, pr.Hourly, ok, r.OnDemand)
+		}
+		if _, ok := m[r.InstanceType+"/spot"]; !ok {
+			t.Errorf("%s has no spot price", r.InstanceType)
+		}
+	}
+	c := s.Counts()
+	if n := c["pricing"]["GetProducts"]; n < 1 || n > 2 {
+		t.Errorf("GetProducts calls for 50 types = %d; want 1 or 2 (the region's list, 50 products)", n)
+	}
+	if n := c["ec2"]["DescribeSpotPriceHistory"]; n != 1 {
+		t.Errorf("DescribeSpotPriceHistory calls = %d; want 1", n)
+	}
+	if n := c["savingsplans"]["DescribeSavingsPlansOfferingRates"]; n != 1 {
+		t.Errorf("DescribeSavingsPlansOfferingRates calls = %d; want 1", n)
+	}
+}
+
+func TestReadPricesSimThrottled(t *testing.T) {
+	s := sim.New(&fleet.Fleet{}, sim.Options{Regions: []string{"us-east-1"}, Prices: priceSimRows(0), Now: func() time.Time { return priceNow }, ThrottleRate: 0.3, Seed: 7})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	// Built by hand: New's own STS call would be throttled too.
+	p := priceProvider(srv.URL, providers.Options{})
+	for _, a := range p.accounts {
+		a.cfg.Retryer = func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 10
+				o.MaxBackoff = 5 * time.Millisecond
+				o.RateLimiter = noRateLimit{}
+			})
+		}
+	}
+	got, err := p.ReadPrices(context.Background(), priceScope("us-east-1"), []string{"g5.xlarge", "p5.48xlarge"})
+	if err != nil {
+		t.Fatalf("throttled reads were not retried: %v", err)
+	}
+	if len(got) != 7 {
+		t.Errorf("%d prices; want 7", len(got))
+	}
+	total := 0
+	for _, ops := range s.Counts() {
+		for _, n := range ops {
+			total += n
+		}
+	}
+	if total <= 4 {
+		t.Errorf("%d requests; the seed throttled none of the 4 calls", total)
+	}
+}
+
+// noRateLimit lets every retry through.
+type noRateLimit struct{}
+
+func (noRateLimit) GetToken(context.Context, uint) (func() error, error) {
+	return func() error { return nil }, nil
+}
+func (noRateLimit) AddTokens(uint) error { return nil }
