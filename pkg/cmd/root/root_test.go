@@ -39,7 +39,7 @@ func TestRun(t *testing.T) {
 		{name: "version", args: []string{"version"}, code: 0, stdout: "gpufinops DEV"},
 		{name: "unknown command", args: []string{"analyse"}, code: 2, stderr: `gpufinops: unknown command "analyse" for "gpufinops"`},
 		{name: "unknown flag", args: []string{"prices", "--colour"}, code: 2, stderr: "Run 'gpufinops prices --help' for usage."},
-		{name: "analyze needs input", args: []string{"analyze"}, code: 2, stderr: "give a fleet: --fleet FILE or --demo"},
+		{name: "analyze needs input", args: []string{"analyze"}, code: 2, stderr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{name: "analyze bad output", args: []string{"analyze", "--demo", "-o", "yaml"}, code: 2, stderr: `"yaml" is not one of table, wide, json, csv, markdown`},
 		{name: "both inputs", args: []string{"analyze", "--demo", "--fleet", "x.yaml"}, code: 2, stderr: "none of the others can be"},
 		{name: "completion", args: []string{"completion", "bash"}, code: 0, stdout: "bash completion"},
