@@ -245,7 +245,13 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 				r.notes, r.err = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
 			}
 			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil {
-				r.prices, r.err = feat.Prices.ReadPrices(ctx, sc, instanceTypes(r.instances))
+				// Without live prices the embedded catalog still prices the
+				// instances: a price failure is a note, not a lost region.
+				var perr error
+				r.prices, perr = feat.Prices.ReadPrices(ctx, sc, instanceTypes(r.instances))
+				if perr != nil {
+					r.notes = append(r.notes, fmt.Sprintf("%s: live prices unavailable, using the embedded catalog: %v", sc, perr))
+				}
 			}
 			if opts.Progress != nil {
 				opts.Progress(sc, len(r.instances), r.err)

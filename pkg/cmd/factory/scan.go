@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pricing/cache"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -107,13 +106,15 @@ func first(a, b []string) []string {
 	return b
 }
 
-// cacheDir is the configured price cache, else the user cache dir's gpufinops.
+// cacheDir is the configured price cache, else the default one
+// ($XDG_CACHE_HOME/gpufinops or the OS user cache dir).
 func cacheDir(dir string) string {
 	if dir != "" {
 		return dir
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "gpufinops")
+	d, err := cache.DefaultDir()
+	if err != nil {
+		return "" // no cache: prices are read live every time
 	}
-	return ""
+	return d
 }
