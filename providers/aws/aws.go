@@ -130,9 +130,13 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 	}
 	// The SDK's own log lines (e.g. IMDS fallbacks) would land on stderr.
 	lo = append(lo, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
+	// A region-wide scan makes many calls: with 5 attempts, 30 % throttling
+	// failed one call in about 400 (0.3^5) and with it the whole region;
+	// 10 attempts make that one in 170,000 at little cost in time, the
+	// backoff being capped at 2 s.
 	lo = append(lo, config.WithRetryer(func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
-			o.MaxAttempts = 5
+			o.MaxAttempts = 10
 			o.MaxBackoff = 2 * time.Second
 		})
 	}))
