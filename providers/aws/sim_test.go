@@ -1,0 +1,695 @@
+package aws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/providertest"
+)
+
+// The tests in this file run the adapter, through the real SDK, against the
+// wire-level simulator serving the demo fleet's AWS part or a generated one.
+
+// simNow is the simulator's clock: the end of the demo fleet's week.
+var simNow = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// scanCatalog is the embedded catalog.
+func scanCatalog(t testing.TB) pricing.Catalog {
+	t.Helper()
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// scanDemo is the demo fleet completed from the catalog.
+func scanDemo(t testing.TB) *fleet.Fleet {
+	t.Helper()
+	f, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, scanCatalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var scanMemorySuffix = regexp.MustCompile(`-\d+GB$`)
+
+// scanTypes is what DescribeInstanceTypes says of the fleet's AWS types,
+// from the catalog, with the GPU named as AWS names it ("A100" for the
+// catalog's A100-80GB; the memory tells them apart).
+func scanTypes(t testing.TB, f *fleet.Fleet) []sim.TypeInfo {
+	t.Helper()
+	cat := scanCatalog(t)
+	seen := map[string]bool{}
+	var out []sim.TypeInfo
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS || seen[in.InstanceType] {
+			continue
+		}
+		seen[in.InstanceType] = true
+		ct, ok := cat.InstanceType(fleet.AWS, in.InstanceType)
+		if !ok {
+			t.Fatalf("catalog lacks %s", in.InstanceType)
+		}
+		maker, neuron := "NVIDIA", false
+		if g, ok := cat.GPU(ct.GPUModel); ok {
+			switch g.Vendor {
+			case "amd":
+				maker = "AMD"
+			case "aws":
+				maker, neuron = "AWS", true
+			case "intel":
+				maker = "Habana"
+			}
+		}
+		out = append(out, sim.TypeInfo{
+			Name:            ct.Name,
+			GPUName:         scanMemorySuffix.ReplaceAllString(ct.GPUModel, ""),
+			GPUManufacturer: maker,
+			GPUCount:        ct.GPUCount,
+			GPUMemoryMiB:    int(math.Round(ct.GPUMemoryGiB * 1024)),
+			Neuron:          neuron,
+			VCPUs:           int(ct.VCPUs),
+			MemoryMiB:       int(math.Round(ct.MemoryGiB * 1024)),
+		})
+	}
+	return out
+}
+
+// scanFleet generates n AWS instances: most in us-east-1 (more than one
+// DescribeInstances page), the rest in us-west-2 and eu-west-1; a mix of
+// types (1 to 8 GPUs, 80 GB A100s), spot (one-time requests) and on-demand,
+// running and stopped, every seventh without GPU metrics.
+func scanFleet(t testing.TB, n int) *fleet.Fleet {
+	t.Helper()
+	typesCycle := []string{"g5.xlarge", "g5.12xlarge", "p4de.24xlarge", "g4dn.xlarge", "g6e.xlarge", "p4d.24xlarge", "g5.2xlarge"}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	for i := range n {
+		region, zone := "us-east-1", "us-east-1"+string(rune('a'+i%4))
+		switch {
+		case i%10 == 8:
+			region, zone = "us-west-2", "us-west-2a"
+		case i%20 == 9:
+			region, zone = "eu-west-1", "eu-west-1b"
+		}
+		launch := simNow.Add(-time.Duration(24+i) * time.Hour)
+		in := fleet.Instance{
+			ID:           fmt.Sprintf("i-%017x", 0x1000+i),
+			Name:         fmt.Sprintf("node-%d", i),
+			Provider:     fleet.AWS,
+			Account:      "111122223333",
+			Region:       region,
+			Zone:         zone,
+			InstanceType: typesCycle[i%len(typesCycle)],
+			Lifecycle:    fleet.OnDemand,
+			State:        fleet.Running,
+			LaunchTime:   &launch,
+			Tags:         map[string]string{"Team": fmt.Sprintf("team-%d", i%5), "Name": fmt.Sprintf("node-%d", i)},
+		}
+		if i%6 == 1 {
+			in.Lifecycle = fleet.Spot
+		}
+		if i%11 == 3 {
+			in.State = fleet.Stopped
+		}
+		if i%7 != 4 {
+			a := float64(10 + i%60)
+			in.Utilization = &fleet.Utilization{
+				Window:    &fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow},
+				GPU:       &fleet.Stats{Avg: a, P95: a + 20, Max: a + 30},
+				GPUMemory: &fleet.Stats{Avg: a / 2, P95: a/2 + 10, Max: a/2 + 20},
+				CPU:       &fleet.Stats{Avg: 20, P95: 40, Max: 60},
+				Memory:    &fleet.Stats{Avg: 30, P95: 50, Max: 70},
+			}
+		}
+		f.Instances = append(f.Instances, in)
+	}
+	if err := pricing.Complete(f, scanCatalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// scanSim serves f from a simulator on a local HTTP server.
+func scanSim(t testing.TB, f *fleet.Fleet, opts sim.Options) (*httptest.Server, *sim.Server) {
+	t.Helper()
+	if opts.Types == nil {
+		opts.Types = scanTypes(t, f)
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return simNow }
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "111122223333"
+	}
+	s := sim.New(f, opts)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv, s
+}
+
+// scanProvider is the adapter pointed at the simulator, signing with static
+// test credentials so the simulator reads the region from the signature.
+func scanProvider(t testing.TB, url string, regions ...string) *Provider {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		tt.Setenv("AWS_ACCESS_KEY_ID", "test")
+		tt.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	}
+	p, err := New(context.Background(), providers.Options{Endpoint: url, Regions: regions, Now: func() time.Time { return simNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provider)
+}
+
+// withoutPrices hides the adapter's live prices from providers.Collect, so
+// that a scan is inventory and utilization only (the price tests are
+// elsewhere).
+type withoutPrices struct {
+	providers.Provider
+	providers.UtilizationReader
+}
+
+func scanOnly(p *Provider) withoutPrices { return withoutPrices{p, p} }
+
+// simRequests reads /_sim/requests: service → operation → count.
+func simRequests(t testing.TB, url string) map[string]map[string]int {
+	t.Helper()
+	resp, err := http.Get(url + "/_sim/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// simStates reads /_sim/state: instance ID → state.
+func simStates(t testing.TB, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url + "/_sim/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Instances []sim.InstanceState `json:"instances"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range body.Instances {
+		out[s.ID] = s.State
+	}
+	return out
+}
+
+func awsOnly(f *fleet.Fleet) map[string]fleet.Instance {
+	out := map[string]fleet.Instance{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS {
+			out[in.ID] = in
+		}
+	}
+	return out
+}
+
+func scopeOf(t testing.TB, p *Provider, region string) providers.Scope {
+	t.Helper()
+	scopes, err := p.Scopes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scopes {
+		if s.Region == region {
+			return s
+		}
+	}
+	t.Fatalf("no scope for %s in %v", region, scopes)
+	return providers.Scope{}
+}
+
+func TestSimInventoryDemo(t *testing.T) {
+	demo := scanDemo(t)
+	srv, _ := scanSim(t, demo, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scopeOf(t, p, "us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := awsOnly(demo)
+	if len(got) != len(want) {
+		t.Fatalf("listed %d instances, the demo has %d on AWS", len(got), len(want))
+	}
+	for _, g := range got {
+		w, ok := want[g.ID]
+		if !ok {
+			t.Errorf("%s is not in the demo", g.ID)
+			continue
+		}
+		if g.GPU != w.GPU || g.VCPUs != w.VCPUs || g.MemoryGiB != w.MemoryGiB {
+			t.Errorf("%s hardware: GPU %+v, %v vCPUs, %v GiB; the catalog says %+v, %v, %v", g.ID, g.GPU, g.VCPUs, g.MemoryGiB, w.GPU, w.VCPUs, w.MemoryGiB)
+		}
+		if g.Provider != fleet.AWS || g.Account != w.Account || g.Region != w.Region || g.Zone != w.Zone || g.InstanceType != w.InstanceType ||
+			g.Lifecycle != w.Lifecycle || g.State != w.State || g.Name != w.Name {
+			t.Errorf("%s = %s %s %s %s %s %s %s %q\nwant %s %s %s %s %s %s %s %q", g.ID,
+				g.Provider, g.Account, g.Region, g.Zone, g.InstanceType, g.Lifecycle, g.State, g.Name,
+				w.Provider, w.Account, w.Region, w.Zone, w.InstanceType, w.Lifecycle, w.State, w.Name)
+		}
+		if g.LaunchTime == nil || w.LaunchTime == nil || !g.LaunchTime.Equal(*w.LaunchTime) {
+			t.Errorf("%s launch time %v, want %v", g.ID, g.LaunchTime, w.LaunchTime)
+		}
+		wantTags := map[string]string{}
+		for k, v := range w.Tags {
+			wantTags[k] = v
+		}
+		if w.Name != "" {
+			wantTags["Name"] = w.Name
+		}
+		if fmt.Sprint(g.Tags) != fmt.Sprint(wantTags) {
+			t.Errorf("%s tags %v, want %v", g.ID, g.Tags, wantTags)
+		}
+	}
+	// Empty region: empty, no error.
+	if got, err := p.ListGPUInstances(context.Background(), providers.Scope{Provider: fleet.AWS, Account: "111122223333", Region: "ap-south-1", Profile: "default"}); err != nil || len(got) != 0 {
+		t.Errorf("empty region: %d instances, %v", len(got), err)
+	}
+}
+
+// TestSimInventoryFamilies lists one instance of each kind of accelerator
+// the catalog has on AWS: its GPU facts must equal the catalog's, whatever
+// DescribeInstanceTypes calls the device (A100 with 80 GB, partitions of an
+// L4, Neuron devices, AMD and Habana GPUs).
+func TestSimInventoryFamilies(t *testing.T) {
+	typeNames := []string{"p4de.24xlarge", "p3dn.24xlarge", "g6f.xlarge", "g6f.4xlarge", "gr6f.4xlarge", "inf2.xlarge", "trn1.32xlarge",
+		"g4ad.xlarge", "dl1.24xlarge", "g5g.xlarge", "p5.48xlarge", "p5e.48xlarge", "g7e.2xlarge", "p6-b200.48xlarge"}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	for i, typ := range typeNames {
+		f.Instances = append(f.Instances, fleet.Instance{ID: fmt.Sprintf("i-%03d", i), Provider: fleet.AWS, Account: "111122223333",
+			Region: "us-east-1", Zone: "us-east-1a", InstanceType: typ, Lifecycle: fleet.OnDemand, State: fleet.Running})
+	}
+	if err := pricing.Complete(f, scanCatalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scopeOf(t, p, "us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := awsOnly(f)
+	if len(got) != len(want) {
+		t.Fatalf("listed %d instances, want %d", len(got), len(want))
+	}
+	for _, g := range got {
+		w := want[g.ID]
+		if g.GPU != w.GPU || g.VCPUs != w.VCPUs || g.MemoryGiB != w.MemoryGiB {
+			t.Errorf("%s: GPU %+v, %v vCPUs, %v GiB; the catalog says %+v, %v, %v", w.InstanceType, g.GPU, g.VCPUs, g.MemoryGiB, w.GPU, w.VCPUs, w.MemoryGiB)
+		}
+	}
+}
+
+func TestSimUtilizationDemo(t *testing.T) {
+	demo := scanDemo(t)
+	srv, _ := scanSim(t, demo, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+	notes, err := p.ReadUtilization(context.Background(), scope, got, week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 0 {
+		t.Errorf("notes: %q", notes)
+	}
+	want := awsOnly(demo)
+	r2 := func(v float64) float64 { return math.Round(v*100) / 100 }
+	sameStats := func(a, b *fleet.Stats) bool {
+		if a == nil || b == nil {
+			return a == b
+		}
+		return r2(a.Avg) == r2(b.Avg) && r2(a.P95) == r2(b.P95) && r2(a.Max) == r2(b.Max)
+	}
+	for i := range got {
+		g := &got[i]
+		w := want[g.ID]
+		if g.Utilization == nil || len(g.Utilization.Samples) == 0 {
+			t.Errorf("%s: no samples", g.ID)
+			continue
+		}
+		gs, ws := g.Utilization.Summarize(), w.Utilization.Summarize()
+		for _, m := range []struct {
+			name string
+			a, b *fleet.Stats
+		}{{"gpu", gs.GPU, ws.GPU}, {"gpuMemory", gs.GPUMemory, ws.GPUMemory}, {"cpu", gs.CPU, ws.CPU}, {"memory", gs.Memory, ws.Memory}} {
+			if !sameStats(m.a, m.b) {
+				t.Errorf("%s %s: %+v from the samples, the file says %+v", g.ID, m.name, m.a, m.b)
+			}
+		}
+		if h, wh := g.MonthlyHours(), w.MonthlyHours(); r2(h) != r2(wh) {
+			t.Errorf("%s: %.2f hours a month, the file says %.2f", g.ID, h, wh)
+		}
+		if n := len(g.Utilization.Samples[0].GPU); float64(n) != w.GPU.Count {
+			t.Errorf("%s: %d GPU series, want %v", g.ID, n, w.GPU.Count)
+		}
+	}
+	for i := range got {
+		if g := &got[i]; g.ID == "train-p4d-1" && r2(g.MonthlyHours()) != 260.71 {
+			t.Errorf("train-p4d-1 runs %.2f hours a month, want 260.71", g.MonthlyHours())
+		}
+	}
+
+	// Over two weeks the running hours are the same share of the window.
+	got2, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.ReadUtilization(context.Background(), scope, got2, fleet.TimeRange{Start: simNow.AddDate(0, 0, -14), End: simNow}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got2 {
+		g := &got2[i]
+		w := want[g.ID]
+		if h, wh := g.MonthlyHours(), w.MonthlyHours(); r2(h) != r2(wh) {
+			t.Errorf("14 days: %s runs %.2f hours a month, the file says %.2f", g.ID, h, wh)
+		}
+	}
+}
+
+// expectedSeries counts the series of a region's running instances under
+// the metric contract: per GPU utilization, memory used and total; host
+// memory for instances with the agent; CPU for every running instance.
+func expectedSeries(f *fleet.Fleet, region string) int {
+	n := 0
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS || in.Region != region || in.State == fleet.Stopped {
+			continue
+		}
+		n++ // CPUUtilization
+		if in.Utilization != nil {
+			n += 3*int(in.GPU.Count) + 1
+		}
+	}
+	return n
+}
+
+func TestSimScanLarge(t *testing.T) {
+	f := scanFleet(t, 1200)
+	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := scanProvider(t, srv.URL, regions...)
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+	res, err := providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: week})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 {
+		t.Fatalf("failures: %v", res.Failures)
+	}
+	want := awsOnly(f)
+	if len(res.Fleet.Instances) != len(want) {
+		t.Fatalf("listed %d instances, want %d", len(res.Fleet.Instances), len(want))
+	}
+	noGPU := map[string]bool{}
+	for _, in := range res.Fleet.Instances {
+		w := want[in.ID]
+		if in.GPU != w.GPU || in.Lifecycle != w.Lifecycle || in.State != w.State || in.Zone != w.Zone || in.Region != w.Region || in.Tags["Team"] != w.Tags["Team"] {
+			t.Fatalf("%s = %+v\nwant %+v", in.ID, in, w)
+		}
+		switch {
+		case in.State == fleet.Stopped:
+			if in.Utilization != nil {
+				t.Errorf("%s is stopped but has utilization", in.ID)
+			}
+		case w.Utilization == nil:
+			noGPU[in.ID] = true
+			if in.Utilization != nil {
+				t.Errorf("%s has no GPU metrics but has utilization", in.ID)
+			}
+		default:
+			if in.Utilization == nil || len(in.Utilization.Samples) != 168 {
+				t.Errorf("%s: utilization %v, want 168 hourly samples", in.ID, in.Utilization)
+			}
+		}
+	}
+	for _, note := range res.Notes {
+		id, _, _ := strings.Cut(note, ":")
+		if !noGPU[id] || !strings.Contains(note, "no GPU metrics in CWAgent") {
+			t.Errorf("unexpected note %q", note)
+		}
+		delete(noGPU, id)
+	}
+	if len(noGPU) != 0 {
+		t.Errorf("no note for %d instances without GPU metrics", len(noGPU))
+	}
+
+	counts := simRequests(t, srv.URL)
+	wantCalls := 0
+	for _, r := range regions {
+		wantCalls += (expectedSeries(f, r) + maxQueriesPerCall - 1) / maxQueriesPerCall
+	}
+	if got := counts["monitoring"]["GetMetricData"]; got != wantCalls {
+		t.Errorf("GetMetricData calls = %d, want ⌈series/500⌉ per region = %d", got, wantCalls)
+	}
+	// us-east-1 has 1,020 instances: two pages of DescribeInstances, one page elsewhere.
+	if got := counts["ec2"]["DescribeInstances"]; got != 4 {
+		t.Errorf("DescribeInstances calls = %d, want 4 (two pages in us-east-1)", got)
+	}
+	if got := counts["ec2"]["DescribeInstanceTypes"]; got != 3 {
+		t.Errorf("DescribeInstanceTypes calls = %d, want one per region", got)
+	}
+	t.Logf("requests: %v", counts)
+}
+
+func TestSimThrottledAndFailingRegion(t *testing.T) {
+	f := scanFleet(t, 300)
+	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+
+	srv, _ := scanSim(t, f, sim.Options{ThrottleRate: 0.3, Seed: 7})
+	p := scanProvider(t, srv.URL, regions...)
+	res, err := providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: week})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 || len(res.Fleet.Instances) != len(f.Instances) {
+		t.Fatalf("with 30%% throttling: %d of %d instances, failures %v", len(res.Fleet.Instances), len(f.Instances), res.Failures)
+	}
+	withUtil := 0
+	for _, in := range res.Fleet.Instances {
+		if in.Utilization != nil {
+			withUtil++
+		}
+	}
+	if withUtil == 0 {
+		t.Error("no utilization read under throttling")
+	}
+
+	srv, _ = scanSim(t, f, sim.Options{FailRegions: []string{"us-west-2"}})
+	p = scanProvider(t, srv.URL, regions...)
+	res, err = providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: week})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Scope.Region != "us-west-2" {
+		t.Fatalf("failures %v, want us-west-2 only", res.Failures)
+	}
+	var se *providers.ScopeError
+	if !errors.As(error(res.Failures[0]), &se) || !strings.Contains(se.Error(), "DescribeInstances") {
+		t.Errorf("failure %v does not name the call", res.Failures[0])
+	}
+	for _, in := range res.Fleet.Instances {
+		if in.Region == "us-west-2" {
+			t.Fatalf("%s from the failing region", in.ID)
+		}
+	}
+	if len(res.Fleet.Instances) == 0 {
+		t.Fatal("the other regions were lost")
+	}
+}
+
+func TestSimCancellation(t *testing.T) {
+	f := scanFleet(t, 50)
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	instances, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, _ := scanSim(t, f, sim.Options{Latency: 2 * time.Second})
+	p = scanProvider(t, slow.URL, "us-east-1")
+	for name, call := range map[string]func(ctx context.Context) error{
+		"inventory": func(ctx context.Context) error { _, err := p.ListGPUInstances(ctx, scope); return err },
+		"utilization": func(ctx context.Context) error {
+			_, err := p.ReadUtilization(ctx, scope, instances, fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow})
+			return err
+		},
+		"stop": func(ctx context.Context) error { _, err := p.Stop(ctx, scope, instances[0].ID, true); return err },
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- call(ctx) }()
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: %v, want context.Canceled", name, err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("%s took %v after the cancel", name, d)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s ignored the cancelled context", name)
+		}
+	}
+}
+
+func TestSimStop(t *testing.T) {
+	f := scanDemo(t)
+	gen := scanFleet(t, 20)
+	f.Instances = append(f.Instances, gen.Instances...)
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	ctx := context.Background()
+
+	before := simStates(t, srv.URL)
+	res, err := p.Stop(ctx, scope, "nb-g4dn-1", true)
+	if err != nil || res.AlreadyStopped || res.CurrentState != "running" {
+		t.Fatalf("dry run = %+v, %v", res, err)
+	}
+	if after := simStates(t, srv.URL); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("the dry run changed state")
+	}
+
+	res, err = p.Stop(ctx, scope, "nb-g4dn-1", false)
+	if err != nil || res.PreviousState != "running" || (res.CurrentState != "stopping" && res.CurrentState != "stopped") {
+		t.Fatalf("stop = %+v, %v", res, err)
+	}
+	if s := simStates(t, srv.URL)["nb-g4dn-1"]; s != "stopped" && s != "stopping" {
+		t.Fatalf("/_sim/state says %q after the stop", s)
+	}
+	res, err = p.Stop(ctx, scope, "nb-g4dn-1", false)
+	if err != nil || !res.AlreadyStopped {
+		t.Fatalf("second stop = %+v, %v; want AlreadyStopped", res, err)
+	}
+
+	var spot string
+	for _, in := range gen.Instances {
+		if in.Lifecycle == fleet.Spot && in.State == fleet.Running && in.Region == "us-east-1" {
+			spot = in.ID
+			break
+		}
+	}
+	if _, err := p.Stop(ctx, scope, spot, false); !errors.Is(err, providers.ErrNotStoppable) {
+		t.Errorf("one-time spot %s: %v, want ErrNotStoppable", spot, err)
+	}
+	if s := simStates(t, srv.URL)[spot]; s != "running" {
+		t.Errorf("one-time spot is %q after the refused stop", s)
+	}
+	if _, err := p.Stop(ctx, scope, "i-0000000000doesnotexist", false); !errors.Is(err, providers.ErrNotFound) {
+		t.Errorf("unknown instance: %v, want ErrNotFound", err)
+	}
+	// A stopped instance has no datapoints after the stop.
+	instances, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range instances {
+		if in.ID == "nb-g4dn-1" && in.State != fleet.Stopped {
+			t.Errorf("nb-g4dn-1 listed as %s after the stop", in.State)
+		}
+	}
+}
+
+func TestSimConformance(t *testing.T) {
+	f := scanFleet(t, 120)
+	providertest.Run(t, providertest.Harness{
+		Provider: fleet.AWS,
+		Fleet:    f,
+		Regions:  []string{"ap-south-1", "eu-west-1", "us-east-1", "us-west-2"},
+		New: func(t *testing.T, fl *fleet.Fleet, regions []string, faults providertest.Faults) (providers.Provider, error) {
+			srv, _ := scanSim(t, fl, sim.Options{ThrottleRate: faults.ThrottleRate, FailRegions: faults.FailRegions, Latency: faults.Latency, Regions: regions, Seed: 3})
+			if faults.NoCredentials {
+				t.Setenv("AWS_ACCESS_KEY_ID", "")
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+				t.Setenv("AWS_SESSION_TOKEN", "")
+			} else {
+				t.Setenv("AWS_ACCESS_KEY_ID", "test")
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+			}
+			return New(context.Background(), providers.Options{Endpoint: srv.URL, Regions: regions, Now: func() time.Time { return simNow }})
+		},
+	})
+}
+
+// BenchmarkScan1000 scans 1,000 simulated instances in three regions
+// (inventory and a week of utilization) and reports the requests per
+// operation per scan.
+func BenchmarkScan1000(b *testing.B) {
+	f := scanFleet(b, 1000)
+	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
+	srv, s := scanSim(b, f, sim.Options{})
+	p := scanProvider(b, srv.URL, regions...)
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+	s.ResetCounts()
+	b.ResetTimer()
+	for b.Loop() {
+		p.typeMu.Lock()
+		p.typeMap = map[string]instanceTypeInfo{} // every scan starts cold
+		p.typeMu.Unlock()
+		res, err := providers.Collect(context.Background(), p, providers.CollectOptions{Window: week})
+		if err != nil || len(res.Failures) > 0 {
+			b.Fatal(err, res.Failures)
+		}
+	}
+	b.StopTimer()
+	counts := s.Counts()
+	var ops []string
+	for svc, byOp := range counts {
+		for op, n := range byOp {
+			ops = append(ops, svc+"."+op)
+			b.ReportMetric(float64(n)/float64(b.N), op+"/scan")
+		}
+	}
+	sort.Strings(ops)
+	var sb strings.Builder
+	for _, op := range ops {
+		svc, name, _ := strings.Cut(op, ".")
+		sb.WriteString(fmt.Sprintf("%-40s %8.1f per scan\n", op, float64(counts[svc][name])/float64(b.N)))
+	}
+	b.Logf("requests for %d instances (%s scans):\n%s", len(f.Instances), strconv.Itoa(b.N), sb.String())
+}
