@@ -443,7 +443,8 @@ func TestSimScanLarge(t *testing.T) {
 	noGPU := map[string]bool{}
 	for _, in := range res.Fleet.Instances {
 		w := want[in.ID]
-		if in.GPU != w.GPU || in.Lifecycle != w.Lifecycle || in.State != w.State || in.Zone != w.Zone || in.Region != w.Region || in.Tags["Team"] != w.Tags["Team"] {
+		if in.GPU != w.GPU || in.Lifecycle != w.Lifecycle || in.State != w.State || in.Zone != w.Zone || in.Region != w.Region || in.Tags["Team"] != w.Tags["Team"] ||
+			in.Name != w.Name || in.LaunchTime == nil || !in.LaunchTime.Equal(*w.LaunchTime) {
 			t.Fatalf("%s = %+v\nwant %+v", in.ID, in, w)
 		}
 		switch {
@@ -623,7 +624,7 @@ func TestSimStop(t *testing.T) {
 	if _, err := p.Stop(ctx, scope, "i-0000000000doesnotexist", false); !errors.Is(err, providers.ErrNotFound) {
 		t.Errorf("unknown instance: %v, want ErrNotFound", err)
 	}
-	// A stopped instance has no datapoints after the stop.
+	// The inventory sees the stop.
 	instances, err := p.ListGPUInstances(ctx, scope)
 	if err != nil {
 		t.Fatal(err)
@@ -689,7 +690,7 @@ func BenchmarkScan1000(b *testing.B) {
 	var sb strings.Builder
 	for _, op := range ops {
 		svc, name, _ := strings.Cut(op, ".")
-		sb.WriteString(fmt.Sprintf("%-40s %8.1f per scan\n", op, float64(counts[svc][name])/float64(b.N)))
+		sb.WriteString(fmt.Sprintf("%-48s %8.1f per scan\n", op, float64(counts[svc][name])/float64(b.N)))
 	}
 	b.Logf("requests for %d instances (%s scans):\n%s", len(f.Instances), strconv.Itoa(b.N), sb.String())
 }
