@@ -8,7 +8,7 @@
 //	  gpufinops analyze --provider aws --region us-east-1
 //
 // The fleet is completed from the embedded catalog first; the simulator's
-// instance types and prices come from the catalog too (see buildOptions).
+// instance types and prices come from the catalog too (see providers/aws/simcat).
 package main
 
 import (
@@ -24,17 +24,15 @@ import (
 	"os/signal"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
 )
 
@@ -47,14 +45,6 @@ const (
 	exitOK    = 0
 	exitError = 1
 	exitUsage = 2
-)
-
-// Savings Plans rates are not in the catalog: the simulator sells Compute
-// Savings Plans (no upfront) at on-demand × (1 − discount), with gpufinops's
-// default policy discounts for AWS (policy.commitment.discounts_1y/3y).
-var (
-	savingsPlanDiscount1y = decimal.RequireFromString("0.35")
-	savingsPlanDiscount3y = decimal.RequireFromString("0.55")
 )
 
 // config is the parsed command line.
@@ -178,7 +168,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: %s: %s\n", name, oneLine(err))
 		return exitUsage
 	}
-	opts := buildOptions(f, cat)
+	opts := simcat.Options(f, cat)
 	account, others := accounts(f, c.account)
 	opts.AccountID = account
 	opts.Latency = c.latency
@@ -282,146 +272,4 @@ func totalRequests(counts map[string]map[string]int) int {
 // oneLine joins a multi-line error (errors.Join) with "; ".
 func oneLine(err error) string {
 	return strings.Join(strings.Split(strings.TrimSpace(err.Error()), "\n"), "; ")
-}
-
-// buildOptions derives the simulator's instance types and prices from the
-// catalog, for the AWS instance types of the fleet in the regions where the
-// fleet runs them:
-//
-//   - Types: GPU (or Neuron device) name, maker, count and memory per device
-//     in MiB, vCPUs and memory in MiB, from the catalog's instance type. GPU
-//     names are as DescribeInstanceTypes reports them: without the catalog's
-//     memory suffix ("A100-80GB" on p4de is "A100" with 81920 MiB). A type the
-//     catalog does not know (a fleet entry that describes its own hardware)
-//     takes the fleet's gpu block, vCPUs and memory.
-//   - Prices: the catalog's on-demand price; its spot price in the zone it was
-//     read in (AZ IDs such as use1-az2 are named as zones, us-east-1b); and
-//     Compute Savings Plans 1y/3y rates of on-demand × (1 − 0.35) and
-//     × (1 − 0.55), gpufinops's default policy discounts, since the catalog
-//     has no Savings Plans rates. Types the catalog has no offer for in a
-//     region get no price row.
-func buildOptions(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
-	var opts sim.Options
-	types := map[string]bool{}
-	offers := map[[2]string]bool{}
-	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.InstanceType == "" {
-			continue
-		}
-		if !types[in.InstanceType] {
-			types[in.InstanceType] = true
-			opts.Types = append(opts.Types, typeInfo(in, cat))
-		}
-		key := [2]string{in.Region, in.InstanceType}
-		if offers[key] {
-			continue
-		}
-		offers[key] = true
-		if row, ok := priceRow(in.Region, in.InstanceType, cat); ok {
-			opts.Prices = append(opts.Prices, row)
-		}
-	}
-	sort.Slice(opts.Types, func(i, j int) bool { return opts.Types[i].Name < opts.Types[j].Name })
-	sort.Slice(opts.Prices, func(i, j int) bool {
-		a, b := opts.Prices[i], opts.Prices[j]
-		if a.Region != b.Region {
-			return a.Region < b.Region
-		}
-		return a.InstanceType < b.InstanceType
-	})
-	return opts
-}
-
-// typeInfo is what DescribeInstanceTypes says of the instance's type.
-func typeInfo(in fleet.Instance, cat pricing.Catalog) sim.TypeInfo {
-	model, count, memGiB, vcpus, hostGiB := in.GPU.Model, in.GPU.Count, in.GPU.MemoryGiB, in.VCPUs, in.MemoryGiB
-	if t, ok := cat.InstanceType(fleet.AWS, in.InstanceType); ok {
-		model, count, memGiB, vcpus, hostGiB = t.GPUModel, t.GPUCount, t.GPUMemoryGiB, t.VCPUs, t.MemoryGiB
-	}
-	vendor := ""
-	if g, ok := cat.GPU(model); ok {
-		vendor = g.Vendor
-	}
-	maker, neuron := manufacturer(vendor, model)
-	return sim.TypeInfo{
-		Name:            in.InstanceType,
-		GPUName:         awsGPUName(model),
-		GPUManufacturer: maker,
-		GPUCount:        count,
-		GPUMemoryMiB:    mib(memGiB),
-		Neuron:          neuron,
-		VCPUs:           int(math.Round(vcpus)),
-		MemoryMiB:       mib(hostGiB),
-	}
-}
-
-func mib(gib float64) int { return int(math.Round(gib * 1024)) }
-
-// manufacturer is the maker DescribeInstanceTypes names for a catalog vendor,
-// and whether the device is a Neuron device (NeuronInfo, not GpuInfo).
-func manufacturer(vendor, model string) (string, bool) {
-	switch strings.ToLower(vendor) {
-	case "nvidia":
-		return "NVIDIA", false
-	case "amd":
-		return "AMD", false
-	case "intel":
-		// Gaudi accelerators are reported under Habana Labs' name.
-		return "Habana", false
-	case "aws":
-		return "AWS", true
-	case "xilinx":
-		return "Xilinx", false
-	case "":
-		if strings.HasPrefix(strings.ToLower(model), "inferentia") || strings.HasPrefix(strings.ToLower(model), "trainium") {
-			return "AWS", true
-		}
-		return "NVIDIA", false
-	}
-	return vendor, false
-}
-
-var memorySuffix = regexp.MustCompile(`-\d+GB$`)
-
-// awsGPUName drops the catalog's memory suffix: AWS names a p4de's GPU
-// "A100" and tells the 80 GB apart by its memory size.
-func awsGPUName(model string) string { return memorySuffix.ReplaceAllString(model, "") }
-
-// priceRow is a type's prices in a region, from the catalog's offer.
-func priceRow(region, instanceType string, cat pricing.Catalog) (sim.PriceRow, bool) {
-	o, ok := cat.Offer(fleet.AWS, region, instanceType)
-	if !ok || o.OnDemand == nil {
-		return sim.PriceRow{}, false
-	}
-	od := o.OnDemand.Hourly
-	one := decimal.NewFromInt(1)
-	row := sim.PriceRow{
-		Region:        region,
-		InstanceType:  instanceType,
-		OnDemand:      od.String(),
-		SavingsPlan1y: od.Mul(one.Sub(savingsPlanDiscount1y)).String(),
-		SavingsPlan3y: od.Mul(one.Sub(savingsPlanDiscount3y)).String(),
-	}
-	if o.Spot != nil {
-		row.Spot = map[string]string{zoneName(region, o.Spot.Zone): o.Spot.Hourly.String()}
-	}
-	return row, true
-}
-
-var azID = regexp.MustCompile(`^[a-z]+[0-9]+-az([0-9]+)$`)
-
-// zoneName turns the catalog's zone into an availability zone name: zone
-// names stay, AZ IDs (use1-az2) become the region and a letter (us-east-1b),
-// anything else (a Local Zone ID, or no zone) becomes the region's first
-// zone. AWS maps AZ IDs to names per account, so any mapping is as good.
-func zoneName(region, zone string) string {
-	if strings.HasPrefix(zone, region) && len(zone) == len(region)+1 {
-		return zone
-	}
-	if m := azID.FindStringSubmatch(zone); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= 26 {
-			return region + string(rune('a'+n-1))
-		}
-	}
-	return region + "a"
 }

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/providertest"
 )
@@ -53,48 +53,11 @@ func scanDemo(t testing.TB) *fleet.Fleet {
 	return f
 }
 
-var scanMemorySuffix = regexp.MustCompile(`-\d+GB$`)
-
 // scanTypes is what DescribeInstanceTypes says of the fleet's AWS types,
-// from the catalog, with the GPU named as AWS names it ("A100" for the
-// catalog's A100-80GB; the memory tells them apart).
+// from the catalog, as cmd/cloudsim serves them.
 func scanTypes(t testing.TB, f *fleet.Fleet) []sim.TypeInfo {
 	t.Helper()
-	cat := scanCatalog(t)
-	seen := map[string]bool{}
-	var out []sim.TypeInfo
-	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || seen[in.InstanceType] {
-			continue
-		}
-		seen[in.InstanceType] = true
-		ct, ok := cat.InstanceType(fleet.AWS, in.InstanceType)
-		if !ok {
-			t.Fatalf("catalog lacks %s", in.InstanceType)
-		}
-		maker, neuron := "NVIDIA", false
-		if g, ok := cat.GPU(ct.GPUModel); ok {
-			switch g.Vendor {
-			case "amd":
-				maker = "AMD"
-			case "aws":
-				maker, neuron = "AWS", true
-			case "intel":
-				maker = "Habana"
-			}
-		}
-		out = append(out, sim.TypeInfo{
-			Name:            ct.Name,
-			GPUName:         scanMemorySuffix.ReplaceAllString(ct.GPUModel, ""),
-			GPUManufacturer: maker,
-			GPUCount:        ct.GPUCount,
-			GPUMemoryMiB:    int(math.Round(ct.GPUMemoryGiB * 1024)),
-			Neuron:          neuron,
-			VCPUs:           int(ct.VCPUs),
-			MemoryMiB:       int(math.Round(ct.MemoryGiB * 1024)),
-		})
-	}
-	return out
+	return simcat.Options(f, scanCatalog(t)).Types
 }
 
 // scanFleet generates n AWS instances: most in us-east-1 (more than one

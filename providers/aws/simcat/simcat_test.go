@@ -1,0 +1,178 @@
+package simcat
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+func embedded(t *testing.T) pricing.Catalog {
+	t.Helper()
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+func demo(t *testing.T, cat pricing.Catalog) *fleet.Fleet {
+	t.Helper()
+	f, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestBuildOptionsDemo(t *testing.T) {
+	cat := embedded(t)
+	f := demo(t, cat)
+	opts := Options(f, cat)
+
+	want := map[string]bool{}
+	regions := map[[2]string]bool{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS {
+			want[in.InstanceType] = true
+			regions[[2]string{in.Region, in.InstanceType}] = true
+		}
+	}
+	if len(opts.Types) != len(want) {
+		t.Errorf("%d types, want %d (%v)", len(opts.Types), len(want), want)
+	}
+	for i, ty := range opts.Types {
+		if i > 0 && opts.Types[i-1].Name >= ty.Name {
+			t.Errorf("types not sorted: %s before %s", opts.Types[i-1].Name, ty.Name)
+		}
+		ct, ok := cat.InstanceType(fleet.AWS, ty.Name)
+		if !ok || !want[ty.Name] {
+			t.Errorf("type %s is not one of the fleet's catalog types", ty.Name)
+			continue
+		}
+		if ty.GPUCount != ct.GPUCount || ty.GPUMemoryMiB != mib(ct.GPUMemoryGiB) || float64(ty.VCPUs) != ct.VCPUs || ty.MemoryMiB != mib(ct.MemoryGiB) {
+			t.Errorf("%s: %+v does not match the catalog's %+v", ty.Name, ty, ct)
+		}
+		if ty.GPUName == "" || ty.GPUManufacturer == "" {
+			t.Errorf("%s: GPU name or maker missing: %+v", ty.Name, ty)
+		}
+	}
+	p4d := findType(t, opts.Types, "p4d.24xlarge")
+	if p4d.GPUName != "A100" || p4d.GPUManufacturer != "NVIDIA" || p4d.GPUCount != 8 || p4d.GPUMemoryMiB != 40960 || p4d.Neuron {
+		t.Errorf("p4d.24xlarge: %+v", p4d)
+	}
+
+	if len(opts.Prices) != len(regions) {
+		t.Errorf("%d price rows, want %d", len(opts.Prices), len(regions))
+	}
+	one := decimal.NewFromInt(1)
+	for _, row := range opts.Prices {
+		o, ok := cat.Offer(fleet.AWS, row.Region, row.InstanceType)
+		if !ok || !regions[[2]string{row.Region, row.InstanceType}] {
+			t.Errorf("price row %s %s is not one of the fleet's offers", row.Region, row.InstanceType)
+			continue
+		}
+		od := decimal.RequireFromString(row.OnDemand)
+		if !od.Equal(o.OnDemand.Hourly) {
+			t.Errorf("%s %s on-demand %s, catalog %s", row.Region, row.InstanceType, od, o.OnDemand.Hourly)
+		}
+		if sp := decimal.RequireFromString(row.SavingsPlan1y); !sp.Equal(od.Mul(one.Sub(SavingsPlanDiscount1y))) || !sp.LessThan(od) {
+			t.Errorf("%s 1y rate %s for on-demand %s", row.InstanceType, sp, od)
+		}
+		if sp := decimal.RequireFromString(row.SavingsPlan3y); !sp.Equal(od.Mul(one.Sub(SavingsPlanDiscount3y))) {
+			t.Errorf("%s 3y rate %s for on-demand %s", row.InstanceType, sp, od)
+		}
+		if o.Spot != nil {
+			if len(row.Spot) != 1 {
+				t.Errorf("%s spot %v, want one zone", row.InstanceType, row.Spot)
+			}
+			for zone, price := range row.Spot {
+				if !strings.HasPrefix(zone, row.Region) || len(zone) != len(row.Region)+1 {
+					t.Errorf("%s spot zone %q is not a zone of %s", row.InstanceType, zone, row.Region)
+				}
+				if !decimal.RequireFromString(price).Equal(o.Spot.Hourly) {
+					t.Errorf("%s spot %s, catalog %s", row.InstanceType, price, o.Spot.Hourly)
+				}
+			}
+		}
+	}
+}
+
+func findType(t *testing.T, types []sim.TypeInfo, name string) sim.TypeInfo {
+	t.Helper()
+	for _, ty := range types {
+		if ty.Name == name {
+			return ty
+		}
+	}
+	t.Fatalf("no type %s", name)
+	return sim.TypeInfo{}
+}
+
+// The Savings Plans discounts are the default policy's for AWS.
+func TestSavingsPlanDiscountsArePolicyDefaults(t *testing.T) {
+	p := recommend.DefaultPolicy().Commitment
+	if got := SavingsPlanDiscount1y.InexactFloat64(); got != p.Discounts1y["aws"] {
+		t.Errorf("1y discount %v, policy default %v", got, p.Discounts1y["aws"])
+	}
+	if got := SavingsPlanDiscount3y.InexactFloat64(); got != p.Discounts3y["aws"] {
+		t.Errorf("3y discount %v, policy default %v", got, p.Discounts3y["aws"])
+	}
+}
+
+func TestTypeInfoAcrossMakers(t *testing.T) {
+	cat := embedded(t)
+	for _, tc := range []struct {
+		typ, name, maker string
+		neuron           bool
+		memMiB           int
+	}{
+		{"p4de.24xlarge", "A100", "NVIDIA", false, 81920},
+		{"p3dn.24xlarge", "V100", "NVIDIA", false, 32768},
+		{"g4ad.16xlarge", "Radeon Pro V520", "AMD", false, 8192},
+		{"inf2.24xlarge", "Inferentia2", "AWS", true, 32768},
+		{"trn1.32xlarge", "Trainium", "AWS", true, 32768},
+		{"dl1.24xlarge", "Gaudi HL-205", "Habana", false, 32768},
+	} {
+		got := typeInfo(fleet.Instance{Provider: fleet.AWS, InstanceType: tc.typ}, cat)
+		if got.GPUName != tc.name || got.GPUManufacturer != tc.maker || got.Neuron != tc.neuron || got.GPUMemoryMiB != tc.memMiB || got.GPUCount == 0 {
+			t.Errorf("%s: %+v, want %s by %s (neuron %v, %d MiB)", tc.typ, got, tc.name, tc.maker, tc.neuron, tc.memMiB)
+		}
+	}
+	// A type the catalog does not know takes the fleet's own description.
+	got := typeInfo(fleet.Instance{Provider: fleet.AWS, InstanceType: "p9.fake", GPU: fleet.GPU{Model: "H100", Count: 4, MemoryGiB: 80}, VCPUs: 64, MemoryGiB: 512}, cat)
+	if got.GPUName != "H100" || got.GPUManufacturer != "NVIDIA" || got.GPUCount != 4 || got.GPUMemoryMiB != 81920 || got.VCPUs != 64 || got.MemoryMiB != 524288 {
+		t.Errorf("self-described type: %+v", got)
+	}
+	if _, ok := priceRow("us-east-1", "p9.fake", cat); ok {
+		t.Error("a type the catalog does not know got a price row")
+	}
+}
+
+func TestZoneName(t *testing.T) {
+	for zone, want := range map[string]string{
+		"us-east-1c":    "us-east-1c",
+		"use1-az2":      "us-east-1b",
+		"apne1-az4":     "ap-northeast-1d",
+		"use1-atl2-az1": "us-east-1a",
+		"":              "us-east-1a",
+	} {
+		region := "us-east-1"
+		if strings.HasPrefix(zone, "apne1") {
+			region = "ap-northeast-1"
+		}
+		if got := zoneName(region, zone); got != want {
+			t.Errorf("zoneName(%s, %q) = %q, want %q", region, zone, got, want)
+		}
+	}
+}
