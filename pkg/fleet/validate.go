@@ -24,7 +24,9 @@ var Lifecycles = []Lifecycle{OnDemand, Spot, Committed}
 // States lists the valid instance states.
 var States = []State{Running, Stopped}
 
-// applyDefaults fills what a file may leave out: lifecycle on-demand, state running.
+// applyDefaults fills what a file may leave out: lifecycle on-demand, state
+// running, and a workload read from the tags when there is no workload block
+// (WorkloadFromTags).
 func (f *Fleet) applyDefaults() {
 	for i := range f.Instances {
 		in := &f.Instances[i]
@@ -33,6 +35,9 @@ func (f *Fleet) applyDefaults() {
 		}
 		if in.State == "" {
 			in.State = Running
+		}
+		if in.Workload == nil {
+			in.Workload = WorkloadFromTags(in.Tags)
 		}
 	}
 }

@@ -319,6 +319,9 @@ func toFleetInstance(r ec2Instance, info instanceTypeInfo, scope providers.Scope
 			}
 		}
 	}
+	// AWS knows nothing of workloads: the WorkloadType, ModelName,
+	// ModelPrecision, Checkpoints and TrainingRun tags say it.
+	out.Workload = fleet.WorkloadFromTags(out.Tags)
 	return out, true
 }
 
