@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,10 +27,8 @@ import (
 // demoEnd is the end of the demo fleet's utilization window.
 var demoEnd = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-// awsDemo is the demo fleet's AWS part written as a cloud would hold it:
-// what the demo says in workload blocks is carried by tags instead (AWS has
-// no workload block), so the file path and the AWS path start from the same
-// facts.
+// awsDemo is the demo fleet's AWS part as a file. The simulator serves its
+// workload blocks as tags (fleet.WorkloadTags), which the adapter reads back.
 func awsDemo(t *testing.T) []byte {
 	t.Helper()
 	demo, err := file.Demo()
@@ -40,32 +37,9 @@ func awsDemo(t *testing.T) []byte {
 	}
 	out := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: demo.Metadata}
 	for _, in := range demo.Instances {
-		if in.Provider != fleet.AWS {
-			continue
+		if in.Provider == fleet.AWS {
+			out.Instances = append(out.Instances, in)
 		}
-		if w := in.Workload; w != nil {
-			tags := map[string]string{}
-			for k, v := range in.Tags {
-				tags[k] = v
-			}
-			if _, ok := tags["WorkloadType"]; !ok || w.Type == fleet.HPO {
-				tags["WorkloadType"] = string(w.Type)
-			}
-			if w.Model != "" {
-				tags["ModelName"] = w.Model
-			}
-			if w.Precision != "" {
-				tags["ModelPrecision"] = w.Precision
-			}
-			if w.Checkpoints != nil {
-				tags["Checkpoints"] = strconv.FormatBool(*w.Checkpoints)
-			}
-			if w.TrainingRun != "" {
-				tags["TrainingRun"] = w.TrainingRun
-			}
-			in.Tags, in.Workload = tags, nil
-		}
-		out.Instances = append(out.Instances, in)
 	}
 	var b bytes.Buffer
 	if err := fleet.Write(&b, out, fleet.FormatYAML); err != nil {

@@ -15,6 +15,7 @@ const (
 	TagModelPrecision = "ModelPrecision"
 	TagCheckpoints    = "Checkpoints"
 	TagTrainingRun    = "TrainingRun"
+	TagModelParams    = "ModelParams"
 )
 
 // workloadTagValues maps normalised WorkloadType tag values to workload types.
@@ -43,8 +44,8 @@ func tagValue(tags map[string]string, key string) (string, bool) {
 
 // WorkloadFromTags reads a workload from the instance's tags: WorkloadType
 // (required: Training, FineTuning, HPO, Inference, Development, Batch and a
-// few synonyms), ModelName, ModelPrecision (fp32, fp16, bf16, int8, int4),
-// Checkpoints (true/false) and TrainingRun. It returns nil when WorkloadType
+// few synonyms), ModelName, ModelParams ("8B", "350M"), ModelPrecision (fp32,
+// fp16, bf16, int8, int4), Checkpoints (true/false) and TrainingRun. It returns nil when WorkloadType
 // is absent or unknown, or a precision or checkpoints value is not valid.
 func WorkloadFromTags(tags map[string]string) *Workload {
 	v, ok := tagValue(tags, TagWorkloadType)
@@ -57,6 +58,13 @@ func WorkloadFromTags(tags map[string]string) *Workload {
 	}
 	w := &Workload{Type: t}
 	w.Model, _ = tagValue(tags, TagModelName)
+	if v, ok := tagValue(tags, TagModelParams); ok {
+		n, ok := parseBillions(v)
+		if !ok {
+			return nil
+		}
+		w.ParamsBillions = n
+	}
 	w.TrainingRun, _ = tagValue(tags, TagTrainingRun)
 	if p, ok := tagValue(tags, TagModelPrecision); ok {
 		p = strings.ToLower(p)
@@ -82,4 +90,57 @@ func validPrecision(p string) bool {
 		}
 	}
 	return false
+}
+
+// parseBillions reads a parameter count such as "8B", "7.2b", "350M" or a
+// plain number of billions.
+func parseBillions(s string) (float64, bool) {
+	s = strings.TrimSpace(strings.ToUpper(s))
+	scale := 1.0
+	switch {
+	case strings.HasSuffix(s, "B"):
+		s = strings.TrimSuffix(s, "B")
+	case strings.HasSuffix(s, "M"):
+		s, scale = strings.TrimSuffix(s, "M"), 1e-3
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n * scale, true
+}
+
+// workloadTagNames are the WorkloadType tag values WorkloadTags writes.
+var workloadTagNames = map[WorkloadType]string{
+	Training: "Training", FineTuning: "FineTuning", HPO: "HPO",
+	Inference: "Inference", Development: "Development", Batch: "Batch",
+}
+
+// WorkloadTags is the inverse of WorkloadFromTags: the tags that carry w, for
+// a cloud (or a simulator) that has no workload block. Keys already in
+// existing are left out, so an instance's own tags win.
+func WorkloadTags(w *Workload, existing map[string]string) map[string]string {
+	out := map[string]string{}
+	if w == nil {
+		return out
+	}
+	add := func(k, v string) {
+		if v == "" {
+			return
+		}
+		if _, ok := tagValue(existing, k); !ok {
+			out[k] = v
+		}
+	}
+	add(TagWorkloadType, workloadTagNames[w.Type])
+	add(TagModelName, w.Model)
+	if w.ParamsBillions > 0 {
+		add(TagModelParams, strconv.FormatFloat(w.ParamsBillions, 'f', -1, 64)+"B")
+	}
+	add(TagModelPrecision, w.Precision)
+	if w.Checkpoints != nil {
+		add(TagCheckpoints, strconv.FormatBool(*w.Checkpoints))
+	}
+	add(TagTrainingRun, w.TrainingRun)
+	return out
 }

@@ -46,3 +46,18 @@ instances:
 		t.Errorf("a workload block wins over tags: %+v", w)
 	}
 }
+
+func TestWorkloadTagsRoundTrip(t *testing.T) {
+	no := false
+	w := &Workload{Type: FineTuning, Model: "llama-3.1-8b", ParamsBillions: 8, Precision: "bf16", Checkpoints: &no, TrainingRun: "r"}
+	tags := WorkloadTags(w, nil)
+	if got := WorkloadFromTags(tags); !reflect.DeepEqual(got, w) {
+		t.Errorf("round trip: %+v from %v", got, tags)
+	}
+	if got := WorkloadTags(w, map[string]string{"workload_type": "Training"}); got["WorkloadType"] != "" {
+		t.Errorf("an existing tag must win: %v", got)
+	}
+	if n, ok := parseBillions("350M"); !ok || n != 0.35 {
+		t.Errorf("350M = %v %v", n, ok)
+	}
+}

@@ -255,6 +255,10 @@ func TestSimInventoryDemo(t *testing.T) {
 		if w.Name != "" {
 			wantTags["Name"] = w.Name
 		}
+		// The workload block travels as tags (fleet.WorkloadTags).
+		for k, v := range fleet.WorkloadTags(w.Workload, w.Tags) {
+			wantTags[k] = v
+		}
 		if fmt.Sprint(g.Tags) != fmt.Sprint(wantTags) {
 			t.Errorf("%s tags %v, want %v", g.ID, g.Tags, wantTags)
 		}

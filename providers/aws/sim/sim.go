@@ -113,6 +113,18 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		if in.Account == "" {
 			in.Account = opts.AccountID
 		}
+		// A cloud has no workload block: what the file says of the workload
+		// travels as tags, the way the adapter reads it (fleet.WorkloadFromTags).
+		if extra := fleet.WorkloadTags(in.Workload, in.Tags); len(extra) > 0 {
+			tags := make(map[string]string, len(in.Tags)+len(extra))
+			for k, v := range in.Tags {
+				tags[k] = v
+			}
+			for k, v := range extra {
+				tags[k] = v
+			}
+			in.Tags = tags
+		}
 		s.instances = append(s.instances, in)
 		s.state[in.ID] = string(in.State)
 		regions[in.Region] = true
