@@ -96,18 +96,18 @@ func validPrecision(p string) bool {
 // plain number of billions.
 func parseBillions(s string) (float64, bool) {
 	s = strings.TrimSpace(strings.ToUpper(s))
-	scale := 1.0
+	divisor := 1.0
 	switch {
 	case strings.HasSuffix(s, "B"):
 		s = strings.TrimSuffix(s, "B")
 	case strings.HasSuffix(s, "M"):
-		s, scale = strings.TrimSuffix(s, "M"), 1e-3
+		s, divisor = strings.TrimSuffix(s, "M"), 1000
 	}
 	n, err := strconv.ParseFloat(s, 64)
 	if err != nil || n <= 0 {
 		return 0, false
 	}
-	return n * scale, true
+	return n / divisor, true
 }
 
 // workloadTagNames are the WorkloadType tag values WorkloadTags writes.
