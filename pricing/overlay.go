@@ -222,7 +222,7 @@ func (o *overlay) Offers(q Query) []Offer {
 	}
 	n := len(out)
 	for _, a := range o.added {
-		if matchesQuery(a, q) {
+		if q.Matches(a) {
 			o.slot(a.Type.Provider, a.Region, a.Type.Name).apply(&a)
 			out = append(out, a)
 		}
@@ -285,24 +285,6 @@ func compareOffers(a, b Offer) int {
 		cmp.Compare(a.Region, b.Region),
 		cmp.Compare(a.Type.Name, b.Type.Name),
 	)
-}
-
-// matchesQuery is the Catalog contract's filter: empty fields match all,
-// names compare without case.
-func matchesQuery(o Offer, q Query) bool {
-	switch {
-	case q.Provider != "" && o.Type.Provider != q.Provider:
-		return false
-	case q.Region != "" && !strings.EqualFold(o.Region, q.Region):
-		return false
-	case q.GPUModel != "" && !strings.EqualFold(o.Type.GPUModel, q.GPUModel):
-		return false
-	case q.InstanceType != "" && !strings.EqualFold(o.Type.Name, q.InstanceType):
-		return false
-	case q.MinGPUMemoryGiB > 0 && o.Type.GPUMemoryGiB < q.MinGPUMemoryGiB:
-		return false
-	}
-	return true
 }
 
 // emptyCatalog stands in for a missing base catalog.

@@ -4,6 +4,8 @@
 package pricing
 
 import (
+	"strings"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -180,4 +182,22 @@ type Catalog interface {
 	Corrections() []Correction
 	// Sources lists the data sets behind the catalog.
 	Sources() []Source
+}
+
+// Matches is the Catalog contract's filter: empty fields match everything,
+// names compare without case, and MinGPUMemoryGiB is per GPU.
+func (q Query) Matches(o Offer) bool {
+	switch {
+	case q.Provider != "" && o.Type.Provider != q.Provider:
+		return false
+	case q.Region != "" && !strings.EqualFold(o.Region, q.Region):
+		return false
+	case q.GPUModel != "" && !strings.EqualFold(o.Type.GPUModel, q.GPUModel):
+		return false
+	case q.InstanceType != "" && !strings.EqualFold(o.Type.Name, q.InstanceType):
+		return false
+	case q.MinGPUMemoryGiB > 0 && o.Type.GPUMemoryGiB < q.MinGPUMemoryGiB:
+		return false
+	}
+	return true
 }

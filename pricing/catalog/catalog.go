@@ -99,27 +99,11 @@ func (c *catalog) Offer(provider fleet.Provider, region, instanceType string) (p
 func (c *catalog) Offers(q pricing.Query) []pricing.Offer {
 	var out []pricing.Offer
 	for _, o := range c.offers {
-		if matches(o, q) {
+		if q.Matches(o) {
 			out = append(out, cloneOffer(o))
 		}
 	}
 	return out
-}
-
-func matches(o pricing.Offer, q pricing.Query) bool {
-	switch {
-	case q.Provider != "" && o.Type.Provider != q.Provider:
-		return false
-	case q.Region != "" && !strings.EqualFold(o.Region, q.Region):
-		return false
-	case q.GPUModel != "" && !strings.EqualFold(o.Type.GPUModel, q.GPUModel):
-		return false
-	case q.InstanceType != "" && !strings.EqualFold(o.Type.Name, q.InstanceType):
-		return false
-	case q.MinGPUMemoryGiB > 0 && o.Type.GPUMemoryGiB < q.MinGPUMemoryGiB:
-		return false
-	}
-	return true
 }
 
 // SpotAdvice returns the AWS Spot Instance Advisor's figures (Linux) for a type

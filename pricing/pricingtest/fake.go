@@ -4,7 +4,6 @@ package pricingtest
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -90,11 +89,7 @@ func (c *Catalog) Offer(p fleet.Provider, region, typ string) (pricing.Offer, bo
 func (c *Catalog) Offers(q pricing.Query) []pricing.Offer {
 	var out []pricing.Offer
 	for _, o := range c.List {
-		if (q.Provider == "" || o.Type.Provider == q.Provider) &&
-			(q.Region == "" || o.Region == q.Region) &&
-			(q.GPUModel == "" || strings.EqualFold(o.Type.GPUModel, q.GPUModel)) &&
-			(q.InstanceType == "" || o.Type.Name == q.InstanceType) &&
-			o.Type.GPUMemoryGiB >= q.MinGPUMemoryGiB {
+		if q.Matches(o) {
 			out = append(out, o)
 		}
 	}
