@@ -188,35 +188,34 @@ func (p *Provider) account(scope providers.Scope) (*account, error) {
 
 // ec2Client returns the scope's EC2 client, built once.
 func (p *Provider) ec2Client(scope providers.Scope) (*ec2.Client, error) {
-	a, err := p.account(scope)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	key := a.label + "|" + scope.Region
-	if c, ok := p.ec2s[key]; ok {
-		return c, nil
-	}
-	c := ec2.NewFromConfig(a.cfg, func(o *ec2.Options) { o.Region = scope.Region })
-	p.ec2s[key] = c
-	return c, nil
+	return cachedClient(p, p.ec2s, scope, func(cfg aws.Config) *ec2.Client {
+		return ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.Region = scope.Region })
+	})
 }
 
 // cloudWatchClient returns the scope's CloudWatch client, built once.
 func (p *Provider) cloudWatchClient(scope providers.Scope) (*cloudwatch.Client, error) {
+	return cachedClient(p, p.cws, scope, func(cfg aws.Config) *cloudwatch.Client {
+		return cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Region = scope.Region })
+	})
+}
+
+// cachedClient returns the regional client of a scope's account from cache,
+// building it on first use.
+func cachedClient[C any](p *Provider, cache map[string]C, scope providers.Scope, build func(aws.Config) C) (C, error) {
+	var zero C
 	a, err := p.account(scope)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := a.label + "|" + scope.Region
-	if c, ok := p.cws[key]; ok {
+	if c, ok := cache[key]; ok {
 		return c, nil
 	}
-	c := cloudwatch.NewFromConfig(a.cfg, func(o *cloudwatch.Options) { o.Region = scope.Region })
-	p.cws[key] = c
+	c := build(a.cfg)
+	cache[key] = c
 	return c, nil
 }
 
