@@ -210,13 +210,21 @@ func packTimeSlicing(items []*item, p Policy) []*bin {
 		)
 	})
 	head := 1 + p.HeadroomPercent/100
+	return firstFit(items, func(b *bin, it *item) bool {
+		return len(b.items)+1 <= p.MaxReplicas &&
+			b.load+it.t.GPUP95 <= p.TargetGPUPercent+eps &&
+			(b.mem+it.t.MemoryPeakGiB)*head <= it.t.GPUMemoryGiB+eps
+	})
+}
+
+// firstFit puts each item, in order, on the first bin it fits (fits) whose
+// host covers its schedule, else on a new bin it hosts.
+func firstFit(items []*item, fits func(*bin, *item) bool) []*bin {
 	var bins []*bin
 	for _, it := range items {
 		placed := false
 		for _, b := range bins {
-			if len(b.items)+1 > p.MaxReplicas ||
-				b.load+it.t.GPUP95 > p.TargetGPUPercent+eps ||
-				(b.mem+it.t.MemoryPeakGiB)*head > it.t.GPUMemoryGiB+eps {
+			if !fits(b, it) {
 				continue
 			}
 			if host, ok := b.hostFor(it); ok {
@@ -245,26 +253,9 @@ func packMIG(items []*item) []*bin {
 			cmp.Compare(a.t.InstanceID, b.t.InstanceID),
 		)
 	})
-	var bins []*bin
-	for _, it := range items {
-		placed := false
-		for _, b := range bins {
-			if b.slices+it.profile.Slices > migComputeSlices || b.memSlices+it.memSlices > migMemorySlices {
-				continue
-			}
-			if host, ok := b.hostFor(it); ok {
-				b.add(it, host)
-				placed = true
-				break
-			}
-		}
-		if !placed {
-			b := &bin{host: it}
-			b.add(it, it)
-			bins = append(bins, b)
-		}
-	}
-	return bins
+	return firstFit(items, func(b *bin, it *item) bool {
+		return b.slices+it.profile.Slices <= migComputeSlices && b.memSlices+it.memSlices <= migMemorySlices
+	})
 }
 
 // makeGroup turns the bins with two or more tenants into a group; false when
