@@ -195,6 +195,8 @@ type CollectOptions struct {
 	Concurrency int
 	// Progress, when set, is told when each scope finishes.
 	Progress func(scope Scope, instances int, err error)
+	// SkipPrices leaves live prices out (idle-stop needs none).
+	SkipPrices bool
 }
 
 // Result is what a scan found: the snapshot, the prices read live, the scopes
@@ -244,7 +246,7 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
 				r.notes, r.err = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
 			}
-			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil {
+			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil && !opts.SkipPrices {
 				// Without live prices the embedded catalog still prices the
 				// instances: a price failure is a note, not a lost region.
 				var perr error

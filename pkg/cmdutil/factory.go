@@ -1,12 +1,14 @@
 package cmdutil
 
 import (
+	"context"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // Factory hands commands their dependencies. Func fields are lazy, so a command
@@ -23,6 +25,9 @@ type Factory struct {
 	Fleet func(path string, demo bool) (*fleet.Fleet, error)
 	// Scan reads fleets live from the clouds (--provider).
 	Scan ScanFunc
+	// Providers builds the cloud adapters the flags name (idle-stop acts
+	// through them).
+	Providers func(ctx context.Context, in FleetFlags, cfg *config.Config) ([]providers.Provider, error)
 	// Now is the clock; tests pin it.
 	Now func() time.Time
 }

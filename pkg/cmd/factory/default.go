@@ -29,7 +29,9 @@ func New() *cmdutil.Factory {
 		}
 		return cfg, nil
 	})
-	f.Scan = (&scanner{io: f.IOStreams, now: f.Now}).scan
+	sc := &scanner{io: f.IOStreams, now: f.Now}
+	f.Scan = sc.scan
+	f.Providers = sc.providers
 	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
 	f.Fleet = func(path string, demo bool) (*fleet.Fleet, error) {
 		var (

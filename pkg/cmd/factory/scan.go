@@ -33,27 +33,11 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		Kind:       fleet.Kind,
 		Metadata:   fleet.Metadata{Name: "scan", GeneratedAt: &now},
 	}}
-	for _, name := range in.Providers {
-		ri, ok := providers.Find(fleet.Provider(name))
-		if !ok {
-			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Names())
-		}
-		opts := providers.Options{
-			Endpoint:         cfg.AWS.Endpoint,
-			Regions:          first(in.Regions, cfg.AWS.Regions),
-			Profiles:         first(in.Profiles, cfg.AWS.Profiles),
-			RoleARNs:         first(in.RoleARNs, cfg.AWS.RoleARNs),
-			MetricsNamespace: cfg.AWS.MetricsNamespace,
-			Lookback:         window.End.Sub(window.Start),
-			Concurrency:      cfg.AWS.Concurrency,
-			CacheDir:         cacheDir(cfg.Cache.Dir),
-			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
-			Now:              sc.now,
-		}
-		p, err := ri.New(ctx, opts)
-		if err != nil {
-			return nil, fatal(err)
-		}
+	provs, err := sc.providers(ctx, in, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range provs {
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      window,
 			Concurrency: cfg.AWS.Concurrency,
@@ -74,6 +58,36 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		}
 	}
 	out.Fleet.Metadata.Source = fmt.Sprintf("live scan of %v, %d days of utilization", in.Providers, in.LookbackDays)
+	return out, nil
+}
+
+// providers builds the adapters the flags name, with the configuration's
+// endpoint, regions, accounts and cache. Missing or rejected credentials are
+// CredentialsErrors (exit code 4).
+func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error) {
+	var out []providers.Provider
+	for _, name := range in.Providers {
+		ri, ok := providers.Find(fleet.Provider(name))
+		if !ok {
+			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Names())
+		}
+		p, err := ri.New(ctx, providers.Options{
+			Endpoint:         cfg.AWS.Endpoint,
+			Regions:          first(in.Regions, cfg.AWS.Regions),
+			Profiles:         first(in.Profiles, cfg.AWS.Profiles),
+			RoleARNs:         first(in.RoleARNs, cfg.AWS.RoleARNs),
+			MetricsNamespace: cfg.AWS.MetricsNamespace,
+			Lookback:         time.Duration(in.LookbackDays) * 24 * time.Hour,
+			Concurrency:      cfg.AWS.Concurrency,
+			CacheDir:         cacheDir(cfg.Cache.Dir),
+			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
+			Now:              sc.now,
+		})
+		if err != nil {
+			return nil, fatal(err)
+		}
+		out = append(out, p)
+	}
 	return out, nil
 }
 
