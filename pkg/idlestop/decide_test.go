@@ -67,7 +67,11 @@ func TestDecideReasonsInOrder(t *testing.T) {
 	}{
 		{"idle", cand("i-1"), p, ReasonIdle},
 		// Each case also fails every later check, so the order is what is tested.
-		{"stopped", cand("i-1", func(c *Candidate) { c.Instance.State = fleet.Stopped; c.Instance.Tags = nil; c.Instance.Utilization = nil }), p, ReasonAlreadyStopped},
+		{"stopped", cand("i-1", func(c *Candidate) {
+			c.Instance.State = fleet.Stopped
+			c.Instance.Tags = nil
+			c.Instance.Utilization = nil
+		}), p, ReasonAlreadyStopped},
 		{"stopping", cand("i-1", func(c *Candidate) { c.Instance.State = "stopping" }), p, ReasonAlreadyStopped},
 		{"not selected", cand("i-1", withTag("Team", "web"), withTag("auto-shutdown-exempt", "true")), p, ReasonNotSelected},
 		{"selector key missing", cand("i-1", func(c *Candidate) { c.Instance.Tags = map[string]string{"auto-shutdown-exempt": "true"} }), p, ReasonNotSelected},
@@ -79,8 +83,16 @@ func TestDecideReasonsInOrder(t *testing.T) {
 		{"opted in", cand("i-1", withTag("AutoShutdown", "true")), optIn, ReasonIdle},
 		{"production", cand("i-1", withTag("environment", "production"), func(c *Candidate) { c.Instance.Lifecycle = fleet.Spot }), p, ReasonProduction},
 		{"prod", cand("i-1", withTag("Environment", "Prod")), p, ReasonProduction},
-		{"spot", cand("i-1", func(c *Candidate) { c.Instance.Lifecycle = fleet.Spot; l := now.Add(-time.Minute); c.Instance.LaunchTime = &l }), p, ReasonSpotNotStoppable},
-		{"just launched", cand("i-1", func(c *Candidate) { l := now.Add(-59 * time.Minute); c.Instance.LaunchTime = &l; c.Instance.Utilization = nil }), p, ReasonJustLaunched},
+		{"spot", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle = fleet.Spot
+			l := now.Add(-time.Minute)
+			c.Instance.LaunchTime = &l
+		}), p, ReasonSpotNotStoppable},
+		{"just launched", cand("i-1", func(c *Candidate) {
+			l := now.Add(-59 * time.Minute)
+			c.Instance.LaunchTime = &l
+			c.Instance.Utilization = nil
+		}), p, ReasonJustLaunched},
 		{"unknown launch time", cand("i-1", func(c *Candidate) { c.Instance.LaunchTime = nil }), p, ReasonIdle},
 		{"no utilization", cand("i-1", func(c *Candidate) { c.Instance.Utilization = nil }), p, ReasonNoMetrics},
 		{"summary only", cand("i-1", func(c *Candidate) {
