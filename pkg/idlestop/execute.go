@@ -1,0 +1,439 @@
+package idlestop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// The results Execute records on stop decisions.
+const (
+	// ResultStopped: the stop was sent and accepted.
+	ResultStopped = "stopped"
+	// ResultAlreadyStopped: the machine was already stopped or stopping (a no-op).
+	ResultAlreadyStopped = "already-stopped"
+	// ResultNotStoppable: the cloud cannot stop it (a one-time spot instance).
+	ResultNotStoppable = "not-stoppable"
+	// ResultNotFound: the machine no longer exists.
+	ResultNotFound = "not-found"
+	// ResultFailed: the stop failed; Error says why.
+	ResultFailed = "failed"
+	// ResultDryRun: a dry run; the machine would be stopped.
+	ResultDryRun = "dry-run"
+	// ResultNotAttempted: the run ended (cap, permission check, cancellation)
+	// before this machine was stopped; Error says why.
+	ResultNotAttempted = "not-attempted"
+)
+
+// DefaultConcurrency is how many stops run at once.
+const DefaultConcurrency = 4
+
+// DefaultThrottlePause is the pause before the one extra try of a throttled stop.
+const DefaultThrottlePause = 2 * time.Second
+
+// Options configure Execute.
+type Options struct {
+	// Stopper stops the machines (the provider's capability).
+	Stopper providers.Stopper
+	// Recheck reads the stop candidates again right before the stops: their
+	// state, tags and latest samples, keyed by ResourceID. A machine missing
+	// from the map is skipped as gone. Required with Execute.
+	Recheck func(ctx context.Context, stops []Decision) (map[string]Candidate, error)
+	// Concurrency bounds the stops (and permission checks) at once;
+	// DefaultConcurrency when zero.
+	Concurrency int
+	// Execute stops machines; without it Execute is a dry run that calls
+	// only the permission check.
+	Execute bool
+	// Audit receives every decision and the summary; nil logs nothing.
+	Audit *Audit
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Policy re-decides the re-checked candidates and caps the stops.
+	Policy Policy
+	// ThrottlePause is the pause before retrying a throttled stop once;
+	// DefaultThrottlePause when zero.
+	ThrottlePause time.Duration
+}
+
+// Summary is what a run did.
+type Summary struct {
+	RunID   string    `json:"runId"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Execute bool      `json:"execute"`
+	// Considered is the number of machines decided on; Stop and Skip split
+	// them by final decision.
+	Considered int `json:"considered"`
+	Stop       int `json:"stop"`
+	Skip       int `json:"skip"`
+	// Reasons counts the final decisions by reason.
+	Reasons map[Reason]int `json:"reasons"`
+	// Results counts the stop decisions by result.
+	Results map[string]int `json:"results"`
+	// Stopped is the number of machines stopped; Failed the stops that
+	// failed (ResultFailed).
+	Stopped int `json:"stopped"`
+	Failed  int `json:"failed"`
+	// HourlySavings and MonthlySavings are what the stopped machines save
+	// (in a dry run: what the stop decisions would save).
+	HourlySavings  decimal.Decimal `json:"hourlySavings"`
+	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+	// Failures lists "resourceId: error" for each failed stop.
+	Failures []string `json:"failures,omitempty"`
+	// Error is the error the run ended with, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// TooManyError is returned when more machines would be stopped than the cap
+// allows; nothing is stopped.
+type TooManyError struct {
+	Stops int
+	Max   int
+}
+
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("%d machines would be stopped, more than idle_stop.max_stops (%d): nothing was stopped", e.Stops, e.Max)
+}
+
+// Cap returns a *TooManyError when decisions hold more stops than max.
+func Cap(decisions []Decision, max int) error {
+	n := countStops(decisions)
+	if n > max {
+		return &TooManyError{Stops: n, Max: max}
+	}
+	return nil
+}
+
+func countStops(ds []Decision) int {
+	n := 0
+	for _, d := range ds {
+		if d.Decision == Stop {
+			n++
+		}
+	}
+	return n
+}
+
+// Execute carries out the decisions, updating them in place (Result, Error,
+// Executed; re-checked machines get their fresh decision), and returns the
+// run's summary. In order:
+//
+//  1. a permission check: one dry-run Stop per distinct scope among the stop
+//     decisions; ErrPermission or ErrCredentials ends the run with an error
+//     wrapping it before anything is stopped;
+//  2. the cap (Cap with Policy.MaxStops): a *TooManyError, nothing stopped;
+//  3. without Options.Execute, a dry run: stop decisions get ResultDryRun;
+//  4. the re-check: Recheck reads every stop candidate again and Decide runs
+//     on the fresh data; a machine that became busy, was stopped, lost its
+//     metrics or is gone is skipped with its new reason;
+//  5. the stops, Concurrency at a time. A throttled stop is retried once
+//     after ThrottlePause; an already stopped machine is a no-op; one
+//     failure never stops the others. Failed stops are counted in
+//     Summary.Failed, not returned as an error.
+//
+// Every decision is written to the audit log as soon as it is final (skips
+// first, each stop when it returns), then the summary. When the run ends
+// early, every decision not yet logged is logged with ResultNotAttempted.
+// The error is non-nil for an invalid policy, a missing Stopper or Recheck,
+// a failed permission check, the cap, a failed re-check, a cancelled ctx or
+// an audit log that cannot be written.
+func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	conc := opts.Concurrency
+	if conc <= 0 {
+		conc = DefaultConcurrency
+	}
+	pause := opts.ThrottlePause
+	if pause <= 0 {
+		pause = DefaultThrottlePause
+	}
+	r := &run{ds: decisions, audit: opts.Audit, logged: make([]bool, len(decisions))}
+	sum := Summary{RunID: opts.Audit.RunID(), Start: now(), Execute: opts.Execute}
+	if sum.RunID == "" {
+		sum.RunID = NewRunID(sum.Start)
+	}
+	finish := func(runErr error) (Summary, error) {
+		if runErr != nil {
+			for i := range r.ds {
+				if r.ds[i].Decision == Stop && r.ds[i].Result == "" {
+					r.ds[i].Result, r.ds[i].Error = ResultNotAttempted, runErr.Error()
+				}
+			}
+		}
+		for i := range r.ds {
+			r.log(i)
+		}
+		sum.End = now()
+		tally(&sum, r.ds)
+		if runErr != nil {
+			sum.Error = runErr.Error()
+		}
+		if err := opts.Audit.WriteSummary(sum); err != nil {
+			r.auditErr(err)
+		}
+		return sum, errors.Join(runErr, r.auditError)
+	}
+
+	if err := opts.Policy.Validate(); err != nil {
+		return finish(err)
+	}
+	stops := stopIndexes(r.ds)
+	if len(stops) > 0 && opts.Stopper == nil {
+		return finish(errors.New("the provider cannot stop machines"))
+	}
+	if opts.Execute && len(stops) > 0 && opts.Recheck == nil {
+		return finish(errors.New("idlestop: Options.Recheck is required to execute"))
+	}
+	// The skips are final: log them now.
+	for i := range r.ds {
+		if r.ds[i].Decision != Stop {
+			r.log(i)
+		}
+	}
+	if err := r.auditError; err != nil {
+		return finish(fmt.Errorf("nothing was stopped: %w", err))
+	}
+
+	// 1. Permission check.
+	if err := checkPermission(ctx, opts.Stopper, r.ds, stops, conc, pause); err != nil {
+		return finish(err)
+	}
+	// 2. Cap.
+	if err := Cap(r.ds, opts.Policy.MaxStops); err != nil {
+		return finish(err)
+	}
+	// 3. Dry run.
+	if !opts.Execute {
+		for _, i := range stops {
+			r.ds[i].Result = ResultDryRun
+		}
+		return finish(nil)
+	}
+	// 4. Re-check.
+	if len(stops) > 0 {
+		cands := make([]Decision, len(stops))
+		for k, i := range stops {
+			cands[k] = r.ds[i]
+		}
+		fresh, err := opts.Recheck(ctx, cands)
+		if err != nil {
+			for _, i := range stops {
+				d := &r.ds[i]
+				d.Decision, d.Reason = Skip, ReasonRecheckFailed
+				d.Message = "the re-check before stopping failed, so the machine was left running"
+				d.HourlySavings, d.MonthlySavings = decimal.Zero, decimal.Zero
+				d.Error = err.Error()
+			}
+			return finish(fmt.Errorf("re-check before stopping: %w; nothing was stopped", err))
+		}
+		t := now()
+		for _, i := range stops {
+			d := &r.ds[i]
+			c, ok := fresh[d.ResourceID]
+			if !ok {
+				d.Decision, d.Reason, d.Time = Skip, ReasonGone, t
+				d.Message = "the machine was not found at the re-check before stopping"
+				d.HourlySavings, d.MonthlySavings = decimal.Zero, decimal.Zero
+				r.log(i)
+				continue
+			}
+			nd := decide(c, t, opts.Policy)
+			if nd.Scope == (providers.Scope{}) {
+				nd.Scope = d.Scope
+			}
+			*d = nd
+			if d.Decision != Stop {
+				r.log(i)
+			}
+		}
+		stops = stopIndexes(r.ds)
+	}
+	// 5. Stops.
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for _, i := range stops {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			d := &r.ds[i]
+			res, err := stopOnce(ctx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
+			d.Executed = true
+			d.Time = now()
+			setResult(d, res, err)
+			r.log(i)
+		}()
+	}
+	wg.Wait()
+	return finish(ctx.Err())
+}
+
+// run tracks which decisions are in the audit log.
+type run struct {
+	ds         []Decision
+	audit      *Audit
+	mu         sync.Mutex
+	logged     []bool
+	auditError error
+}
+
+// log writes decision i to the audit log unless it already is.
+func (r *run) log(i int) {
+	r.mu.Lock()
+	if r.logged[i] {
+		r.mu.Unlock()
+		return
+	}
+	r.logged[i] = true
+	r.mu.Unlock()
+	if err := r.audit.WriteDecision(r.ds[i]); err != nil {
+		r.auditErr(err)
+	}
+}
+
+func (r *run) auditErr(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.auditError == nil {
+		r.auditError = err
+	}
+}
+
+func stopIndexes(ds []Decision) []int {
+	var out []int
+	for i, d := range ds {
+		if d.Decision == Stop {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkPermission runs one dry-run stop per scope, on the scope's first stop
+// candidate; when that machine cannot tell (already stopped, gone, not
+// stoppable) the next one in the scope is tried. Other errors are left to
+// the stops themselves.
+func checkPermission(ctx context.Context, s providers.Stopper, ds []Decision, stops []int, conc int, pause time.Duration) error {
+	byScope := map[providers.Scope][]int{}
+	var scopes []providers.Scope
+	for _, i := range stops {
+		sc := ds[i].Scope
+		if _, ok := byScope[sc]; !ok {
+			scopes = append(scopes, sc)
+		}
+		byScope[sc] = append(byScope[sc], i)
+	}
+	sort.SliceStable(scopes, func(a, b int) bool {
+		return scopes[a].String()+scopes[a].Profile < scopes[b].String()+scopes[b].Profile
+	})
+	errs := make([]error, len(scopes))
+	sem := make(chan struct{}, conc)
+	var wg sync.WaitGroup
+	for k, sc := range scopes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for _, i := range byScope[sc] {
+				res, err := stopOnce(ctx, s, sc, ds[i].ResourceID, true, pause)
+				switch {
+				case errors.Is(err, providers.ErrPermission), errors.Is(err, providers.ErrCredentials):
+					errs[k] = fmt.Errorf("permission check in %s (dry-run stop of %s): %w; nothing was stopped", sc, ds[i].ResourceID, err)
+					return
+				case ctx.Err() != nil:
+					errs[k] = ctx.Err()
+					return
+				case err == nil && !res.AlreadyStopped:
+					return // verified
+				case err == nil, errors.Is(err, providers.ErrNotFound), errors.Is(err, providers.ErrNotStoppable):
+					continue // this machine cannot tell; try the next
+				default:
+					return // unknown: the stop itself will report it
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// stopOnce calls Stop, and once more after pause when it was throttled.
+func stopOnce(ctx context.Context, s providers.Stopper, sc providers.Scope, id string, dryRun bool, pause time.Duration) (providers.StopResult, error) {
+	res, err := s.Stop(ctx, sc, id, dryRun)
+	if !errors.Is(err, providers.ErrThrottled) {
+		return res, err
+	}
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return res, err
+	}
+	return s.Stop(ctx, sc, id, dryRun)
+}
+
+func setResult(d *Decision, res providers.StopResult, err error) {
+	switch {
+	case err == nil && res.AlreadyStopped:
+		d.Result = ResultAlreadyStopped
+	case err == nil:
+		d.Result = ResultStopped
+	case errors.Is(err, providers.ErrNotStoppable):
+		d.Result, d.Error = ResultNotStoppable, err.Error()
+	case errors.Is(err, providers.ErrNotFound):
+		d.Result, d.Error = ResultNotFound, err.Error()
+	default:
+		d.Result, d.Error = ResultFailed, err.Error()
+	}
+}
+
+// tally fills the summary's counts and savings from the final decisions.
+func tally(s *Summary, ds []Decision) {
+	s.Considered = len(ds)
+	s.Reasons = map[Reason]int{}
+	s.Results = map[string]int{}
+	s.HourlySavings, s.MonthlySavings = decimal.Zero, decimal.Zero
+	for _, d := range ds {
+		s.Reasons[d.Reason]++
+		if d.Decision != Stop {
+			s.Skip++
+			continue
+		}
+		s.Stop++
+		s.Results[d.Result]++
+		switch d.Result {
+		case ResultStopped:
+			s.Stopped++
+		case ResultFailed:
+			s.Failed++
+			s.Failures = append(s.Failures, d.ResourceID+": "+d.Error)
+		}
+		if d.Result == ResultStopped || (!s.Execute && d.Result == ResultDryRun) {
+			s.HourlySavings = s.HourlySavings.Add(d.HourlySavings)
+			s.MonthlySavings = s.MonthlySavings.Add(d.MonthlySavings)
+		}
+	}
+}
