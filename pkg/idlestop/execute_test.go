@@ -332,7 +332,7 @@ func TestExecuteRecheck(t *testing.T) {
 	o := opts(st, cs, nil)
 	o.Recheck = recheckFrom(cs, map[string]func(*Candidate){
 		"i-1": func(c *Candidate) { c.Instance.Utilization.Samples[29].GPU = fleet.PerGPU{0, 97} }, // turned busy
-		"i-2": nil, // gone
+		"i-2": nil,                                                                                 // gone
 		"i-3": func(c *Candidate) { c.Instance.State = fleet.Stopped },
 	})
 	sum, err := Execute(context.Background(), ds, o)
