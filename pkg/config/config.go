@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
@@ -31,6 +32,8 @@ type Config struct {
 	AWS AWSConfig `mapstructure:"aws"`
 	// Cache configures the on-disk price cache.
 	Cache CacheConfig `mapstructure:"cache"`
+	// IdleStop is idle-stop's policy; its flags win over it.
+	IdleStop idlestop.Policy `mapstructure:"idle_stop"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
 }
@@ -108,8 +111,12 @@ func walk(t reflect.Type, prefix string, keys *[]string) {
 		case reflect.Struct:
 			walk(f.Type, key, keys)
 		case reflect.Map:
-			for _, p := range []string{"aws", "azure", "gcp"} {
-				*keys = append(*keys, key+"."+p)
+			// Per-provider maps get a key per cloud; other maps (tag
+			// selectors) are set in the file only.
+			if strings.HasPrefix(key, "policy.commitment.") {
+				for _, p := range []string{"aws", "azure", "gcp"} {
+					*keys = append(*keys, key+"."+p)
+				}
 			}
 		case reflect.Slice:
 			// A list of objects is set in the file only; a list of words also
@@ -133,9 +140,10 @@ func Load(opts Options) (*Config, error) {
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	cfg := &Config{
-		Policy: recommend.DefaultPolicy(),
-		AWS:    AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
-		Cache:  CacheConfig{TTLHours: 24},
+		Policy:   recommend.DefaultPolicy(),
+		AWS:      AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
+		Cache:    CacheConfig{TTLHours: 24},
+		IdleStop: idlestop.DefaultPolicy(),
 	}
 	for _, k := range Keys() {
 		if val, ok := lookup(EnvVar(k)); ok {
@@ -176,6 +184,9 @@ func Load(opts Options) (*Config, error) {
 	}
 	if cfg.Cache.TTLHours < 0 {
 		return nil, fmt.Errorf("cache.ttl_hours: %d is negative", cfg.Cache.TTLHours)
+	}
+	if err := cfg.IdleStop.Validate(); err != nil {
+		return nil, fmt.Errorf("idle-stop policy: %w", err)
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		where := "defaults"
