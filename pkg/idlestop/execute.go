@@ -103,11 +103,11 @@ func (e *TooManyError) Error() string {
 	return fmt.Sprintf("%d machines would be stopped, more than idle_stop.max_stops (%d): nothing was stopped", e.Stops, e.Max)
 }
 
-// Cap returns a *TooManyError when decisions hold more stops than max.
-func Cap(decisions []Decision, max int) error {
+// Cap returns a *TooManyError when decisions hold more stops than maxStops.
+func Cap(decisions []Decision, maxStops int) error {
 	n := countStops(decisions)
-	if n > max {
-		return &TooManyError{Stops: n, Max: max}
+	if n > maxStops {
+		return &TooManyError{Stops: n, Max: maxStops}
 	}
 	return nil
 }
