@@ -11,7 +11,9 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -32,8 +34,12 @@ const (
 	maxMetricDataQueries = 500
 	defaultMaxDatapoints = 100800
 	maxDimensionFilters  = 10
-	// hourlyRetention is how long CloudWatch keeps hourly datapoints.
-	hourlyRetention = 455 * 24 * time.Hour
+	// How long CloudWatch keeps data at each resolution: minute data for 15
+	// days, then 5-minute aggregates up to 63 days, then hourly ones up to
+	// 455 days.
+	minuteRetention     = 15 * 24 * time.Hour
+	fiveMinuteRetention = 63 * 24 * time.Hour
+	hourlyRetention     = 455 * 24 * time.Hour
 )
 
 const cwXMLNamespace = "http://monitoring.amazonaws.com/doc/2010-08-01/"
@@ -160,24 +166,23 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 	}
 
 	st := s.cw()
-	now := s.opts.Now()
-	nowHour := now.Truncate(time.Hour)
-	logs := map[*instSeries]runLog{}
+	now := s.opts.Now().UTC()
+	views := map[*instSeries]instView{}
 	var match []*series
 	for _, se := range st.all {
 		if se.inst.region != region || (namespace != "" && se.namespace != namespace) || (name != "" && se.name != name) || !matchDims(se.dims, filters) {
 			continue
 		}
-		r, ok := logs[se.inst]
+		v, ok := views[se.inst]
 		if !ok {
-			r = st.observe(s, se.inst.id, now)
-			logs[se.inst] = r
+			v = st.observe(s, se.inst.id, now)
+			views[se.inst] = v
 		}
 		// CloudWatch lists metrics with data in the last two weeks.
-		if !r.ranAfter(nowHour.Add(-14 * 24 * time.Hour)) {
+		if !v.ranAfter(now.Truncate(time.Hour).Add(-14 * 24 * time.Hour)) {
 			continue
 		}
-		if recent != "" && !recentlyActive(se, nowHour, r) {
+		if recent != "" && !recentlyActive(se, now, v) {
 			continue
 		}
 		match = append(match, se)
@@ -210,14 +215,12 @@ func matchDims(dims []dimension, filters []dimFilter) bool {
 	return true
 }
 
-// recentlyActive: a datapoint in the last three complete hours.
-func recentlyActive(se *series, nowHour time.Time, r runLog) bool {
-	for h := 1; h <= 3; h++ {
-		if _, ok := se.value(nowHour.Add(-time.Duration(h)*time.Hour), nowHour, r); ok {
-			return true
-		}
-	}
-	return false
+// recentlyActive: a datapoint in the last three hours.
+func recentlyActive(se *series, now time.Time, v instView) bool {
+	nowMin := now.Truncate(time.Minute)
+	found := false
+	se.each(nowMin.Add(-3*time.Hour), nowMin, v, func(a, z time.Time, _ float64) { found = true })
+	return found
 }
 
 func metricNode(se *series) map[string]any {
@@ -341,10 +344,10 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 		return nil, badRequest("InvalidNextToken", "the NextToken is not one this GetMetricData request issued")
 	}
 
-	now := s.opts.Now()
+	now := s.opts.Now().UTC()
 	start = roundStart(start, now)
 	st := s.cw()
-	logs := map[*instSeries]runLog{}
+	views := map[*instSeries]instView{}
 	type result struct {
 		q      metricQuery
 		points []point
@@ -358,12 +361,12 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 		}
 		var pts []point
 		if se := st.byRegion[region][seriesKey(q.namespace, q.name, q.dims)]; se != nil {
-			r, ok := logs[se.inst]
+			v, ok := views[se.inst]
 			if !ok {
-				r = st.observe(s, se.inst.id, now)
-				logs[se.inst] = r
+				v = st.observe(s, se.inst.id, now)
+				views[se.inst] = v
 			}
-			pts = aggregate(se, q, start, end, now.Truncate(time.Hour), r)
+			pts = aggregate(se, q, start, end, now, v)
 		}
 		if scanBy == "TimestampDescending" {
 			for i, j := 0, len(pts)-1; i < j; i, j = i+1, j-1 {
@@ -415,83 +418,194 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 	return resp, nil
 }
 
-// roundStart rounds StartTime down as CloudWatch does: to the hour when it
-// is more than 15 days back, to 5 minutes when more than 3 hours, else to
-// the minute.
+// roundStart rounds StartTime down as CloudWatch does: to the minute when
+// it is less than 15 days back, to 5 minutes up to 63 days, else to the
+// hour.
 func roundStart(start, now time.Time) time.Time {
 	switch age := now.Sub(start); {
-	case age > 15*24*time.Hour:
+	case age > fiveMinuteRetention:
 		return start.Truncate(time.Hour)
-	case age > 3*time.Hour:
+	case age > minuteRetention:
 		return start.Truncate(5 * time.Minute)
 	}
 	return start.Truncate(time.Minute)
 }
 
-// aggregate reads a series' hourly datapoints in [start, end) and combines
-// them into periods starting at start, in ascending time. Datapoints older
-// than CloudWatch's 455 days of hourly data do not exist.
-func aggregate(se *series, q metricQuery, start, end, nowHour time.Time, r runLog) []point {
-	period := time.Duration(q.period) * time.Second
-	first := start.Truncate(time.Hour)
-	if first.Before(start) {
-		first = first.Add(time.Hour)
+// aggregate reads a series' datapoints in [start, end) and combines them
+// into periods starting at start, in ascending time, with the query's
+// statistic.
+//
+// The agent publishes a datapoint a minute (see series.each); datapoints
+// exist up to the last complete minute before now. CloudWatch keeps them
+// as they are for 15 days, then as 5-minute aggregates up to 63 days, then
+// as hourly ones up to 455 days; older data does not exist. An aggregate
+// counts in the period its own timestamp falls in, and keeps the count, sum,
+// minimum and maximum of the minutes behind it (so SampleCount counts
+// minutes, and Average, Minimum and Maximum do not depend on the
+// resolution). A period that is not a multiple of the resolution of some
+// part of the range gets no datapoints for that part (GetMetricStatistics
+// documents "no data points in that time range"): Period 60 reads the last
+// 15 days only, Period 300 the last 63. Periods under 60 (high resolution)
+// give each minute's datapoint on its own.
+func aggregate(se *series, q metricQuery, start, end, now time.Time, view instView) []point {
+	period := q.period
+	nowMin := now.Truncate(time.Minute)
+	minuteCut := nowMin.Add(-minuteRetention)
+	fiveCut := now.Truncate(5 * time.Minute).Add(-fiveMinuteRetention)
+	from := ceilTo(start, time.Minute)
+	if oldest := now.Truncate(time.Hour).Add(-hourlyRetention); from.Before(oldest) {
+		from = oldest
 	}
-	if oldest := nowHour.Add(-hourlyRetention); first.Before(oldest) {
-		first = oldest
+	to := ceilTo(end, time.Minute)
+	if to.After(nowMin) {
+		to = nowMin
 	}
+	if !from.Before(to) {
+		return nil
+	}
+	startSec := start.Unix()
 	var out []point
-	var bucket []float64
-	var bucketStart time.Time
-	flush := func() {
-		if len(bucket) > 0 {
-			out = append(out, point{bucketStart, statOf(q.stat, bucket)})
-			bucket = bucket[:0]
+	acc := bucket{stat: q.stat}
+	cur := int64(math.MinInt64)
+	se.each(from, to, view, func(a, z time.Time, v float64) {
+		for a.Before(z) {
+			// The resolution the minutes from a are kept at, and until when.
+			res, classEnd := time.Minute, farFuture
+			switch {
+			case a.Before(fiveCut):
+				res, classEnd = time.Hour, fiveCut
+			case a.Before(minuteCut):
+				res, classEnd = 5*time.Minute, minuteCut
+			}
+			e := z
+			if classEnd.Before(e) {
+				e = classEnd
+			}
+			r := int64(res / time.Second)
+			if period%r == 0 || (res == time.Minute && period < 60) {
+				for t := a; t.Before(e); {
+					k := floorDiv(t.Truncate(res).Unix()-startSec, period)
+					next := ceilTo(time.Unix(startSec+(k+1)*period, 0), res)
+					if next.After(e) {
+						next = e
+					}
+					if k >= 0 {
+						if k != cur {
+							if acc.n > 0 {
+								out = append(out, point{time.Unix(startSec+cur*period, 0).UTC(), acc.value()})
+							}
+							acc, cur = bucket{stat: q.stat}, k
+						}
+						acc.add(v, int(next.Sub(t)/time.Minute))
+					}
+					t = next
+				}
+			}
+			a = e
 		}
+	})
+	if acc.n > 0 {
+		out = append(out, point{time.Unix(startSec+cur*period, 0).UTC(), acc.value()})
 	}
-	for t := first; t.Before(end) && t.Before(nowHour); t = t.Add(time.Hour) {
-		v, ok := se.value(t, nowHour, r)
-		if !ok {
-			continue
-		}
-		b := start.Add(time.Duration(int64(t.Sub(start)/period)) * period)
-		if !b.Equal(bucketStart) {
-			flush()
-			bucketStart = b
-		}
-		bucket = append(bucket, v)
-	}
-	flush()
 	return out
 }
 
-// statOf computes a statistic of one period's datapoints.
-func statOf(stat string, values []float64) float64 {
-	switch stat {
-	case "Sum", "Average":
-		var sum float64
-		for _, v := range values {
-			sum += v
-		}
-		if stat == "Sum" {
-			return sum
-		}
-		return sum / float64(len(values))
-	case "Minimum", "Maximum":
-		out := values[0]
-		for _, v := range values[1:] {
-			if (stat == "Minimum") == (v < out) {
-				out = v
-			}
-		}
-		return out
-	case "SampleCount":
-		return float64(len(values))
+// bucket gathers one period's minute datapoints: n minutes of value v at a
+// time.
+type bucket struct {
+	stat          string
+	n             int
+	sum, min, max float64
+	runs          []valueCount // for percentiles only
+}
+
+type valueCount struct {
+	v float64
+	n int
+}
+
+func (b *bucket) add(v float64, n int) {
+	if n <= 0 {
+		return
 	}
-	p, _ := strconv.ParseFloat(strings.TrimPrefix(stat, "p"), 64)
-	sorted := append([]float64(nil), values...)
+	if b.n == 0 || v < b.min {
+		b.min = v
+	}
+	if b.n == 0 || v > b.max {
+		b.max = v
+	}
+	b.n += n
+	b.sum += v * float64(n)
+	if strings.HasPrefix(b.stat, "p") {
+		b.runs = append(b.runs, valueCount{v, n})
+	}
+}
+
+// value computes the bucket's statistic. A period whose minutes all have
+// one value averages to that value exactly.
+func (b *bucket) value() float64 {
+	switch b.stat {
+	case "Average":
+		if b.min == b.max {
+			return b.min
+		}
+		return b.sum / float64(b.n)
+	case "Sum":
+		return b.sum
+	case "Minimum":
+		return b.min
+	case "Maximum":
+		return b.max
+	case "SampleCount":
+		return float64(b.n)
+	}
+	p, _ := strconv.ParseFloat(strings.TrimPrefix(b.stat, "p"), 64)
+	sorted := make([]float64, 0, b.n)
+	for _, r := range b.runs {
+		for range r.n {
+			sorted = append(sorted, r.v)
+		}
+	}
 	sort.Float64s(sorted)
 	return fleet.Percentile(sorted, p)
+}
+
+// ---- the load control ----
+
+// serveLoad answers POST /_sim/load {"id": "i-…", "gpu": 85}.
+func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
+	fail := func(status int, msg string) {
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		fail(http.StatusMethodNotAllowed, "POST /_sim/load {\"id\": \"i-…\", \"gpu\": 85}")
+		return
+	}
+	var body struct {
+		ID  string   `json:"id"`
+		GPU *float64 `json:"gpu"`
+	}
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		fail(http.StatusBadRequest, "the body is not {\"id\": \"i-…\", \"gpu\": 85}: "+err.Error())
+		return
+	}
+	if body.ID == "" || body.GPU == nil {
+		fail(http.StatusBadRequest, "the body needs both id and gpu")
+		return
+	}
+	if err := s.SetLoad(body.ID, *body.GPU); err != nil {
+		status := http.StatusBadRequest
+		if errors.Is(err, errNoInstance) {
+			status = http.StatusNotFound
+		}
+		fail(status, err.Error())
+		return
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": body.ID, "gpu": *body.GPU, "from": s.opts.Now().UTC().Truncate(time.Minute)})
 }
 
 // ---- the protocol-neutral tree ----

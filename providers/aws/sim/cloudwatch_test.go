@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -529,12 +531,13 @@ func TestGetMetricDataQueries(t *testing.T) {
 		if len(counts.values) != 5 {
 			t.Fatalf("%d days with data, want the 5 weekdays", len(counts.values))
 		}
+		// SampleCount counts the agent's minute datapoints: 12 hours of 60.
 		var sum float64
 		for i, at := range counts.times {
-			if at.UTC().Hour() != 0 || counts.values[i] != 12 {
-				t.Errorf("day %s: %v hours", at, counts.values[i])
+			if at.UTC().Hour() != 0 || counts.values[i] != 12*60 {
+				t.Errorf("day %s: %v datapoints, want 720", at, counts.values[i])
 			}
-			sum += avg.values[i] * counts.values[i]
+			sum += avg.values[i] * counts.values[i] / 60
 		}
 		var want float64
 		for _, v := range hourly.values {
@@ -759,4 +762,239 @@ func TestLargeFleetReads(t *testing.T) {
 		t.Errorf("%d datapoints, want %d", points, 2400*336)
 	}
 	t.Logf("listed and read %d series (%d datapoints) in %s", len(all), points, time.Since(start).Round(time.Millisecond))
+}
+
+// withPeriod sets every query's period (and statistic, when given).
+func withPeriod(period int32, stat ...string) func(*cloudwatch.GetMetricDataInput) {
+	return func(in *cloudwatch.GetMetricDataInput) {
+		for i := range in.MetricDataQueries {
+			in.MetricDataQueries[i].MetricStat.Period = aws.Int32(period)
+			if len(stat) > 0 {
+				in.MetricDataQueries[i].MetricStat.Stat = aws.String(stat[0])
+			}
+		}
+	}
+}
+
+// minuteNow is a Friday afternoon, in the middle of a minute.
+var minuteNow = time.Date(2026, 11, 27, 14, 15, 30, 0, time.UTC)
+
+func TestMinuteDatapointsCarryTheHoursValue(t *testing.T) {
+	f := cwDemo(t)
+	_, srv := cwServe(t, f, Options{Now: func() time.Time { return minuteNow }})
+	for _, proto := range cwProtocols {
+		c := cwClient(srv, proto)
+		gpus, _ := listAll(t, c, &cloudwatch.ListMetricsInput{Namespace: aws.String(agentNamespace), MetricName: aws.String(metricGPUUtil)})
+		// The last 30 minutes at 60 s: 13:45 … 14:14, the minute under way
+		// (14:15) is not complete. The hourly read includes the current,
+		// partial hour: its average is the hour's value too.
+		minutes := fetch(t, c, gpus, minuteNow.Add(-30*time.Minute), minuteNow, withPeriod(60))
+		hours := fetch(t, c, gpus, minuteNow.Add(-3*time.Hour).Truncate(time.Hour), minuteNow)
+		full := 0
+		for i, m := range gpus {
+			id := "q" + strconv.Itoa(i)
+			byHour := map[time.Time]float64{}
+			for k, at := range hours[id].times {
+				byHour[at.UTC()] = hours[id].values[k]
+			}
+			want := 0
+			for _, h := range []time.Time{minuteNow.Truncate(time.Hour).Add(-time.Hour), minuteNow.Truncate(time.Hour)} {
+				if _, ok := byHour[h]; ok {
+					want += 15
+				}
+			}
+			got := minutes[id]
+			if len(got.values) != want {
+				t.Errorf("%s %v: %d minute datapoints, want %d", proto, dimsOf(m), len(got.values), want)
+				continue
+			}
+			for k, at := range got.times {
+				at = at.UTC()
+				if at.Second() != 0 || at.Before(minuteNow.Add(-31*time.Minute)) || !at.Before(minuteNow.Truncate(time.Minute)) {
+					t.Errorf("%s %v: datapoint at %s", proto, dimsOf(m), at)
+				}
+				if v, ok := byHour[at.Truncate(time.Hour)]; !ok || v != got.values[k] {
+					t.Errorf("%s %v %s: %v, the hour's value is %v", proto, dimsOf(m), at.Format("15:04"), got.values[k], v)
+				}
+			}
+			if want == 30 {
+				full++
+				if !got.times[0].Equal(time.Date(2026, 11, 27, 13, 45, 0, 0, time.UTC)) || !got.times[29].Equal(time.Date(2026, 11, 27, 14, 14, 0, 0, time.UTC)) {
+					t.Errorf("%s %v: minutes %s … %s, want 13:45 … 14:14", proto, dimsOf(m), got.times[0], got.times[29])
+				}
+			}
+		}
+		if full < 5 {
+			t.Errorf("%s: only %d GPU series ran the whole half hour", proto, full)
+		}
+	}
+}
+
+func TestPeriodsAggregateTheMinutes(t *testing.T) {
+	f := cwDemo(t)
+	_, srv := cwServe(t, f, Options{Now: func() time.Time { return minuteNow }})
+	c := cwClient(srv, "cbor")
+	endpoint := []cwtypes.Metric{gpuMetric("infer-g5-1", "g5.2xlarge", "A10G", 0)}
+	dayStart, dayEnd := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	hourly := fetch(t, c, endpoint, dayStart, dayEnd)["q0"]
+	if len(hourly.values) != 24 {
+		t.Fatalf("%d hourly datapoints in a day", len(hourly.values))
+	}
+	for _, c2 := range []struct {
+		period int32
+		stat   string
+		n      int
+		want   func(hourValue float64) float64
+	}{
+		{60, "Average", 1440, func(v float64) float64 { return v }},
+		{300, "Average", 288, func(v float64) float64 { return v }},
+		{300, "SampleCount", 288, func(float64) float64 { return 5 }},
+		{600, "Maximum", 144, func(v float64) float64 { return v }},
+		{3600, "SampleCount", 24, func(float64) float64 { return 60 }},
+		{3600, "Sum", 24, func(v float64) float64 { return 60 * v }},
+		{3600, "p90", 24, func(v float64) float64 { return v }},
+	} {
+		got := fetch(t, c, endpoint, dayStart, dayEnd, withPeriod(c2.period, c2.stat))["q0"]
+		if len(got.values) != c2.n {
+			t.Errorf("period %d %s: %d datapoints, want %d", c2.period, c2.stat, len(got.values), c2.n)
+			continue
+		}
+		for k, at := range got.times {
+			h := int(at.UTC().Sub(dayStart) / time.Hour)
+			if want := c2.want(hourly.values[h]); math.Abs(got.values[k]-want) > 1e-9*math.Max(1, want) {
+				t.Errorf("period %d %s at %s: %v, want %v", c2.period, c2.stat, at.UTC().Format("15:04"), got.values[k], want)
+				break
+			}
+		}
+	}
+	// A day's average over minutes weighs each hour by its minutes: the
+	// hours' mean.
+	daily := fetch(t, c, endpoint, dayStart, dayEnd, withPeriod(86400))["q0"]
+	var mean float64
+	for _, v := range hourly.values {
+		mean += v / 24
+	}
+	if len(daily.values) != 1 || math.Abs(daily.values[0]-mean) > 1e-9 {
+		t.Errorf("daily average %v, want the hours' mean %v", daily.values, mean)
+	}
+}
+
+func TestMinuteDataRetention(t *testing.T) {
+	f := cwDemo(t)
+	_, srv := cwServe(t, f, Options{Now: func() time.Time { return minuteNow }})
+	c := cwClient(srv, "cbor")
+	endpoint := []cwtypes.Metric{gpuMetric("infer-g5-1", "g5.2xlarge", "A10G", 0)}
+	nowMin := minuteNow.Truncate(time.Minute)
+	for _, c2 := range []struct {
+		name   string
+		days   int
+		period int32
+		n      int
+		first  time.Time
+	}{
+		// Period 60 over 20 days: minute data exists for the last 15 only.
+		{"60 s over 20 days", 20, 60, 15 * 1440, nowMin.Add(-15 * 24 * time.Hour)},
+		// Period 300 over 70 days: 5-minute data for the last 63 days only.
+		{"300 s over 70 days", 70, 300, 63 * 288, nowMin.Add(-63 * 24 * time.Hour)},
+		// Period 3600 over 70 days: every hour; the last one is partial.
+		{"3600 s over 70 days", 70, 3600, 70*24 + 1, minuteNow.Truncate(time.Hour).Add(-70 * 24 * time.Hour)},
+	} {
+		got := fetch(t, c, endpoint, minuteNow.Add(-time.Duration(c2.days)*24*time.Hour), minuteNow, withPeriod(c2.period))["q0"]
+		if len(got.values) != c2.n || !got.times[0].Equal(c2.first) {
+			t.Errorf("%s: %d datapoints from %s, want %d from %s", c2.name, len(got.values), got.times[0].UTC(), c2.n, c2.first)
+		}
+	}
+}
+
+// postLoad posts to /_sim/load and returns the status.
+func postLoad(t *testing.T, url, body string) int {
+	t.Helper()
+	resp, err := http.Post(url+"/_sim/load", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestSetLoad(t *testing.T) {
+	f := cwDemo(t)
+	now := minuteNow
+	s, srv := cwServe(t, f, Options{Now: func() time.Time { return now }})
+	c := cwClient(srv, "cbor")
+	var gpus []cwtypes.Metric
+	for i := range 8 {
+		gpus = append(gpus, gpuMetric("train-p4d-1", "p4d.24xlarge", "A100", i))
+	}
+	last30 := func() map[string]*cwSeries {
+		return fetch(t, c, gpus, now.Add(-30*time.Minute), now, withPeriod(60))
+	}
+	before := last30()
+	if err := s.SetLoad("train-p4d-1", 85); err != nil {
+		t.Fatal(err)
+	}
+	// The past keeps its datapoints.
+	for id, r := range last30() {
+		if !slices.Equal(r.values, before[id].values) {
+			t.Errorf("%s: SetLoad changed the past", id)
+		}
+	}
+	// Thirty minutes on, every GPU reports 85 for every minute.
+	now = now.Add(30 * time.Minute)
+	for i := range gpus {
+		r := last30()["q"+strconv.Itoa(i)]
+		if len(r.values) != 30 || slices.ContainsFunc(r.values, func(v float64) bool { return v != 85 }) {
+			t.Errorf("GPU %d after SetLoad: %v", i, r.values)
+		}
+	}
+	// The hour under way averages 15 minutes of the pattern (14:00 …
+	// 14:14) and 30 at 85.
+	pattern := before["q0"].values[15]
+	hour := fetch(t, c, gpus[:1], now.Truncate(time.Hour), now, withPeriod(3600))["q0"]
+	if want := (15*pattern + 30*85) / 45; len(hour.values) != 1 || math.Abs(hour.values[0]-want) > 1e-9 {
+		t.Errorf("the hour from 14:00: %v, want %v", hour.values, want)
+	}
+	// Over HTTP, from 14:45 on: 10 %; stopped at 15:00, no more data.
+	if code := postLoad(t, srv.URL, `{"id": "train-p4d-1", "gpu": 10}`); code != http.StatusOK {
+		t.Fatalf("POST /_sim/load: %d", code)
+	}
+	now = now.Add(15 * time.Minute)
+	r := last30()["q3"]
+	if len(r.values) != 30 || r.values[0] != 85 || r.values[29] != 10 || r.values[14] != 85 || r.values[15] != 10 {
+		t.Errorf("85 then 10 from 14:45: %v", r.values)
+	}
+	s.setState("train-p4d-1", "stopped")
+	last30()
+	now = now.Add(20 * time.Minute)
+	if r := last30()["q3"]; len(r.values) != 11 {
+		t.Errorf("stopped at 15:00:30, read at 15:20:30: %d datapoints, want 11 (14:50 … 15:00)", len(r.values))
+	}
+
+	for _, c2 := range []struct {
+		body string
+		want int
+	}{
+		{`{"id": "no-such", "gpu": 50}`, http.StatusNotFound},
+		{`{"id": "train-p4d-1", "gpu": 150}`, http.StatusBadRequest},
+		{`{"id": "train-p4d-1"}`, http.StatusBadRequest},
+		{`{"id": "train-p4d-1", "gpu": "high"}`, http.StatusBadRequest},
+		{`not json`, http.StatusBadRequest},
+	} {
+		if got := postLoad(t, srv.URL, c2.body); got != c2.want {
+			t.Errorf("POST %s: %d, want %d", c2.body, got, c2.want)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/_sim/load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET /_sim/load: %d", resp.StatusCode)
+	}
+	f2 := &fleet.Fleet{Instances: []fleet.Instance{{ID: "i-cpu", Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", State: fleet.Running}}}
+	s2 := New(f2, Options{Now: func() time.Time { return minuteNow }})
+	if err := s2.SetLoad("i-cpu", 50); err == nil || !strings.Contains(err.Error(), "no GPU metrics") {
+		t.Errorf("an instance without GPU metrics: %v", err)
+	}
 }

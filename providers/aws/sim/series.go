@@ -2,8 +2,11 @@ package sim
 
 // The metric series the simulated CloudWatch serves, made from the fleet.
 //
-// Every AWS instance gets hourly datapoints (timestamps on the hour, one
-// value per hour, each the hour's average) that repeat a pattern without end:
+// Every AWS instance has an hourly pattern (one value per hour) that repeats
+// without end, and publishes a datapoint every minute, as the CloudWatch
+// agent does by default: every minute of an hour carries that hour's value,
+// so the hourly averages are the pattern (see series.each; minute datapoints
+// are made on the fly, never stored). The patterns:
 //
 //   - Instances with utilization samples replay them. The pattern is the
 //     utilization window (or, without one, the span of the samples) and is
@@ -19,10 +22,13 @@ package sim
 //   - Instances without utilization have no GPU series; EC2's CPUUtilization
 //     still exists for the hours they run (defaultCPU).
 //
-// Only complete hours before Options.Now have datapoints, and none while an
-// instance is stopped (see runLog).
+// Only complete minutes before Options.Now have datapoints, and none while
+// an instance is stopped (see runLog). SetLoad overrides an instance's GPU
+// utilization from Now on. How CloudWatch keeps and aggregates the minutes
+// is in cloudwatch.go (aggregate).
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -551,15 +557,17 @@ func shapeValues(st fleet.Stats, n int, seed uint64) []float64 {
 }
 
 // cwState is the simulated CloudWatch's own state: the series, built once
-// from the fleet, and what it has seen of instance stops.
+// from the fleet, what it has seen of instance stops, and the GPU loads set
+// with SetLoad.
 type cwState struct {
 	once     sync.Once
 	all      []*series                     // in fleet order
 	byRegion map[string]map[string]*series // region → key → series
 	insts    map[string]*instSeries
 
-	mu   sync.Mutex
-	runs map[string]*runLog // instance ID → stops seen
+	mu    sync.Mutex
+	runs  map[string]*runLog      // instance ID → stops seen
+	loads map[string][]loadChange // instance ID → GPU loads set, by time
 }
 
 // cw returns the server's CloudWatch state, building the series on first use.
@@ -573,6 +581,7 @@ func (st *cwState) build(s *Server) {
 	st.byRegion = map[string]map[string]*series{}
 	st.insts = map[string]*instSeries{}
 	st.runs = map[string]*runLog{}
+	st.loads = map[string][]loadChange{}
 	for _, in := range s.instances {
 		is := s.buildInstance(in)
 		st.insts[in.ID] = is
@@ -593,7 +602,8 @@ func (st *cwState) build(s *Server) {
 
 // runLog is what CloudWatch has seen of an instance's stops. The simulator
 // learns of a stop (StopInstances) when it next serves CloudWatch, at
-// Options.Now then; an hour has no datapoint when all of it lies in a stop.
+// Options.Now then; a minute has no datapoint when all of it lies in a stop
+// (so an hour has datapoints when the instance ran in any part of it).
 type runLog struct {
 	stopped bool
 	since   time.Time // start of the current stop; zero: stopped since ever
@@ -602,11 +612,60 @@ type runLog struct {
 
 type span struct{ from, to time.Time }
 
+// farFuture ends the current stop.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// down returns the minutes that lie wholly in a stop, as spans of minute
+// starts [from, to), in time order.
+func (r runLog) down() []span {
+	var out []span
+	for _, g := range r.gaps {
+		if a, z := ceilTo(g.from, time.Minute), g.to.Truncate(time.Minute); z.After(a) {
+			out = append(out, span{a, z})
+		}
+	}
+	if r.stopped {
+		out = append(out, span{ceilTo(r.since, time.Minute), farFuture})
+	}
+	return out
+}
+
+// ceilTo rounds t up to a multiple of d (as time.Truncate counts them).
+func ceilTo(t time.Time, d time.Duration) time.Time {
+	if f := t.Truncate(d); f.Before(t) {
+		return f.Add(d)
+	}
+	return t
+}
+
 // running reports whether an EC2 state name is a running one.
 func running(state string) bool { return state == "running" || state == "pending" }
 
-// observe records the instance's live state at now and returns its log.
-func (st *cwState) observe(s *Server, id string, now time.Time) runLog {
+// loadChange is a GPU utilization set with SetLoad: from its minute on,
+// every GPU of the instance reports gpu (until the next change).
+type loadChange struct {
+	from time.Time
+	gpu  float64
+}
+
+// instView is what one CloudWatch request sees of an instance: the minutes
+// it was down and the loads set, as of the request's Now.
+type instView struct {
+	down    []span
+	loads   []loadChange
+	stopped bool
+	since   time.Time // start of the current stop; zero: stopped since ever
+}
+
+// ranAfter reports whether the instance ran at some time after t: it runs
+// now, or its current stop began after t.
+func (v instView) ranAfter(t time.Time) bool {
+	return !v.stopped || (!v.since.IsZero() && v.since.After(t))
+}
+
+// observe records the instance's live state at now and returns what a
+// request at now sees of it.
+func (st *cwState) observe(s *Server, id string, now time.Time) instView {
 	live := running(s.stateOf(id))
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -618,35 +677,103 @@ func (st *cwState) observe(s *Server, id string, now time.Time) runLog {
 	case !r.stopped && !live:
 		r.stopped, r.since = true, now
 	}
-	return runLog{stopped: r.stopped, since: r.since, gaps: append([]span(nil), r.gaps...)}
+	return instView{
+		down:    r.down(),
+		loads:   append([]loadChange(nil), st.loads[id]...),
+		stopped: r.stopped, since: r.since,
+	}
 }
 
-// up reports whether the instance ran at some time in the hour starting at t.
-func (r runLog) up(t time.Time) bool {
-	end := t.Add(time.Hour)
-	if r.stopped && !t.Before(r.since) {
-		return false
+// SetLoad makes every GPU of the instance report gpuPercent utilization
+// from the simulator's Now (its minute) onward, until set again; earlier
+// datapoints keep the fleet's pattern. Stops still remove datapoints. It
+// fails for an unknown instance, a value outside 0–100, and an instance
+// without GPU metrics.
+func (s *Server) SetLoad(id string, gpuPercent float64) error {
+	if math.IsNaN(gpuPercent) || gpuPercent < 0 || gpuPercent > 100 {
+		return fmt.Errorf("gpu %v: want a percentage from 0 to 100", gpuPercent)
 	}
-	for _, g := range r.gaps {
-		if !t.Before(g.from) && !end.After(g.to) {
-			return false
+	st := s.cw()
+	is, ok := st.insts[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", errNoInstance, id)
+	}
+	gpu := false
+	for _, se := range is.series {
+		gpu = gpu || se.name == metricGPUUtil
+	}
+	if !gpu {
+		return fmt.Errorf("%s has no GPU metrics (the fleet gives it no GPU utilization)", id)
+	}
+	from := s.opts.Now().UTC().Truncate(time.Minute)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	loads := st.loads[id]
+	for len(loads) > 0 && !loads[len(loads)-1].from.Before(from) {
+		loads = loads[:len(loads)-1]
+	}
+	st.loads[id] = append(loads, loadChange{from, gpuPercent})
+	return nil
+}
+
+// errNoInstance is SetLoad's error for an unknown instance ID.
+var errNoInstance = errors.New("no such instance")
+
+// each calls fn, in time order, for the runs of minutes with a datapoint in
+// [from, to) (minute starts; both on the minute): every minute of [a, z)
+// has the value v. A minute carries its hour's pattern value (so hourly
+// averages are the pattern), or for GPU utilization the load set last
+// before it; minutes wholly in a stop have none. Nothing is stored per
+// minute.
+func (se *series) each(from, to time.Time, view instView, fn func(a, z time.Time, v float64)) {
+	var loads []loadChange
+	if se.name == metricGPUUtil {
+		loads = view.loads
+	}
+	for h := from.Truncate(time.Hour); h.Before(to); h = h.Add(time.Hour) {
+		a, z := h, h.Add(time.Hour)
+		if a.Before(from) {
+			a = from
+		}
+		if z.After(to) {
+			z = to
+		}
+		pattern := se.values[se.inst.clock.slot(h)]
+		for a.Before(z) {
+			v, next := pattern, z
+			for _, l := range loads {
+				if l.from.After(a) {
+					if l.from.Before(next) {
+						next = l.from
+					}
+					break
+				}
+				v = l.gpu
+			}
+			if !math.IsNaN(v) {
+				upRuns(a, next, view.down, v, fn)
+			}
+			a = next
 		}
 	}
-	return true
 }
 
-// ranAfter reports whether the instance ran at some time after t: it runs
-// now, or its current stop began after t.
-func (r runLog) ranAfter(t time.Time) bool {
-	return !r.stopped || (!r.since.IsZero() && r.since.After(t))
-}
-
-// value returns the series' datapoint for the hour starting at t (on the
-// hour), given the instance's run log and the clock's current hour.
-func (se *series) value(t, nowHour time.Time, r runLog) (float64, bool) {
-	if !t.Before(nowHour) || !r.up(t) {
-		return 0, false
+// upRuns calls fn for the parts of [a, z) outside the down spans.
+func upRuns(a, z time.Time, down []span, v float64, fn func(a, z time.Time, v float64)) {
+	for _, d := range down {
+		if !d.to.After(a) {
+			continue
+		}
+		if !d.from.Before(z) {
+			break
+		}
+		if d.from.After(a) {
+			fn(a, d.from, v)
+		}
+		a = d.to
+		if !a.Before(z) {
+			return
+		}
 	}
-	v := se.values[se.inst.clock.slot(t)]
-	return v, !math.IsNaN(v)
+	fn(a, z, v)
 }

@@ -261,30 +261,44 @@ func TestSlotClock(t *testing.T) {
 	}
 }
 
+// minutesUp counts the minutes of [a, z) outside the down spans.
+func minutesUp(a, z time.Time, down []span) int {
+	n := 0
+	upRuns(a, z, down, 0, func(a, z time.Time, _ float64) { n += int(z.Sub(a) / time.Minute) })
+	return n
+}
+
 func TestRunLog(t *testing.T) {
-	t0 := time.Date(2026, 11, 30, 14, 20, 0, 0, time.UTC)
+	t0 := time.Date(2026, 11, 30, 14, 20, 30, 0, time.UTC)
+	hour := func(h int) time.Time { return time.Date(2026, 11, 30, h, 0, 0, 0, time.UTC) }
+	// Stopped at 14:20:30: the minute 14:20 ran in part and keeps its
+	// datapoint; 13:00 and 14:00 have datapoints, 15:00 none.
 	r := runLog{stopped: true, since: t0}
 	for _, c := range []struct {
-		hour string
-		up   bool
-	}{{"13:00", true}, {"14:00", true}, {"15:00", false}} {
-		at, _ := time.Parse("2006-01-02 15:04", "2026-11-30 "+c.hour)
-		if r.up(at) != c.up {
-			t.Errorf("stopped at 14:20: hour %s up = %v", c.hour, !c.up)
+		h, minutes int
+	}{{13, 60}, {14, 21}, {15, 0}} {
+		if got := minutesUp(hour(c.h), hour(c.h+1), r.down()); got != c.minutes {
+			t.Errorf("stopped at 14:20:30: hour %d has %d minutes, want %d", c.h, got, c.minutes)
 		}
 	}
-	// Started again at 18:40: 15, 16 and 17 are gone, 18 ran in part.
-	r = runLog{gaps: []span{{t0, t0.Add(4*time.Hour + 20*time.Minute)}}}
+	// Started again at 18:40:10: 15, 16 and 17 are gone, 18 ran from 18:40.
+	r = runLog{gaps: []span{{t0, t0.Add(4*time.Hour + 19*time.Minute + 40*time.Second)}}}
 	var down []int
 	for h := 12; h < 21; h++ {
-		if !r.up(time.Date(2026, 11, 30, h, 0, 0, 0, time.UTC)) {
+		if minutesUp(hour(h), hour(h+1), r.down()) == 0 {
 			down = append(down, h)
 		}
 	}
 	if !slices.Equal(down, []int{15, 16, 17}) {
 		t.Errorf("hours without data %v, want 15 16 17", down)
 	}
-	if (runLog{stopped: true}).ranAfter(time.Time{}.Add(time.Hour)) {
+	if got := minutesUp(hour(18), hour(19), r.down()); got != 20 {
+		t.Errorf("started at 18:40:10: %d minutes in hour 18, want 20 (18:40 … 18:59)", got)
+	}
+	if (instView{stopped: true}).ranAfter(time.Time{}.Add(time.Hour)) {
 		t.Error("an instance stopped since ever ran")
+	}
+	if minutesUp(hour(0), hour(1), (runLog{stopped: true}).down()) != 0 {
+		t.Error("an instance stopped since ever has datapoints")
 	}
 }

@@ -5,7 +5,8 @@
 // so that a stop is visible, counts requests per operation, and injects
 // latency, throttling and server errors at configurable rates.
 //
-// Control endpoints: GET /_sim/state and GET /_sim/requests.
+// Control endpoints: GET /_sim/state, GET /_sim/requests and POST /_sim/load
+// (see SetLoad).
 package sim
 
 import (
@@ -175,7 +176,7 @@ func regionOf(r *http.Request) string {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/") {
+	if (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/")) || r.URL.Path == "/_sim/load" {
 		s.control(w, r)
 		return
 	}
@@ -372,6 +373,8 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		_ = enc.Encode(map[string]any{"instances": s.State()})
 	case "/_sim/requests":
 		_ = enc.Encode(s.Counts())
+	case "/_sim/load":
+		s.serveLoad(w, r)
 	default:
 		http.NotFound(w, r)
 	}
