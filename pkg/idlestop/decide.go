@@ -101,8 +101,8 @@ type Decision struct {
 	Message string `json:"message"`
 	// HourlySavings and MonthlySavings (hourly × 730) are what stopping saves;
 	// zero for skips and unpriced machines.
-	HourlySavings  decimal.Decimal `json:"hourlySavings"`
-	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+	HourlySavings  Amount `json:"hourlySavings"`
+	MonthlySavings Amount `json:"monthlySavings"`
 	// Executed is true when a real stop was sent.
 	Executed bool `json:"executed"`
 	// Result is the stop's outcome (see the Result* constants); empty for
@@ -212,8 +212,8 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	d.Decision, d.Reason = Stop, ReasonIdle
 	d.Message = fmt.Sprintf("every GPU stayed below %.4g%% for the last %s (max %.1f%%, average %.1f%%)", p.GPUPercent, p.Window, m.GPUMaxPercent, m.GPUAvgPercent)
 	if h, ok := hourly(c); ok {
-		d.HourlySavings = h
-		d.MonthlySavings = h.Mul(decimal.NewFromFloat(fleet.HoursPerMonth))
+		d.HourlySavings = Amount{h}
+		d.MonthlySavings = Amount{h.Mul(decimal.NewFromFloat(fleet.HoursPerMonth)).Round(2)}
 	}
 	return d
 }

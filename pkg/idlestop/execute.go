@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -84,8 +82,8 @@ type Summary struct {
 	Failed  int `json:"failed"`
 	// HourlySavings and MonthlySavings are what the stopped machines save
 	// (in a dry run: what the stop decisions would save).
-	HourlySavings  decimal.Decimal `json:"hourlySavings"`
-	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+	HourlySavings  Amount `json:"hourlySavings"`
+	MonthlySavings Amount `json:"monthlySavings"`
 	// Failures lists "resourceId: error" for each failed stop.
 	Failures []string `json:"failures,omitempty"`
 	// Error is the error the run ended with, if any.
@@ -232,7 +230,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 				d := &r.ds[i]
 				d.Decision, d.Reason = Skip, ReasonRecheckFailed
 				d.Message = "the re-check before stopping failed, so the machine was left running"
-				d.HourlySavings, d.MonthlySavings = decimal.Zero, decimal.Zero
+				d.HourlySavings, d.MonthlySavings = Amount{}, Amount{}
 				d.Error = err.Error()
 			}
 			return finish(fmt.Errorf("re-check before stopping: %w; nothing was stopped", err))
@@ -244,7 +242,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 			if !ok {
 				d.Decision, d.Reason, d.Time = Skip, ReasonGone, t
 				d.Message = "the machine was not found at the re-check before stopping"
-				d.HourlySavings, d.MonthlySavings = decimal.Zero, decimal.Zero
+				d.HourlySavings, d.MonthlySavings = Amount{}, Amount{}
 				r.log(i)
 				continue
 			}
@@ -415,7 +413,7 @@ func tally(s *Summary, ds []Decision) {
 	s.Considered = len(ds)
 	s.Reasons = map[Reason]int{}
 	s.Results = map[string]int{}
-	s.HourlySavings, s.MonthlySavings = decimal.Zero, decimal.Zero
+	s.HourlySavings, s.MonthlySavings = Amount{}, Amount{}
 	for _, d := range ds {
 		s.Reasons[d.Reason]++
 		if d.Decision != Stop {
@@ -432,8 +430,8 @@ func tally(s *Summary, ds []Decision) {
 			s.Failures = append(s.Failures, d.ResourceID+": "+d.Error)
 		}
 		if d.Result == ResultStopped || (!s.Execute && d.Result == ResultDryRun) {
-			s.HourlySavings = s.HourlySavings.Add(d.HourlySavings)
-			s.MonthlySavings = s.MonthlySavings.Add(d.MonthlySavings)
+			s.HourlySavings = Amount{s.HourlySavings.Add(d.HourlySavings.Decimal)}
+			s.MonthlySavings = Amount{s.MonthlySavings.Add(d.MonthlySavings.Decimal)}
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	fitCmd "github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	iamPolicyCmd "github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
+	idleStopCmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
 	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
 	sharingCmd "github.com/gpufinops/gpufinops/pkg/cmd/sharing"
@@ -105,6 +106,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 	cmd.AddGroup(&cobra.Group{ID: "core", Title: "Core commands:"}, &cobra.Group{ID: "help", Title: "Help topics:"})
 	for _, c := range []*cobra.Command{
 		analyzeCmd.NewCmdAnalyze(f, nil),
+		idleStopCmd.NewCmdIdleStop(f, nil),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		fitCmd.NewCmdFit(f, nil),
 		iamPolicyCmd.NewCmdIAMPolicy(f, nil),

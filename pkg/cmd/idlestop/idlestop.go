@@ -1,0 +1,426 @@
+// Package idlestop implements `gpufinops idle-stop`: find GPU machines idle
+// over the last half hour and, with --execute, stop them safely and on the record.
+package idlestop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// IdleStopOptions are the inputs of `gpufinops idle-stop`.
+type IdleStopOptions struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*config.Config, error)
+	Catalog   func() (pricing.Catalog, error)
+	Providers func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error)
+	Now       func() time.Time
+	Ctx       context.Context
+
+	Input     cmdutil.FleetFlags
+	Execute   bool
+	AuditLog  string
+	Webhook   string
+	Output    string
+	Selectors []string
+
+	// Policy overrides from flags; nil when not given.
+	Threshold         *float64
+	Window            *time.Duration
+	MinUptime         *time.Duration
+	MaxStops          *int
+	ExemptTag         *string
+	IncludeProduction *bool
+	RequireOptIn      *bool
+}
+
+// NewCmdIdleStop builds the command; runF replaces the run function in tests.
+func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobra.Command {
+	opts := &IdleStopOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Providers: f.Providers, Now: f.Now}
+	def := idlestop.DefaultPolicy()
+	var (
+		threshold               float64
+		window, minUptime       time.Duration
+		maxStops                int
+		exemptTag               string
+		includeProd, requireOpt bool
+		out                     *cmdutil.OutputFlag
+	)
+	cmd := &cobra.Command{
+		Use:   "idle-stop --provider aws [--execute]",
+		Short: "Stop GPU machines that have been idle (a dry run unless --execute)",
+		Long: `idle-stop reads the last minutes of GPU utilization of every GPU machine and
+stops those whose busiest GPU stayed below the threshold. It is a dry run unless
+--execute is given. Protected machines (exemption tag, AutoShutdown=false,
+Environment=Production, one-time spot, just launched, missing or stale metrics)
+are always left running, each with its reason. More candidates than --max-stops
+stop nothing (exit 5). Right before stopping, each machine is checked again.
+
+Exit codes: 0 done; 2 bad flags; 3 some stops failed or some scopes could not be
+read; 4 credentials or the stop permission missing (nothing stopped); 5 more
+candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
+		Example: `  $ gpufinops idle-stop --provider aws
+  $ gpufinops idle-stop --provider aws --execute --audit-log /var/log/gpufinops/idle-stop.jsonl
+  $ gpufinops idle-stop --provider aws --require-opt-in --selector Team=research -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Ctx = cmd.Context()
+			opts.Output = out.Value
+			if len(opts.Input.Providers) == 0 {
+				return cmdutil.FlagErrorf("idle-stop acts on clouds: give --provider aws")
+			}
+			if err := opts.Input.Validate(); err != nil {
+				return err
+			}
+			for _, s := range opts.Selectors {
+				if k, _, ok := strings.Cut(s, "="); !ok || k == "" {
+					return cmdutil.FlagErrorf("--selector %q: want key=value", s)
+				}
+			}
+			fl := cmd.Flags()
+			if fl.Changed("threshold") {
+				if threshold <= 0 || threshold > 100 {
+					return cmdutil.FlagErrorf("--threshold: %v is outside (0, 100]", threshold)
+				}
+				opts.Threshold = &threshold
+			}
+			if fl.Changed("window") {
+				if window < 5*time.Minute || window > 24*time.Hour {
+					return cmdutil.FlagErrorf("--window: %v is outside 5m–24h", window)
+				}
+				opts.Window = &window
+			}
+			if fl.Changed("min-uptime") {
+				if minUptime < 0 {
+					return cmdutil.FlagErrorf("--min-uptime: %v is negative", minUptime)
+				}
+				opts.MinUptime = &minUptime
+			}
+			if fl.Changed("max-stops") {
+				if maxStops < 0 {
+					return cmdutil.FlagErrorf("--max-stops: %d is negative", maxStops)
+				}
+				opts.MaxStops = &maxStops
+			}
+			if fl.Changed("exempt-tag") {
+				opts.ExemptTag = &exemptTag
+			}
+			if fl.Changed("include-production") {
+				opts.IncludeProduction = &includeProd
+			}
+			if fl.Changed("require-opt-in") {
+				opts.RequireOptIn = &requireOpt
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return idleStopRun(opts)
+		},
+	}
+	cmd.Flags().StringSliceVar(&opts.Input.Providers, "provider", nil, "clouds to act on: aws")
+	cmd.Flags().StringSliceVar(&opts.Input.Regions, "region", nil, "regions (default: every enabled region)")
+	cmd.Flags().StringSliceVar(&opts.Input.Profiles, "profile", nil, "AWS profiles, one account each")
+	cmd.Flags().StringSliceVar(&opts.Input.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
+	opts.Input.LookbackDays = 1
+	cmd.Flags().BoolVar(&opts.Execute, "execute", false, "stop the idle machines (without it: a dry run)")
+	cmd.Flags().StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per machine considered to this file")
+	cmd.Flags().StringVar(&opts.Webhook, "notify-webhook", "", "post a Slack-compatible summary to this URL")
+	cmd.Flags().StringSliceVar(&opts.Selectors, "selector", nil, "only machines carrying this tag, key=value (repeatable)")
+	cmd.Flags().Float64Var(&threshold, "threshold", def.GPUPercent, "busy at or above this GPU % (busiest GPU)")
+	cmd.Flags().DurationVar(&window, "window", def.Window, "how much recent utilization to judge")
+	cmd.Flags().DurationVar(&minUptime, "min-uptime", def.MinUptime, "spare machines launched less than this ago")
+	cmd.Flags().IntVar(&maxStops, "max-stops", def.MaxStops, "stop nothing when more machines than this would stop")
+	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines tagged KEY=true are never stopped")
+	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop machines tagged Environment=Production")
+	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
+	out = cmdutil.AddOutputFlag(cmd, "table", "json")
+	return cmd
+}
+
+// policy merges configuration and flags.
+func (o *IdleStopOptions) policy(cfg *config.Config) (idlestop.Policy, error) {
+	p := cfg.IdleStop
+	if o.Threshold != nil {
+		p.GPUPercent = *o.Threshold
+	}
+	if o.Window != nil {
+		p.Window = *o.Window
+	}
+	if o.MinUptime != nil {
+		p.MinUptime = *o.MinUptime
+	}
+	if o.MaxStops != nil {
+		p.MaxStops = *o.MaxStops
+	}
+	if o.ExemptTag != nil {
+		p.ExemptTag = *o.ExemptTag
+	}
+	if o.IncludeProduction != nil {
+		p.IncludeProduction = *o.IncludeProduction
+	}
+	if o.RequireOptIn != nil {
+		p.RequireOptIn = *o.RequireOptIn
+	}
+	if len(o.Selectors) > 0 {
+		p.Selectors = map[string]string{}
+		for _, s := range o.Selectors {
+			k, v, _ := strings.Cut(s, "=")
+			p.Selectors[k] = v
+		}
+	}
+	return p, p.Validate()
+}
+
+func idleStopRun(opts *IdleStopOptions) (err error) {
+	ctx := opts.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	pol, err := opts.policy(cfg)
+	if err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	cat, err := opts.Catalog()
+	if err != nil {
+		return err
+	}
+	// The audit log's lock serializes runs: open it before reading the fleet
+	// so that a run waiting for another sees that run's stops.
+	var audit *idlestop.Audit
+	if opts.AuditLog != "" {
+		if audit, err = idlestop.OpenAuditWait(ctx, opts.AuditLog, idlestop.DefaultLockWait); err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := audit.Close(); err == nil && cerr != nil {
+				err = cerr
+			}
+		}()
+	}
+	provs, err := opts.Providers(ctx, opts.Input, cfg)
+	if err != nil {
+		return err
+	}
+	now := opts.Now().UTC()
+	end := now.Truncate(time.Minute)
+	window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
+
+	byName := map[fleet.Provider]providers.Provider{}
+	var cands []idlestop.Candidate
+	var scanFailures []error
+	for _, p := range provs {
+		byName[p.Name()] = p
+		res, err := providers.Collect(ctx, p, providers.CollectOptions{Window: window, SkipPrices: true, Concurrency: cfg.AWS.Concurrency})
+		if err != nil {
+			return credentials(err)
+		}
+		for _, f := range res.Failures {
+			scanFailures = append(scanFailures, f)
+		}
+		for _, in := range res.Fleet.Instances {
+			cands = append(cands, candidate(in, cat))
+		}
+	}
+	decisions := idlestop.Decide(cands, now, pol)
+
+	summary, runErr := idlestop.Execute(ctx, decisions, idlestop.Options{
+		Stopper: stopper(byName),
+		Recheck: func(ctx context.Context, stops []idlestop.Decision) (map[string]idlestop.Candidate, error) {
+			return recheck(ctx, byName, stops, pol, opts.Now, cat)
+		},
+		Execute: opts.Execute,
+		Audit:   audit,
+		Now:     opts.Now,
+		Policy:  pol,
+	})
+	if werr := write(opts, summary, decisions, runErr); werr != nil {
+		return werr
+	}
+	if opts.Webhook != "" && (opts.Execute || summary.Stop > 0) {
+		n := idlestop.NewNotifier(opts.Webhook, 5*time.Second, nil)
+		if nerr := n.Send(ctx, summary, decisions); nerr != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "warning: the webhook notification failed: %v\n", nerr)
+		}
+	}
+	for _, f := range scanFailures {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: not read: %v\n", f)
+	}
+	var tooMany *idlestop.TooManyError
+	switch {
+	case errors.As(runErr, &tooMany):
+		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop, more than --max-stops %d: nothing was stopped", tooMany.Stops, tooMany.Max)}
+	case errors.Is(runErr, providers.ErrPermission) || errors.Is(runErr, providers.ErrCredentials):
+		return &cmdutil.CredentialsError{Err: fmt.Errorf("%w: nothing was stopped (see docs/iam/aws-idle-stop.json)", runErr)}
+	case runErr != nil:
+		return runErr
+	case summary.Failed > 0:
+		var fails []error
+		for _, f := range summary.Failures {
+			fails = append(fails, errors.New(f))
+		}
+		return &cmdutil.PartialError{Failures: append(fails, scanFailures...)}
+	case len(scanFailures) > 0:
+		return &cmdutil.PartialError{Failures: scanFailures}
+	}
+	return nil
+}
+
+// candidate turns a scanned instance into a candidate with its on-demand
+// price from the catalog.
+func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
+	c := idlestop.Candidate{
+		Instance: in,
+		Scope:    providers.Scope{Provider: in.Provider, Account: in.Account, Region: in.Region},
+	}
+	if o, ok := cat.Offer(in.Provider, in.Region, in.InstanceType); ok {
+		switch {
+		case in.HourlyPrice != nil:
+			p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
+			c.Hourly = &p
+		case in.Lifecycle == fleet.Spot && o.Spot != nil:
+			c.Hourly = o.Spot
+		case o.OnDemand != nil:
+			c.Hourly = o.OnDemand
+		}
+	}
+	return c
+}
+
+// stopper sends each stop to its provider's stop capability.
+type dispatch map[fleet.Provider]providers.Stopper
+
+func stopper(byName map[fleet.Provider]providers.Provider) dispatch {
+	d := dispatch{}
+	for n, p := range byName {
+		if s := providers.FeaturesOf(p).Stopper; s != nil {
+			d[n] = s
+		}
+	}
+	return d
+}
+
+// Stop implements providers.Stopper by provider.
+func (d dispatch) Stop(ctx context.Context, scope providers.Scope, id string, dryRun bool) (providers.StopResult, error) {
+	s, ok := d[scope.Provider]
+	if !ok {
+		return providers.StopResult{}, fmt.Errorf("%s cannot stop machines: %w", scope.Provider, providers.ErrNotStoppable)
+	}
+	return s.Stop(ctx, scope, id, dryRun)
+}
+
+// recheck reads the stop candidates again, scope by scope: their state and a
+// fresh utilization window ending now.
+func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog) (map[string]idlestop.Candidate, error) {
+	end := now().UTC().Truncate(time.Minute)
+	window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
+	byScope := map[providers.Scope]map[string]bool{}
+	for _, d := range stops {
+		if byScope[d.Scope] == nil {
+			byScope[d.Scope] = map[string]bool{}
+		}
+		byScope[d.Scope][d.ResourceID] = true
+	}
+	scopes := make([]providers.Scope, 0, len(byScope))
+	for s := range byScope {
+		scopes = append(scopes, s)
+	}
+	sort.Slice(scopes, func(i, j int) bool { return scopes[i].String() < scopes[j].String() })
+	out := map[string]idlestop.Candidate{}
+	for _, sc := range scopes {
+		p, ok := byName[sc.Provider]
+		if !ok {
+			continue
+		}
+		all, err := p.ListGPUInstances(ctx, sc)
+		if err != nil {
+			return nil, fmt.Errorf("re-check %s: %w", sc, err)
+		}
+		var mine []fleet.Instance
+		for _, in := range all {
+			if byScope[sc][in.ID] {
+				mine = append(mine, in)
+			}
+		}
+		if r := providers.FeaturesOf(p).Utilization; r != nil && len(mine) > 0 {
+			if _, err := r.ReadUtilization(ctx, sc, mine, window); err != nil {
+				return nil, fmt.Errorf("re-check %s: %w", sc, err)
+			}
+		}
+		for _, in := range mine {
+			out[in.ID] = candidate(in, cat)
+		}
+	}
+	return out, nil
+}
+
+func credentials(err error) error {
+	if errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission) {
+		return &cmdutil.CredentialsError{Err: err}
+	}
+	return err
+}
+
+// jsonOutput is the -o json document: one object per machine considered,
+// and the run's summary.
+type jsonOutput struct {
+	Machines []idlestop.Decision `json:"machines"`
+	Summary  idlestop.Summary    `json:"summary"`
+}
+
+func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decision, runErr error) error {
+	final := decisions // Execute updates them in place
+	if opts.Output == "json" {
+		doc := jsonOutput{Machines: final, Summary: s}
+		if doc.Machines == nil {
+			doc.Machines = []idlestop.Decision{}
+		}
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(doc)
+	}
+	tty := opts.IO.IsStdoutTTY()
+	tp := tableprinter.New(opts.IO.Out, tty, "resource", "provider", "region", "type", "decision", "reason", "gpu max %", "samples", "per hour", "per month", "result")
+	tp.AlignRight(6, 7, 8, 9)
+	for _, d := range final {
+		res := d.Result
+		if res == "" {
+			res = "-"
+		}
+		tp.AddRow(d.ResourceID, string(d.Provider), d.Region, d.InstanceType, string(d.Decision), string(d.Reason),
+			fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent), fmt.Sprint(d.Metrics.Samples),
+			d.HourlySavings.StringFixed(4), d.MonthlySavings.StringFixed(2), res)
+	}
+	if err := tp.Render(); err != nil {
+		return err
+	}
+	mode := "dry run: nothing was stopped (add --execute to act)"
+	if opts.Execute {
+		mode = fmt.Sprintf("%d stopped, %d failed", s.Stopped, s.Failed)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
+		s.Considered, s.Stop, s.Skip, mode, s.MonthlySavings.StringFixed(2))
+	if runErr == nil && s.RunID != "" && opts.AuditLog != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "audit log: %s (run %s)\n", opts.AuditLog, s.RunID)
+	}
+	return nil
+}
