@@ -38,11 +38,14 @@ const (
 	// maxDatapointsPerCall is GetMetricData's default (and largest)
 	// MaxDatapoints; a call that would return more is paginated.
 	maxDatapointsPerCall = 100800
-	// metricPeriod is one datapoint per hour: CloudWatch keeps hourly data
-	// for 455 days, so the period is valid for any window it still has.
-	metricPeriod = 3600
-	// hourlyRetention is how long CloudWatch keeps hourly data.
-	hourlyRetention = 455 * 24 * time.Hour
+	// How long CloudWatch keeps data at each period: 60 s for 15 days, 300 s
+	// for 63 days, 3600 s for 455 days. A period finer than the data still
+	// kept for a time returns nothing for it.
+	minuteRetention     = 15 * 24 * time.Hour
+	fiveMinuteRetention = 63 * 24 * time.Hour
+	hourlyRetention     = 455 * 24 * time.Hour
+	// minuteWindow is the longest window read at 60 s.
+	minuteWindow = 3 * time.Hour
 )
 
 // metricKind is what a series measures.
@@ -82,21 +85,35 @@ type series struct {
 	metric cwtypes.Metric
 }
 
-// hourData is what one instance reported in one hour.
-type hourData struct {
+// stepData is what one instance reported in one period.
+type stepData struct {
 	gpu, used, total map[int]float64
 	cpu, mem         *float64
 }
 
-// ReadUtilization reads the window's hourly GPU, GPU memory, CPU and host
-// memory utilization of the scope's running instances into their
-// Utilization.Samples, and their running hours (hours with any datapoint in
-// the window) into Usage.HoursPerMonth. Series are found with ListMetrics per
-// metric name (not per instance) and read with GetMetricData, up to 500
-// queries a call, period 3600, statistic Average, over the window aligned to
-// the hour. Instances without GPU series keep a nil Utilization and are named
-// in the notes; stopped instances are skipped. A zero window means the
-// configured lookback up to now.
+// ReadUtilization reads the window's GPU, GPU memory, CPU and host memory
+// utilization of the scope's running instances into their
+// Utilization.Samples, and their running hours into Usage.HoursPerMonth.
+// Series are found with ListMetrics per metric name (not per instance) and
+// read with GetMetricData, up to 500 queries a call (fewer when a call would
+// exceed 100,800 datapoints), statistic Average.
+//
+// The period follows the window (see metricWindow): 60 s for windows up to
+// 3 hours (idle-stop's recent window), 300 s for other windows up to 15 days
+// that are not a whole number of hours, else 3600 s (analyze's lookback),
+// each only while CloudWatch still keeps data at that period (60 s: 15 days,
+// 300 s: 63 days), else the next coarser one. The window is aligned down to
+// the period; Utilization.Window is the aligned window.
+//
+// There is one sample per period with any datapoint, at the period's start:
+// the samples carry their real timestamps, and periods without a datapoint
+// (a stopped or not yet reporting agent, data not yet published) are simply
+// absent, so a caller judging recent data (idle-stop) computes staleness and
+// coverage from the samples' timestamps against the window itself. Running
+// hours are the periods with any datapoint × the period, scaled from the
+// window to a month. Instances without GPU series keep a nil Utilization and
+// are named in the notes; stopped instances are skipped. A zero window means
+// the configured lookback up to now.
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -129,7 +146,7 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 		}
 	}
 	var notes []string
-	window, note := p.metricWindow(window)
+	window, period, note := p.metricWindow(window)
 	if note != "" {
 		notes = append(notes, note)
 	}
@@ -137,7 +154,7 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 	if err != nil {
 		return nil, err
 	}
-	data, err := p.readSeries(ctx, c, all, window)
+	data, err := p.readSeries(ctx, c, all, window, period)
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +164,9 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 		if _, ok := want[in.ID]; !ok {
 			continue
 		}
-		samples, running := toSamples(data[i])
-		if running > 0 {
-			h := float64(running) / windowHours * fleet.HoursPerMonth
+		samples, steps := toSamples(data[i])
+		if steps > 0 {
+			h := float64(steps) * period.Hours() / windowHours * fleet.HoursPerMonth
 			in.Usage = fleet.Usage{HoursPerMonth: &h}
 		}
 		if !hasGPU(samples) {
@@ -163,23 +180,44 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 	return notes, nil
 }
 
-// metricWindow aligns the window to the hour, defaults it to the lookback
-// and clamps it to what CloudWatch still keeps at an hourly period.
-func (p *Provider) metricWindow(w fleet.TimeRange) (fleet.TimeRange, string) {
+// metricWindow defaults the window to the lookback, picks the period (see
+// metricPeriod), aligns the window down to it, and clamps it to what
+// CloudWatch still keeps at an hourly period.
+func (p *Provider) metricWindow(w fleet.TimeRange) (fleet.TimeRange, time.Duration, string) {
 	now := p.opts.Now().UTC()
 	if w.End.IsZero() {
 		w = fleet.TimeRange{Start: now.Add(-p.opts.Lookback), End: now}
 	}
-	w = fleet.TimeRange{Start: w.Start.UTC().Truncate(time.Hour), End: w.End.UTC().Truncate(time.Hour)}
+	w = fleet.TimeRange{Start: w.Start.UTC(), End: w.End.UTC()}
+	period := metricPeriod(w, now)
+	w = fleet.TimeRange{Start: w.Start.Truncate(period), End: w.End.Truncate(period)}
 	var note string
 	if oldest := now.Add(-hourlyRetention).Truncate(time.Hour); w.Start.Before(oldest) {
 		w.Start = oldest
 		note = fmt.Sprintf("utilization window starts at %s: CloudWatch keeps hourly data for 455 days", oldest.Format(time.RFC3339))
 	}
 	if !w.End.After(w.Start) {
-		w.End = w.Start.Add(time.Hour)
+		w.End = w.Start.Add(period)
 	}
-	return w, note
+	return w, period, note
+}
+
+// metricPeriod picks the GetMetricData period for a window (before
+// alignment): 60 s up to 3 hours; 300 s up to 15 days when the window is not
+// a whole number of hours; else 3600 s. A period is used only when the
+// window starts within CloudWatch's retention for it (60 s: 15 days, 300 s:
+// 63 days); otherwise the next coarser one is.
+func metricPeriod(w fleet.TimeRange, now time.Time) time.Duration {
+	length, age := w.End.Sub(w.Start), now.Sub(w.Start)
+	switch {
+	case length <= minuteWindow && age <= minuteRetention:
+		return time.Minute
+	case length <= minuteWindow || (length <= minuteRetention && length%time.Hour != 0):
+		if age <= fiveMinuteRetention {
+			return 5 * time.Minute
+		}
+	}
+	return time.Hour
 }
 
 // discoverSeries lists every series of the metric sources that belongs to
@@ -257,12 +295,13 @@ func seriesOf(src metricSource, m cwtypes.Metric, want map[string]int) (series, 
 	return s, s.inst >= 0
 }
 
-// readSeries reads every series with GetMetricData, batched so that a call
-// holds at most 500 queries and needs no second page for the window, and
-// returns per instance index the hourly data.
-func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange) (map[int]map[int64]*hourData, error) {
-	hours := max(int(window.Hours()), 1)
-	batch := min(maxQueriesPerCall, max(1, maxDatapointsPerCall/hours))
+// readSeries reads every series with GetMetricData at the period, batched
+// so that a call holds at most 500 queries and needs no second page for the
+// window, and returns per instance index the data per period start (Unix
+// seconds).
+func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange, period time.Duration) (map[int]map[int64]*stepData, error) {
+	steps := max(int((window.End.Sub(window.Start)+period-1)/period), 1)
+	batch := min(maxQueriesPerCall, max(1, maxDatapointsPerCall/steps))
 	nBatches := (len(all) + batch - 1) / batch
 	type point struct {
 		t time.Time
@@ -278,7 +317,7 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 				Id: aws.String(s.id),
 				MetricStat: &cwtypes.MetricStat{
 					Metric: &m,
-					Period: aws.Int32(metricPeriod),
+					Period: aws.Int32(int32(period / time.Second)),
 					Stat:   aws.String("Average"),
 				},
 				ReturnData: aws.Bool(true),
@@ -314,27 +353,27 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 	for i := range all {
 		byID[all[i].id] = &all[i]
 	}
-	out := map[int]map[int64]*hourData{}
+	out := map[int]map[int64]*stepData{}
 	for _, got := range results {
 		for id, points := range got {
 			s := byID[id]
 			if s == nil {
 				continue
 			}
-			hoursOf := out[s.inst]
-			if hoursOf == nil {
-				hoursOf = map[int64]*hourData{}
-				out[s.inst] = hoursOf
+			stepsOf := out[s.inst]
+			if stepsOf == nil {
+				stepsOf = map[int64]*stepData{}
+				out[s.inst] = stepsOf
 			}
 			for _, pt := range points {
 				if pt.t.Before(window.Start) || !pt.t.Before(window.End) || math.IsNaN(pt.v) {
 					continue
 				}
-				h := pt.t.UTC().Truncate(time.Hour).Unix()
-				d := hoursOf[h]
+				at := pt.t.UTC().Truncate(period).Unix()
+				d := stepsOf[at]
 				if d == nil {
-					d = &hourData{gpu: map[int]float64{}, used: map[int]float64{}, total: map[int]float64{}}
-					hoursOf[h] = d
+					d = &stepData{gpu: map[int]float64{}, used: map[int]float64{}, total: map[int]float64{}}
+					stepsOf[at] = d
 				}
 				v := pt.v
 				switch s.kind {
@@ -355,13 +394,13 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 	return out, nil
 }
 
-// toSamples turns an instance's hourly data into time-ordered samples, and
-// counts the hours with any datapoint. Readings are kept within 0–100 (the
-// fleet format's range). GPU values are in index order; a
-// series without an index dimension (an aggregate) is used only when there
-// are no per-index ones. GPU memory is used / total × 100 per index; a total
-// missing in some hour is taken from the other hours (it does not change).
-func toSamples(hours map[int64]*hourData) ([]fleet.Sample, int) {
+// toSamples turns an instance's data per period into time-ordered samples,
+// and counts the periods with any datapoint. Readings are kept within 0–100
+// (the fleet format's range). GPU values are in index order; a series
+// without an index dimension (an aggregate) is used only when there are no
+// per-index ones. GPU memory is used / total × 100 per index; a total
+// missing in some period is taken from the others (it does not change).
+func toSamples(hours map[int64]*stepData) ([]fleet.Sample, int) {
 	if len(hours) == 0 {
 		return nil, 0
 	}

@@ -21,7 +21,7 @@ import (
 )
 
 // fakeCW is an in-memory CloudWatch: ListMetrics pages of 500 and
-// GetMetricData over hourly values from a function.
+// GetMetricData over values from a function, one per query period.
 type fakeCW struct {
 	mu      sync.Mutex
 	metrics []cwtypes.Metric
@@ -139,7 +139,8 @@ func (f *fakeCW) GetMetricData(ctx context.Context, in *cloudwatch.GetMetricData
 			if !sameMetric(m, *ms.Metric) {
 				continue
 			}
-			for t := in.EndTime.Add(-time.Hour); !t.Before(*in.StartTime); t = t.Add(-time.Hour) {
+			step := time.Duration(aws.ToInt32(ms.Period)) * time.Second
+			for t := in.EndTime.Add(-step); !t.Before(*in.StartTime); t = t.Add(-step) {
 				if v, ok := f.value(m, t); ok {
 					r.Timestamps = append(r.Timestamps, t)
 					r.Values = append(r.Values, v)
@@ -207,8 +208,9 @@ func TestReadUtilizationUnit(t *testing.T) {
 		{ID: "i-nothing", State: fleet.Running},
 	}
 	p := unitProvider()
-	// A window off the hour is aligned to it.
-	window := fleet.TimeRange{Start: demoWeek.Start.Add(20 * time.Minute), End: demoWeek.End.Add(59 * time.Minute)}
+	// A window of whole hours off the hour is read hourly, aligned to the
+	// hour.
+	window := fleet.TimeRange{Start: demoWeek.Start.Add(20 * time.Minute), End: demoWeek.End.Add(20 * time.Minute)}
 	notes, err := p.readUtilization(context.Background(), f, instances, window)
 	if err != nil {
 		t.Fatal(err)
@@ -329,17 +331,116 @@ func TestReadUtilizationBatches(t *testing.T) {
 	}
 }
 
-func TestMetricWindow(t *testing.T) {
-	now := time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)
+func TestReadUtilizationMinutes(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 30, 20, 0, time.UTC)
+	f := newFakeCW()
+	var instances []fleet.Instance
+	for i := range 600 {
+		id := "i-" + strconv.Itoa(i)
+		for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal} {
+			f.add(DefaultNamespace, name, "InstanceId", id, "InstanceType", "g5.xlarge", "index", "0", "name", "A10G")
+		}
+		instances = append(instances, fleet.Instance{ID: id, State: fleet.Running})
+	}
+	// i-0's agent reports from 10:10 only; i-1 is busy from 10:25.
+	f.value = func(m cwtypes.Metric, at time.Time) (float64, bool) {
+		id := metricDim(m, "InstanceId")
+		switch {
+		case id == "i-0" && at.Minute() < 10:
+			return 0, false
+		case aws.ToString(m.MetricName) == MetricGPUMemoryTotal:
+			return 1000, true
+		case id == "i-1" && at.Minute() >= 25:
+			return 90, true
+		}
+		return 5, true
+	}
 	p := unitProvider()
 	p.opts.Now = func() time.Time { return now }
-	w, note := p.metricWindow(fleet.TimeRange{})
-	if !w.End.Equal(now.Truncate(time.Hour)) || w.Hours() != 14*24 || note != "" {
-		t.Errorf("default window = %v – %v (%q)", w.Start, w.End, note)
+	// idle-stop's window: the last 30 minutes up to the last whole minute.
+	end := now.Truncate(time.Minute)
+	notes, err := p.readUtilization(context.Background(), f, instances, fleet.TimeRange{Start: end.Add(-30 * time.Minute), End: end})
+	if err != nil || len(notes) != 0 {
+		t.Fatal(notes, err)
 	}
-	w, note = p.metricWindow(fleet.TimeRange{Start: now.AddDate(-2, 0, 0), End: now})
-	if w.Hours() != 455*24 || !strings.Contains(note, "455 days") {
-		t.Errorf("two-year window = %v hours (%q), want 455 days", w.Hours(), note)
+	if !f.periods["60"] || len(f.periods) != 1 {
+		t.Errorf("periods %v, want 60 only", f.periods)
+	}
+	// 1,800 series: ⌈1800/500⌉ calls of at most 500 queries × 30 datapoints.
+	if f.getCalls != 4 || f.maxQueries != 500 || f.maxDatapoints != 500*30 {
+		t.Errorf("%d GetMetricData calls, at most %d queries and %d datapoints; want 4, 500, 15,000", f.getCalls, f.maxQueries, f.maxDatapoints)
+	}
+	for _, s := range f.starts {
+		if !s.Equal(end.Add(-30*time.Minute)) || !f.ends[0].Equal(end) {
+			t.Errorf("StartTime %v, EndTime %v", s, f.ends[0])
+		}
+	}
+	u := instances[5].Utilization
+	if u == nil || len(u.Samples) != 30 || !u.Samples[0].Time.Equal(end.Add(-30*time.Minute)) || !u.Samples[29].Time.Equal(end.Add(-time.Minute)) {
+		t.Fatalf("i-5: %+v, want 30 samples a minute apart", u)
+	}
+	if h := instances[5].Usage.HoursPerMonth; h == nil || *h != 730 {
+		t.Errorf("i-5 ran the whole window: %v hours a month", instances[5].Usage)
+	}
+	// Missing minutes are absent; the samples carry their real times, and
+	// the running time is the minutes with data.
+	u0 := instances[0].Utilization
+	if len(u0.Samples) != 20 || !u0.Samples[0].Time.Equal(time.Date(2026, 11, 30, 10, 10, 0, 0, time.UTC)) {
+		t.Errorf("i-0: %d samples from %v, want 20 from 10:10", len(u0.Samples), u0.Samples[0].Time)
+	}
+	if h := instances[0].Usage.HoursPerMonth; h == nil || math.Abs(*h-20.0/30*730) > 1e-9 {
+		t.Errorf("i-0 reported 20 of 30 minutes: %v hours a month", *h)
+	}
+	s1 := instances[1].Utilization.Samples
+	if s1[24].GPU[0] != 5 || s1[25].GPU[0] != 90 || s1[29].GPUMemory[0] != 9 {
+		t.Errorf("i-1 at 10:24, 10:25, 10:29: %v %v %v", s1[24], s1[25], s1[29])
+	}
+}
+
+func TestMetricWindow(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 30, 20, 0, time.UTC)
+	p := unitProvider()
+	p.opts.Now = func() time.Time { return now }
+	w, period, note := p.metricWindow(fleet.TimeRange{})
+	if !w.End.Equal(now.Truncate(time.Hour)) || w.Hours() != 14*24 || period != time.Hour || note != "" {
+		t.Errorf("default window = %v – %v at %v (%q)", w.Start, w.End, period, note)
+	}
+	w, period, note = p.metricWindow(fleet.TimeRange{Start: now.AddDate(-2, 0, 0), End: now})
+	if w.Hours() != 455*24 || period != time.Hour || !strings.Contains(note, "455 days") {
+		t.Errorf("two-year window = %v hours at %v (%q), want 455 days", w.Hours(), period, note)
+	}
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		name       string
+		w          fleet.TimeRange
+		period     time.Duration
+		start, end time.Time
+	}{
+		{"idle-stop's 30 minutes", fleet.TimeRange{Start: ago(30 * time.Minute), End: now}, time.Minute,
+			time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)},
+		{"3 hours", fleet.TimeRange{Start: ago(3 * time.Hour), End: now}, time.Minute,
+			time.Date(2026, 11, 30, 7, 30, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)},
+		{"5 h 30", fleet.TimeRange{Start: ago(5*time.Hour + 30*time.Minute), End: now}, 5 * time.Minute,
+			time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)},
+		{"6 hours", fleet.TimeRange{Start: ago(6 * time.Hour), End: now}, time.Hour,
+			time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)},
+		{"7 days 30 minutes", fleet.TimeRange{Start: ago(7*day + 30*time.Minute), End: now}, 5 * time.Minute,
+			time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 30, 0, 0, time.UTC)},
+		{"16 days 30 minutes", fleet.TimeRange{Start: ago(16*day + 30*time.Minute), End: now}, time.Hour,
+			time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)},
+		// Past CloudWatch's retention for the finer periods.
+		{"30 minutes 20 days ago", fleet.TimeRange{Start: ago(20*day + 30*time.Minute), End: ago(20 * day)}, 5 * time.Minute,
+			time.Date(2026, 11, 10, 10, 0, 0, 0, time.UTC), time.Date(2026, 11, 10, 10, 30, 0, 0, time.UTC)},
+		{"30 minutes 70 days ago", fleet.TimeRange{Start: ago(70*day + 30*time.Minute), End: ago(70 * day)}, time.Hour,
+			time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC), time.Date(2026, 9, 21, 11, 0, 0, 0, time.UTC)},
+		{"20 hours 30, 40 days ago", fleet.TimeRange{Start: ago(40*day + 20*time.Hour + 30*time.Minute), End: ago(40 * day)}, 5 * time.Minute,
+			time.Date(2026, 10, 20, 14, 0, 0, 0, time.UTC), time.Date(2026, 10, 21, 10, 30, 0, 0, time.UTC)},
+	} {
+		w, period, note := p.metricWindow(c.w)
+		if period != c.period || !w.Start.Equal(c.start) || !w.End.Equal(c.end) || note != "" {
+			t.Errorf("%s: %v – %v at %v (%q), want %v – %v at %v", c.name, w.Start, w.End, period, note, c.start, c.end, c.period)
+		}
 	}
 }
 
@@ -400,7 +501,7 @@ func TestParallel(t *testing.T) {
 func TestToSamplesKeepsPercentages(t *testing.T) {
 	h := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).Unix()
 	cpu, mem := 100.4, -1.0
-	samples, running := toSamples(map[int64]*hourData{h: {
+	samples, running := toSamples(map[int64]*stepData{h: {
 		gpu:   map[int]float64{0: 100, 1: 7},
 		used:  map[int]float64{0: 23000, 1: 0},
 		total: map[int]float64{0: 22888, 1: 22888},
