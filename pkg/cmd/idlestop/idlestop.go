@@ -424,3 +424,7 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 	}
 	return nil
 }
+
+// Run runs idle-stop with options NewCmdIdleStop filled in; end-to-end tests
+// call it with their own providers.
+func Run(opts *IdleStopOptions) error { return idleStopRun(opts) }
