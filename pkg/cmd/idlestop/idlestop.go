@@ -330,8 +330,6 @@ func (d dispatch) Stop(ctx context.Context, scope providers.Scope, id string, dr
 // recheck reads the stop candidates again, scope by scope: their state and a
 // fresh utilization window ending now.
 func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog) (map[string]idlestop.Candidate, error) {
-	end := now().UTC().Truncate(time.Minute)
-	window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
 	byScope := map[providers.Scope]map[string]bool{}
 	for _, d := range stops {
 		if byScope[d.Scope] == nil {
@@ -361,6 +359,9 @@ func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, 
 			}
 		}
 		if r := providers.FeaturesOf(p).Utilization; r != nil && len(mine) > 0 {
+			// The freshest window there is, read after the listing.
+			end := now().UTC().Truncate(time.Minute)
+			window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
 			if _, err := r.ReadUtilization(ctx, sc, mine, window); err != nil {
 				return nil, fmt.Errorf("re-check %s: %w", sc, err)
 			}
