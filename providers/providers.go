@@ -78,6 +78,49 @@ type Stopper interface {
 	Stop(ctx context.Context, scope Scope, instanceID string, dryRun bool) (StopResult, error)
 }
 
+// CheckStatus is the outcome of one Doctor check.
+type CheckStatus string
+
+// The check outcomes. Missing credentials or permissions fail doctor (exit
+// code 4); warnings (e.g. instances without GPU metrics) and errors of a
+// scope that could not be reached are reported without failing it.
+const (
+	CheckOK      CheckStatus = "ok"
+	CheckMissing CheckStatus = "missing"
+	CheckWarn    CheckStatus = "warn"
+	CheckError   CheckStatus = "error"
+)
+
+// Check is one thing Doctor verified in a scope.
+type Check struct {
+	// Name is what was checked: "credentials", "permission" or "metrics".
+	Name string `json:"name"`
+	// Action is the cloud permission checked (e.g. ec2:DescribeInstances).
+	Action string `json:"action,omitempty"`
+	// Method is how it was checked (e.g. "DryRun", "one call").
+	Method string `json:"method,omitempty"`
+	// Status is the outcome.
+	Status CheckStatus `json:"status"`
+	// Detail says what was found, in one line.
+	Detail string `json:"detail,omitempty"`
+	// Fix says what to do about it; it may span lines (a config snippet).
+	Fix string `json:"fix,omitempty"`
+}
+
+// Doctor is an optional capability: checking that the credentials can do
+// what the commands need in a scope, without changing anything, and how many
+// instances publish the metrics the engine reads.
+type Doctor interface {
+	// CheckPermissions checks the credentials and each permission the
+	// commands need, with dry runs where the cloud has them, else one cheap
+	// read each. A scope without a region checks what is account-wide (the
+	// credentials, global services); a scope with one, the regional calls.
+	CheckPermissions(ctx context.Context, scope Scope) []Check
+	// CheckCoverage reports how many of the scope's running GPU instances
+	// publish GPU metrics, with the agent configuration that adds them.
+	CheckCoverage(ctx context.Context, scope Scope) []Check
+}
+
 // Features records the optional capabilities of a provider, found once.
 type Features struct {
 	Utilization UtilizationReader

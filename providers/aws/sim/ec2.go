@@ -19,6 +19,16 @@ const ec2XMLNamespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
 // serveEC2 answers the EC2 query API: DescribeRegions, DescribeInstances,
 // DescribeInstanceTypes, DescribeSpotPriceHistory and StopInstances.
 func (s *Server) serveEC2(w http.ResponseWriter, req request) {
+	// The Describe calls check the permission only with DryRun, as EC2 does
+	// (gpufinops doctor relies on it); StopInstances checks the IDs first.
+	switch req.op {
+	case "DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory":
+		if !boolParam(req.form, "DryRun") {
+			break
+		}
+		writeError(w, req, http.StatusPreconditionFailed, "DryRunOperation", "Request would have succeeded, but DryRun flag is set.")
+		return
+	}
 	switch req.op {
 	case "DescribeRegions":
 		s.describeRegions(w, req)
