@@ -14,6 +14,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/build"
 	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
 	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
+	diffCmd "github.com/gpufinops/gpufinops/pkg/cmd/diff"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	fitCmd "github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	iamPolicyCmd "github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
@@ -108,6 +109,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		analyzeCmd.NewCmdAnalyze(f, nil),
 		idleStopCmd.NewCmdIdleStop(f, nil),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
+		diffCmd.NewCmdDiff(f, nil),
 		fitCmd.NewCmdFit(f, nil),
 		iamPolicyCmd.NewCmdIAMPolicy(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),
