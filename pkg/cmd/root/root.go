@@ -15,6 +15,7 @@ import (
 	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
 	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
 	diffCmd "github.com/gpufinops/gpufinops/pkg/cmd/diff"
+	doctorCmd "github.com/gpufinops/gpufinops/pkg/cmd/doctor"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	fitCmd "github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	iamPolicyCmd "github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
@@ -110,6 +111,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		idleStopCmd.NewCmdIdleStop(f, nil),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		diffCmd.NewCmdDiff(f, nil),
+		doctorCmd.NewCmdDoctor(f, nil),
 		fitCmd.NewCmdFit(f, nil),
 		iamPolicyCmd.NewCmdIAMPolicy(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),

@@ -1,0 +1,319 @@
+// Package doctor implements `gpufinops doctor`: per provider, account and
+// region, it checks the credentials, each permission the commands need
+// (without changing anything) and how many GPU instances publish the metrics
+// the engine reads, and says how to fix what is missing.
+package doctor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// DoctorOptions are the inputs of `gpufinops doctor`.
+type DoctorOptions struct {
+	IO        *iostreams.IOStreams
+	Config    func() (*config.Config, error)
+	Providers func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error)
+	// Ctx is the command's context; nil means context.Background().
+	Ctx context.Context
+	// Input names the clouds, regions, profiles and roles to check.
+	Input cmdutil.FleetFlags
+	// Output is table or json.
+	Output string
+}
+
+// Report is the `gpufinops doctor -o json` document.
+type Report struct {
+	// Scopes are the checked scopes in order: per provider, each account
+	// (account-wide checks, no region), then its regions.
+	Scopes []ScopeResult `json:"scopes"`
+	// Summary counts the checks by status.
+	Summary Summary `json:"summary"`
+}
+
+// ScopeResult is the checks of one scope.
+type ScopeResult struct {
+	Scope  providers.Scope   `json:"scope"`
+	Checks []providers.Check `json:"checks"`
+}
+
+// Summary counts checks by status.
+type Summary struct {
+	OK      int `json:"ok"`
+	Missing int `json:"missing"`
+	Warn    int `json:"warn"`
+	Error   int `json:"error"`
+}
+
+// NewCmdDoctor builds the command; runF replaces the run function in tests.
+func NewCmdDoctor(f *cmdutil.Factory, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{IO: f.IOStreams, Config: f.Config, Providers: f.Providers}
+	var output *cmdutil.OutputFlag
+	cmd := &cobra.Command{
+		Use:   "doctor [--provider aws] [--region R]",
+		Short: "Check credentials, permissions and GPU metric coverage",
+		Long: `Check, per provider, account and region, that gpufinops can do its job:
+the credentials (sts:GetCallerIdentity), each permission the commands need
+(EC2 calls with DryRun, which change nothing; one cheap read each for
+CloudWatch, the Price List and Savings Plans), and how many running GPU
+instances publish GPU metrics, with the agent configuration that adds them.
+
+Exit codes: 0 all good (metric gaps are warnings), 3 a scope could not be
+reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
+		Example: `  $ gpufinops doctor
+  $ gpufinops doctor --provider aws --region us-east-1,eu-west-1
+  $ gpufinops doctor --profile prod --role-arn arn:aws:iam::111122223333:role/gpufinops -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Output = output.Value
+			opts.Ctx = cmd.Context()
+			if len(opts.Input.Providers) == 0 {
+				opts.Input.Providers = []string{"aws"}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return doctorRun(opts)
+		},
+	}
+	cmd.Flags().StringSliceVar(&opts.Input.Providers, "provider", nil, "clouds to check (default aws)")
+	cmd.Flags().StringSliceVar(&opts.Input.Regions, "region", nil, "regions to check (default: every enabled region)")
+	cmd.Flags().StringSliceVar(&opts.Input.Profiles, "profile", nil, "AWS profiles to check (default: the standard credential chain)")
+	cmd.Flags().StringSliceVar(&opts.Input.RoleARNs, "role-arn", nil, "AWS roles to assume and check")
+	output = cmdutil.AddOutputFlag(cmd, "table", "json")
+	return cmd
+}
+
+func doctorRun(opts *DoctorOptions) error {
+	ctx := opts.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := opts.Config()
+	if err != nil {
+		return err
+	}
+	rep, err := Run(ctx, opts.Providers, opts.Input, cfg)
+	if err != nil {
+		return err
+	}
+	if werr := write(opts, rep); werr != nil {
+		return werr
+	}
+	return rep.Err()
+}
+
+// Run checks every provider the flags name. Credentials that cannot be loaded
+// at all become a missing credentials check of the provider.
+func Run(ctx context.Context, build func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error), in cmdutil.FleetFlags, cfg *config.Config) (*Report, error) {
+	rep := &Report{Scopes: []ScopeResult{}}
+	for _, name := range in.Providers {
+		one := in
+		one.Providers = []string{name}
+		provs, err := build(ctx, one, cfg)
+		if err != nil {
+			var credErr *cmdutil.CredentialsError
+			if !errors.As(err, &credErr) {
+				return nil, err
+			}
+			rep.add(ScopeResult{Scope: providers.Scope{Provider: fleet.Provider(name)}, Checks: []providers.Check{{
+				Name: "credentials", Status: providers.CheckMissing, Detail: err.Error(),
+				Fix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
+			}}})
+			continue
+		}
+		for _, p := range provs {
+			rep.check(ctx, p)
+		}
+	}
+	return rep, nil
+}
+
+// check runs every check of one provider: the account-wide ones, then per
+// region the permissions and the metric coverage, regions concurrently.
+func (rep *Report) check(ctx context.Context, p providers.Provider) {
+	d, ok := p.(providers.Doctor)
+	if !ok {
+		rep.add(ScopeResult{Scope: providers.Scope{Provider: p.Name()}, Checks: []providers.Check{{
+			Name: "doctor", Status: providers.CheckWarn, Detail: "this adapter has no checks yet",
+		}}})
+		return
+	}
+	scopes, err := p.Scopes(ctx)
+	if err != nil {
+		st := providers.CheckError
+		if errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission) {
+			st = providers.CheckMissing
+		}
+		rep.add(ScopeResult{Scope: providers.Scope{Provider: p.Name()}, Checks: []providers.Check{{
+			Name: "scopes", Status: st, Detail: firstLine(err.Error()), Fix: "gpufinops iam-policy " + string(p.Name()),
+		}}})
+		return
+	}
+	var all []providers.Scope
+	seen := map[string]bool{}
+	for _, s := range scopes {
+		acct := providers.Scope{Provider: s.Provider, Account: s.Account, Profile: s.Profile}
+		if !seen[acct.Profile+"|"+acct.Account] {
+			seen[acct.Profile+"|"+acct.Account] = true
+			all = append(all, acct)
+		}
+	}
+	all = append(all, scopes...)
+	// Accounts first, then regions, each in a stable order.
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		if a.Profile != b.Profile {
+			return a.Profile < b.Profile
+		}
+		return a.Region < b.Region
+	})
+	results := make([]ScopeResult, len(all))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			checks := d.CheckPermissions(ctx, s)
+			if s.Region != "" {
+				checks = append(checks, d.CheckCoverage(ctx, s)...)
+			}
+			results[i] = ScopeResult{Scope: s, Checks: checks}
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		rep.add(r)
+	}
+}
+
+func (rep *Report) add(r ScopeResult) {
+	for _, c := range r.Checks {
+		switch c.Status {
+		case providers.CheckOK:
+			rep.Summary.OK++
+		case providers.CheckMissing:
+			rep.Summary.Missing++
+		case providers.CheckWarn:
+			rep.Summary.Warn++
+		default:
+			rep.Summary.Error++
+		}
+	}
+	rep.Scopes = append(rep.Scopes, r)
+}
+
+// Err is the run's outcome: a CredentialsError (exit code 4) when a
+// credential or permission is missing, a PartialError (exit code 3) when a
+// scope could not be checked, else nil. Warnings do not fail it.
+func (rep *Report) Err() error {
+	var missing, failed []error
+	for _, r := range rep.Scopes {
+		for _, c := range r.Checks {
+			what := c.Action
+			if what == "" {
+				what = c.Name
+			}
+			switch c.Status {
+			case providers.CheckMissing:
+				missing = append(missing, fmt.Errorf("%s %s", scopeLabel(r.Scope), what))
+			case providers.CheckError:
+				failed = append(failed, fmt.Errorf("%s %s: %s", scopeLabel(r.Scope), what, c.Detail))
+			}
+		}
+	}
+	if len(missing) > 0 {
+		names := make([]string, len(missing))
+		for i, e := range missing {
+			names[i] = e.Error()
+		}
+		return &cmdutil.CredentialsError{Err: fmt.Errorf("%d credential or permission check(s) failed: %s (gpufinops iam-policy aws)", len(missing), strings.Join(names, ", "))}
+	}
+	if len(failed) > 0 {
+		return &cmdutil.PartialError{Failures: failed}
+	}
+	return nil
+}
+
+// scopeLabel names a scope; an account scope ends in "(account)".
+func scopeLabel(s providers.Scope) string {
+	if s.Account == "" && s.Region == "" {
+		return string(s.Provider)
+	}
+	if s.Region == "" {
+		return s.String() + " (account)"
+	}
+	return s.String()
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func write(opts *DoctorOptions, rep *Report) error {
+	if opts.Output == "json" {
+		enc := json.NewEncoder(opts.IO.Out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(rep)
+	}
+	cs := opts.IO.ColorScheme()
+	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "scope", "check", "status", "detail")
+	var fixes []string
+	fixed := map[string]bool{}
+	for _, r := range rep.Scopes {
+		for _, c := range r.Checks {
+			what := c.Action
+			if what == "" {
+				what = c.Name
+			}
+			if c.Method != "" {
+				what += " (" + c.Method + ")"
+			}
+			status := string(c.Status)
+			switch c.Status {
+			case providers.CheckOK:
+				status = cs.Green(status)
+			case providers.CheckWarn:
+				status = cs.Yellow(status)
+			default:
+				status = cs.Red(status)
+			}
+			t.AddRow(scopeLabel(r.Scope), what, status, firstLine(c.Detail))
+			if c.Fix != "" && !fixed[c.Fix] {
+				fixed[c.Fix] = true
+				fixes = append(fixes, fmt.Sprintf("%s: %s\n%s", scopeLabel(r.Scope), firstLine(c.Detail), c.Fix))
+			}
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	s := rep.Summary
+	fmt.Fprintf(opts.IO.Out, "\n%d ok, %d missing, %d warnings, %d errors\n", s.OK, s.Missing, s.Warn, s.Error)
+	for _, f := range fixes {
+		fmt.Fprintf(opts.IO.Out, "\n%s\n", f)
+	}
+	return nil
+}
