@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -38,11 +41,13 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		return nil, err
 	}
 	for _, p := range provs {
+		bar := sc.startProgress(ctx, p)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      window,
 			Concurrency: cfg.AWS.Concurrency,
-			Progress:    sc.progress(),
+			Progress:    bar.scopeDone,
 		})
+		bar.finish()
 		if err != nil {
 			return nil, fatal(err)
 		}
@@ -91,18 +96,84 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 	return out, nil
 }
 
-// progress tells a person at a terminal how the scan goes, on stderr.
-func (sc *scanner) progress() func(providers.Scope, int, error) {
-	if !sc.io.IsStderrTTY() {
+// scanProgress shows a person at a terminal how a scan goes, on stderr: a
+// bar of scopes done out of all, with the last scope and the GPU instances
+// found so far, cleared when the provider is done and followed by one
+// summary line. A nil *scanProgress shows nothing.
+type scanProgress struct {
+	io       *iostreams.IOStreams
+	provider string
+
+	mu                     sync.Mutex
+	bar                    *progressbar.ProgressBar
+	done, found, failed, n int
+}
+
+// startProgress starts the display for one provider, or returns nil when
+// stderr or stdout is not a terminal (a pipe, a file, CI): then nothing extra
+// is written. Sizing the bar lists the provider's scopes once more (for AWS
+// one DescribeRegions per account), only in that interactive case.
+func (sc *scanner) startProgress(ctx context.Context, p providers.Provider) *scanProgress {
+	if !sc.io.IsStderrTTY() || !sc.io.IsStdoutTTY() {
 		return nil
 	}
-	return func(s providers.Scope, n int, err error) {
-		if err != nil {
-			fmt.Fprintf(sc.io.ErrOut, "  %s: failed\n", s)
-			return
-		}
-		fmt.Fprintf(sc.io.ErrOut, "  %s: %d GPU instances\n", s, n)
+	total := -1 // unknown: a spinner
+	if scopes, err := p.Scopes(ctx); err == nil {
+		total = len(scopes)
 	}
+	sp := &scanProgress{io: sc.io, provider: string(p.Name()), n: total}
+	sp.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(sc.io.ErrOut),
+		progressbar.OptionSetDescription(fmt.Sprintf("scanning %s", sp.provider)),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("scopes"),
+		progressbar.OptionSetWidth(20),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionEnableColorCodes(false),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	return sp
+}
+
+// scopeDone is providers.CollectOptions.Progress.
+func (sp *scanProgress) scopeDone(s providers.Scope, instances int, err error) {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.done++
+	sp.found += instances
+	where := s.Region
+	if where == "" {
+		where = s.Account
+	}
+	if err != nil {
+		sp.failed++
+	}
+	desc := fmt.Sprintf("scanning %s: %s, %d GPU instances", sp.provider, where, sp.found)
+	if sp.failed > 0 {
+		desc += fmt.Sprintf(", %d failed", sp.failed)
+	}
+	sp.bar.Describe(desc)
+	_ = sp.bar.Add(1)
+}
+
+// finish clears the bar and prints the provider's summary line.
+func (sp *scanProgress) finish() {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	_ = sp.bar.Finish()
+	_ = sp.bar.Clear()
+	line := fmt.Sprintf("%s: %d scopes scanned, %d GPU instances", sp.provider, sp.done, sp.found)
+	if sp.failed > 0 {
+		line += fmt.Sprintf(", %d failed", sp.failed)
+	}
+	fmt.Fprintln(sp.io.ErrOut, line)
 }
 
 // fatal maps credential problems to exit code 4; other errors pass.
