@@ -162,7 +162,7 @@ func TestWriteTableSectionsAligned(t *testing.T) {
 
 func TestWriteUnknownFormat(t *testing.T) {
 	err := Write(&bytes.Buffer{}, testReport(), "yaml", PrintOptions{})
-	if err == nil || err.Error() != `unknown output format "yaml": use one of table, wide, json, csv, markdown` {
+	if err == nil || err.Error() != `unknown output format "yaml": use one of table, wide, json, csv, markdown, html` {
 		t.Errorf("got %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // Formats lists the output formats Write accepts, in the order help shows them.
-var Formats = []string{"table", "wide", "json", "csv", "markdown"}
+var Formats = []string{"table", "wide", "json", "csv", "markdown", "html"}
 
 // PrintOptions say where a report is printed.
 type PrintOptions struct {
@@ -42,6 +42,8 @@ func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
 		return writeCSV(w, r)
 	case "markdown":
 		return writeMarkdown(w, r)
+	case "html":
+		return writeHTML(w, r)
 	}
 	return fmt.Errorf("unknown output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
