@@ -59,6 +59,7 @@ func Load(rd io.Reader) (*Report, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, decodeError(err))
 	}
 	r.normalize()
+	r.tagCurrency()
 	return &r, nil
 }
 

@@ -8,12 +8,17 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Money is a monthly amount in USD held to the cent. In JSON it is a number
-// token with exactly two decimals: 1234.5 is written 1234.50.
-type Money struct{ d decimal.Decimal }
+// Money is a monthly amount in the report's currency (USD unless converted)
+// held to the cent. In JSON it is a number token with exactly two decimals:
+// 1234.5 is written 1234.50.
+type Money struct {
+	d decimal.Decimal
+	// cur is the currency code for printing; "" is USD (see Convert).
+	cur string
+}
 
 // NewMoney rounds d to cents, half away from zero.
-func NewMoney(d decimal.Decimal) Money { return Money{d.Round(2)} }
+func NewMoney(d decimal.Decimal) Money { return Money{d: d.Round(2)} }
 
 // Decimal returns the amount.
 func (m Money) Decimal() decimal.Decimal { return m.d }
@@ -83,13 +88,17 @@ func parseNumber(b []byte) (*decimal.Decimal, error) {
 }
 
 // formatMoney renders an amount for people or for pipes: on a terminal
-// "$12,345.67" (negative "-$12,345.67"), elsewhere the plain "12345.67".
+// "$12,345.67" (negative "-$12,345.67"; "€12,345.67" in a report converted
+// to EUR), elsewhere the plain "12345.67".
 func formatMoney(m Money, tty bool) string {
 	if !tty {
 		return m.String()
 	}
-	return groupDigits(m.String(), "$")
+	return groupDigits(m.String(), currencyPrefix(m.cur))
 }
+
+// Currency is the amount's currency code, e.g. "USD".
+func (m Money) Currency() string { return currencyCodeOf(m.cur) }
 
 // groupDigits puts thousands separators into the whole part of a plain
 // decimal string and prefix (a currency sign, or "") after its minus sign:

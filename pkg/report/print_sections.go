@@ -9,6 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // The table and markdown formats show three of the 1.1 sections briefly after
@@ -92,6 +93,7 @@ func bucketRows(bs []CostBucket, total Money) []bucketRow {
 			cur, opt = cur.Add(b.CurrentMonthlyCost.d), opt.Add(b.OptimizedMonthlyCost.d)
 		}
 		rest.current, rest.optimized = NewMoney(cur), NewMoney(opt)
+		rest.current.cur, rest.optimized.cur = total.cur, total.cur
 		share := decimal.Zero
 		if !total.d.IsZero() {
 			share = cur.Mul(decimal.NewFromInt(100)).Div(total.d)
@@ -110,7 +112,7 @@ type metricLine struct{ label, value string }
 
 // aiMetricLines are the fleet's AI cost metrics that are known, for people
 // (tty) or pipes.
-func aiMetricLines(m *AIMetrics, tty bool) []metricLine {
+func aiMetricLines(m *AIMetrics, tty bool, cur string) []metricLine {
 	f := m.Fleet
 	var out []metricLine
 	if f.GPUEfficiencyPercent != nil {
@@ -127,13 +129,13 @@ func aiMetricLines(m *AIMetrics, tty bool) []metricLine {
 		out = append(out, metricLine{"GPU-hours a month", v})
 	}
 	if f.CostPerBusyGPUHour != nil {
-		out = append(out, metricLine{"Cost per busy GPU-hour", usd(f.CostPerBusyGPUHour.d, 2, tty)})
+		out = append(out, metricLine{"Cost per busy GPU-hour", usd(f.CostPerBusyGPUHour.d, 2, tty, cur)})
 	}
 	if f.CostPerMillionTokens != nil {
-		out = append(out, metricLine{"Cost per 1M output tokens", usd(f.CostPerMillionTokens.d, 4, tty)})
+		out = append(out, metricLine{"Cost per 1M output tokens", usd(f.CostPerMillionTokens.d, 4, tty, cur)})
 	}
 	if f.CostPerThousandRequests != nil {
-		out = append(out, metricLine{"Cost per 1,000 requests", usd(f.CostPerThousandRequests.d, 4, tty)})
+		out = append(out, metricLine{"Cost per 1,000 requests", usd(f.CostPerThousandRequests.d, 4, tty, cur)})
 	}
 	return out
 }
@@ -177,7 +179,7 @@ func tagsLine(a *TagAudit, tty bool) (string, bool) {
 	untaggedShare := decimal.NewFromInt(100).Sub(decimal.NewFromFloat(a.CompliancePercentBySpend))
 	spend := formatMoney(a.UntaggedMonthlyCost, tty) + "/month"
 	if !tty {
-		spend = a.UntaggedMonthlyCost.String() + " USD/month"
+		spend = a.UntaggedMonthlyCost.String() + " " + a.UntaggedMonthlyCost.Currency() + "/month"
 	}
 	return fmt.Sprintf("%s (%s %%) carries incomplete tags on %s", spend, untaggedShare.StringFixed(1), plural(bad, "instance")), true
 }
@@ -194,7 +196,7 @@ func writeTableSections(b *strings.Builder, r *Report, c colors, tty, wide bool,
 	if err := writeAllocationTables(b, r, c, tty, fit, width); err != nil {
 		return err
 	}
-	if err := writeAIMetrics(b, r.AIMetrics, c, tty, fit, width); err != nil {
+	if err := writeAIMetrics(b, r.AIMetrics, r.Currency, c, tty, fit, width); err != nil {
 		return err
 	}
 	if line, more := tagsLine(r.TagAudit, tty); line != "" {
@@ -255,12 +257,12 @@ func writeAllocationTables(b *strings.Builder, r *Report, c colors, tty, fit boo
 
 // writeAIMetrics writes the fleet's AI cost metrics and its training runs;
 // with fit, long run IDs are cut to width.
-func writeAIMetrics(b *strings.Builder, m *AIMetrics, c colors, tty, fit bool, width int) error {
+func writeAIMetrics(b *strings.Builder, m *AIMetrics, cur string, c colors, tty, fit bool, width int) error {
 	if m == nil || (len(m.Instances) == 0 && len(m.TrainingRuns) == 0) {
 		return nil
 	}
 	fmt.Fprintf(b, "\n%s\n", c.bold("AI cost metrics"))
-	lines := aiMetricLines(m, tty)
+	lines := aiMetricLines(m, tty, cur)
 	if len(lines) == 0 {
 		b.WriteString("No utilization, price or throughput data to measure.\n")
 	}
@@ -316,7 +318,7 @@ func writeMarkdownSections(b *strings.Builder, r *Report) {
 
 	if m := r.AIMetrics; m != nil && (len(m.Instances) > 0 || len(m.TrainingRuns) > 0) {
 		b.WriteString("\n### AI cost metrics\n\n")
-		if lines := aiMetricLines(m, true); len(lines) > 0 {
+		if lines := aiMetricLines(m, true, r.Currency); len(lines) > 0 {
 			b.WriteString("| Metric | Value |\n|---|---|\n")
 			for _, l := range lines {
 				fmt.Fprintf(b, "| %s | %s |\n", mdText(l.label), mdText(l.value))
@@ -360,13 +362,16 @@ func columnWidthsOf(headers []string, rows [][]string) []int {
 	return widths
 }
 
-// usd renders an amount with the given decimals: on a terminal "$1,234.5678",
-// elsewhere "1234.5678 USD".
-func usd(d decimal.Decimal, places int32, tty bool) string {
-	if !tty {
-		return d.StringFixed(places) + " USD"
+// usd renders an amount in the report's currency cur with the given
+// decimals: on a terminal "$1,234.5678", elsewhere "1234.5678 USD".
+func usd(d decimal.Decimal, places int32, tty bool, cur string) string {
+	if cur == pricing.Currency {
+		cur = ""
 	}
-	return groupDigits(d.StringFixed(places), "$")
+	if !tty {
+		return d.StringFixed(places) + " " + currencyCodeOf(cur)
+	}
+	return groupDigits(d.StringFixed(places), currencyPrefix(cur))
 }
 
 // formatHours renders a number of hours to at most one decimal: on a

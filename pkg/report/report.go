@@ -22,7 +22,10 @@ import (
 // 1.1 added allocation, aiMetrics, tagAudit, sharing and commitments, the
 // quantize, share and tagging kinds, and the quantize, sharing and governance
 // policies. Fields added in 1.1 are pointers: nil in a 1.0 report read by Load.
-const SchemaVersion = "1.1"
+//
+// 1.2 added exchangeRate and exchangeRateSource: a report printed with
+// --currency states the rate its amounts were converted at (see Convert).
+const SchemaVersion = "1.2"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -51,8 +54,15 @@ type Report struct {
 	SchemaVersion string `json:"schemaVersion"`
 	// GeneratedAt is when the report was made (RFC 3339, UTC).
 	GeneratedAt time.Time `json:"generatedAt"`
-	// Currency of every amount in the report.
-	Currency string `json:"currency" jsonschema:"enum=USD"`
+	// Currency of every monthly amount in the report: USD, or the currency
+	// given with --currency. Hourly prices carry their own currency.
+	Currency string `json:"currency" jsonschema:"pattern=^[A-Z]{3}$"`
+	// ExchangeRate is the units of Currency per USD the amounts were
+	// converted at; absent for USD (since 1.2).
+	ExchangeRate *Number `json:"exchangeRate,omitempty"`
+	// ExchangeRateSource says where the rate came from: the --exchange-rate
+	// flag, the config file or the environment (since 1.2).
+	ExchangeRateSource string `json:"exchangeRateSource,omitempty"`
 	// Tool is the program that wrote the report.
 	Tool Tool `json:"tool"`
 	// Source is the fleet the report is about.

@@ -334,7 +334,7 @@ func TestLoad(t *testing.T) {
 		{"string", `"report"`, "invalid report: expected a JSON object, got a string", ErrInvalid},
 		{"empty", " \n", "invalid report: the input is empty", ErrInvalid},
 		{"no version", `{"summary": {}}`, "invalid report: no schemaVersion; is this a gpufinops report?", ErrInvalid},
-		{"numeric version", `{"schemaVersion": 1}`, `invalid report: schemaVersion must be a string like "1.1"`, ErrInvalid},
+		{"numeric version", `{"schemaVersion": 1}`, `invalid report: schemaVersion must be a string like "` + SchemaVersion + `"`, ErrInvalid},
 		{"bad version", `{"schemaVersion": "one"}`, `invalid report: schemaVersion "one" is not major.minor`, ErrInvalid},
 		{"wrong type", `{"schemaVersion": "1.0", "summary": {"instanceCount": "four"}}`,
 			"invalid report: summary.instanceCount: expected int, got string", ErrInvalid},

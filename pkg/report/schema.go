@@ -60,7 +60,7 @@ func JSONSchema(srcDir string) ([]byte, error) {
 	s.ID = SchemaID
 	s.Title = "gpufinops report"
 	s.Description = "The report written by `gpufinops analyze -o json`, schema version " + SchemaVersion +
-		". Money is USD; monthly amounts are rounded to cents. See docs/report.md."
+		". Monthly amounts are in the report's currency (USD unless converted with --currency, at the exchangeRate it states), rounded to cents; hourly prices stay USD. See docs/report.md."
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")

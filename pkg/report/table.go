@@ -105,7 +105,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 		if tty {
 			return formatMoney(m, true) + "/mo"
 		}
-		return m.String() + " USD/mo"
+		return m.String() + " " + m.Currency() + "/mo"
 	}
 	s := r.Summary
 	var b strings.Builder
@@ -114,6 +114,9 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	fmt.Fprintf(&b, "Current %s → optimized %s, saving %s (%s)\n",
 		perMonth(s.CurrentMonthlyCost), perMonth(s.OptimizedMonthlyCost),
 		c.green(perMonth(s.MonthlySavings)), percent(s.SavingsPercent))
+	if line := exchangeRateLine(r); line != "" {
+		b.WriteString(line + "\n")
+	}
 
 	secs := sections(r)
 	if len(secs) == 0 {
@@ -167,7 +170,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 			b.WriteString(c.yellow("! "+warningText(wn)) + "\n")
 		}
 	}
-	b.WriteString("\n" + c.gray("Amounts are USD per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
+	b.WriteString("\n" + c.gray("Amounts are "+currencyNote(r)+" per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
