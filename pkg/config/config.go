@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/viper"
@@ -34,8 +35,44 @@ type Config struct {
 	Cache CacheConfig `mapstructure:"cache"`
 	// IdleStop is idle-stop's policy; its flags win over it.
 	IdleStop idlestop.Policy `mapstructure:"idle_stop"`
+	// Report configures how reports are printed.
+	Report ReportConfig `mapstructure:"report"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
+
+	// lookupEnv reads GPUFINOPS_REPORT_EXCHANGE_RATES_<CODE>.
+	lookupEnv func(string) (string, bool)
+}
+
+// ReportConfig configures how reports are printed.
+type ReportConfig struct {
+	// ExchangeRates maps a currency code to the units of it one USD buys,
+	// for --currency: report.exchange_rates.EUR: 0.92, or the variable
+	// GPUFINOPS_REPORT_EXCHANGE_RATES_EUR.
+	ExchangeRates map[string]float64 `mapstructure:"exchange_rates"`
+}
+
+// ExchangeRate returns the configured rate for a currency code (units per
+// USD, as written) and where it was set: the environment variable wins over
+// the config file. ok is false when neither sets it.
+func (c *Config) ExchangeRate(code string) (rate, source string, ok bool) {
+	code = strings.ToUpper(code)
+	if c.lookupEnv != nil {
+		name := EnvVar("report.exchange_rates." + code)
+		if v, found := c.lookupEnv(name); found && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v), "environment " + name, true
+		}
+	}
+	for k, v := range c.Report.ExchangeRates {
+		if strings.ToUpper(k) == code {
+			where := "config key report.exchange_rates." + code
+			if c.File != "" {
+				where = "config file " + c.File
+			}
+			return strconv.FormatFloat(v, 'f', -1, 64), where, true
+		}
+	}
+	return "", "", false
 }
 
 // AWSConfig configures the AWS adapter; flags (--region, --profile,
@@ -144,6 +181,8 @@ func Load(opts Options) (*Config, error) {
 		AWS:      AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
 		Cache:    CacheConfig{TTLHours: 24},
 		IdleStop: idlestop.DefaultPolicy(),
+
+		lookupEnv: lookup,
 	}
 	for _, k := range Keys() {
 		if val, ok := lookup(EnvVar(k)); ok {

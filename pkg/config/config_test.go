@@ -151,3 +151,27 @@ policy:
 		t.Error("a list of objects has no environment variable")
 	}
 }
+
+func TestExchangeRate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, []byte("report:\n  exchange_rates:\n    EUR: 0.92\n    gbp: 0.79\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"GPUFINOPS_REPORT_EXCHANGE_RATES_GBP": "0.785"}
+	cfg, err := Load(Options{File: file, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ code, rate, source string }{
+		{"EUR", "0.92", "config file " + file},
+		{"eur", "0.92", "config file " + file},
+		{"GBP", "0.785", "environment GPUFINOPS_REPORT_EXCHANGE_RATES_GBP"},
+		{"JPY", "", ""},
+	} {
+		rate, source, ok := cfg.ExchangeRate(tc.code)
+		if rate != tc.rate || source != tc.source || ok != (tc.rate != "") {
+			t.Errorf("ExchangeRate(%s) = %q, %q, %v; want %q, %q", tc.code, rate, source, ok, tc.rate, tc.source)
+		}
+	}
+}
