@@ -3,15 +3,20 @@
 package analyze
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/build"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/gates"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
@@ -35,13 +40,24 @@ type AnalyzeOptions struct {
 	// Policy overrides from flags; nil when the flag was not given.
 	IdleThreshold  *float64
 	CommitmentTerm *string
+
+	// Gates are the --fail-on expressions, evaluated on the USD report
+	// after it is written.
+	Gates []gates.Gate
+	// JQ filters the JSON output (--jq); nil prints it whole.
+	JQ *cmdutil.JQ
+	// Currency is the --currency code; "USD" prints the report as priced.
+	Currency string
+	// ExchangeRate is --exchange-rate; nil takes the configured rate.
+	ExchangeRate *decimal.Decimal
 }
 
 // NewCmdAnalyze builds the command; runF replaces the run function in tests.
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
-	var term string
+	var term, jq, currency, rate string
+	var failOn []string
 	var out *cmdutil.OutputFlag
 	cmd := &cobra.Command{
 		Use:   "analyze (--fleet FILE | --demo)",
@@ -57,7 +73,11 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		Example: `  $ gpufinops analyze --demo
   $ gpufinops analyze --fleet fleet.yaml -o json > report.json
   $ gpufinops inventory --demo -o json | gpufinops analyze --fleet - -o markdown
-  $ gpufinops analyze --demo --idle-threshold 10 --commitment-term 3y`,
+  $ gpufinops analyze --demo --idle-threshold 10 --commitment-term 3y
+  $ gpufinops analyze --fleet fleet.yaml -o json --fail-on 'savings>5000' > report.json
+  $ gpufinops analyze --demo --fail-on 'savings:spot>1000&&confidence=high,idle-gpus>0'
+  $ gpufinops analyze --demo -o json --jq '.summary.monthlySavings'
+  $ gpufinops analyze --demo --currency EUR --exchange-rate 0.92`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
@@ -77,6 +97,27 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				}
 				opts.CommitmentTerm = &term
 			}
+			gs, err := gates.Parse(failOn)
+			if err != nil {
+				return &cmdutil.FlagError{Err: err}
+			}
+			opts.Gates = gs
+			if opts.JQ, err = cmdutil.CheckJQ(jq, opts.Format); err != nil {
+				return err
+			}
+			if opts.Currency, err = report.ParseCurrency(currency); err != nil {
+				return cmdutil.FlagErrorf("--currency: %v", err)
+			}
+			if cmd.Flags().Changed("exchange-rate") {
+				d, err := decimal.NewFromString(strings.TrimSpace(rate))
+				if err != nil || !d.IsPositive() {
+					return cmdutil.FlagErrorf("--exchange-rate: %q is not a number above zero (units of %s per USD)", rate, opts.Currency)
+				}
+				if opts.Currency == pricing.Currency && !d.Equal(decimal.NewFromInt(1)) {
+					return cmdutil.FlagErrorf("--exchange-rate needs --currency: the report is priced in USD")
+				}
+				opts.ExchangeRate = &d
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -88,6 +129,10 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
+	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 5 after writing the report when an expression holds, e.g. 'savings>5000', 'idle-gpus>0', 'savings:spot>1000&&confidence=high' (repeatable; commas separate too)")
+	cmdutil.AddJQFlag(cmd, &jq)
+	cmd.Flags().StringVar(&currency, "currency", pricing.Currency, "print amounts in this currency (prices stay USD); needs a rate")
+	cmd.Flags().StringVar(&rate, "exchange-rate", "", "units of --currency one USD buys (default: config report.exchange_rates.<CODE>)")
 	return cmd
 }
 
@@ -118,9 +163,70 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		FleetSource: source,
 		Catalog:     cat.Sources(),
 	})
+	printed := rep
+	if opts.Currency != "" && opts.Currency != pricing.Currency {
+		conv, err := conversion(opts, in.Config)
+		if err != nil {
+			return err
+		}
+		if printed, err = report.Convert(rep, conv); err != nil {
+			return err
+		}
+	}
 	popts := report.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth()}
 	if opts.IO.ColorEnabled() {
 		popts.Color = opts.IO.ColorScheme()
 	}
-	return report.Write(opts.IO.Out, rep, opts.Format, popts)
+	if opts.JQ != nil {
+		var doc bytes.Buffer
+		if err := report.Write(&doc, printed, "json", popts); err != nil {
+			return err
+		}
+		if err := opts.JQ.Run(opts.Ctx, opts.IO.Out, doc.Bytes()); err != nil {
+			return err
+		}
+	} else if err := report.Write(opts.IO.Out, printed, opts.Format, popts); err != nil {
+		return err
+	}
+	// The report is written; now the gates, on the USD figures.
+	return gateError(gates.Tripped(gates.Evaluate(opts.Gates, rep)), printed.Currency)
+}
+
+// conversion finds the rate for --currency: the flag, else the configuration
+// (environment, then file). A currency without a rate is a FlagError.
+func conversion(opts *AnalyzeOptions, cfg *config.Config) (report.Conversion, error) {
+	c := report.Conversion{Currency: opts.Currency}
+	if opts.ExchangeRate != nil {
+		c.Rate, c.Source = *opts.ExchangeRate, "--exchange-rate"
+		return c, nil
+	}
+	rate, source, ok := cfg.ExchangeRate(opts.Currency)
+	if !ok {
+		return c, cmdutil.FlagErrorf("--currency %s needs a rate: give --exchange-rate, set report.exchange_rates.%s in the config file, or %s",
+			opts.Currency, opts.Currency, config.EnvVar("report.exchange_rates."+opts.Currency))
+	}
+	d, err := decimal.NewFromString(rate)
+	if err != nil || !d.IsPositive() {
+		return c, &cmdutil.InputError{Err: fmt.Errorf("%s: exchange rate %q for %s is not a number above zero", source, rate, opts.Currency)}
+	}
+	c.Rate, c.Source = d, source
+	return c, nil
+}
+
+// gateError is the GateError for the gates that tripped, nil when none did:
+// one line, the reasons joined by "; ", marked as USD when the report was
+// printed in another currency.
+func gateError(tripped []gates.Result, printedIn string) error {
+	if len(tripped) == 0 {
+		return nil
+	}
+	reasons := make([]string, len(tripped))
+	for i, t := range tripped {
+		reasons[i] = t.Reason
+	}
+	reason := strings.Join(reasons, "; ")
+	if printedIn != pricing.Currency {
+		reason += " (amounts in USD)"
+	}
+	return &cmdutil.GateError{Reason: reason}
 }
