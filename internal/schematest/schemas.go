@@ -21,13 +21,13 @@ import (
 	"github.com/invopop/jsonschema"
 	"github.com/shopspring/decimal"
 
-	"github.com/gpufinops/gpufinops/pkg/cmd/doctor"
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // BaseID is where the schemas are published.
@@ -50,7 +50,7 @@ var Outputs = []Output{
 	{"commit-plan.schema.json", "gpufinops commit-plan -o json", &commitplan.Plan{}},
 	{"tags-audit.schema.json", "gpufinops tags audit -o json", &TagsAudit{}},
 	{"idle-stop.schema.json", "gpufinops idle-stop -o json", &IdleStop{}},
-	{"doctor.schema.json", "gpufinops doctor -o json", &doctor.Report{}},
+	{"doctor.schema.json", "gpufinops doctor -o json", &Doctor{}},
 }
 
 // PriceRow mirrors one offer of `gpufinops prices -o json` (an array of them).
@@ -91,6 +91,21 @@ type TagsAudit struct {
 type IdleStop struct {
 	Machines []idlestop.Decision `json:"machines"`
 	Summary  idlestop.Summary    `json:"summary"`
+}
+
+// Doctor mirrors the `gpufinops doctor -o json` document (pkg/cmd/doctor's
+// Report: command packages are imported by commands only).
+type Doctor struct {
+	Scopes []struct {
+		Scope  providers.Scope   `json:"scope"`
+		Checks []providers.Check `json:"checks"`
+	} `json:"scopes"`
+	Summary struct {
+		OK      int `json:"ok"`
+		Missing int `json:"missing"`
+		Warn    int `json:"warn"`
+		Error   int `json:"error"`
+	} `json:"summary"`
 }
 
 // Generate returns every schema, by file name, as indented JSON.

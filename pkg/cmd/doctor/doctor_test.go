@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -119,6 +121,7 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
+	validateSchema(t, out)
 	var rep Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -211,5 +214,35 @@ func TestDoctorCoverageWarnsExits0(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// validateSchema validates doctor's JSON against docs/schema/doctor.schema.json.
+func validateSchema(t *testing.T, out string) {
+	t.Helper()
+	const id = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/doctor.schema.json"
+	f, err := os.Open("../../../docs/schema/doctor.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(id, doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("doctor -o json does not match its schema: %v", err)
 	}
 }
