@@ -60,6 +60,9 @@ type FleetFlags struct {
 	RoleARNs []string
 	// LookbackDays is how much utilization history to read.
 	LookbackDays int
+	// Quiet suppresses the scan's progress display; commands set it when
+	// their output is for machines (-o json, csv, yaml).
+	Quiet bool
 }
 
 // AddFleetFlags adds --fleet, --demo and the cloud scan flags.

@@ -137,6 +137,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 }
 
 func analyzeRun(opts *AnalyzeOptions) (err error) {
+	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err

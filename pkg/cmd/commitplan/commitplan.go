@@ -108,6 +108,7 @@ docs/commit-plan.md.`,
 }
 
 func commitPlanRun(opts *CommitPlanOptions) (err error) {
+	opts.Input.Quiet = opts.Output != "table" && opts.Output != "wide"
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err

@@ -41,7 +41,7 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		return nil, err
 	}
 	for _, p := range provs {
-		bar := sc.startProgress(ctx, p)
+		bar := sc.startProgress(ctx, p, in.Quiet)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      window,
 			Concurrency: cfg.AWS.Concurrency,
@@ -110,11 +110,12 @@ type scanProgress struct {
 }
 
 // startProgress starts the display for one provider, or returns nil when
-// stderr or stdout is not a terminal (a pipe, a file, CI): then nothing extra
-// is written. Sizing the bar lists the provider's scopes once more (for AWS
+// stderr or stdout is not a terminal (a pipe, a file, CI) or the command
+// writes machine output (quiet: -o json and the like): then nothing extra is
+// written. Sizing the bar lists the provider's scopes once more (for AWS
 // one DescribeRegions per account), only in that interactive case.
-func (sc *scanner) startProgress(ctx context.Context, p providers.Provider) *scanProgress {
-	if !sc.io.IsStderrTTY() || !sc.io.IsStdoutTTY() {
+func (sc *scanner) startProgress(ctx context.Context, p providers.Provider, quiet bool) *scanProgress {
+	if quiet || !sc.io.IsStderrTTY() || !sc.io.IsStdoutTTY() {
 		return nil
 	}
 	total := -1 // unknown: a spinner

@@ -72,6 +72,7 @@ format (docs/fleet-format.md), which every command reads back with --fleet.`,
 }
 
 func inventoryRun(opts *InventoryOptions) (err error) {
+	opts.Input.Quiet = opts.Output != "table" && opts.Output != "wide"
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err

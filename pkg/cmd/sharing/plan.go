@@ -81,6 +81,7 @@ docs/sharing.md for how to apply them.`,
 }
 
 func planRun(opts *PlanOptions) (err error) {
+	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err

@@ -108,6 +108,7 @@ type result struct {
 }
 
 func auditRun(opts *AuditOptions) (err error) {
+	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
