@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -195,6 +196,7 @@ func TestIdleStopAgainstSimulator(t *testing.T) {
 		if r.Summary.Stop != 2 || r.Summary.Stopped != 0 {
 			t.Errorf("summary %+v", r.Summary)
 		}
+		validateAgainst(t, "../../docs/schema/idle-stop.schema.json", out.String())
 	})
 
 	t.Run("execute stops exactly the idle, allowed machines and logs each decision", func(t *testing.T) {
@@ -379,4 +381,32 @@ func auditLines(t testing.TB, path string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// validateAgainst checks a command's JSON output against its committed schema.
+func validateAgainst(t *testing.T, schemaPath, out string) {
+	t.Helper()
+	raw, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("output does not match %s: %v", schemaPath, err)
+	}
 }
