@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	idlestopcmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
