@@ -203,6 +203,8 @@ var notes = []note{
 	{"Utilization", "cpu", "Host CPU utilization, percent.", nil},
 	{"Utilization", "memory", "Host memory used, percent.", nil},
 	{"Utilization", "samples", "Timestamped readings; the statistics are computed from them.", nil},
+	{"Utilization", "source", "Where the figures came from when a metrics source filled them, e.g. prometheus or nvidia-smi:gpu-1.csv.", func(s *jsonschema.Schema) { s.Pattern = `\S` }},
+	{"Utilization", "coverage", "Share (0–1) of the window with data; below 0.8 lowers confidence and rules out idle.", between(0, 1)},
 
 	{"TimeRange", "", "A half-open interval [start, end).", nil},
 	{"TimeRange", "start", "Start (RFC 3339).", nil},

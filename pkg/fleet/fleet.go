@@ -154,6 +154,20 @@ type Utilization struct {
 	CPU       *Stats     `json:"cpu,omitempty"`
 	Memory    *Stats     `json:"memory,omitempty"`
 	Samples   []Sample   `json:"samples,omitempty"`
+	// Source says where the figures came from when a metrics source filled
+	// them, e.g. "cloudwatch", "prometheus" or "nvidia-smi:gpu-1.csv".
+	Source string `json:"source,omitempty"`
+	// Coverage is the share (0–1) of the window with data; nil means unknown
+	// (taken as complete).
+	Coverage *float64 `json:"coverage,omitempty"`
+}
+
+// CoverageFraction is Coverage, or 1 when it is unknown.
+func (u *Utilization) CoverageFraction() float64 {
+	if u == nil || u.Coverage == nil {
+		return 1
+	}
+	return *u.Coverage
 }
 
 // TimeRange is a half-open interval [Start, End).

@@ -144,6 +144,8 @@ func TestParseErrors(t *testing.T) {
 		{"sample second gpu", base + "    utilization: {samples: [{time: \"2026-11-23T00:00:00Z\", gpu: [1, 101]}]}\n", `f.yaml: instances[0] (id "x-1"): utilization.samples[0].gpu[1]: 101 is outside 0–100`},
 		{"sample cpu", base + "    utilization: {samples: [{time: \"2026-11-23T00:00:00Z\", gpu: 1, cpu: 200}]}\n", `f.yaml: instances[0] (id "x-1"): utilization.samples[0].cpu: 200 is outside 0–100`},
 		{"workload type", base + "    workload: {type: serving}\n", `f.yaml: instances[0] (id "x-1"): workload.type: "serving" is not one of training, fine-tuning, hpo, inference, development, batch`},
+		{"coverage above 1", base + "    utilization: {source: prometheus, coverage: 1.5, gpu: {avg: 1, p95: 2, max: 3}}\n", `f.yaml: instances[0] (id "x-1"): utilization.coverage: 1.5 is outside 0–1`},
+		{"blank source", base + "    utilization: {source: \" \", gpu: {avg: 1, p95: 2, max: 3}}\n", `f.yaml: instances[0] (id "x-1"): utilization.source: blank; name where the figures came from or leave the field out`},
 		{"workload without type", base + "    workload: {model: llama}\n", `f.yaml: instances[0] (id "x-1"): workload.type: missing; want one of training, fine-tuning, hpo, inference, development, batch`},
 		{"precision", base + "    workload: {type: inference, precision: fp8}\n", `f.yaml: instances[0] (id "x-1"): workload.precision: "fp8" is not one of fp32, fp16, bf16, int8, int4`},
 		{"checkpoints", base + "    workload: {type: training, checkpoints: sometimes}\n", `f.yaml: instances[0] (id "x-1"): workload.checkpoints: want true or false, got the string "sometimes"`},

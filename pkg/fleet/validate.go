@@ -171,6 +171,12 @@ func (c *checker) utilization(p string, u *Utilization) {
 			c.failf(p+".window", "end %s is not after start %s", w.End.Format(time.RFC3339), w.Start.Format(time.RFC3339))
 		}
 	}
+	if u.Coverage != nil && (*u.Coverage < 0 || *u.Coverage > 1) {
+		c.failf(p+".coverage", "%s is outside 0–1", num(*u.Coverage))
+	}
+	if u.Source != "" && strings.TrimSpace(u.Source) == "" {
+		c.failf(p+".source", "blank; name where the figures came from or leave the field out")
+	}
 	if len(u.Samples) > 0 && (u.GPU != nil || u.GPUMemory != nil || u.CPU != nil || u.Memory != nil) {
 		c.failf(p, "give either statistics (gpu, gpuMemory, cpu, memory) or samples, not both")
 	}
