@@ -90,7 +90,7 @@ func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitpla
 		price:      committed,
 		hours:      s.hours,
 		projected:  &projected,
-		confidence: e.confidenceFor(s.summary),
+		confidence: e.confidenceFor(s),
 		risk:       Low,
 		action: fmt.Sprintf("Cover it with a %s %s: commit $%s/h of on-demand %s usage in %s (%s%% off); this instance takes %s%% of it",
 			term, name, tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(tp.Discount*100), pct(a.BandShare*100)),

@@ -317,18 +317,31 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 	}
 }
 
-// confidenceFor grades the utilization data behind a decision.
-func (e *engine) confidenceFor(sum *fleet.Summary) Level {
+// confidenceFor grades the utilization data behind a decision on s: by the
+// window's length, then by its coverage (the share of the window with data):
+// below 0.8 one level lower, below 0.5 low.
+func (e *engine) confidenceFor(s *state) Level {
+	sum := s.summary
+	var l Level
 	switch {
 	case sum == nil:
 		return Low
 	case sum.WindowHours >= e.policy.MinWindowHours:
-		return High
+		l = High
 	case sum.WindowHours >= 24:
-		return Medium
+		l = Medium
 	default:
-		return Low
+		l = Low
 	}
+	switch cov := s.inst.Utilization.CoverageFraction(); {
+	case cov < 0.5:
+		l = Low
+	case cov < 0.8 && l == High:
+		l = Medium
+	case cov < 0.8:
+		l = Low
+	}
+	return l
 }
 
 func summarize(instances []InstanceCost, recs []Recommendation) Summary {

@@ -12,7 +12,19 @@ import (
 
 // idleRule stops instances whose GPUs do nothing, and puts instances that are
 // busy only at recurring times of the week on an on/off schedule.
+// An instance that would be judged idle (or put on a schedule) but whose
+// utilization covers less of its window than policy.idle.min_coverage gets a
+// warning instead: the gaps may be when it worked.
 func idleRule(e *engine, s *state) *change {
+	c := idleJudge(e, s)
+	if cov := s.inst.Utilization.CoverageFraction(); c != nil && cov < e.policy.Idle.MinCoverage {
+		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window: not judged idle", pct(cov*100))
+		return nil
+	}
+	return c
+}
+
+func idleJudge(e *engine, s *state) *change {
 	sum := s.summary
 	if sum == nil || sum.GPU == nil {
 		return nil
@@ -46,7 +58,7 @@ func idleStopChange(e *engine, s *state) *change {
 		kind:       KindIdleStop,
 		stop:       true,
 		target:     "stopped",
-		confidence: e.confidenceFor(sum),
+		confidence: e.confidenceFor(s),
 		risk:       Low,
 		action:     fmt.Sprintf("Stop it: the busiest GPU's p95 was %s%% over %s (idle below %s%%)", pct(sum.GPU.P95), windowText(sum), pct(thr)),
 		rationale: fmt.Sprintf("Its GPUs were idle for the whole window (p95 %s%%, max %s%%) while it was billed %s h a month.",
@@ -107,7 +119,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 		schedule:   fleetSchedule(windows),
 		price:      s.price,
 		hours:      after,
-		confidence: e.confidenceFor(s.summary),
+		confidence: e.confidenceFor(s),
 		risk:       Low,
 		action:     fmt.Sprintf("Run it on a schedule, %s (%s h/week instead of %s)", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth)),
 		rationale: fmt.Sprintf("Its GPUs were busy (≥ %s%%) in %s%% of the hourly samples, always inside the same hours of the week; outside them it idles.",

@@ -37,6 +37,9 @@ type IdlePolicy struct {
 	ScheduleMinDays float64 `json:"scheduleMinDays" mapstructure:"schedule_min_days"`
 	// ScheduleBufferHours are added before and after each busy stretch.
 	ScheduleBufferHours int `json:"scheduleBufferHours" mapstructure:"schedule_buffer_hours"`
+	// MinCoverage: an instance whose utilization covers less of its window
+	// (0–1) is never judged idle.
+	MinCoverage float64 `json:"minCoverage" mapstructure:"min_coverage"`
 }
 
 // RightsizePolicy configures rightsizing.
@@ -96,6 +99,7 @@ func DefaultPolicy() Policy {
 			ScheduleMinSavingsPercent: 25,
 			ScheduleMinDays:           7,
 			ScheduleBufferHours:       1,
+			MinCoverage:               0.8,
 		},
 		Rightsize: RightsizePolicy{
 			GPUPercent:        50,
@@ -172,6 +176,9 @@ func (p Policy) Validate() error {
 	}
 	if p.Idle.ScheduleMinDays < 1 {
 		return fmt.Errorf("policy.idle.schedule_min_days: %v is below 1", p.Idle.ScheduleMinDays)
+	}
+	if p.Idle.MinCoverage < 0 || p.Idle.MinCoverage > 1 {
+		return fmt.Errorf("policy.idle.min_coverage: %v is outside 0–1", p.Idle.MinCoverage)
 	}
 	if p.Idle.ScheduleBufferHours < 0 || p.Idle.ScheduleBufferHours > 6 {
 		return fmt.Errorf("policy.idle.schedule_buffer_hours: %d is outside 0–6", p.Idle.ScheduleBufferHours)

@@ -220,7 +220,7 @@ func (e *engine) quantizeChanges(g *replicaGroup, o, alt quantizeOption, showAlt
 		"INT8 typically costs < 1.5 % accuracy; validate on your own evaluation set before switching traffic",
 		"use a calibrated method (e.g. SmoothQuant, GPTQ or AWQ INT8 weights) supported by your serving stack",
 	}
-	conf := e.confidenceFor(g.states[0].summary)
+	conf := e.confidenceFor(g.states[0])
 	if g.model.Estimated && conf == High {
 		conf = Medium
 	}

@@ -68,7 +68,7 @@ func rightsizeRule(e *engine, s *state) *change {
 		target:     best.Name,
 		price:      bestPrice,
 		hours:      s.hours,
-		confidence: e.confidenceFor(sum),
+		confidence: e.confidenceFor(s),
 		risk:       Low,
 		evidence: Evidence{
 			Metrics: utilMetrics(sum),

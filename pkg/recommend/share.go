@@ -47,7 +47,7 @@ func shareRule(e *engine, active []*state) map[*state]*change {
 			kind:       KindShare,
 			stop:       true,
 			target:     "share " + m.Host,
-			confidence: e.confidenceFor(s.summary),
+			confidence: e.confidenceFor(s),
 			risk:       Medium,
 			evidence: Evidence{
 				Metrics: mergeMetrics(utilMetrics(s.summary), map[string]float64{"replicasPerGpu": float64(g.Replicas)}),

@@ -104,6 +104,9 @@ const (
 	WarnShortWindow     = "short-window"
 	WarnNoSpotPrice     = "no-spot-price"
 	WarnNoCheckpointing = "no-checkpointing"
+	// WarnLowCoverage: the utilization covers too little of its window for
+	// the instance to be judged idle.
+	WarnLowCoverage = "low-coverage"
 )
 
 // InstanceCost is what one instance costs now.
