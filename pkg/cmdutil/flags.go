@@ -63,6 +63,8 @@ type FleetFlags struct {
 	// Quiet suppresses the scan's progress display; commands set it when
 	// their output is for machines (-o json, csv, yaml).
 	Quiet bool
+	// Metrics say where utilization comes from (--metrics, --metrics-file).
+	Metrics MetricsFlags
 }
 
 // AddFleetFlags adds --fleet, --demo and the cloud scan flags.
@@ -74,6 +76,7 @@ func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	cmd.Flags().StringSliceVar(&f.Profiles, "profile", nil, "AWS profiles to scan, one account each (default: the standard credential chain)")
 	cmd.Flags().StringSliceVar(&f.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
 	cmd.Flags().IntVar(&f.LookbackDays, "lookback-days", 14, "days of utilization history to read from the cloud")
+	addMetricsFlags(cmd, &f.Metrics)
 	cmd.MarkFlagsMutuallyExclusive("fleet", "demo", "provider")
 	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -97,7 +100,7 @@ func (f *FleetFlags) Validate() error {
 	if f.LookbackDays < 1 || f.LookbackDays > 455 {
 		return FlagErrorf("--lookback-days: %d is outside 1–455 (CloudWatch keeps hourly data 455 days)", f.LookbackDays)
 	}
-	return nil
+	return f.Metrics.validate()
 }
 
 // SourceName is what messages call the fleet: its path, "<stdin>" or
@@ -201,6 +204,9 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 			return nil, err
 		}
 		out.Fleet = fl
+	}
+	if err := out.applyMetrics(ctx, in.Metrics, in.LookbackDays); err != nil {
+		return nil, err
 	}
 	if err := CompleteFleet(out.Fleet, out.Catalog, in); err != nil {
 		return nil, err

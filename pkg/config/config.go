@@ -37,11 +37,33 @@ type Config struct {
 	IdleStop idlestop.Policy `mapstructure:"idle_stop"`
 	// Report configures how reports are printed.
 	Report ReportConfig `mapstructure:"report"`
+	// Metrics configures utilization sources outside the clouds (--metrics).
+	Metrics MetricsConfig `mapstructure:"metrics"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
 
 	// lookupEnv reads GPUFINOPS_REPORT_EXCHANGE_RATES_<CODE>.
 	lookupEnv func(string) (string, bool)
+}
+
+// MetricsConfig configures utilization sources outside the clouds.
+type MetricsConfig struct {
+	// Prometheus is the Prometheus-compatible store of DCGM series.
+	Prometheus PrometheusConfig `mapstructure:"prometheus"`
+}
+
+// PrometheusConfig is metrics.prometheus.*; the --prometheus-* flags win.
+type PrometheusConfig struct {
+	URL                string            `mapstructure:"url"`
+	BearerTokenFile    string            `mapstructure:"bearer_token_file"`
+	Username           string            `mapstructure:"username"`
+	Password           string            `mapstructure:"password"`
+	CAFile             string            `mapstructure:"ca_file"`
+	InsecureSkipVerify bool              `mapstructure:"insecure_skip_verify"`
+	Headers            map[string]string `mapstructure:"headers"`
+	InstanceLabel      string            `mapstructure:"instance_label"`
+	HostLabel          string            `mapstructure:"host_label"`
+	NodeLabel          string            `mapstructure:"node_label"`
 }
 
 // ReportConfig configures how reports are printed.
