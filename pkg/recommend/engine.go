@@ -183,6 +183,9 @@ func (e *engine) newState(in *fleet.Instance) *state {
 		State:        in.State,
 		MonthlyHours: in.MonthlyHours(),
 	}
+	if u := in.Utilization; u != nil {
+		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
+	}
 	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
 	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
 	price, ok := e.currentPrice(in)

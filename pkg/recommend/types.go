@@ -121,6 +121,10 @@ type InstanceCost struct {
 	Lifecycle    fleet.Lifecycle `json:"lifecycle"`
 	State        fleet.State     `json:"state"`
 	MonthlyHours float64         `json:"monthlyHours"`
+	// UtilizationSource and UtilizationCoverage are the fleet's
+	// utilization.source and utilization.coverage, when given.
+	UtilizationSource   string   `json:"utilizationSource,omitempty"`
+	UtilizationCoverage *float64 `json:"utilizationCoverage,omitempty"`
 	// Hourly is the price the cost was computed from; nil when unpriced.
 	Hourly         *pricing.Price  `json:"hourlyPrice,omitempty"`
 	MonthlyCost    decimal.Decimal `json:"monthlyCost"`

@@ -7,6 +7,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
 func TestConvert(t *testing.T) {
@@ -70,7 +73,7 @@ func TestConvertRoundTripsThroughLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := write(t, got, "json", PrintOptions{})
-	for _, want := range []string{`"currency": "EUR",`, `"exchangeRate": 0.92,`, `"exchangeRateSource": "config file c.yaml",`, `"schemaVersion": "1.2"`} {
+	for _, want := range []string{`"currency": "EUR",`, `"exchangeRate": 0.92,`, `"exchangeRateSource": "config file c.yaml",`, `"schemaVersion": "` + SchemaVersion + `"`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("JSON lacks %s", want)
 		}
@@ -171,5 +174,19 @@ func TestConvertedJSONValidates(t *testing.T) {
 	}
 	if err := sch.Validate(inst); err != nil {
 		t.Errorf("the JPY report does not match the schema: %v", err)
+	}
+}
+
+// TestUtilizationSource checks the 1.3 instance fields: present when the
+// fleet says where utilization came from, absent otherwise.
+func TestUtilizationSource(t *testing.T) {
+	cov := 0.75
+	ic := recommend.InstanceCost{ResourceID: "i-1", Provider: fleet.AWS, UtilizationSource: "prometheus", UtilizationCoverage: &cov}
+	in := newInstance(ic)
+	if in.UtilizationSource != "prometheus" || in.UtilizationCoverage == nil || *in.UtilizationCoverage != 0.75 {
+		t.Errorf("instance = %+v", in)
+	}
+	if in := newInstance(recommend.InstanceCost{ResourceID: "i-2"}); in.UtilizationSource != "" || in.UtilizationCoverage != nil {
+		t.Errorf("instance = %+v", in)
 	}
 }

@@ -25,7 +25,10 @@ import (
 //
 // 1.2 added exchangeRate and exchangeRateSource: a report printed with
 // --currency states the rate its amounts were converted at (see Convert).
-const SchemaVersion = "1.2"
+//
+// 1.3 added utilizationSource and utilizationCoverage per instance: where its
+// utilization came from (a metrics source) and how much of the window it covers.
+const SchemaVersion = "1.3"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -371,6 +374,12 @@ type Instance struct {
 	MonthlyHours float64 `json:"monthlyHours"`
 	// Priced is false when no price was found; the costs are then absent.
 	Priced bool `json:"priced"`
+	// UtilizationSource says where the instance's utilization came from, e.g.
+	// prometheus or nvidia-smi:gpu-1.csv (since 1.3).
+	UtilizationSource string `json:"utilizationSource,omitempty"`
+	// UtilizationCoverage is the share (0–1) of the window with utilization
+	// data, when the source says (since 1.3).
+	UtilizationCoverage *float64 `json:"utilizationCoverage,omitempty"`
 	// HourlyPrice is the price the cost was computed from.
 	HourlyPrice *Price `json:"hourlyPrice,omitempty"`
 	// CurrentMonthlyCost is what the instance costs a month now.
@@ -578,6 +587,9 @@ func newInstance(ic recommend.InstanceCost) Instance {
 		State:        string(ic.State),
 		MonthlyHours: ic.MonthlyHours,
 		Priced:       ic.Priced,
+
+		UtilizationSource:   ic.UtilizationSource,
+		UtilizationCoverage: ic.UtilizationCoverage,
 	}
 	if ic.Priced {
 		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)
