@@ -82,6 +82,8 @@ func TestImportRules(t *testing.T) {
 				fail("adapters are reached through providers/all and the factory only")
 			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance"):
 				fail("the engine sees only the snapshot, the catalog and the pure strategy packages")
+			case under(me, "pkg/metrics") && ours && !under(dep, "pkg/fleet", "pkg/metrics"):
+				fail("metrics sources import only the snapshot and each other")
 			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm"):
 				fail("strategy packages are pure: they import only the snapshot, the catalog and pkg/llm")
 			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):

@@ -12,6 +12,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // OutputFlag is an -o/--output value restricted to a list of formats.
@@ -222,7 +223,12 @@ func (in *FleetInputs) Finish(w io.Writer, err *error) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, f := range in.Failures {
-		fmt.Fprintf(w, "warning: not scanned: %v\n", f)
+		var se *providers.ScopeError
+		if errors.As(f, &se) {
+			fmt.Fprintf(w, "warning: not scanned: %v\n", f)
+			continue
+		}
+		fmt.Fprintf(w, "warning: %v\n", f)
 	}
 	if *err == nil {
 		*err = in.Partial()
