@@ -159,11 +159,15 @@ var mdEscaper = strings.NewReplacer(
 	"<", "&lt;", ">", "&gt;", "\r\n", " ", "\n", " ", "\r", " ",
 )
 
-// mdText is s as literal markdown text on one line.
-func mdText(s string) string { return mdEscaper.Replace(s) }
+// MarkdownText is s as literal Markdown text on one line, safe in a table cell.
+func MarkdownText(s string) string { return mdEscaper.Replace(s) }
 
-// mdCode is s as an inline code span, safe inside a table cell.
-func mdCode(s string) string {
+func mdText(s string) string { return MarkdownText(s) }
+
+func mdCode(s string) string { return MarkdownCode(s) }
+
+// MarkdownCode is s as an inline code span, safe inside a table cell.
+func MarkdownCode(s string) string {
 	if s == "" {
 		return ""
 	}

@@ -94,16 +94,16 @@ func formatMoney(m Money, tty bool) string {
 	if !tty {
 		return m.String()
 	}
-	return groupDigits(m.String(), currencyPrefix(m.cur))
+	return GroupDigits(m.String(), currencyPrefix(m.cur))
 }
 
 // Currency is the amount's currency code, e.g. "USD".
 func (m Money) Currency() string { return currencyCodeOf(m.cur) }
 
-// groupDigits puts thousands separators into the whole part of a plain
+// GroupDigits puts thousands separators into the whole part of a plain
 // decimal string and prefix (a currency sign, or "") after its minus sign:
-// groupDigits("-1234.5", "$") is "-$1,234.5".
-func groupDigits(s, prefix string) string {
+// GroupDigits("-1234.5", "$") is "-$1,234.5".
+func GroupDigits(s, prefix string) string {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	whole, frac, hasFrac := strings.Cut(s, ".")

@@ -371,7 +371,7 @@ func usd(d decimal.Decimal, places int32, tty bool, cur string) string {
 	if !tty {
 		return d.StringFixed(places) + " " + currencyCodeOf(cur)
 	}
-	return groupDigits(d.StringFixed(places), currencyPrefix(cur))
+	return GroupDigits(d.StringFixed(places), currencyPrefix(cur))
 }
 
 // formatHours renders a number of hours to at most one decimal: on a
@@ -381,5 +381,5 @@ func formatHours(f float64, tty bool) string {
 	if !tty {
 		return s
 	}
-	return groupDigits(s, "")
+	return GroupDigits(s, "")
 }

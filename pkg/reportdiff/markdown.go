@@ -56,27 +56,6 @@ func writeMarkdown(w io.Writer, d *Diff) error {
 	return err
 }
 
-// mdEscaper escapes what would break a table cell or start markup.
-var mdEscaper = strings.NewReplacer(
-	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "\r\n", " ", "\n", " ", "\r", " ",
-)
+func mdText(s string) string { return report.MarkdownText(s) }
 
-// mdText is s as literal markdown text on one line.
-func mdText(s string) string { return mdEscaper.Replace(s) }
-
-// mdCode is s as an inline code span, safe inside a table cell.
-func mdCode(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
-}
+func mdCode(s string) string { return report.MarkdownCode(s) }

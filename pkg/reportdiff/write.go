@@ -222,7 +222,7 @@ func money(m report.Money, tty bool) string {
 	if !tty {
 		return m.String()
 	}
-	return group(m.String(), "$")
+	return report.GroupDigits(m.String(), "$")
 }
 
 func optMoney(m *report.Money, tty bool) string {
@@ -254,28 +254,4 @@ func signedDecimal(d decimal.Decimal, places int32) string {
 		return "+" + d.StringFixed(places)
 	}
 	return d.StringFixed(places)
-}
-
-// group puts thousands separators into a plain decimal string and prefix
-// after its minus sign: group("-1234.50", "$") is "-$1,234.50".
-func group(s, prefix string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteString(prefix)
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if hasFrac {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
 }
