@@ -409,7 +409,7 @@ func TestBuildErrors(t *testing.T) {
 		{"bad day", []Item{item("a", "1", 10, withSchedule("", []string{"monday"}, "08:00", "10:00"))}, awsTerms, `item a: schedule windows[0].days[0]: "monday" is not one of`},
 		{"bad clock", []Item{item("a", "1", 10, withSchedule("", []string{"mon"}, "8:00", "10:00"))}, awsTerms, `item a: schedule windows[0].start: "8:00" is not a time of day`},
 		{"backwards", []Item{item("a", "1", 10, withSchedule("", []string{"mon"}, "10:00", "08:00"))}, awsTerms, "end 08:00 is not after start 10:00"},
-		{"bad zone", []Item{item("a", "1", 10, withSchedule("Mars/Olympus", []string{"mon"}, "08:00", "10:00"))}, awsTerms, `time zone "Mars/Olympus" is not known`},
+		{"bad zone", []Item{item("a", "1", 10, withSchedule("Mars/Olympus", []string{"mon"}, "08:00", "10:00"))}, awsTerms, `"Mars/Olympus" is not a known time zone`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Build(tc.items, tc.terms, Options{})

@@ -319,58 +319,20 @@ func minTime(a, b time.Time) time.Time {
 
 // schedule is a weekly schedule as minutes of the local week it is on.
 type schedule struct {
-	on  [7 * 24 * 60]bool
+	on  *fleet.WeekMinutes
 	loc *time.Location
 }
 
-// parseSchedule reads a fleet schedule: days mon…sun, times HH:MM (24:00 ends
-// the day), an IANA time zone or UTC when none.
+// parseSchedule reads a fleet schedule (fleet.Schedule.Week).
 func parseSchedule(s *fleet.Schedule) (*schedule, error) {
-	out := &schedule{loc: time.UTC}
-	if s.Timezone != "" {
-		loc, err := time.LoadLocation(s.Timezone)
-		if err != nil {
-			return nil, fmt.Errorf("time zone %q is not known", s.Timezone)
-		}
-		out.loc = loc
-	}
 	if len(s.Windows) == 0 {
 		return nil, fmt.Errorf("has no windows")
 	}
-	for i, w := range s.Windows {
-		start, err := clock(w.Start)
-		if err != nil {
-			return nil, fmt.Errorf("windows[%d].start: %w", i, err)
-		}
-		end, err := clock(w.End)
-		if err != nil {
-			return nil, fmt.Errorf("windows[%d].end: %w", i, err)
-		}
-		if end <= start {
-			return nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
-		}
-		for j, d := range w.Days {
-			wd, ok := fleet.Weekdays[d]
-			if !ok {
-				return nil, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
-			}
-			for m := start; m < end; m++ {
-				out.on[int(wd)*24*60+m] = true
-			}
-		}
+	on, loc, err := s.Week()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
-}
-
-func clock(s string) (int, error) {
-	var h, m int
-	if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
-		return 0, fmt.Errorf("%q is not a time of day in HH:MM form", s)
-	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
-		return 0, fmt.Errorf("%q is not a time of day between 00:00 and 24:00", s)
-	}
-	return h*60 + m, nil
+	return &schedule{on: on, loc: loc}, nil
 }
 
 // fractions is the share of each hour of the axis the schedule is on, read in

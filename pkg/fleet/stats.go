@@ -209,31 +209,57 @@ var Weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
-// HoursPerWeek is the number of hours a week the schedule keeps the instance on.
-// Overlapping windows count once.
-func (s *Schedule) HoursPerWeek() (float64, error) {
-	var on [7 * 24 * 60]bool
+// MinutesPerWeek is the resolution of a weekly schedule.
+const MinutesPerWeek = 7 * 24 * 60
+
+// WeekMinutes marks the minutes of a week, Sunday 00:00 first, that a
+// schedule keeps an instance on, in the schedule's own time zone.
+type WeekMinutes [MinutesPerWeek]bool
+
+// Week reads the schedule once for every user of it: the minutes it is on and
+// its time zone (UTC when none). Overlapping windows count once. Errors name
+// the window and field.
+func (s *Schedule) Week() (*WeekMinutes, *time.Location, error) {
+	loc := time.UTC
+	if s.Timezone != "" {
+		l, err := time.LoadLocation(s.Timezone)
+		if err != nil {
+			return nil, nil, fmt.Errorf("timezone: %q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
+		}
+		loc = l
+	}
+	var on WeekMinutes
 	for i, w := range s.Windows {
 		start, err := parseClock(w.Start)
 		if err != nil {
-			return 0, fmt.Errorf("windows[%d].start: %w", i, err)
+			return nil, nil, fmt.Errorf("windows[%d].start: %w", i, err)
 		}
 		end, err := parseClock(w.End)
 		if err != nil {
-			return 0, fmt.Errorf("windows[%d].end: %w", i, err)
+			return nil, nil, fmt.Errorf("windows[%d].end: %w", i, err)
 		}
 		if end <= start {
-			return 0, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
+			return nil, nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
 		}
 		for j, d := range w.Days {
 			wd, ok := Weekdays[d]
 			if !ok {
-				return 0, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
+				return nil, nil, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
 			}
 			for m := start; m < end; m++ {
 				on[int(wd)*24*60+m] = true
 			}
 		}
+	}
+	return &on, loc, nil
+}
+
+// HoursPerWeek is the number of hours a week the schedule keeps the instance on.
+// Overlapping windows count once.
+func (s *Schedule) HoursPerWeek() (float64, error) {
+	on, _, err := s.Week()
+	if err != nil {
+		return 0, err
 	}
 	var minutes int
 	for _, b := range on {

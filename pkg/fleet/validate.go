@@ -142,14 +142,9 @@ func (c *checker) usage(p string, u Usage) {
 		if len(s.Windows) == 0 {
 			c.failf(p+".schedule.windows", "empty; give at least one window (an instance that never runs is state: stopped)")
 		}
-		if _, err := s.HoursPerWeek(); err != nil {
-			field, msg, _ := strings.Cut(err.Error(), ": ") // "windows[0].start: ..."
+		if _, _, err := s.Week(); err != nil {
+			field, msg, _ := strings.Cut(err.Error(), ": ") // "windows[0].start: ..." or "timezone: ..."
 			c.failf(p+".schedule."+field, "%s", msg)
-		}
-		if s.Timezone != "" {
-			if _, err := time.LoadLocation(s.Timezone); err != nil {
-				c.failf(p+".schedule.timezone", "%q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
-			}
 		}
 	}
 	if len(set) > 1 {

@@ -1,14 +1,12 @@
 package sharing
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
-// minutesPerWeek is the resolution of a weekly schedule.
-const minutesPerWeek = 7 * 24 * 60
+const minutesPerWeek = fleet.MinutesPerWeek
 
 // availability is when a tenant runs in a week. A host must run whenever each
 // of its tenants does, so that no tenant loses hours by moving.
@@ -31,21 +29,13 @@ func availabilityOf(t Tenant) availability {
 	if a.tz == "" {
 		a.tz = "UTC"
 	}
-	for _, w := range t.Schedule.Windows {
-		start, err1 := clock(w.Start)
-		end, err2 := clock(w.End)
-		if err1 != nil || err2 != nil || end <= start {
-			return availability{}
-		}
-		for _, d := range w.Days {
-			wd, ok := fleet.Weekdays[d]
-			if !ok {
-				return availability{}
-			}
-			for m := start; m < end; m++ {
-				i := int(wd)*24*60 + m
-				a.on[i/64] |= 1 << (i % 64)
-			}
+	week, _, err := t.Schedule.Week()
+	if err != nil {
+		return availability{}
+	}
+	for i, on := range week {
+		if on {
+			a.on[i/64] |= 1 << (i % 64)
 		}
 	}
 	full := true
@@ -75,16 +65,4 @@ func (a availability) covers(b availability) bool {
 		}
 	}
 	return true
-}
-
-// clock parses "HH:MM" (00:00–24:00) into minutes of the day.
-func clock(s string) (int, error) {
-	var h, m int
-	if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
-		return 0, fmt.Errorf("%q is not HH:MM", s)
-	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
-		return 0, fmt.Errorf("%q is not between 00:00 and 24:00", s)
-	}
-	return h*60 + m, nil
 }

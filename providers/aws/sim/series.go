@@ -415,36 +415,16 @@ func scheduleWeek(sch *fleet.Schedule, loc *time.Location) *[weekHours]bool {
 	var on [weekHours]bool
 	_, off := time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC).In(loc).Zone()
 	minute := ((off%3600)/60 + 60) % 60
-	for _, w := range sch.Windows {
-		start, err1 := clockMinutes(w.Start)
-		end, err2 := clockMinutes(w.End)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		for _, d := range w.Days {
-			wd, ok := fleet.Weekdays[d]
-			if !ok {
-				continue
-			}
-			for h := 0; h < 24; h++ {
-				if m := h*60 + minute; m >= start && m < end {
-					on[int(wd)*24+h] = true
-				}
-			}
+	week, _, err := sch.Week()
+	if err != nil {
+		return &on // the fleet was validated: unreachable
+	}
+	for d := range 7 {
+		for h := 0; h < 24; h++ {
+			on[d*24+h] = week[d*24*60+h*60+minute]
 		}
 	}
 	return &on
-}
-
-// clockMinutes parses "HH:MM" (up to "24:00") into minutes after midnight.
-func clockMinutes(s string) (int, error) {
-	hh, mm, ok := strings.Cut(s, ":")
-	h, err1 := strconv.Atoi(hh)
-	m, err2 := strconv.Atoi(mm)
-	if !ok || err1 != nil || err2 != nil || h < 0 || h > 24 || m < 0 || m > 59 {
-		return 0, fmt.Errorf("%q is not HH:MM", s)
-	}
-	return h*60 + m, nil
 }
 
 // blockWeek places h hours a week as daily blocks from 08:00 UTC (see
