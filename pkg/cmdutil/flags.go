@@ -72,14 +72,20 @@ type FleetFlags struct {
 func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	cmd.Flags().StringVarP(&f.Path, "fleet", "f", "", "fleet snapshot to read (JSON or YAML; - for stdin)")
 	cmd.Flags().BoolVar(&f.Demo, "demo", false, "use the embedded demo fleet")
-	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, "scan these clouds live instead of reading a file: aws")
-	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions to scan (default: every enabled region)")
-	cmd.Flags().StringSliceVar(&f.Profiles, "profile", nil, "AWS profiles to scan, one account each (default: the standard credential chain)")
-	cmd.Flags().StringSliceVar(&f.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
+	AddScopeFlags(cmd, f, "scan live instead of reading a file")
 	cmd.Flags().IntVar(&f.LookbackDays, "lookback-days", 14, "days of utilization history to read from the cloud")
 	addMetricsFlags(cmd, &f.Metrics)
 	cmd.MarkFlagsMutuallyExclusive("fleet", "demo", "provider")
 	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
+}
+
+// AddScopeFlags adds --provider, --region, --profile and --role-arn, the
+// clouds and accounts a command works on; purpose ends the --provider help.
+func AddScopeFlags(cmd *cobra.Command, f *FleetFlags, purpose string) {
+	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, "clouds to "+purpose+": aws")
+	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions (default: every enabled region)")
+	cmd.Flags().StringSliceVar(&f.Profiles, "profile", nil, "AWS profiles, one account each (default: the standard credential chain)")
+	cmd.Flags().StringSliceVar(&f.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"aws"}, cobra.ShellCompDirectiveNoFileComp
 	})

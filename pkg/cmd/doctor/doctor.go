@@ -90,10 +90,7 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 			return doctorRun(opts)
 		},
 	}
-	cmd.Flags().StringSliceVar(&opts.Input.Providers, "provider", nil, "clouds to check (default aws)")
-	cmd.Flags().StringSliceVar(&opts.Input.Regions, "region", nil, "regions to check (default: every enabled region)")
-	cmd.Flags().StringSliceVar(&opts.Input.Profiles, "profile", nil, "AWS profiles to check (default: the standard credential chain)")
-	cmd.Flags().StringSliceVar(&opts.Input.RoleARNs, "role-arn", nil, "AWS roles to assume and check")
+	cmdutil.AddScopeFlags(cmd, &opts.Input, "check")
 	output = cmdutil.AddOutputFlag(cmd, "table", "json")
 	return cmd
 }

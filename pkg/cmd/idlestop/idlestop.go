@@ -132,10 +132,7 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 			return idleStopRun(opts)
 		},
 	}
-	cmd.Flags().StringSliceVar(&opts.Input.Providers, "provider", nil, "clouds to act on: aws")
-	cmd.Flags().StringSliceVar(&opts.Input.Regions, "region", nil, "regions (default: every enabled region)")
-	cmd.Flags().StringSliceVar(&opts.Input.Profiles, "profile", nil, "AWS profiles, one account each")
-	cmd.Flags().StringSliceVar(&opts.Input.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
+	cmdutil.AddScopeFlags(cmd, &opts.Input, "act on")
 	opts.Input.LookbackDays = 1
 	cmd.Flags().BoolVar(&opts.Execute, "execute", false, "stop the idle machines (without it: a dry run)")
 	cmd.Flags().StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per machine considered to this file")
