@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -74,19 +75,10 @@ func demoOptions(t *testing.T, format string, tty bool) (*AnalyzeOptions, *bytes
 		IO:      ios,
 		Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
 		Catalog: catalog.Embedded,
-		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
-			if demo {
-				return file.Demo()
-			}
-			fl, err := file.Load(path, ios.In)
-			if err != nil {
-				return nil, &cmdutil.InputError{Err: err}
-			}
-			return fl, nil
-		},
-		Now:    testutil.Now,
-		Input:  cmdutil.FleetFlags{Demo: true},
-		Format: format,
+		Fleet:   factory.FileFleet(ios),
+		Now:     testutil.Now,
+		Input:   cmdutil.FleetFlags{Demo: true},
+		Format:  format,
 	}, out
 }
 

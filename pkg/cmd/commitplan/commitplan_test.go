@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	cplan "github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -68,20 +69,11 @@ func demoOptions(t *testing.T, output string, tty bool, policy recommend.Policy)
 		IO:      ios,
 		Config:  func() (*config.Config, error) { return &config.Config{Policy: policy}, nil },
 		Catalog: catalog.Embedded,
-		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
-			if demo {
-				return file.Demo()
-			}
-			fl, err := file.Load(path, ios.In)
-			if err != nil {
-				return nil, &cmdutil.InputError{Err: err}
-			}
-			return fl, nil
-		},
-		Now:    testutil.Now,
-		Input:  cmdutil.FleetFlags{Demo: true},
-		Term:   "both",
-		Output: output,
+		Fleet:   factory.FileFleet(ios),
+		Now:     testutil.Now,
+		Input:   cmdutil.FleetFlags{Demo: true},
+		Term:    "both",
+		Output:  output,
 	}, out
 }
 

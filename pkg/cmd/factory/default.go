@@ -11,9 +11,10 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/file"
+
 	// Register every cloud adapter.
 	_ "github.com/gpufinops/gpufinops/providers/all"
-	"github.com/gpufinops/gpufinops/providers/file"
 )
 
 // New returns the Factory the gpufinops binary runs with.
@@ -33,7 +34,15 @@ func New() *cmdutil.Factory {
 	f.Scan = sc.scan
 	f.Providers = sc.providers
 	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
-	f.Fleet = func(path string, demo bool) (*fleet.Fleet, error) {
+	f.Fleet = FileFleet(f.IOStreams)
+	return f
+}
+
+// FileFleet returns the Factory's Fleet function: it reads the fleet file at
+// path ("-" is ios.In at the time of the call) or, when demo is true, the
+// embedded demo fleet. Its errors are InputErrors.
+func FileFleet(ios *iostreams.IOStreams) func(path string, demo bool) (*fleet.Fleet, error) {
+	return func(path string, demo bool) (*fleet.Fleet, error) {
 		var (
 			fl  *fleet.Fleet
 			err error
@@ -41,12 +50,11 @@ func New() *cmdutil.Factory {
 		if demo {
 			fl, err = file.Demo()
 		} else {
-			fl, err = file.Load(path, f.IOStreams.In)
+			fl, err = file.Load(path, ios.In)
 		}
 		if err != nil {
 			return nil, &cmdutil.InputError{Err: err}
 		}
 		return fl, nil
 	}
-	return f
 }

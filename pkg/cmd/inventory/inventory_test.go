@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
@@ -49,22 +50,8 @@ func testFactory(t *testing.T, cat pricing.Catalog) (*cmdutil.Factory, *bytes.Bu
 	f := &cmdutil.Factory{
 		IOStreams: ios,
 		Catalog:   func() (pricing.Catalog, error) { return cat, nil },
-		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
-			var (
-				fl  *fleet.Fleet
-				err error
-			)
-			if demo {
-				fl, err = file.Demo()
-			} else {
-				fl, err = file.Load(path, ios.In)
-			}
-			if err != nil {
-				return nil, &cmdutil.InputError{Err: err}
-			}
-			return fl, nil
-		},
-		Now: testutil.Now,
+		Fleet:     factory.FileFleet(ios),
+		Now:       testutil.Now,
 	}
 	return f, in, out, errOut
 }

@@ -14,15 +14,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
-	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
-	"github.com/gpufinops/gpufinops/providers/file"
 )
 
 const testFleet = "testdata/fleet.yaml"
@@ -89,18 +88,9 @@ func options(t *testing.T, path, format string, tty bool) (*PlanOptions, *bytes.
 		IO:      ios,
 		Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
 		Catalog: catalog.Embedded,
-		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
-			if demo {
-				return file.Demo()
-			}
-			fl, err := file.Load(path, ios.In)
-			if err != nil {
-				return nil, &cmdutil.InputError{Err: err}
-			}
-			return fl, nil
-		},
-		Input:  cmdutil.FleetFlags{Path: path, Demo: path == ""},
-		Format: format,
+		Fleet:   factory.FileFleet(ios),
+		Input:   cmdutil.FleetFlags{Path: path, Demo: path == ""},
+		Format:  format,
 	}, out, errOut
 }
 
