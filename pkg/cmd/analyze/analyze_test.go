@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
@@ -37,21 +38,9 @@ func TestNewCmdAnalyze(t *testing.T) {
 		{args: "--demo extra", wantErr: `unknown command "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *AnalyzeOptions
-			cmd := NewCmdAnalyze(&cmdutil.Factory{IOStreams: ios}, func(o *AnalyzeOptions) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tc.args))
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			got, err := cmdtest.Parse(t, NewCmdAnalyze, strings.Fields(tc.args))
+			if cmdtest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Format != tc.want.Format {
 				t.Errorf("got input %+v format %q", got.Input, got.Format)

@@ -1,15 +1,13 @@
 package idlestop
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
-	"github.com/gpufinops/gpufinops/pkg/iostreams"
 )
 
 func TestNewCmdIdleStop(t *testing.T) {
@@ -40,21 +38,9 @@ func TestNewCmdIdleStop(t *testing.T) {
 		{args: "--provider oracle", wantErr: `--provider: "oracle" is not one of aws, azure, gcp`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *IdleStopOptions
-			cmd := NewCmdIdleStop(&cmdutil.Factory{IOStreams: ios}, func(o *IdleStopOptions) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tc.args))
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			got, err := cmdtest.Parse(t, NewCmdIdleStop, strings.Fields(tc.args))
+			if cmdtest.CheckErr(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			tc.check(t, got)
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
@@ -44,17 +45,8 @@ func TestNewCmdAudit(t *testing.T) {
 		{args: "--demo extra", wantErr: `unknown command "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
-			ios, _, _, _ := iostreams.Test()
-			var got *AuditOptions
-			cmd := NewCmdAudit(&cmdutil.Factory{IOStreams: ios}, func(o *AuditOptions) error { got = o; return nil })
-			cmd.SetArgs(strings.Fields(tc.args))
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr && !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			got, err := cmdtest.Parse(t, NewCmdAudit, strings.Fields(tc.args))
+			if cmdtest.CheckErr(t, err, tc.wantErr) {
 				var fe *cmdutil.FlagError
 				if tc.flagError && !errors.As(err, &fe) {
 					t.Errorf("error is %T, want a *cmdutil.FlagError", err)
@@ -63,9 +55,6 @@ func TestNewCmdAudit(t *testing.T) {
 					t.Error("run function called despite the error")
 				}
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if (got.Input.Path != tc.want.Input.Path || got.Input.Demo != tc.want.Input.Demo) || got.Format != tc.want.Format {
 				t.Errorf("got input %+v format %q", got.Input, got.Format)
