@@ -1,7 +1,10 @@
 package recommend
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -137,8 +140,98 @@ func DefaultPolicy() Policy {
 	}
 }
 
-// Validate reports the first out-of-range value, naming its config key.
+// PolicyError is a policy value out of range: the config key it is set
+// under (e.g. "policy.idle.gpu_percent") and what is wrong with it. The
+// command layer turns Key into the flag that set it, when a flag did.
+type PolicyError struct {
+	Key string
+	Msg string
+}
+
+func (e *PolicyError) Error() string { return e.Key + ": " + e.Msg }
+
+// MaxPolicyMagnitude bounds every number of the policy: no threshold, count
+// or duration the rules use comes near it, so a larger one is a typo.
+const MaxPolicyMagnitude = 1e9
+
+// Validate reports the first value out of range as a *PolicyError naming its
+// config key: NaN, ±Inf or a magnitude above MaxPolicyMagnitude anywhere,
+// then each rule's own range.
 func (p Policy) Validate() error {
+	if err := checkNumbers(reflect.ValueOf(p), "policy"); err != nil {
+		return err
+	}
+	if err := p.validate(); err != nil {
+		var pe *PolicyError
+		if errors.As(err, &pe) {
+			return pe
+		}
+		// Sharing and governance name their keys in the text.
+		msg := err.Error()
+		if key, rest, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(key, "policy.") && !strings.Contains(key, " ") {
+			return &PolicyError{Key: key, Msg: rest}
+		}
+		if rest, ok := strings.CutPrefix(msg, "governance policy: "); ok {
+			return &PolicyError{Key: "policy.governance", Msg: rest}
+		}
+		return &PolicyError{Key: "policy", Msg: msg}
+	}
+	return nil
+}
+
+// checkNumbers walks v (a struct, map or number) and refuses the first
+// number that is not finite or is absurdly large, naming its key.
+func checkNumbers(v reflect.Value, key string) error {
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			tag := t.Field(i).Tag.Get("mapstructure")
+			if tag == "" || tag == "-" || !t.Field(i).IsExported() {
+				continue
+			}
+			if err := checkNumbers(v.Field(i), key+"."+tag); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		for _, k := range keys {
+			if err := checkNumbers(v.MapIndex(k), key+"."+fmt.Sprint(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		switch {
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			return &PolicyError{Key: key, Msg: fmt.Sprintf("%v is not a finite number", f)}
+		case math.Abs(f) > MaxPolicyMagnitude:
+			return &PolicyError{Key: key, Msg: fmt.Sprintf("%g is out of range (at most %g)", f, MaxPolicyMagnitude)}
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if n := v.Int(); n > MaxPolicyMagnitude || n < -MaxPolicyMagnitude {
+			return &PolicyError{Key: key, Msg: fmt.Sprintf("%d is out of range (at most %g)", n, MaxPolicyMagnitude)}
+		}
+	}
+	return nil
+}
+
+// Upper bounds of the policy's open-ended values.
+const (
+	maxWindowHours    = 455 * 24 // CloudWatch keeps hourly data 455 days
+	maxContextTokens  = 10_000_000
+	maxBatch          = 1_000_000
+	maxReplicas       = 100_000
+	maxSpotMinutes    = 7 * 24 * 60
+	maxInterruptions  = 30 * 24 * 60 // one a minute
+	maxWriteGBps      = 1000
+	maxBytesPerParam  = 64
+	maxScheduleMinDay = 455
+)
+
+func (p Policy) validate() error {
 	pct := []struct {
 		key string
 		v   float64
@@ -162,11 +255,17 @@ func (p Policy) Validate() error {
 	if p.Quantize.TargetUtilPercent <= 0 || p.Quantize.TargetUtilPercent > 100 {
 		return fmt.Errorf("policy.quantize.target_util_percent: %v is outside (0, 100]", p.Quantize.TargetUtilPercent)
 	}
-	if p.Quantize.MinReplicas < 1 {
-		return fmt.Errorf("policy.quantize.min_replicas: %d is below 1", p.Quantize.MinReplicas)
-	}
-	if p.Quantize.Context < 1 || p.Quantize.Batch < 1 {
-		return fmt.Errorf("policy.quantize.context and batch must be at least 1 (got %d and %d)", p.Quantize.Context, p.Quantize.Batch)
+	for _, c := range []struct {
+		key      string
+		v, limit int
+	}{
+		{"policy.quantize.min_replicas", p.Quantize.MinReplicas, maxReplicas},
+		{"policy.quantize.context", p.Quantize.Context, maxContextTokens},
+		{"policy.quantize.batch", p.Quantize.Batch, maxBatch},
+	} {
+		if c.v < 1 || c.v > c.limit {
+			return fmt.Errorf("%s: %d is outside 1–%d", c.key, c.v, c.limit)
+		}
 	}
 	if err := p.Sharing.Validate(); err != nil {
 		return err
@@ -174,8 +273,8 @@ func (p Policy) Validate() error {
 	if err := p.Governance.Validate(); err != nil {
 		return err
 	}
-	if p.Idle.ScheduleMinDays < 1 {
-		return fmt.Errorf("policy.idle.schedule_min_days: %v is below 1", p.Idle.ScheduleMinDays)
+	if p.Idle.ScheduleMinDays < 1 || p.Idle.ScheduleMinDays > maxScheduleMinDay {
+		return fmt.Errorf("policy.idle.schedule_min_days: %v is outside 1–%d", p.Idle.ScheduleMinDays, maxScheduleMinDay)
 	}
 	if p.Idle.MinCoverage < 0 || p.Idle.MinCoverage > 1 {
 		return fmt.Errorf("policy.idle.min_coverage: %v is outside 0–1", p.Idle.MinCoverage)
@@ -187,20 +286,20 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("policy.spot.max_band_index: %d is outside 0–4", p.Spot.MaxBandIndex)
 	}
 	for _, c := range []struct {
-		key string
-		v   float64
+		key      string
+		v, limit float64
 	}{
-		{"policy.spot.checkpoint_write_gbps", p.Spot.CheckpointWriteGBps},
-		{"policy.spot.checkpoint_bytes_per_param", p.Spot.CheckpointBytesPerParam},
-		{"policy.spot.checkpoint_minutes", p.Spot.CheckpointMinutes},
-		{"policy.spot.interruptions_per_month", p.Spot.InterruptionsPerMonth},
+		{"policy.spot.checkpoint_write_gbps", p.Spot.CheckpointWriteGBps, maxWriteGBps},
+		{"policy.spot.checkpoint_bytes_per_param", p.Spot.CheckpointBytesPerParam, maxBytesPerParam},
+		{"policy.spot.checkpoint_minutes", p.Spot.CheckpointMinutes, maxSpotMinutes},
+		{"policy.spot.interruptions_per_month", p.Spot.InterruptionsPerMonth, maxInterruptions},
 	} {
-		if c.v <= 0 {
-			return fmt.Errorf("%s: %v must be above 0", c.key, c.v)
+		if c.v <= 0 || c.v > c.limit {
+			return fmt.Errorf("%s: %v is outside (0, %v]", c.key, c.v, c.limit)
 		}
 	}
-	if p.Spot.RestartMinutes < 0 {
-		return fmt.Errorf("policy.spot.restart_minutes: %v is negative", p.Spot.RestartMinutes)
+	if p.Spot.RestartMinutes < 0 || p.Spot.RestartMinutes > maxSpotMinutes {
+		return fmt.Errorf("policy.spot.restart_minutes: %v is outside 0–%d", p.Spot.RestartMinutes, maxSpotMinutes)
 	}
 	for i, w := range p.Spot.Workloads {
 		if !validWorkload(w) {
@@ -228,8 +327,8 @@ func (p Policy) Validate() error {
 			}
 		}
 	}
-	if p.MinWindowHours < 0 {
-		return fmt.Errorf("policy.min_window_hours: %v is negative", p.MinWindowHours)
+	if p.MinWindowHours < 0 || p.MinWindowHours > maxWindowHours {
+		return fmt.Errorf("policy.min_window_hours: %v is outside 0–%d", p.MinWindowHours, maxWindowHours)
 	}
 	return nil
 }
