@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -189,7 +190,9 @@ func walk(t reflect.Type, prefix string, keys *[]string) {
 	}
 }
 
-// Load reads defaults, then the file, then the environment.
+// Load reads defaults, then the file, then the environment, and validates
+// the result (Validate). An environment variable that is empty or blank
+// counts as unset; surrounding spaces are ignored.
 func Load(opts Options) (*Config, error) {
 	lookup := opts.LookupEnv
 	if lookup == nil {
@@ -207,8 +210,8 @@ func Load(opts Options) (*Config, error) {
 		lookupEnv: lookup,
 	}
 	for _, k := range Keys() {
-		if val, ok := lookup(EnvVar(k)); ok {
-			v.Set(k, val)
+		if val, ok := lookup(EnvVar(k)); ok && strings.TrimSpace(val) != "" {
+			v.Set(k, strings.TrimSpace(val))
 		}
 	}
 
@@ -231,32 +234,193 @@ func Load(opts Options) (*Config, error) {
 			}
 			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
 		}
-		if err := fileViper.UnmarshalExact(cfg); err != nil {
-			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
-		}
 		cfg.File = file
+		if err := fileViper.UnmarshalExact(cfg); err != nil {
+			msg := oneLine(err)
+			if m := quotedKey.FindStringSubmatch(msg); m != nil && !strings.HasPrefix(msg, "unknown key") {
+				return nil, &KeyError{Key: m[1], Source: "config file " + file, Msg: decodeMsg(strings.TrimSpace(strings.Replace(msg, m[0], "", 1)))}
+			}
+			return nil, fmt.Errorf("config file %s: %s", file, msg)
+		}
 	}
 	// Environment variables win over the file.
 	if err := v.Unmarshal(cfg); err != nil {
-		return nil, fmt.Errorf("environment: %s", oneLine(err))
-	}
-	if cfg.AWS.Concurrency < 1 || cfg.AWS.Concurrency > 64 {
-		return nil, fmt.Errorf("aws.concurrency: %d is outside 1–64", cfg.AWS.Concurrency)
-	}
-	if cfg.Cache.TTLHours < 0 {
-		return nil, fmt.Errorf("cache.ttl_hours: %d is negative", cfg.Cache.TTLHours)
-	}
-	if err := cfg.IdleStop.Validate(); err != nil {
-		return nil, fmt.Errorf("idle-stop policy: %w", err)
-	}
-	if err := cfg.Policy.Validate(); err != nil {
-		where := "defaults"
-		if file != "" {
-			where = "config file " + file + " or environment"
+		msg := oneLine(err)
+		if m := quotedKey.FindStringSubmatch(msg); m != nil {
+			return nil, &KeyError{Key: m[1], Source: "environment " + EnvVar(m[1]), Msg: decodeMsg(strings.TrimSpace(strings.Replace(msg, m[0], "", 1)))}
 		}
-		return nil, fmt.Errorf("%s: %w", where, err)
+		return nil, fmt.Errorf("environment: %s", msg)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return cfg, nil
+}
+
+var (
+	quotedKey  = regexp.MustCompile(`'([a-z0-9_.]+)'`)
+	parseError = regexp.MustCompile(`cannot parse value as '([\w.]+)': (?:strconv\.\w+: )?(?:parsing "[^"]*": )?(.*)`)
+)
+
+// decodeMsg rewrites the decoder's complaint about a value in plain words.
+func decodeMsg(msg string) string {
+	m := parseError.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := map[string]string{"float64": "a number", "int": "a whole number", "bool": "true or false",
+		"time.Duration": "a duration such as 30m"}[m[1]]
+	if want == "" {
+		want = "a " + m[1]
+	}
+	return fmt.Sprintf("want %s (%s)", want, m[2])
+}
+
+// KeyError is a configuration value that is out of range: its key, where it
+// was set and what is wrong with it, printed on one line.
+type KeyError struct {
+	// Key is the configuration key, e.g. policy.idle.gpu_percent.
+	Key string
+	// Source is where the value came from: "environment GPUFINOPS_…",
+	// "config file PATH" or "default".
+	Source string
+	// Msg says what is wrong and what is expected.
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Source + ": " + e.Key + ": " + e.Msg }
+
+// Limits of the configuration's values outside the policy.
+const (
+	// MinExchangeRate and MaxExchangeRate bound an exchange rate (units of
+	// a currency one USD buys): every currency in use lies well inside.
+	MinExchangeRate = 1e-6
+	MaxExchangeRate = 1e6
+	// MaxCacheTTLHours is a year.
+	MaxCacheTTLHours = 365 * 24
+	// maxMagnitude bounds every number of the configuration.
+	maxMagnitude = 1e12
+)
+
+// Source names where the value of key came from: its environment variable,
+// the config file, or the default.
+func (c *Config) Source(key string) string {
+	if c.lookupEnv != nil {
+		if val, ok := c.lookupEnv(EnvVar(key)); ok && strings.TrimSpace(val) != "" {
+			return "environment " + EnvVar(key)
+		}
+	}
+	if c.File != "" {
+		return "config file " + c.File
+	}
+	return "default"
+}
+
+// errorAt is the KeyError for key.
+func (c *Config) errorAt(key, format string, args ...any) error {
+	return &KeyError{Key: key, Source: c.Source(key), Msg: fmt.Sprintf(format, args...)}
+}
+
+// Validate checks the merged configuration — defaults, file and environment
+// — and returns the first bad value as a *KeyError naming its key and where
+// it was set: a number that is NaN, ±Inf or absurdly large anywhere, an
+// exchange rate outside MinExchangeRate–MaxExchangeRate, and each policy's
+// own ranges (recommend.Policy.Validate, idlestop.Policy.Validate).
+// Commands that lay flags over the policy validate the result again.
+func (c *Config) Validate() error {
+	if key, msg := checkNumbers(reflect.ValueOf(*c), ""); key != "" {
+		return c.errorAt(key, "%s", msg)
+	}
+	codes := make([]string, 0, len(c.Report.ExchangeRates))
+	for code := range c.Report.ExchangeRates {
+		codes = append(codes, code)
+	}
+	sort.Strings(codes)
+	for _, code := range codes {
+		key := "report.exchange_rates." + strings.ToUpper(code)
+		if err := CheckExchangeRate(c.Report.ExchangeRates[code]); err != nil {
+			return c.errorAt(key, "%v", err)
+		}
+		if !currencyCode.MatchString(code) {
+			return c.errorAt(key, "%q is not a currency code such as EUR", code)
+		}
+	}
+	if c.AWS.Concurrency < 1 || c.AWS.Concurrency > 64 {
+		return c.errorAt("aws.concurrency", "%d is outside 1–64", c.AWS.Concurrency)
+	}
+	if c.Cache.TTLHours < 0 || c.Cache.TTLHours > MaxCacheTTLHours {
+		return c.errorAt("cache.ttl_hours", "%d is outside 0–%d", c.Cache.TTLHours, MaxCacheTTLHours)
+	}
+	if err := c.IdleStop.Validate(); err != nil {
+		if key, msg, ok := strings.Cut(err.Error(), ": "); ok && strings.HasPrefix(key, "idle_stop.") && !strings.Contains(key, " ") {
+			return c.errorAt(key, "%s", msg)
+		}
+		return fmt.Errorf("idle-stop policy: %w", err)
+	}
+	if err := c.Policy.Validate(); err != nil {
+		var pe *recommend.PolicyError
+		if errors.As(err, &pe) {
+			return c.errorAt(pe.Key, "%s", pe.Msg)
+		}
+		return err
+	}
+	return nil
+}
+
+var currencyCode = regexp.MustCompile(`^[A-Za-z]{3}$`)
+
+// CheckExchangeRate refuses a rate that is not a finite number within
+// MinExchangeRate–MaxExchangeRate.
+func CheckExchangeRate(rate float64) error {
+	switch {
+	case math.IsNaN(rate) || math.IsInf(rate, 0):
+		return fmt.Errorf("%v is not a finite number; want units of the currency one USD buys, e.g. 0.92", rate)
+	case rate < MinExchangeRate || rate > MaxExchangeRate:
+		return fmt.Errorf("%v is outside %g–%g (units of the currency one USD buys, e.g. 0.92)", rate, MinExchangeRate, MaxExchangeRate)
+	}
+	return nil
+}
+
+// checkNumbers walks v and returns the key of the first number that is NaN,
+// ±Inf or larger than maxMagnitude, and why.
+func checkNumbers(v reflect.Value, key string) (string, string) {
+	join := func(k string) string {
+		if key == "" {
+			return k
+		}
+		return key + "." + k
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("mapstructure")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			if k, msg := checkNumbers(v.Field(i), join(tag)); k != "" {
+				return k, msg
+			}
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		for _, k := range keys {
+			if kk, msg := checkNumbers(v.MapIndex(k), join(fmt.Sprint(k))); kk != "" {
+				return kk, msg
+			}
+		}
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return key, fmt.Sprintf("%v is not a finite number", f)
+		}
+		if math.Abs(f) > maxMagnitude {
+			return key, fmt.Sprintf("%g is out of range", f)
+		}
+	}
+	return "", ""
 }
 
 var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: (.*)`)
