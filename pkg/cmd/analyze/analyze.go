@@ -86,8 +86,8 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				return err
 			}
 			if cmd.Flags().Changed("idle-threshold") {
-				if idle < 0 || idle > 100 {
-					return cmdutil.FlagErrorf("--idle-threshold: %v is outside 0–100", idle)
+				if err := cmdutil.CheckFloatFlag("--idle-threshold", idle, 0, 100, "%"); err != nil {
+					return err
 				}
 				opts.IdleThreshold = &idle
 			}
@@ -109,9 +109,9 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				return cmdutil.FlagErrorf("--currency: %v", err)
 			}
 			if cmd.Flags().Changed("exchange-rate") {
-				d, err := decimal.NewFromString(strings.TrimSpace(rate))
-				if err != nil || !d.IsPositive() {
-					return cmdutil.FlagErrorf("--exchange-rate: %q is not a number above zero (units of %s per USD)", rate, opts.Currency)
+				d, err := cmdutil.ParseExchangeRate(rate, opts.Currency)
+				if err != nil {
+					return cmdutil.FlagErrorf("--exchange-rate: %v", err)
 				}
 				if opts.Currency == pricing.Currency && !d.Equal(decimal.NewFromInt(1)) {
 					return cmdutil.FlagErrorf("--exchange-rate needs --currency: the report is priced in USD")
@@ -145,11 +145,17 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	defer in.Finish(opts.IO.ErrOut, &err)
 	cat, fl := in.Catalog, in.Fleet
 	policy := in.Config.Policy
+	flags := map[string]string{}
 	if opts.IdleThreshold != nil {
 		policy.Idle.GPUPercent = *opts.IdleThreshold
+		flags["policy.idle.gpu_percent"] = "--idle-threshold"
 	}
 	if opts.CommitmentTerm != nil {
 		policy.Commitment.Term = *opts.CommitmentTerm
+		flags["policy.commitment.term"] = "--commitment-term"
+	}
+	if err := cmdutil.ValidatePolicy(in.Config, policy, flags); err != nil {
+		return err
 	}
 	source := opts.Input.Path
 	if opts.Input.Demo {
@@ -206,9 +212,9 @@ func conversion(opts *AnalyzeOptions, cfg *config.Config) (report.Conversion, er
 		return c, cmdutil.FlagErrorf("--currency %s needs a rate: give --exchange-rate, set report.exchange_rates.%s in the config file, or %s",
 			opts.Currency, opts.Currency, config.EnvVar("report.exchange_rates."+opts.Currency))
 	}
-	d, err := decimal.NewFromString(rate)
-	if err != nil || !d.IsPositive() {
-		return c, &cmdutil.InputError{Err: fmt.Errorf("%s: exchange rate %q for %s is not a number above zero", source, rate, opts.Currency)}
+	d, err := cmdutil.ParseExchangeRate(rate, opts.Currency)
+	if err != nil {
+		return c, &cmdutil.InputError{Err: fmt.Errorf("%s: exchange rate %v", source, err)}
 	}
 	c.Rate, c.Source = d, source
 	return c, nil

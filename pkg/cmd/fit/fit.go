@@ -131,6 +131,13 @@ list prices. Formulas and limits: docs/fit.md.`,
 	return cmd
 }
 
+// Upper bounds of --context and --batch: beyond any model's context window
+// and any server's batch, so a larger value is a typo.
+const (
+	maxContext = 10_000_000
+	maxBatch   = 1_000_000
+)
+
 // complete checks and parses the flags; every error is a usage error.
 func (opts *FitOptions) complete(precision, kvPrecision string) error {
 	opts.Provider = strings.ToLower(opts.Provider)
@@ -178,11 +185,11 @@ func (opts *FitOptions) complete(precision, kvPrecision string) error {
 		}
 		opts.KVPrecision = kv
 	}
-	if opts.Context <= 0 {
-		return cmdutil.FlagErrorf("invalid --context %d: want 1 or more tokens", opts.Context)
+	if opts.Context <= 0 || opts.Context > maxContext {
+		return cmdutil.FlagErrorf("invalid --context %d: want 1 to %d tokens", opts.Context, maxContext)
 	}
-	if opts.Batch <= 0 {
-		return cmdutil.FlagErrorf("invalid --batch %d: want 1 or more sequences", opts.Batch)
+	if opts.Batch <= 0 || opts.Batch > maxBatch {
+		return cmdutil.FlagErrorf("invalid --batch %d: want 1 to %d sequences", opts.Batch, maxBatch)
 	}
 	return nil
 }

@@ -64,8 +64,8 @@ CSV output also give the Spot Instance Advisor's typical monthly saving.`,
 			if opts.Provider != "" && !fleet.Provider(opts.Provider).Valid() {
 				return cmdutil.FlagErrorf("invalid --provider %q: want aws, azure or gcp", opts.Provider)
 			}
-			if opts.MinGPUMemory < 0 {
-				return cmdutil.FlagErrorf("invalid --min-gpu-memory %v: want 0 or more GiB", opts.MinGPUMemory)
+			if err := cmdutil.CheckFloatFlag("--min-gpu-memory", opts.MinGPUMemory, 0, maxGPUMemoryGiB, "GiB"); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -90,6 +90,9 @@ CSV output also give the Spot Instance Advisor's typical monthly saving.`,
 	})
 	return cmd
 }
+
+// maxGPUMemoryGiB bounds --min-gpu-memory: far above any GPU's memory.
+const maxGPUMemoryGiB = 4096
 
 // row is one offer as printed.
 type row struct {
