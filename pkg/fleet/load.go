@@ -115,8 +115,19 @@ func parse(data []byte, asJSON bool) (*Fleet, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark some editors write
 	j := data
 	if !asJSON {
+		if err := singleDocument(data); err != nil {
+			return nil, err
+		}
+		if err := trailingJSON(data); err != nil {
+			return nil, err
+		}
 		var err error
 		if j, err = yaml.YAMLToJSONStrict(data); err != nil {
+			if isUnsupportedValue(err) {
+				if e := nonFinite(data); e != nil {
+					return nil, e
+				}
+			}
 			return nil, yamlError(err, data)
 		}
 	}
@@ -342,14 +353,22 @@ func check(v any, t reflect.Type, path string) (string, string) {
 	case perGPUType:
 		if list, ok := v.([]any); ok {
 			for i, e := range list {
-				if _, ok := e.(json.Number); !ok {
+				n, ok := e.(json.Number)
+				if !ok {
 					return fmt.Sprintf("%s[%d]", path, i), "want a number, got " + describe(e)
+				}
+				if _, err := n.Float64(); err != nil {
+					return fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%s is not a number in range", n)
 				}
 			}
 			return "", ""
 		}
-		if _, ok := v.(json.Number); !ok {
+		n, ok := v.(json.Number)
+		if !ok {
 			return path, "want a number or a list of numbers (one per GPU), got " + describe(v)
+		}
+		if _, err := n.Float64(); err != nil {
+			return path, fmt.Sprintf("%s is not a number in range", n)
 		}
 		return "", ""
 	}

@@ -3,17 +3,41 @@ package fleet
 import (
 	"fmt"
 	"math"
+
+	"github.com/shopspring/decimal"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // schedule time zones must resolve wherever the binary runs
 )
 
-// Limits of the file format.
+// Limits of the file format. The bounds on hardware and prices lie far
+// above any instance a cloud sells, so a value beyond them is a typo or a
+// unit mix-up (MiB for GiB, cents for dollars), not a big machine.
 const (
 	// MaxHoursPerMonth is the most hours a calendar month has (31 × 24).
 	MaxHoursPerMonth = 744.0
+	// MaxGPUsPerInstance bounds gpu.count and the values of a per-GPU sample.
+	MaxGPUsPerInstance = 64
+	// MaxGPUMemoryGiB bounds gpu.memoryGiB (memory of one GPU).
+	MaxGPUMemoryGiB = 1024
+	// MaxVCPUs bounds vcpus.
+	MaxVCPUs = 4096
+	// MaxMemoryGiB bounds memoryGiB (host memory).
+	MaxMemoryGiB = 65536
+	// MaxHourlyPrice bounds hourlyPrice, in USD per instance-hour.
+	MaxHourlyPrice = 10000
+	// MaxParamsBillions bounds workload.paramsBillions (100 trillion).
+	MaxParamsBillions = 100000
+	// MaxThroughput bounds workload.tokensPerSecond and requestsPerSecond.
+	MaxThroughput = 1e9
+	// MaxTrainingRunHours bounds workload.trainingRunHours (about 11 years).
+	MaxTrainingRunHours = 100000
+	// MaxWindow bounds the span of a utilization window.
+	MaxWindow = 10 * 365 * 24 * time.Hour
 )
+
+var maxHourlyPrice = decimal.NewFromInt(MaxHourlyPrice)
 
 // Precisions lists the valid workload precisions.
 var Precisions = []string{"fp32", "fp16", "bf16", "int8", "int4"}
@@ -100,10 +124,10 @@ func (c *checker) instance(p string, in *Instance) {
 	if in.InstanceType == "" {
 		c.failf(p+"instanceType", "missing")
 	}
-	c.nonNegative(p+"gpu.count", in.GPU.Count)
-	c.nonNegative(p+"gpu.memoryGiB", in.GPU.MemoryGiB)
-	c.nonNegative(p+"vcpus", in.VCPUs)
-	c.nonNegative(p+"memoryGiB", in.MemoryGiB)
+	c.quantity(p+"gpu.count", in.GPU.Count, MaxGPUsPerInstance, "")
+	c.quantity(p+"gpu.memoryGiB", in.GPU.MemoryGiB, MaxGPUMemoryGiB, " GiB")
+	c.quantity(p+"vcpus", in.VCPUs, MaxVCPUs, "")
+	c.quantity(p+"memoryGiB", in.MemoryGiB, MaxMemoryGiB, " GiB")
 	oneOf(c, p+"lifecycle", in.Lifecycle, Lifecycles)
 	oneOf(c, p+"state", in.State, States)
 	c.usage(p+"usage", in.Usage)
@@ -116,8 +140,53 @@ func (c *checker) instance(p string, in *Instance) {
 	if in.Workload != nil {
 		c.workload(p+"workload", in.Workload)
 	}
-	if in.HourlyPrice != nil && in.HourlyPrice.IsNegative() {
-		c.failf(p+"hourlyPrice", "%s is negative", in.HourlyPrice)
+	if in.HourlyPrice != nil {
+		c.price(p+"hourlyPrice", *in.HourlyPrice)
+	}
+	c.sampleWidths(p+"utilization", in)
+}
+
+// price checks a USD hourly price without arithmetic on absurd exponents
+// (1e1000000000 is a valid decimal; comparing it would allocate its digits).
+func (c *checker) price(p string, d decimal.Decimal) {
+	magnitude := int64(d.NumDigits()) + int64(d.Exponent()) // digits before the point
+	switch {
+	case d.IsNegative():
+		c.failf(p, "%s is negative", compact(d))
+	case d.Exponent() < -64:
+		c.failf(p, "%s has more than 64 decimal places", compact(d))
+	case magnitude > 6 || d.GreaterThan(maxHourlyPrice):
+		c.failf(p, "%s is above %d USD an hour; give the price of one instance-hour in USD", compact(d), MaxHourlyPrice)
+	}
+}
+
+// compact prints a decimal without expanding a huge exponent.
+func compact(d decimal.Decimal) string {
+	if e := d.Exponent(); e > 20 || e < -70 {
+		return fmt.Sprintf("%se%d", d.Coefficient(), e)
+	}
+	return d.String()
+}
+
+// sampleWidths refuses samples with more per-GPU values than the instance
+// has GPUs (when gpu.count is given) or than any instance has.
+func (c *checker) sampleWidths(p string, in *Instance) {
+	if in.Utilization == nil {
+		return
+	}
+	limit := MaxGPUsPerInstance
+	if n := in.GPU.Count; n >= 1 && n <= MaxGPUsPerInstance && n == math.Trunc(n) {
+		limit = int(n)
+	}
+	for i, s := range in.Utilization.Samples {
+		for _, f := range []struct {
+			name string
+			v    PerGPU
+		}{{"gpu", s.GPU}, {"gpuMemory", s.GPUMemory}} {
+			if len(f.v) > 1 && len(f.v) > limit {
+				c.failf(fmt.Sprintf("%s.samples[%d].%s", p, i, f.name), "%d values, but the instance has %d GPUs", len(f.v), limit)
+			}
+		}
 	}
 }
 
@@ -164,9 +233,11 @@ func (c *checker) utilization(p string, u *Utilization) {
 			c.failf(p+".window.end", "missing")
 		case !w.End.After(w.Start):
 			c.failf(p+".window", "end %s is not after start %s", w.End.Format(time.RFC3339), w.Start.Format(time.RFC3339))
+		case w.End.Sub(w.Start) > MaxWindow:
+			c.failf(p+".window", "%s to %s is longer than 10 years", w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
 		}
 	}
-	if u.Coverage != nil && (*u.Coverage < 0 || *u.Coverage > 1) {
+	if u.Coverage != nil && !(*u.Coverage >= 0 && *u.Coverage <= 1) {
 		c.failf(p+".coverage", "%s is outside 0–1", num(*u.Coverage))
 	}
 	if u.Source != "" && strings.TrimSpace(u.Source) == "" {
@@ -225,24 +296,39 @@ func (c *checker) perGPU(p string, values PerGPU) {
 
 func (c *checker) workload(p string, w *Workload) {
 	oneOf(c, p+".type", w.Type, WorkloadTypes)
-	c.nonNegative(p+".paramsBillions", w.ParamsBillions)
+	c.quantity(p+".paramsBillions", w.ParamsBillions, MaxParamsBillions, "")
 	if w.Precision != "" {
 		oneOf(c, p+".precision", w.Precision, Precisions)
 	}
-	c.nonNegative(p+".tokensPerSecond", w.TokensPerSecond)
-	c.nonNegative(p+".requestsPerSecond", w.RequestsPerSecond)
+	c.quantity(p+".tokensPerSecond", w.TokensPerSecond, MaxThroughput, "")
+	c.quantity(p+".requestsPerSecond", w.RequestsPerSecond, MaxThroughput, "")
 	if w.TrainingRun != "" && strings.TrimSpace(w.TrainingRun) == "" {
 		c.failf(p+".trainingRun", "blank; name the run or leave the field out")
 	}
-	c.nonNegative(p+".trainingRunHours", w.TrainingRunHours)
+	c.quantity(p+".trainingRunHours", w.TrainingRunHours, MaxTrainingRunHours, "")
 	if w.TrainingRunHours != 0 && w.TrainingRun == "" {
 		c.failf(p+".trainingRunHours", "given without trainingRun; name the run it belongs to")
 	}
 }
 
 func (c *checker) nonNegative(p string, v float64) {
-	if v < 0 || math.IsNaN(v) {
+	c.finite(p, v)
+	if v < 0 {
 		c.failf(p, "%s is negative", num(v))
+	}
+}
+
+// quantity refuses v unless it is a finite number in 0–limit.
+func (c *checker) quantity(p string, v, limit float64, unit string) {
+	c.nonNegative(p, v)
+	if v > limit {
+		c.failf(p, "%s is above the limit of %s%s", num(v), num(limit), unit)
+	}
+}
+
+func (c *checker) finite(p string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		c.failf(p, "%s is not a finite number", num(v))
 	}
 }
 
