@@ -82,7 +82,7 @@ func TestNonFiniteAndAbsurdNumbers(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, doc, want string
-		line           int
+		line            int
 	}{
 		{"count .nan", field("    gpu: {count: .nan}\n"), `instances[0]: gpu.count: ".nan" is not a finite number`, 8},
 		{"count .NaN", field("    gpu: {count: .NaN}\n"), `gpu.count: ".NaN" is not a finite number`, 8},
@@ -109,7 +109,7 @@ func TestNonFiniteAndAbsurdNumbers(t *testing.T) {
 		{"sample above 100", field("    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: 100.5}\n"), `samples[0].gpu: 100.5 is outside 0–100`, 0},
 		{"sample negative", field("    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: [-1, 2]}\n"), `samples[0].gpu[0]: -1 is outside 0–100`, 0},
 		{"more GPUs in samples than the count", field("    gpu: {count: 1}\n    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: [1, 2]}\n"), `samples[0].gpu: 2 values, but the instance has 1 GPUs`, 0},
-		{"65 GPUs in samples", field("    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: ["+strings.Repeat("1, ", 64)+"1]}\n"), `samples[0].gpu: 65 values, but the instance has 64 GPUs`, 0},
+		{"65 GPUs in samples", field("    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: [" + strings.Repeat("1, ", 64) + "1]}\n"), `samples[0].gpu: 65 values, but the instance has 64 GPUs`, 0},
 		{"window of centuries", field("    utilization:\n      window: {start: \"1900-01-01T00:00:00Z\", end: \"2100-01-01T00:00:00Z\"}\n"), `utilization.window: 1900-01-01T00:00:00Z to 2100-01-01T00:00:00Z is longer than 10 years`, 0},
 		{"hours NaN", field("    usage: {hoursPerMonth: .nan}\n"), `usage.hoursPerMonth: ".nan" is not a finite number`, 8},
 		{"coverage inf", field("    utilization: {coverage: .inf}\n"), `utilization.coverage: ".inf" is not a finite number`, 8},
