@@ -124,10 +124,16 @@ func (f *FleetFlags) SourceName() string {
 	return f.Path
 }
 
-// CompleteFleet fills the fleet's hardware from the catalog. Its errors are
+// CompleteFleet fills the fleet's hardware from the catalog and, for a fleet
+// file, checks it against the catalog (CheckCatalogFacts). Its errors are
 // InputErrors with the fleet's name on every line (one line per instance).
 func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
-	if err := pricing.Complete(fl, cat); err != nil {
+	err := pricing.Complete(fl, cat)
+	if err == nil && len(in.Providers) == 0 {
+		// A scan's hardware comes from the cloud itself; a file's is checked.
+		err = CheckCatalogFacts(fl, cat)
+	}
+	if err != nil {
 		lines := strings.Split(err.Error(), "\n")
 		for i, l := range lines {
 			lines[i] = in.SourceName() + ": " + l
@@ -203,7 +209,9 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 		out.Fleet, out.Failures, out.Notes = res.Fleet, res.Failures, res.Notes
 		if len(res.Prices) > 0 {
 			// Live prices win over the embedded catalog; the rest stays.
-			out.Catalog = pricing.Overlay(k, res.Prices)
+			prices, notes := SanePrices(res.Prices)
+			out.Notes = append(out.Notes, notes...)
+			out.Catalog = pricing.Overlay(k, prices)
 		}
 	} else {
 		fl, err := read(in.Path, in.Demo)

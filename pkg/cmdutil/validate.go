@@ -9,7 +9,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // CheckFloatFlag refuses a number flag that is NaN, ±Inf or outside lo–hi
@@ -81,4 +83,87 @@ func ValidatePolicy(cfg *config.Config, p recommend.Policy, flags map[string]str
 		source = cfg.Source(pe.Key)
 	}
 	return &InputError{Err: &config.KeyError{Key: pe.Key, Source: source, Msg: pe.Msg}}
+}
+
+// CheckCatalogFacts compares what a fleet file says of each instance with
+// the catalog's facts about its instance type, which the fleet package
+// cannot see: a gpu.count other than the type's, or samples with more
+// per-GPU values than the type has GPUs, is bad input (a g5.xlarge has one
+// GPU, not eight). Instances of types the catalog does not know are left
+// alone. It returns one line per instance, like pricing.Complete.
+func CheckCatalogFacts(fl *fleet.Fleet, cat pricing.Catalog) error {
+	if fl == nil || cat == nil {
+		return nil
+	}
+	var errs []error
+	for i := range fl.Instances {
+		in := &fl.Instances[i]
+		t, ok := cat.InstanceType(in.Provider, in.InstanceType)
+		if !ok || t.GPUCount <= 0 {
+			continue
+		}
+		where := fmt.Sprintf("instances[%d] (id %q)", i, in.ID)
+		if in.GPU.Count != 0 && math.Abs(in.GPU.Count-t.GPUCount) > 1e-9 {
+			errs = append(errs, fmt.Errorf("%s: gpu.count: %v contradicts the catalog: %s %s has %v GPU%s",
+				where, in.GPU.Count, in.Provider, t.Name, t.GPUCount, plural(t.GPUCount)))
+			continue
+		}
+		if err := checkSampleWidths(in, t); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", where, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkSampleWidths(in *fleet.Instance, t pricing.InstanceType) error {
+	if in.Utilization == nil {
+		return nil
+	}
+	gpus := int(math.Ceil(t.GPUCount))
+	for j, s := range in.Utilization.Samples {
+		for _, f := range []struct {
+			name string
+			v    fleet.PerGPU
+		}{{"gpu", s.GPU}, {"gpuMemory", s.GPUMemory}} {
+			if len(f.v) > 1 && len(f.v) > gpus {
+				return fmt.Errorf("utilization.samples[%d].%s: %d values, but %s %s has %d GPU%s",
+					j, f.name, len(f.v), in.Provider, t.Name, gpus, plural(float64(gpus)))
+			}
+		}
+	}
+	return nil
+}
+
+func plural(n float64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// SanePrices drops live prices above fleet.MaxHourlyPrice an hour (a unit
+// mix-up in a price list, not a machine anyone rents), so the embedded
+// catalog prices those instances instead, and says so in one note per price.
+func SanePrices(prices []pricing.Price) ([]pricing.Price, []string) {
+	limit := decimal.NewFromInt(fleet.MaxHourlyPrice)
+	kept := prices[:0:0]
+	var notes []string
+	for _, p := range prices {
+		if p.Hourly.Exponent() > 10 || p.Hourly.GreaterThan(limit) {
+			notes = append(notes, fmt.Sprintf("ignored the live %s price of %s %s in %s: %s an hour is above %s (the catalog price is used)",
+				p.Option, p.Provider, p.InstanceType, p.Region, shortDecimal(p.Hourly), limit))
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, notes
+}
+
+// shortDecimal prints d to two places, or as coefficient and exponent when
+// printing it in full would take pages.
+func shortDecimal(d decimal.Decimal) string {
+	if d.Exponent() > 10 {
+		return fmt.Sprintf("%se%d", d.Coefficient(), d.Exponent())
+	}
+	return d.StringFixed(2)
 }

@@ -56,6 +56,7 @@ type AnalyzeOptions struct {
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
+	var jqTimeout time.Duration
 	var term, jq, currency, rate string
 	var failOn []string
 	var out *cmdutil.OutputFlag
@@ -105,6 +106,12 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 			if opts.JQ, err = cmdutil.CheckJQ(jq, opts.Format); err != nil {
 				return err
 			}
+			if err := cmdutil.CheckJQTimeout(jqTimeout); err != nil {
+				return err
+			}
+			if opts.JQ != nil {
+				opts.JQ.Timeout = jqTimeout
+			}
 			if opts.Currency, err = report.ParseCurrency(currency); err != nil {
 				return cmdutil.FlagErrorf("--currency: %v", err)
 			}
@@ -131,6 +138,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 5 after writing the report when an expression holds, e.g. 'savings>5000', 'idle-gpus>0', 'savings:spot>1000&&confidence=high' (repeatable; commas separate too)")
 	cmdutil.AddJQFlag(cmd, &jq)
+	cmdutil.AddJQTimeoutFlag(cmd, &jqTimeout)
 	cmd.Flags().StringVar(&currency, "currency", pricing.Currency, "print amounts in this currency (prices stay USD); needs a rate")
 	cmd.Flags().StringVar(&rate, "exchange-rate", "", "units of --currency one USD buys (default: config report.exchange_rates.<CODE>)")
 	return cmd

@@ -107,3 +107,21 @@ func TestBadExchangeRates(t *testing.T) {
 func demoConfig() *config.Config {
 	return &config.Config{Policy: recommend.DefaultPolicy()}
 }
+
+func TestJQTimeLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a program to its limit")
+	}
+	for _, expr := range []string{"def f: f; f", "last(range(1e12))"} {
+		out, err, code := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", expr, "--jq-timeout", "300ms")
+		if code != cmdutil.ExitUsage || err == nil || !strings.Contains(err.Error(), "stopped after 300ms (--jq-timeout)") || out != "" {
+			t.Errorf("%s: %v (exit %d), out %q", expr, err, code, out)
+		}
+	}
+	for _, d := range []string{"0s", "-1s", "1h"} {
+		_, err, code := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".", "--jq-timeout", d)
+		if code != cmdutil.ExitUsage || err == nil || !strings.HasPrefix(err.Error(), "--jq-timeout: ") {
+			t.Errorf("--jq-timeout %s: %v", d, err)
+		}
+	}
+}
