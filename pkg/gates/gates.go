@@ -105,6 +105,9 @@ func (c Comparison) name() string {
 	return c.Metric
 }
 
+// String writes the comparison as Parse reads it, e.g. "savings:spot>1000".
+func (c Comparison) String() string { return c.name() + string(c.Op) + c.Value.String() }
+
 // Filter restricts what the comparisons of its gate count, e.g. confidence=high.
 type Filter struct {
 	// Field is confidence, kind or provider.
@@ -153,6 +156,19 @@ type Gate struct {
 	Expr        string
 	Comparisons []Comparison
 	Filters     []Filter
+}
+
+// String writes the gate in a canonical form Parse reads back to the same
+// comparisons and filters: the comparisons, then the filters, joined by "&&".
+func (g Gate) String() string {
+	parts := make([]string, 0, len(g.Comparisons)+len(g.Filters))
+	for _, c := range g.Comparisons {
+		parts = append(parts, c.String())
+	}
+	for _, f := range g.Filters {
+		parts = append(parts, f.String())
+	}
+	return strings.Join(parts, "&&")
 }
 
 // Result is a gate evaluated on a report.

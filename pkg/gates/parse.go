@@ -221,6 +221,32 @@ func (p parser) parseComparison(name span, op Op, val span) (Comparison, error) 
 	if err != nil || strings.ContainsAny(val.text, "eE") {
 		return c, p.errorf(val.off, "expected a number after %q, got %q", string(op), val.text)
 	}
+	if len(val.text) > maxNumberLength || d.Abs().GreaterThan(maxValue) {
+		return c, p.errorf(val.off, "%s is out of range; want a number up to %s", shorten(val.text), maxValue)
+	}
+	switch c.Metric {
+	case MetricSavingsPercent:
+		if d.IsNegative() || d.GreaterThan(decimal.NewFromInt(100)) {
+			return c, p.errorf(val.off, "expected a percentage 0–100 after %q, got %s", string(op), val.text)
+		}
+	case MetricIdleGPUs, MetricRecommendations, MetricWarnings:
+		if d.IsNegative() {
+			return c, p.errorf(val.off, "expected a count (0 or more) after %q, got %s", string(op), val.text)
+		}
+	}
 	c.Value = d
 	return c, nil
+}
+
+// Bounds of a comparison's number: far above any fleet's monthly spend.
+const maxNumberLength = 32
+
+var maxValue = decimal.New(1, 15)
+
+// shorten cuts a long value for a message.
+func shorten(s string) string {
+	if r := []rune(s); len(r) > 20 {
+		return string(r[:20]) + "…"
+	}
+	return s
 }

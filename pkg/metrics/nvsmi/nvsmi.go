@@ -36,6 +36,18 @@ const (
 	colMemoryTotal = "memory.total"
 )
 
+// Bounds of a reading. nvidia-smi prints whole percentages; a value up to
+// percentTolerance above 100 (rounding by a converter) reads as 100, one
+// further out is an error, as are NaN and Inf (which ParseFloat accepts).
+const (
+	percentTolerance = 0.5
+	// maxMemoryMiB bounds memory.used and memory.total (fleet.MaxGPUMemoryGiB).
+	maxMemoryMiB = fleet.MaxGPUMemoryGiB * 1024
+	// minYear and maxYear bound timestamps, so that a typo cannot stretch a
+	// window over centuries.
+	minYear, maxYear = 2000, 2200
+)
+
 // timeLayouts are the timestamps accepted: nvidia-smi's own (read as UTC)
 // and RFC 3339.
 var timeLayouts = []string{"2006/01/02 15:04:05.000", "2006/01/02 15:04:05", time.RFC3339Nano}
@@ -153,10 +165,13 @@ func parse(name string, r io.Reader) ([]*host, error) {
 			return nil, fmt.Errorf("%s: line %d: timestamp: %q is not a time like 2026/11/30 12:00:01.123", name, line, ts)
 		}
 		rd := reading{t: t}
+		if t.Year() < minYear || t.Year() > maxYear {
+			return nil, fmt.Errorf("%s: line %d: timestamp: %q is outside the years %d–%d", name, line, ts, minYear, maxYear)
+		}
 		if v, ok := field(colIndex); ok {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return nil, fmt.Errorf("%s: line %d: index: %q is not a GPU index", name, line, v)
+			if err != nil || n < 0 || n >= fleet.MaxGPUsPerInstance {
+				return nil, fmt.Errorf("%s: line %d: index: %q is not a GPU index (0–%d)", name, line, v, fleet.MaxGPUsPerInstance-1)
 			}
 			rd.gpu = n
 		}
@@ -168,10 +183,10 @@ func parse(name string, r io.Reader) ([]*host, error) {
 		if !ok {
 			continue // [N/A]: no reading
 		}
-		if util < 0 || util > 100 {
+		if !(util >= 0 && util <= 100+percentTolerance) {
 			return nil, fmt.Errorf("%s: line %d: %s: %s is outside 0–100", name, line, colUtilization, v)
 		}
-		rd.util = util
+		rd.util = min(util, 100)
 		used, okU, err := optNumber(field, colMemoryUsed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %s: %v", name, line, colMemoryUsed, err)
@@ -180,11 +195,17 @@ func parse(name string, r io.Reader) ([]*host, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: line %d: %s: %v", name, line, colMemoryTotal, err)
 		}
+		if okT && !(total >= 0 && total <= maxMemoryMiB) {
+			return nil, fmt.Errorf("%s: line %d: %s: %s is outside 0–%s MiB", name, line, colMemoryTotal, num(total), num(maxMemoryMiB))
+		}
+		if okU && !(used >= 0 && used <= maxMemoryMiB) {
+			return nil, fmt.Errorf("%s: line %d: %s: %s is outside 0–%s MiB", name, line, colMemoryUsed, num(used), num(maxMemoryMiB))
+		}
 		if okU && okT && total > 0 {
-			if used < 0 || used > total {
+			if used > total*(1+percentTolerance/100) {
 				return nil, fmt.Errorf("%s: line %d: %s: %s is outside 0–%s", name, line, colMemoryUsed, num(used), num(total))
 			}
-			p := used / total * 100
+			p := min(used/total*100, 100)
 			rd.memPercent = &p
 		}
 		h := fileHost
@@ -199,6 +220,12 @@ func parse(name string, r io.Reader) ([]*host, error) {
 	}
 	if len(order) == 0 {
 		return nil, fmt.Errorf("%s: no readings after the header", name)
+	}
+	for _, h := range order {
+		first, last := h.span()
+		if last.Sub(first) > fleet.MaxWindow {
+			return nil, fmt.Errorf("%s: the readings of %s span %s to %s, more than 10 years", name, h.name, first.Format(time.RFC3339), last.Format(time.RFC3339))
+		}
 	}
 	return order, nil
 }
@@ -299,15 +326,7 @@ func (s *Source) Read(ctx context.Context, instances []fleet.Instance, window fl
 func (h *host) utilization(window fleet.TimeRange) (*fleet.Utilization, float64) {
 	rs := h.readings
 	if window.Start.IsZero() || window.End.IsZero() {
-		first, last := rs[0].t, rs[0].t
-		for _, r := range rs {
-			if r.t.Before(first) {
-				first = r.t
-			}
-			if r.t.After(last) {
-				last = r.t
-			}
-		}
+		first, last := h.span()
 		p := period(last.Sub(first))
 		window = fleet.TimeRange{Start: first.Truncate(p), End: last.Truncate(p).Add(p)}
 	}
@@ -365,6 +384,20 @@ func (h *host) utilization(window fleet.TimeRange) (*fleet.Utilization, float64)
 		frac = 1
 	}
 	return u, float64(int64(frac*10000+0.5)) / 10000
+}
+
+// span is the time of the host's first and last reading.
+func (h *host) span() (first, last time.Time) {
+	first, last = h.readings[0].t, h.readings[0].t
+	for _, r := range h.readings {
+		if r.t.Before(first) {
+			first = r.t
+		}
+		if r.t.After(last) {
+			last = r.t
+		}
+	}
+	return first, last
 }
 
 // period is the sample interval for a window: a minute up to a day, else an hour.

@@ -135,6 +135,25 @@ func TestMalformed(t *testing.T) {
 		{"memnum.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, lots, 4 MiB\n", `memnum.csv: line 2: memory.used: "lots" is not a number`},
 		{"quote.csv", head + "2026/11/30 12:00:01.123, 0, \"10 %, 1 MiB, 4 MiB\n", "quote.csv: line 2"},
 		{"missing.csv", "-", "missing.csv: no such file or directory"},
+		{"util-nan.csv", head + "2026/11/30 12:00:01.123, 0, NaN %, 1 MiB, 4 MiB\n", "util-nan.csv: line 2: utilization.gpu: NaN % is outside 0–100"},
+		{"util-nan2.csv", head + "2026/11/30 12:00:01.123, 0, nan %, 1 MiB, 4 MiB\n", "util-nan2.csv: line 2: utilization.gpu: nan % is outside 0–100"},
+		{"util-inf.csv", head + "2026/11/30 12:00:01.123, 0, +Inf %, 1 MiB, 4 MiB\n", "util-inf.csv: line 2: utilization.gpu: +Inf % is outside 0–100"},
+		{"util-ninf.csv", head + "2026/11/30 12:00:01.123, 0, -Infinity %, 1 MiB, 4 MiB\n", "util-ninf.csv: line 2: utilization.gpu: -Infinity % is outside 0–100"},
+		{"util-inf2.csv", head + "2026/11/30 12:00:01.123, 0, Inf %, 1 MiB, 4 MiB\n", "util-inf2.csv: line 2: utilization.gpu: Inf % is outside 0–100"},
+		{"util-neg.csv", head + "2026/11/30 12:00:01.123, 0, -1 %, 1 MiB, 4 MiB\n", "util-neg.csv: line 2: utilization.gpu: -1 % is outside 0–100"},
+		{"util-above.csv", head + "2026/11/30 12:00:01.123, 0, 100.6 %, 1 MiB, 4 MiB\n", "util-above.csv: line 2: utilization.gpu: 100.6 % is outside 0–100"},
+		{"util-huge.csv", head + "2026/11/30 12:00:01.123, 0, 1e300 %, 1 MiB, 4 MiB\n", "util-huge.csv: line 2: utilization.gpu: 1e300 % is outside 0–100"},
+		{"util-1e309.csv", head + "2026/11/30 12:00:01.123, 0, 1e309 %, 1 MiB, 4 MiB\n", `util-1e309.csv: line 2: utilization.gpu: "1e309 %" is not a number`},
+		{"used-nan.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, NaN MiB, 4 MiB\n", "used-nan.csv: line 2: memory.used: NaN is outside 0–1048576 MiB"},
+		{"used-inf.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, +Inf MiB, 4 MiB\n", "used-inf.csv: line 2: memory.used: +Inf is outside 0–1048576 MiB"},
+		{"used-neg.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, -1 MiB, 4 MiB\n", "used-neg.csv: line 2: memory.used: -1 is outside 0–1048576 MiB"},
+		{"total-nan.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, 1 MiB, nan MiB\n", "total-nan.csv: line 2: memory.total: NaN is outside 0–1048576 MiB"},
+		{"total-inf.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, 1 MiB, Infinity MiB\n", "total-inf.csv: line 2: memory.total: +Inf is outside 0–1048576 MiB"},
+		{"total-huge.csv", head + "2026/11/30 12:00:01.123, 0, 10 %, 1 MiB, 1e12 MiB\n", "total-huge.csv: line 2: memory.total: 1000000000000 is outside 0–1048576 MiB"},
+		{"index-huge.csv", head + "2026/11/30 12:00:01.123, 99999999999, 10 %, 1 MiB, 4 MiB\n", `index-huge.csv: line 2: index: "99999999999" is not a GPU index (0–63)`},
+		{"index-64.csv", head + "2026/11/30 12:00:01.123, 64, 10 %, 1 MiB, 4 MiB\n", `index-64.csv: line 2: index: "64" is not a GPU index (0–63)`},
+		{"year.csv", head + "0001/01/01 00:00:00, 0, 10 %, 1 MiB, 4 MiB\n", `year.csv: line 2: timestamp: "0001/01/01 00:00:00" is outside the years 2000–2200`},
+		{"span.csv", head + "2001/01/01 00:00:00, 0, 10 %, 1 MiB, 4 MiB\n2199/01/01 00:00:00, 0, 10 %, 1 MiB, 4 MiB\n", "span.csv: the readings of span span 2001-01-01T00:00:00Z to 2199-01-01T00:00:00Z, more than 10 years"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join("testdata", tc.name)
@@ -151,5 +170,18 @@ func TestMalformed(t *testing.T) {
 				t.Errorf("err = %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// Converters that round put readings a hair above 100; those read as 100.
+func TestToleranceClamps(t *testing.T) {
+	head := "timestamp, index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+	hosts, err := parse("t.csv", strings.NewReader(head+"2026/11/30 12:00:01, 0, 100.4 %, 4.01 MiB, 4 MiB\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := hosts[0].readings[0]
+	if r.util != 100 || r.memPercent == nil || *r.memPercent != 100 {
+		t.Errorf("got %v and %v", r.util, *r.memPercent)
 	}
 }
