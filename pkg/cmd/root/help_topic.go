@@ -47,7 +47,20 @@ func environmentHelp() string {
   4. built-in defaults (see docs/rules.md)
 
 Every configuration key has an environment variable: upper-case it, replace
-dots with underscores and prefix GPUFINOPS_. Lists take commas.
+dots with underscores and prefix GPUFINOPS_. Lists take commas. An empty
+variable counts as unset; surrounding spaces are ignored.
+
+Every value is checked the same way wherever it comes from: a flag, a
+variable or the file. NaN, Inf (Go reads "NaN", "Inf" and "+Infinity" as
+numbers) and out-of-range numbers are refused with exit code 2 and one line
+naming the flag, the variable or the file and key, and what is expected, e.g.
+
+  environment GPUFINOPS_POLICY_IDLE_GPU_PERCENT: policy.idle.gpu_percent: NaN is not a finite number
+
+Percentages are 0–100, fractions (discounts, coverage) 0–1, exchange rates
+(report.exchange_rates.<CODE>, GPUFINOPS_REPORT_EXCHANGE_RATES_<CODE>)
+0.000001–1000000, and every other number at most 1e9 in size; the limits
+of each key are in docs/rules.md.
 
 `)
 	for _, k := range config.Keys() {
