@@ -125,3 +125,35 @@ func TestJQTimeLimit(t *testing.T) {
 		}
 	}
 }
+
+// Bad numbers in a fleet file stop analyze with exit 2 and one line naming
+// the file, the line or instance, and the field, before anything is printed.
+func TestBadFleetFileFields(t *testing.T) {
+	base := "apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - id: a\n    provider: aws\n    region: us-east-1\n    instanceType: g5.xlarge\n"
+	for _, tc := range []struct{ field, want string }{
+		{"    gpu: {count: .nan}\n", `line 8: instances[0]: gpu.count: ".nan" is not a finite number`},
+		{"    gpu: {count: .Inf}\n", `gpu.count: ".Inf" is not a finite number`},
+		{"    hourlyPrice: -.inf\n", `hourlyPrice: "-.inf" is not a finite number`},
+		{"    hourlyPrice: 1e300\n", `hourlyPrice: 1e300 is above 10000 USD an hour`},
+		{"    hourlyPrice: -1\n", `hourlyPrice: -1 is negative`},
+		{"    gpu: {count: 8}\n", `gpu.count: 8 contradicts the catalog: aws g5.xlarge has 1 GPU`},
+		{"    gpu: {count: 1e9}\n", `gpu.count: 1000000000 is above the limit of 64`},
+		{"    vcpus: 1e309\n", `vcpus`},
+		{"    utilization: {gpu: {avg: 1, p95: .nan, max: 3}}\n", `utilization.gpu.p95: ".nan" is not a finite number`},
+		{"    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: [1, 2, 3, 4, 5, 6, 7, 8]}\n", `utilization.samples[0].gpu: 8 values, but aws g5.xlarge has 1 GPU`},
+		{"---\n" + base, `line 8: a second YAML document starts here`},
+	} {
+		file := filepath.Join(t.TempDir(), "fleet.yaml")
+		if err := os.WriteFile(file, []byte(base+tc.field), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err, code := runAnalyze(t, nil, false, "--fleet", file)
+		var ie *cmdutil.InputError
+		if !errors.As(err, &ie) || code != cmdutil.ExitUsage || !strings.HasPrefix(err.Error(), file+": ") || !strings.Contains(err.Error(), tc.want) || out != "" {
+			t.Errorf("%q: %v (exit %d), want %q", tc.field, err, code, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: several lines: %q", tc.field, err)
+		}
+	}
+}
