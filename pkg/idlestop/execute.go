@@ -28,7 +28,15 @@ const (
 	// ResultNotAttempted: the run ended (cap, permission check, cancellation)
 	// before this machine was stopped; Error says why.
 	ResultNotAttempted = "not-attempted"
+	// ResultUnknown: the stop was sent but its answer never came (the run
+	// was interrupted or timed out, or the request timed out): the machine
+	// may be stopping. Never counted as failed; the next run reconciles it.
+	ResultUnknown = "unknown"
 )
+
+// DefaultGrace is how long stops in flight may finish after the run is
+// interrupted (SIGINT, SIGTERM) or times out, before they are abandoned.
+const DefaultGrace = 10 * time.Second
 
 // DefaultConcurrency is how many stops run at once.
 const DefaultConcurrency = 4
@@ -59,6 +67,16 @@ type Options struct {
 	// ThrottlePause is the pause before retrying a throttled stop once;
 	// DefaultThrottlePause when zero.
 	ThrottlePause time.Duration
+	// Grace is how long stops in flight may still run once ctx ends (no new
+	// stop starts then); after it they are abandoned and logged unknown.
+	// Zero abandons them at once.
+	Grace time.Duration
+	// Lock, when set, must hold the target of every machine stopped; a stop
+	// outside it is not attempted.
+	Lock *TargetLock
+	// Ledger, when set, makes Policy.MaxStops a cap on the stops of every
+	// run sharing it (Ledger.Reserve), checked right before the stops.
+	Ledger *Ledger
 }
 
 // Summary is what a run did.
@@ -77,9 +95,11 @@ type Summary struct {
 	// Results counts the stop decisions by result.
 	Results map[string]int `json:"results"`
 	// Stopped is the number of machines stopped; Failed the stops that
-	// failed (ResultFailed).
+	// failed (ResultFailed); Unknown the stops sent whose answer never came
+	// (ResultUnknown).
 	Stopped int `json:"stopped"`
 	Failed  int `json:"failed"`
+	Unknown int `json:"unknown"`
 	// HourlySavings and MonthlySavings are what the stopped machines save
 	// (in a dry run: what the stop decisions would save).
 	HourlySavings  Amount `json:"hourlySavings"`
@@ -91,13 +111,19 @@ type Summary struct {
 }
 
 // TooManyError is returned when more machines would be stopped than the cap
-// allows; nothing is stopped.
+// allows; nothing is stopped. Recent is the stops other runs reserved in the
+// stop ledger within Window (zero without a ledger).
 type TooManyError struct {
-	Stops int
-	Max   int
+	Stops  int
+	Max    int
+	Recent int
+	Window time.Duration
 }
 
 func (e *TooManyError) Error() string {
+	if e.Recent > 0 {
+		return fmt.Sprintf("%d machines would be stopped and other runs stopped %d in the last %s, more than idle_stop.max_stops (%d) together: nothing was stopped", e.Stops, e.Recent, e.Window, e.Max)
+	}
 	return fmt.Sprintf("%d machines would be stopped, more than idle_stop.max_stops (%d): nothing was stopped", e.Stops, e.Max)
 }
 
@@ -156,7 +182,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 	if pause <= 0 {
 		pause = DefaultThrottlePause
 	}
-	r := &run{ds: decisions, audit: opts.Audit, logged: make([]bool, len(decisions))}
+	r := &run{ds: decisions, audit: opts.Audit, logged: make([]bool, len(decisions)), intended: make([]bool, len(decisions))}
 	sum := Summary{RunID: opts.Audit.RunID(), Start: now(), Execute: opts.Execute}
 	if sum.RunID == "" {
 		sum.RunID = NewRunID(sum.Start)
@@ -257,7 +283,19 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		}
 		stops = stopIndexes(r.ds)
 	}
-	// 5. Stops.
+	// 4b. The shared cap.
+	if opts.Ledger != nil && len(stops) > 0 {
+		list := make([]Decision, len(stops))
+		for k, i := range stops {
+			list[k] = r.ds[i]
+		}
+		if err := opts.Ledger.Reserve(ctx, sum.RunID, list, opts.Policy.MaxStops, now()); err != nil {
+			return finish(err)
+		}
+	}
+	// 5. Stops: no new one once ctx ends; those in flight get opts.Grace.
+	callCtx, release := graceContext(ctx, opts.Grace)
+	defer release()
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	for _, i := range stops {
@@ -268,20 +306,64 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		if ctx.Err() != nil {
 			break
 		}
+		d := &r.ds[i]
+		if opts.Lock != nil && !opts.Lock.Holds(d.Scope) {
+			d.Result, d.Error = ResultNotAttempted, fmt.Sprintf("this run holds no lock for %s", Target(d.Scope))
+			r.log(i)
+			<-sem
+			continue
+		}
+		// The intent is on disk before the stop is sent, or it is not sent.
+		if err := opts.Audit.WriteIntent(*d, now().UTC()); err != nil {
+			r.auditErr(err)
+			<-sem
+			break
+		}
+		r.mu.Lock()
+		r.intended[i] = true
+		r.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			d := &r.ds[i]
-			res, err := stopOnce(ctx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
+			res, err := stopOnce(callCtx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
 			d.Executed = true
 			d.Time = now()
-			setResult(d, res, err)
+			setResult(d, res, err, callCtx.Err() != nil)
 			r.log(i)
 		}()
 	}
 	wg.Wait()
-	return finish(ctx.Err())
+	if err := r.auditError; err != nil {
+		return finish(fmt.Errorf("the audit log failed, so no further machine was stopped: %w", err))
+	}
+	return finish(ended(ctx))
+}
+
+// ended is nil while ctx runs, else why it ended (its cause: the signal or
+// the run timeout).
+func ended(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, ctx.Err()) {
+		return fmt.Errorf("%w (%w)", c, ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// graceContext is the context of the calls in flight: it outlives ctx by
+// grace, then is cancelled with the reason.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	if grace <= 0 {
+		return context.WithCancel(ctx)
+	}
+	call, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	abandon := func() {
+		cancel(fmt.Errorf("abandoned %s after the run ended: %w", grace, context.Cause(ctx)))
+	}
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, abandon) })
+	return call, func() { stop(); cancel(nil) }
 }
 
 // run tracks which decisions are in the audit log.
@@ -290,10 +372,12 @@ type run struct {
 	audit      *Audit
 	mu         sync.Mutex
 	logged     []bool
+	intended   []bool // an intent line was written: the final line is an outcome
 	auditError error
 }
 
-// log writes decision i to the audit log unless it already is.
+// log writes decision i to the audit log unless it already is: an outcome
+// line after an intent, else a decision line.
 func (r *run) log(i int) {
 	r.mu.Lock()
 	if r.logged[i] {
@@ -301,8 +385,13 @@ func (r *run) log(i int) {
 		return
 	}
 	r.logged[i] = true
+	intended := r.intended[i]
 	r.mu.Unlock()
-	if err := r.audit.WriteDecision(r.ds[i]); err != nil {
+	write := r.audit.WriteDecision
+	if intended {
+		write = r.audit.WriteOutcome
+	}
+	if err := write(r.ds[i]); err != nil {
 		r.auditErr(err)
 	}
 }
@@ -371,7 +460,7 @@ func checkPermission(ctx context.Context, s providers.Stopper, ds []Decision, st
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := ended(ctx); err != nil {
 		return err
 	}
 	return errors.Join(errs...)
@@ -393,12 +482,18 @@ func stopOnce(ctx context.Context, s providers.Stopper, sc providers.Scope, id s
 	return s.Stop(ctx, sc, id, dryRun)
 }
 
-func setResult(d *Decision, res providers.StopResult, err error) {
+// setResult records a stop's answer. An error after the call's context
+// ended, or a timeout, leaves the outcome unknown: the stop may have been
+// carried out, so it is never logged as failed.
+func setResult(d *Decision, res providers.StopResult, err error, abandoned bool) {
 	switch {
 	case err == nil && res.AlreadyStopped:
 		d.Result = ResultAlreadyStopped
 	case err == nil:
 		d.Result = ResultStopped
+	case abandoned || isTimeout(err):
+		d.Result = ResultUnknown
+		d.Error = "no answer to the stop (" + err.Error() + "); it may have been carried out: the next run reconciles it"
 	case errors.Is(err, providers.ErrNotStoppable):
 		d.Result, d.Error = ResultNotStoppable, err.Error()
 	case errors.Is(err, providers.ErrNotFound):
@@ -428,10 +523,22 @@ func tally(s *Summary, ds []Decision) {
 		case ResultFailed:
 			s.Failed++
 			s.Failures = append(s.Failures, d.ResourceID+": "+d.Error)
+		case ResultUnknown:
+			s.Unknown++
 		}
 		if d.Result == ResultStopped || (!s.Execute && d.Result == ResultDryRun) {
 			s.HourlySavings = Amount{s.HourlySavings.Add(d.HourlySavings.Decimal)}
 			s.MonthlySavings = Amount{s.MonthlySavings.Add(d.MonthlySavings.Decimal)}
 		}
 	}
+}
+
+// isTimeout says whether err is a cancellation or a timeout, after which the
+// request's effect is unknown.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
