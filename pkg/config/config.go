@@ -98,7 +98,7 @@ func (c *Config) validateRun() error {
 		{"timeouts.request", c.Timeouts.Request, time.Millisecond, time.Hour},
 		{"timeouts.run", c.Timeouts.Run, time.Millisecond, 24 * time.Hour},
 		{"timeouts.grace", c.Timeouts.Grace, 0, 10 * time.Minute},
-		{"locks.wait", c.Locks.Wait, 0, 24 * time.Hour},
+		{"locks.wait", c.Locks.Wait, time.Millisecond, 24 * time.Hour},
 	} {
 		if d.v < d.min || d.v > d.max {
 			return fmt.Errorf("%s: %v is outside %v–%v", d.key, d.v, d.min, d.max)

@@ -18,12 +18,12 @@ func TestRunSettings(t *testing.T) {
 		t.Fatalf("defaults %+v %+v %+v", cfg.Timeouts, cfg.Locks, cfg.Audit)
 	}
 	file := write(t, "c.yaml", "timeouts:\n  request: 5s\n  run: 2m\n  grace: 0s\nlocks:\n  dir: /var/lib/gpufinops/locks\n  wait: 1m\naudit:\n  log: /var/log/gpufinops/idle-stop.jsonl\n")
-	cfg, err = Load(Options{File: file, LookupEnv: env(map[string]string{"GPUFINOPS_TIMEOUTS_RUN": "90s", "GPUFINOPS_LOCKS_WAIT": "0s"})})
+	cfg, err = Load(Options{File: file, LookupEnv: env(map[string]string{"GPUFINOPS_TIMEOUTS_RUN": "90s", "GPUFINOPS_LOCKS_WAIT": "1ms"})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Timeouts.Request != 5*time.Second || cfg.Timeouts.Run != 90*time.Second || cfg.Timeouts.Grace != 0 ||
-		cfg.Locks.Dir != "/var/lib/gpufinops/locks" || cfg.Locks.Wait != 0 || cfg.Audit.Log != "/var/log/gpufinops/idle-stop.jsonl" {
+		cfg.Locks.Dir != "/var/lib/gpufinops/locks" || cfg.Locks.Wait != time.Millisecond || cfg.Audit.Log != "/var/log/gpufinops/idle-stop.jsonl" {
 		t.Fatalf("got %+v %+v %+v", cfg.Timeouts, cfg.Locks, cfg.Audit)
 	}
 	keys := Keys()
@@ -46,6 +46,7 @@ func TestRunSettingsRefused(t *testing.T) {
 		{"GPUFINOPS_TIMEOUTS_GRACE", "-1s", "timeouts.grace"},
 		{"GPUFINOPS_TIMEOUTS_GRACE", "11m", "timeouts.grace"},
 		{"GPUFINOPS_LOCKS_WAIT", "-1ns", "locks.wait"},
+		{"GPUFINOPS_LOCKS_WAIT", "0s", "locks.wait"},
 	} {
 		_, err := Load(Options{LookupEnv: env(map[string]string{tc.env: tc.val})})
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
