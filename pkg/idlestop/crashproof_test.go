@@ -501,3 +501,29 @@ func TestOpenAuditEndsTornLine(t *testing.T) {
 		t.Fatalf("%q", b)
 	}
 }
+
+// FuzzReadLedger: any ledger content is read or refused with its file and
+// line named, never a panic, and what is read has a time and a run.
+func FuzzReadLedger(f *testing.F) {
+	f.Add([]byte(`{"time":"2026-11-30T12:00:00Z","runId":"r","target":"aws:1","resourceId":"i-1"}` + "\n"))
+	f.Add([]byte("\n\n{\"time\":\"x\"}\n"))
+	f.Add([]byte(`{"time":"2026-11-30T12:00:00Z","runId":""}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), LedgerFile)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		es, err := readLedger(path)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, e := range es {
+			if e.Time.IsZero() || e.RunID == "" {
+				t.Fatalf("accepted %+v", e)
+			}
+		}
+	})
+}
