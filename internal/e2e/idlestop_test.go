@@ -319,6 +319,9 @@ func idleStopRunForTest(opts *idlestopcmd.IdleStopOptions) error {
 	if opts.MaxStops != nil {
 		args = append(args, "--max-stops", fmt.Sprint(*opts.MaxStops))
 	}
+	if opts.Run.LockDir != nil {
+		args = append(args, "--lock-dir", *opts.Run.LockDir)
+	}
 	cmd.SetArgs(args)
 	cmd.SetOut(opts.IO.Out)
 	cmd.SetErr(opts.IO.ErrOut)

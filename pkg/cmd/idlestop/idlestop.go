@@ -316,6 +316,9 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		Lock:    lock,
 		Ledger:  ledger,
 	})
+	// Whether the run ended early is decided here: the webhook below is
+	// only told.
+	endedEarly := ctx.Err() != nil
 	if werr := write(opts, summary, decisions, runErr, set.auditLog); werr != nil {
 		return werr
 	}
@@ -323,7 +326,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		// An interrupted or timed-out run still tells the team, within
 		// the grace period.
 		nctx := ctx
-		if ctx.Err() != nil {
+		if endedEarly {
 			var ncancel context.CancelFunc
 			nctx, ncancel = context.WithTimeout(context.WithoutCancel(ctx), max(set.grace, time.Second))
 			defer ncancel()
@@ -344,7 +347,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop, more than --max-stops %d: nothing was stopped", tooMany.Stops, tooMany.Max)}
 	case errors.Is(runErr, providers.ErrPermission) || errors.Is(runErr, providers.ErrCredentials):
 		return &cmdutil.CredentialsError{Err: fmt.Errorf("%w: nothing was stopped (see docs/iam/aws-idle-stop.json)", runErr)}
-	case ctx.Err() != nil:
+	case endedEarly:
 		return incomplete(ctx, summary, opts.Execute)
 	case runErr != nil:
 		return runErr

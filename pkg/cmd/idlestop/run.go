@@ -193,7 +193,7 @@ func reconcile(ctx context.Context, w io.Writer, audit *idlestop.Audit, lock *id
 		if r.Error != "" {
 			msg += " (" + r.Error + ")"
 		}
-		fmt.Fprintf(w, "reconciled: %s, stopped by run %s at %s with no recorded answer: %s\n", r.ResourceID, r.IntentRunID, r.IntentTime.UTC().Format(time.RFC3339), msg)
+		fmt.Fprintf(w, "reconciled: %s: the stop run %s sent at %s has no recorded answer; the machine is %s\n", r.ResourceID, r.IntentRunID, r.IntentTime.UTC().Format(time.RFC3339), msg)
 	}
 	return err
 }
