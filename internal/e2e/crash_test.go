@@ -251,6 +251,7 @@ func TestCrashProofIdleStop(t *testing.T) {
 		}
 		last := strings.TrimSpace(errOut.String())
 		last = last[strings.LastIndex(last, "\n")+1:]
+		t.Logf("after SIGTERM (%s): %s", took, last)
 		if !strings.Contains(last, "interrupted by terminated") {
 			t.Errorf("last stderr line %q does not say why", last)
 		}
@@ -314,6 +315,7 @@ func TestCrashProofIdleStop(t *testing.T) {
 		}
 		msg := strings.TrimSpace(errOut.String())
 		last := msg[strings.LastIndex(msg, "\n")+1:]
+		t.Logf("hung endpoint (%s): %s", took, last)
 		if !strings.HasPrefix(last, "gpufinops: ") || !strings.Contains(last, "--run-timeout 2s") {
 			t.Errorf("last stderr line %q", last)
 		}

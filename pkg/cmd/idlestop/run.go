@@ -204,9 +204,17 @@ func incomplete(ctx context.Context, s idlestop.Summary, execute bool) error {
 	if cause == nil {
 		cause = ctx.Err()
 	}
+	notAttempted := s.Results[idlestop.ResultNotAttempted]
 	what := "nothing was stopped"
-	if execute && s.Stop > 0 {
-		what = fmt.Sprintf("%d stopped, %d unknown (the next run reconciles them), %d not attempted", s.Stopped, s.Unknown, s.Results[idlestop.ResultNotAttempted])
+	switch {
+	case !execute:
+	case s.Stopped == 0 && s.Unknown == 0 && notAttempted > 0:
+		what = fmt.Sprintf("nothing was stopped (%d not attempted)", notAttempted)
+	case s.Stopped > 0 || s.Unknown > 0:
+		what = fmt.Sprintf("%d stopped, %d not attempted", s.Stopped, notAttempted)
+		if s.Unknown > 0 {
+			what = fmt.Sprintf("%d stopped, %d unknown (the next run reconciles them), %d not attempted", s.Stopped, s.Unknown, notAttempted)
+		}
 	}
 	return &cmdutil.IncompleteError{Err: fmt.Errorf("idle-stop ended early: %v; %s", cause, what)}
 }

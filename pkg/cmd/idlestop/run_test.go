@@ -1,6 +1,7 @@
 package idlestop
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 )
 
 func TestRunFlags(t *testing.T) {
@@ -94,5 +96,31 @@ func TestSettings(t *testing.T) {
 	// A Config built in code with zero limits gets the defaults.
 	if s, _ := o.settings(&config.Config{}); s.request != config.DefaultRequestTimeout || s.run != config.DefaultRunTimeout || s.lockWait != config.DefaultLockWait || s.grace != 0 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+func TestIncompleteIsOneLineExit3(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupted by terminated"))
+	for _, tc := range []struct {
+		s       idlestop.Summary
+		execute bool
+		want    string
+	}{
+		{idlestop.Summary{}, false, "interrupted by terminated; nothing was stopped"},
+		{idlestop.Summary{Stop: 4, Results: map[string]int{"not-attempted": 4}}, true, "nothing was stopped (4 not attempted)"},
+		{idlestop.Summary{Stop: 4, Stopped: 1, Results: map[string]int{"not-attempted": 3}}, true, "1 stopped, 3 not attempted"},
+		{idlestop.Summary{Stop: 8, Stopped: 1, Unknown: 3, Results: map[string]int{"not-attempted": 4}}, true, "1 stopped, 3 unknown (the next run reconciles them), 4 not attempted"},
+	} {
+		err := incomplete(ctx, tc.s, tc.execute)
+		if cmdutil.ExitCodeFor(err) != cmdutil.ExitPartial || !strings.HasSuffix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v (exit %d), want one line ending %q", err, cmdutil.ExitCodeFor(err), tc.want)
+		}
+	}
+	tctx, tcancel := context.WithTimeoutCause(context.Background(), time.Nanosecond, &timeoutCause{limit: 2 * time.Second})
+	defer tcancel()
+	<-tctx.Done()
+	if err := incomplete(tctx, idlestop.Summary{}, true); !strings.Contains(err.Error(), "--run-timeout 2s") {
+		t.Errorf("%v", err)
 	}
 }
