@@ -329,7 +329,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 			res, err := stopOnce(callCtx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
 			d.Executed = true
 			d.Time = now()
-			setResult(d, res, err, callCtx.Err() != nil)
+			setResult(d, res, err)
 			r.log(i)
 		}()
 	}
@@ -482,16 +482,17 @@ func stopOnce(ctx context.Context, s providers.Stopper, sc providers.Scope, id s
 	return s.Stop(ctx, sc, id, dryRun)
 }
 
-// setResult records a stop's answer. An error after the call's context
-// ended, or a timeout, leaves the outcome unknown: the stop may have been
-// carried out, so it is never logged as failed.
-func setResult(d *Decision, res providers.StopResult, err error, abandoned bool) {
+// setResult records a stop's answer. A cancellation or a timeout leaves the
+// outcome unknown: the stop may have been carried out, so it is never
+// logged as failed. An answer (a refusal too) is known, even when it comes
+// after the run was interrupted.
+func setResult(d *Decision, res providers.StopResult, err error) {
 	switch {
 	case err == nil && res.AlreadyStopped:
 		d.Result = ResultAlreadyStopped
 	case err == nil:
 		d.Result = ResultStopped
-	case abandoned || isTimeout(err):
+	case isTimeout(err):
 		d.Result = ResultUnknown
 		d.Error = "no answer to the stop (" + err.Error() + "); it may have been carried out: the next run reconciles it"
 	case errors.Is(err, providers.ErrNotStoppable):
