@@ -78,9 +78,15 @@ Environment=Production, one-time spot, just launched, missing or stale metrics)
 are always left running, each with its reason. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
-Exit codes: 0 done; 2 bad flags; 3 some stops failed or some scopes could not be
-read; 4 credentials or the stop permission missing (nothing stopped); 5 more
-candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
+With --execute, one lock per cloud account keeps concurrent runs apart, an
+intent line is synced to the audit log before each stop, and the next run
+reconciles stops a killed run left without an answer. SIGINT/SIGTERM and
+--run-timeout stop starting new stops; those in flight get --grace-period.
+
+Exit codes: 0 done; 2 bad flags; 3 some stops failed or got no answer, some
+scopes could not be read, or the run ended early (--run-timeout, SIGINT or
+SIGTERM); 4 credentials or the stop permission missing (nothing stopped); 5
+more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 		Example: `  $ gpufinops idle-stop --provider aws
   $ gpufinops idle-stop --provider aws --execute --audit-log /var/log/gpufinops/idle-stop.jsonl
   $ gpufinops idle-stop --provider aws --require-opt-in --selector Team=research -o json`,
