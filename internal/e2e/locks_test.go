@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 func TestIdleStopLocksPerAccount(t *testing.T) {
@@ -48,23 +52,33 @@ func TestIdleStopLocksPerAccount(t *testing.T) {
 		}
 	})
 
-	t.Run("--max-stops caps the stops of runs sharing the lock directory", func(t *testing.T) {
+	t.Run("--max-stops caps the stops of runs over other accounts running at the same time", func(t *testing.T) {
 		locks := t.TempDir()
 		three := 3
-		// The first run stops its two idle machines (cap 3).
+		// Run a, over account 111122223333, reserves its two stops and is
+		// held in its first stop.
 		a := startSim(t, mixedFleet(), nil)
-		opts, _, _ := a.options(t, true, filepath.Join(t.TempDir(), "a.jsonl"), nil)
-		opts.MaxStops, opts.Run.LockDir = &three, &locks
-		if err := idleStopRunForTest(opts); err != nil {
-			t.Fatal(err)
+		gate := &gatedStop{reached: make(chan struct{}), release: make(chan struct{})}
+		optsA, outA, _ := a.options(t, true, filepath.Join(t.TempDir(), "a.jsonl"), func(p providers.Provider) providers.Provider { gate.Provider = p; return gate })
+		optsA.MaxStops, optsA.Run.LockDir = &three, &locks
+		errA := make(chan error, 1)
+		go func() { errA <- idleStopRunForTest(optsA) }()
+		select {
+		case <-gate.reached:
+		case err := <-errA:
+			t.Fatalf("run a ended before stopping: %v", err)
 		}
-		// A second run in the same window, over another fleet, has two
-		// candidates too: 2 + 2 > 3, so it stops nothing and exits 5.
-		b := startSim(t, mixedFleet(), nil)
-		opts, _, _ = b.options(t, true, filepath.Join(t.TempDir(), "b.jsonl"), nil)
-		opts.MaxStops, opts.Run.LockDir = &three, &locks
-		err := idleStopRunForTest(opts)
-		if cmdutil.ExitCodeFor(err) != cmdutil.ExitGate {
+		// Run b, over another account at the same time, has two candidates
+		// too: 2 + 2 > 3, so it stops nothing and exits 5.
+		other := mixedFleet()
+		for i := range other.Instances {
+			other.Instances[i].Account = "444455556666"
+		}
+		b := startSim(t, other, nil)
+		optsB, _, _ := b.options(t, true, filepath.Join(t.TempDir(), "b.jsonl"), nil)
+		optsB.MaxStops, optsB.Run.LockDir = &three, &locks
+		err := idleStopRunForTest(optsB)
+		if cmdutil.ExitCodeFor(err) != cmdutil.ExitGate || !strings.Contains(err.Error(), "other runs still running stop 2") {
 			t.Fatalf("got %v (exit %d), want exit 5", err, cmdutil.ExitCodeFor(err))
 		}
 		for id, s := range b.states() {
@@ -72,12 +86,37 @@ func TestIdleStopLocksPerAccount(t *testing.T) {
 				t.Errorf("%s stopped past the shared cap", id)
 			}
 		}
-		// With its own lock directory the cap is its own.
-		other := t.TempDir()
-		opts, _, _ = b.options(t, true, filepath.Join(t.TempDir(), "b.jsonl"), nil)
-		opts.MaxStops, opts.Run.LockDir = &three, &other
-		if err := idleStopRunForTest(opts); err != nil {
+		close(gate.release)
+		if err := <-errA; err != nil {
+			t.Fatal(err)
+		}
+		if r := decode(t, outA.String()); r.Summary.Stopped != 2 {
+			t.Fatalf("run a: %+v", r.Summary)
+		}
+		// Run a has ended: run b now has the whole cap.
+		optsB, _, _ = b.options(t, true, filepath.Join(t.TempDir(), "b.jsonl"), nil)
+		optsB.MaxStops, optsB.Run.LockDir = &three, &locks
+		if err := idleStopRunForTest(optsB); err != nil {
 			t.Fatal(err)
 		}
 	})
+}
+
+// gatedStop holds the first real stop until release is closed.
+type gatedStop struct {
+	providers.Provider
+	reached, release chan struct{}
+	once             sync.Once
+}
+
+func (g *gatedStop) ReadUtilization(ctx context.Context, s providers.Scope, in []fleet.Instance, w fleet.TimeRange) ([]string, error) {
+	return g.Provider.(providers.UtilizationReader).ReadUtilization(ctx, s, in, w)
+}
+
+func (g *gatedStop) Stop(ctx context.Context, s providers.Scope, id string, dry bool) (providers.StopResult, error) {
+	if !dry {
+		g.once.Do(func() { close(g.reached) })
+		<-g.release
+	}
+	return g.Provider.(providers.Stopper).Stop(ctx, s, id, dry)
 }

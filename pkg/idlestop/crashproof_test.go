@@ -355,8 +355,7 @@ func TestExecuteStopsOnlyLockedTargets(t *testing.T) {
 }
 
 func TestLedgerCapsConcurrentRuns(t *testing.T) {
-	dir := t.TempDir()
-	l := &Ledger{Path: filepath.Join(dir, LedgerFile), Window: 10 * time.Minute}
+	path := filepath.Join(t.TempDir(), LedgerFile)
 	mk := func(n int) []Decision {
 		var out []Decision
 		for i := range n {
@@ -365,49 +364,70 @@ func TestLedgerCapsConcurrentRuns(t *testing.T) {
 		return out
 	}
 	ctx := context.Background()
-	if err := l.Reserve(ctx, "run-a", mk(6), 10, now); err != nil {
+	a, b, c := &Ledger{Path: path}, &Ledger{Path: path}, &Ledger{Path: path}
+	if err := a.Reserve(ctx, "run-a", mk(6), 10, now); err != nil {
 		t.Fatal(err)
 	}
-	// Another run in the window may stop 4 more, not 5.
+	// While run a runs, another run may stop 4 more, not 5.
 	var tooMany *TooManyError
-	if err := l.Reserve(ctx, "run-b", mk(5), 10, now.Add(time.Minute)); !errors.As(err, &tooMany) || tooMany.Recent != 6 || !strings.Contains(err.Error(), "other runs stopped 6") {
+	if err := b.Reserve(ctx, "run-b", mk(5), 10, now); !errors.As(err, &tooMany) || tooMany.Recent != 6 || !strings.Contains(err.Error(), "other runs still running stop 6") {
 		t.Fatalf("%v", err)
 	}
-	if err := l.Reserve(ctx, "run-b", mk(4), 10, now.Add(time.Minute)); err != nil {
+	if err := b.Reserve(ctx, "run-b", mk(4), 10, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(ctx, "run-c", mk(1), 10, now.Add(2*time.Minute)); !errors.As(err, &tooMany) {
+	if err := c.Reserve(ctx, "run-c", mk(1), 10, now); !errors.As(err, &tooMany) || tooMany.Recent != 10 {
 		t.Fatalf("%v", err)
 	}
-	// After the window the reservations no longer count.
-	if err := l.Reserve(ctx, "run-d", mk(10), 10, now.Add(12*time.Minute)); err != nil {
+	// Once a and b have ended, their reservations no longer count and are
+	// dropped.
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	recent, err := l.Recent(now.Add(12 * time.Minute))
-	if err != nil || len(recent) != 10 {
-		t.Fatalf("%d recent, %v", len(recent), err)
+	if err := c.Reserve(ctx, "run-c", mk(7), 10, now); !errors.As(err, &tooMany) || tooMany.Recent != 4 {
+		t.Fatalf("with run b still running: %v", err)
 	}
-	// Entries older than a day are dropped when the ledger is written.
-	if err := l.Reserve(ctx, "run-e", mk(1), 10, now.Add(48*time.Hour)); err != nil {
+	b.Close()
+	b.Close() // twice is fine
+	if err := c.Reserve(ctx, "run-c", mk(10), 10, now); err != nil {
 		t.Fatal(err)
 	}
-	all, err := readLedger(l.Path)
-	if err != nil || len(all) != 1 {
-		t.Fatalf("%d entries kept, %v", len(all), err)
+	es, err := c.Entries()
+	if err != nil || len(es) != 10 || es[0].RunID != "run-c" || es[0].Target != "aws:1" {
+		t.Fatalf("%d entries %v, %v", len(es), es, err)
+	}
+	c.Close()
+	var nilLedger *Ledger
+	if nilLedger.Reserve(ctx, "x", mk(100), 1, now) != nil || nilLedger.Close() != nil {
+		t.Fatal("a nil ledger caps nothing")
 	}
 	// A damaged ledger stops nothing and names its line.
-	if err := os.WriteFile(l.Path, []byte(`{"time":"2026-11-30T12:00:00Z","runId":"x"}`+"\nnot json\n"), 0o640); err != nil {
+	if err := os.WriteFile(path, []byte(`{"time":"2026-11-30T12:00:00Z","runId":"x"}`+"\nnot json\n"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(ctx, "run-f", mk(1), 10, now); err == nil || !strings.Contains(err.Error(), LedgerFile+":2:") {
+	if err := (&Ledger{Path: path}).Reserve(ctx, "run-f", mk(1), 10, now); err == nil || !strings.Contains(err.Error(), LedgerFile+":2:") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// A run killed after its reservation (its liveness lock dies with it) no
+// longer counts.
+func TestLedgerForgetsKilledRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), LedgerFile)
+	killed := &Ledger{Path: path}
+	if err := killed.Reserve(context.Background(), "killed", make([]Decision, 9), 10, now); err != nil {
+		t.Fatal(err)
+	}
+	killed.mine.Close() // what the kernel does to a killed process's locks
+	if err := (&Ledger{Path: path}).Reserve(context.Background(), "next", make([]Decision, 10), 10, now); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // Concurrent runs, each reserving within the cap alone, never together
 // exceed it.
 func TestLedgerConcurrentReservations(t *testing.T) {
-	l := &Ledger{Path: filepath.Join(t.TempDir(), LedgerFile), Window: time.Hour}
+	path := filepath.Join(t.TempDir(), LedgerFile)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	granted := 0
@@ -416,6 +436,8 @@ func TestLedgerConcurrentReservations(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			ds := []Decision{{ResourceID: fmt.Sprintf("i-%d-a", r)}, {ResourceID: fmt.Sprintf("i-%d-b", r)}, {ResourceID: fmt.Sprintf("i-%d-c", r)}}
+			l := &Ledger{Path: path} // one per run; none ends during the test
+			t.Cleanup(func() { l.Close() })
 			err := l.Reserve(context.Background(), fmt.Sprintf("run-%d", r), ds, 10, now)
 			var tm *TooManyError
 			switch {
@@ -436,14 +458,16 @@ func TestLedgerConcurrentReservations(t *testing.T) {
 
 func TestExecuteSharedCap(t *testing.T) {
 	cs := fleetOf()
-	l := &Ledger{Path: filepath.Join(t.TempDir(), LedgerFile), Window: 10 * time.Minute}
-	if err := l.Reserve(context.Background(), "earlier", make([]Decision, 8), 10, now); err != nil {
+	path := filepath.Join(t.TempDir(), LedgerFile)
+	other := &Ledger{Path: path}
+	defer other.Close()
+	if err := other.Reserve(context.Background(), "other", make([]Decision, 8), 10, now); err != nil {
 		t.Fatal(err)
 	}
 	ds := Decide(cs, now, DefaultPolicy())
 	st := &fakeStopper{}
 	o := opts(st, cs, nil)
-	o.Ledger = l
+	o.Ledger = &Ledger{Path: path}
 	_, err := Execute(context.Background(), ds, o)
 	var tm *TooManyError
 	if !errors.As(err, &tm) || tm.Recent != 8 || len(st.realStops()) != 0 {
@@ -451,6 +475,17 @@ func TestExecuteSharedCap(t *testing.T) {
 	}
 	if got := results(ds); got["i-1"] != "stop/idle/not-attempted" {
 		t.Fatalf("%v", got)
+	}
+	// Once the other run ends, the same run stops its three; when it is
+	// done its reservations no longer count.
+	other.Close()
+	ds = Decide(cs, now, DefaultPolicy())
+	o.Ledger = &Ledger{Path: path}
+	if _, err := Execute(context.Background(), ds, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Ledger{Path: path}).Reserve(context.Background(), "after", make([]Decision, 10), 10, now); err != nil {
+		t.Fatal("the finished run still counts:", err)
 	}
 }
 

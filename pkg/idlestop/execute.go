@@ -74,8 +74,9 @@ type Options struct {
 	// Lock, when set, must hold the target of every machine stopped; a stop
 	// outside it is not attempted.
 	Lock *TargetLock
-	// Ledger, when set, makes Policy.MaxStops a cap on the stops of every
-	// run sharing it (Ledger.Reserve), checked right before the stops.
+	// Ledger, when set, makes Policy.MaxStops a cap on the stops of all runs
+	// sharing it that run at the same time (Ledger.Reserve), checked right
+	// before the stops; Execute closes it when the stops end.
 	Ledger *Ledger
 }
 
@@ -111,18 +112,17 @@ type Summary struct {
 }
 
 // TooManyError is returned when more machines would be stopped than the cap
-// allows; nothing is stopped. Recent is the stops other runs reserved in the
-// stop ledger within Window (zero without a ledger).
+// allows; nothing is stopped. Recent is the stops that other runs, still
+// running, reserved in the stop ledger (zero without a ledger).
 type TooManyError struct {
 	Stops  int
 	Max    int
 	Recent int
-	Window time.Duration
 }
 
 func (e *TooManyError) Error() string {
 	if e.Recent > 0 {
-		return fmt.Sprintf("%d machines would be stopped and other runs stopped %d in the last %s, more than idle_stop.max_stops (%d) together: nothing was stopped", e.Stops, e.Recent, e.Window, e.Max)
+		return fmt.Sprintf("%d machines would be stopped and other runs still running stop %d, more than idle_stop.max_stops (%d) together: nothing was stopped", e.Stops, e.Recent, e.Max)
 	}
 	return fmt.Sprintf("%d machines would be stopped, more than idle_stop.max_stops (%d): nothing was stopped", e.Stops, e.Max)
 }
@@ -289,7 +289,10 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		for k, i := range stops {
 			list[k] = r.ds[i]
 		}
-		if err := opts.Ledger.Reserve(ctx, sum.RunID, list, opts.Policy.MaxStops, now()); err != nil {
+		err := opts.Ledger.Reserve(ctx, sum.RunID, list, opts.Policy.MaxStops, now())
+		// The reservations count against other runs until the stops end.
+		defer opts.Ledger.Close()
+		if err != nil {
 			return finish(err)
 		}
 	}

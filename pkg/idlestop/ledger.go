@@ -9,30 +9,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/gofrs/flock"
 )
 
-// ledgerKeep is how long ledger entries are kept; older ones are dropped
-// when the ledger is written.
-const ledgerKeep = 24 * time.Hour
-
 // ledgerLockWait bounds the wait for the ledger's own lock, which a run holds
 // only for the time it takes to read and rewrite the file.
 const ledgerLockWait = 30 * time.Second
 
-// Ledger is the stop ledger that makes --max-stops a cap on every run sharing
-// a lock directory, not on each run alone: each run reserves its stops in it
-// right before sending them, and a reservation counts against every run
-// that starts within Window after it, whether or not the stop succeeded.
-// So max_stops is the most stops all runs together send in any Window
-// (default: the run timeout, the longest a run may take).
+// Ledger is the stop ledger that makes --max-stops a cap on all runs that
+// run at the same time and share a lock directory, not on each run alone.
+// Right before sending its stops a run reserves them in the ledger and from
+// then until Close holds a lock of its own (runs/RUNID.lock beside the
+// ledger) that says it is still running. A reservation counts against the
+// other runs while its run is alive; once the run has ended (Close, exit,
+// or a kill, which drops the lock) its reservations no longer count and are
+// dropped. So max_stops bounds the stops of every set of runs that overlap
+// in time, and a run that starts after the others ended has the whole cap.
 type Ledger struct {
 	// Path is the ledger file (JSON Lines); Path+".lock" guards it.
 	Path string
-	// Window is how long a reservation counts.
-	Window time.Duration
+
+	mu   sync.Mutex
+	mine *flock.Flock // this run's liveness lock, from its reservation to Close
 }
 
 // LedgerEntry is one reserved stop.
@@ -44,14 +45,16 @@ type LedgerEntry struct {
 }
 
 // Reserve records the stops of run runID under the ledger's lock, or, when
-// they and the other runs' reservations of the last Window exceed maxStops,
-// records nothing and returns a *TooManyError. A ledger it cannot read or
-// parse is an error naming the file and line: nothing is stopped.
+// they and the reservations of the other runs still running exceed
+// maxStops, records nothing and returns a *TooManyError. A ledger it cannot
+// read or parse is an error naming the file and line: nothing is stopped.
+// Call Close when the run ends.
 func (l *Ledger) Reserve(ctx context.Context, runID string, stops []Decision, maxStops int, now time.Time) error {
 	if l == nil {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(l.Path), 0o750); err != nil {
+	dir := filepath.Dir(l.Path)
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o750); err != nil {
 		return fmt.Errorf("stop ledger: %w", err)
 	}
 	lk := flock.New(l.Path+".lock", flock.SetPermissions(0o640))
@@ -70,19 +73,28 @@ func (l *Ledger) Reserve(ctx context.Context, runID string, stops []Decision, ma
 	if err != nil {
 		return err
 	}
+	alive := map[string]bool{}
 	var keep []LedgerEntry
 	recent := 0
 	for _, e := range entries {
-		if now.Sub(e.Time) > ledgerKeep {
+		live, seen := alive[e.RunID]
+		if !seen {
+			live = e.RunID == runID || l.running(e.RunID)
+			alive[e.RunID] = live
+		}
+		if !live {
 			continue
 		}
 		keep = append(keep, e)
-		if e.RunID != runID && now.Sub(e.Time) < l.Window {
+		if e.RunID != runID {
 			recent++
 		}
 	}
 	if len(stops)+recent > maxStops {
-		return &TooManyError{Stops: len(stops), Max: maxStops, Recent: recent, Window: l.Window}
+		return &TooManyError{Stops: len(stops), Max: maxStops, Recent: recent}
+	}
+	if err := l.markRunning(runID); err != nil {
+		return err
 	}
 	for _, d := range stops {
 		keep = append(keep, LedgerEntry{Time: now.UTC(), RunID: runID, Target: Target(d.Scope), ResourceID: d.ResourceID})
@@ -90,16 +102,67 @@ func (l *Ledger) Reserve(ctx context.Context, runID string, stops []Decision, ma
 	return writeLedger(l.Path, keep)
 }
 
-// Recent returns the entries of the last window before now.
-func (l *Ledger) Recent(now time.Time) ([]LedgerEntry, error) {
-	entries, err := readLedger(l.Path)
-	var out []LedgerEntry
-	for _, e := range entries {
-		if now.Sub(e.Time) < l.Window {
-			out = append(out, e)
-		}
+// runLock is the path of a run's liveness lock.
+func (l *Ledger) runLock(runID string) string {
+	return filepath.Join(filepath.Dir(l.Path), "runs", lockName(runID))
+}
+
+// running says whether another run holds its liveness lock.
+func (l *Ledger) running(runID string) bool {
+	lk := flock.New(l.runLock(runID), flock.SetPermissions(0o640))
+	ok, err := lk.TryLock()
+	if err != nil {
+		return true // cannot tell: count it
 	}
-	return out, err
+	if ok { // nobody holds it: the run has ended
+		_ = lk.Close()
+		_ = os.Remove(l.runLock(runID))
+		return false
+	}
+	return true
+}
+
+// markRunning takes this run's liveness lock, once.
+func (l *Ledger) markRunning(runID string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mine != nil {
+		return nil
+	}
+	lk := flock.New(l.runLock(runID), flock.SetPermissions(0o640))
+	ok, err := lk.TryLock()
+	if err != nil || !ok {
+		_ = lk.Close()
+		if err == nil {
+			err = errors.New("held by another process")
+		}
+		return fmt.Errorf("stop ledger: run lock %s: %w; nothing was stopped", l.runLock(runID), err)
+	}
+	l.mine = lk
+	return nil
+}
+
+// Close ends this run's reservations: they no longer count against others.
+// It is safe to call on a nil Ledger and twice.
+func (l *Ledger) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mine == nil {
+		return nil
+	}
+	path := l.mine.Path()
+	err := l.mine.Close()
+	l.mine = nil
+	_ = os.Remove(path)
+	return err
+}
+
+// Entries returns the reservations in the ledger.
+func (l *Ledger) Entries() ([]LedgerEntry, error) {
+	return readLedger(l.Path)
 }
 
 func readLedger(path string) ([]LedgerEntry, error) {

@@ -261,7 +261,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 				err = rerr
 			}
 		}()
-		ledger = &idlestop.Ledger{Path: filepath.Join(set.lockDir, idlestop.LedgerFile), Window: set.run + set.grace}
+		ledger = &idlestop.Ledger{Path: filepath.Join(set.lockDir, idlestop.LedgerFile)}
 	}
 	// The audit log's own lock keeps runs sharing it from interleaving;
 	// open it before reading the fleet so that a run waiting for another
@@ -348,7 +348,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	var tooMany *idlestop.TooManyError
 	switch {
 	case errors.As(runErr, &tooMany) && tooMany.Recent > 0:
-		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop and other runs stopped %d in the last %s, more than --max-stops %d together: nothing was stopped", tooMany.Stops, tooMany.Recent, tooMany.Window, tooMany.Max)}
+		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop and other runs still running stop %d, more than --max-stops %d together: nothing was stopped", tooMany.Stops, tooMany.Recent, tooMany.Max)}
 	case errors.As(runErr, &tooMany):
 		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop, more than --max-stops %d: nothing was stopped", tooMany.Stops, tooMany.Max)}
 	case errors.Is(runErr, providers.ErrPermission) || errors.Is(runErr, providers.ErrCredentials):
