@@ -158,14 +158,20 @@ func countStops(ds []Decision) int {
 //  4. the re-check: Recheck reads every stop candidate again and Decide runs
 //     on the fresh data; a machine that became busy, was stopped, lost its
 //     metrics or is gone is skipped with its new reason;
-//  5. the stops, Concurrency at a time. A throttled stop is retried once
-//     after ThrottlePause; an already stopped machine is a no-op; one
-//     failure never stops the others. Failed stops are counted in
-//     Summary.Failed, not returned as an error.
+//  5. with a Ledger, the reservation of the stops against the other runs
+//     still running (a *TooManyError, nothing stopped);
+//  6. the stops, Concurrency at a time, each only after its intent line is
+//     synced to the audit log. A throttled stop is retried once after
+//     ThrottlePause; an already stopped machine is a no-op; one failure
+//     never stops the others. Failed stops are counted in Summary.Failed,
+//     not returned as an error. Once ctx ends no stop starts; those in
+//     flight get Grace, then are abandoned: a stop without an answer
+//     (cancelled, timed out) is ResultUnknown, never ResultFailed.
 //
 // Every decision is written to the audit log as soon as it is final (skips
-// first, each stop when it returns), then the summary. When the run ends
-// early, every decision not yet logged is logged with ResultNotAttempted.
+// first, each stop as an outcome line when it returns), then the summary.
+// When the run ends early, every decision not yet logged is logged with
+// ResultNotAttempted.
 // The error is non-nil for an invalid policy, a missing Stopper or Recheck,
 // a failed permission check, the cap, a failed re-check, a cancelled ctx or
 // an audit log that cannot be written.
