@@ -289,7 +289,7 @@ func TestCrashProofIdleStop(t *testing.T) {
 	t.Run("a hung endpoint ends the run at the run timeout, exit 3, and releases the lock", func(t *testing.T) {
 		e := newCrashEnv(t, bin, 4, sim.Faults{Hang: []string{"StopInstances"}})
 		start := time.Now()
-		cmd, _, errOut := e.start("--run-timeout", "2s", "--request-timeout", "500ms", "--grace-period", "200ms")
+		cmd, _, errOut := e.start("--run-timeout", "3s", "--request-timeout", "500ms", "--grace-period", "200ms")
 		// While it holds the account's lock, a run with another audit log
 		// over the same account stops nothing.
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
@@ -301,7 +301,7 @@ func TestCrashProofIdleStop(t *testing.T) {
 			}
 		}
 		other := filepath.Join(e.dir, "other-audit.jsonl")
-		code, _, stderr := e.run("--audit-log", other, "--lock-wait", "200ms")
+		code, _, stderr := e.run("--audit-log", other, "--lock-wait", "200ms", "--run-timeout", "2s")
 		if code == 0 || !strings.Contains(stderr, "holds the lock of aws:111122223333") {
 			t.Errorf("a concurrent run with its own audit log: exit %d, %s", code, stderr)
 		}
@@ -311,12 +311,12 @@ func TestCrashProofIdleStop(t *testing.T) {
 			t.Errorf("exit %d, want 3; stderr:\n%s", code, errOut)
 		}
 		if took > 8*time.Second {
-			t.Errorf("took %s with --run-timeout 2s", took)
+			t.Errorf("took %s with --run-timeout 3s", took)
 		}
 		msg := strings.TrimSpace(errOut.String())
 		last := msg[strings.LastIndex(msg, "\n")+1:]
 		t.Logf("hung endpoint (%s): %s", took, last)
-		if !strings.HasPrefix(last, "gpufinops: ") || !strings.Contains(last, "--run-timeout 2s") {
+		if !strings.HasPrefix(last, "gpufinops: ") || !strings.Contains(last, "--run-timeout 3s") {
 			t.Errorf("last stderr line %q", last)
 		}
 		if n := len(e.stopped()); n != 0 {
