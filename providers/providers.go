@@ -184,6 +184,9 @@ type Options struct {
 	CacheTTL time.Duration
 	// HTTPClient is used for every call when set.
 	HTTPClient *http.Client
+	// RequestTimeout bounds each HTTP request (one attempt, body included)
+	// when HTTPClient is nil; zero leaves it to the caller's context.
+	RequestTimeout time.Duration
 	// Now is the clock.
 	Now func() time.Time
 }

@@ -58,6 +58,8 @@ type config struct {
 	failRegions  []string
 	seed         int64
 	account      string
+	delays       map[string]time.Duration
+	hang         []string
 }
 
 // usageError is a bad flag or argument: exit 2.
@@ -92,10 +94,32 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		}
 		return nil
 	})
+	fs.Func("delay", "hold back the answers of an operation, which takes effect at once: OP=DURATION, e.g. StopInstances=2s (repeatable)", func(v string) error {
+		op, d, ok := strings.Cut(v, "=")
+		dur, err := time.ParseDuration(strings.TrimSpace(d))
+		if !ok || strings.TrimSpace(op) == "" || err != nil || dur < 0 {
+			return fmt.Errorf("want OP=DURATION, e.g. StopInstances=2s")
+		}
+		if c.delays == nil {
+			c.delays = map[string]time.Duration{}
+		}
+		c.delays[strings.TrimSpace(op)] = dur
+		return nil
+	})
+	fs.Func("hang", "never answer an operation, e.g. DescribeInstances (repeatable, or comma-separated)", func(v string) error {
+		for _, op := range strings.Split(v, ",") {
+			op = strings.TrimSpace(op)
+			if op == "" {
+				return errors.New("empty operation")
+			}
+			c.hang = append(c.hang, op)
+		}
+		return nil
+	})
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
 	fs.StringVar(&c.account, "account", "", "AWS account plain credentials act in, and of instances that name none (default: the fleet's most common AWS account, else "+defaultAccount+")")
 	usage := func() {
-		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--seed N] [--account ID]")
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--account ID]")
 		fmt.Fprintln(stdout, "\nServes the AWS instances of a fleet file as a local AWS (EC2, STS, CloudWatch, Pricing, Savings Plans).\n\nFlags:")
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -175,6 +199,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	opts.ThrottleRate = c.throttleRate
 	opts.ErrorRate = c.errorRate
 	opts.FailRegions = c.failRegions
+	opts.Delays, opts.Hang = c.delays, c.hang
 	opts.Seed = c.seed
 	s := sim.New(f, opts)
 

@@ -57,6 +57,11 @@ func TestBadFlags(t *testing.T) {
 		{"addr", []string{"--demo", "--addr", "localhost"}, `--addr "localhost" is not HOST:PORT`},
 		{"empty region", []string{"--demo", "--fail-region", "eu-west-1,"}, "empty region"},
 		{"seed", []string{"--demo", "--seed", "x"}, `invalid value "x" for flag -seed`},
+		{"delay syntax", []string{"--demo", "--delay", "StopInstances"}, "want OP=DURATION"},
+		{"delay duration", []string{"--demo", "--delay", "StopInstances=soon"}, "want OP=DURATION"},
+		{"delay negative", []string{"--demo", "--delay", "StopInstances=-1s"}, "want OP=DURATION"},
+		{"delay no op", []string{"--demo", "--delay", "=1s"}, "want OP=DURATION"},
+		{"hang empty", []string{"--demo", "--hang", "DescribeInstances,"}, "empty operation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -91,12 +96,14 @@ func TestHelp(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	c, err := parseFlags([]string{"--fleet", "f.yaml", "--addr", "127.0.0.1:0", "--latency", "50ms", "--throttle-rate", "0.1",
-		"--error-rate", "0.01", "--fail-region", "eu-west-1", "--fail-region", "us-west-2,ap-south-1", "--seed", "7", "--account", "111122223333"}, &bytes.Buffer{})
+		"--error-rate", "0.01", "--fail-region", "eu-west-1", "--fail-region", "us-west-2,ap-south-1", "--seed", "7", "--account", "111122223333",
+		"--delay", "StopInstances=2s", "--delay", "ec2:DescribeInstances=150ms", "--hang", "GetMetricData,sts:GetCallerIdentity"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := config{fleetPath: "f.yaml", addr: "127.0.0.1:0", latency: 50 * time.Millisecond, throttleRate: 0.1, errorRate: 0.01,
-		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7, account: "111122223333"}
+		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7, account: "111122223333",
+		delays: map[string]time.Duration{"StopInstances": 2 * time.Second, "ec2:DescribeInstances": 150 * time.Millisecond}, hang: []string{"GetMetricData", "sts:GetCallerIdentity"}}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("got %+v\nwant %+v", *c, want)
 	}

@@ -52,6 +52,8 @@ func awsEnv(t testing.TB) {
 	} {
 		t.Setenv(k, v)
 	}
+	// --execute keeps its audit log and locks here, not in the user's home.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 }
 
 // mixedFleet has one machine for every decision idle-stop makes.
@@ -222,8 +224,8 @@ func TestIdleStopAgainstSimulator(t *testing.T) {
 			t.Errorf("summary %+v", r.Summary)
 		}
 		lines := auditLines(t, audit)
-		if len(lines) != len(wantReasons)+1 || lines[len(lines)-1]["type"] != "summary" {
-			t.Errorf("audit log has %d lines, want %d decisions and a summary", len(lines), len(wantReasons))
+		if len(lines) != len(wantReasons)+2+1 || lines[len(lines)-1]["type"] != "summary" {
+			t.Errorf("audit log has %d lines, want %d decisions or outcomes, 2 intents and a summary", len(lines), len(wantReasons))
 		}
 		// Idempotent: a second run finds them stopped and stops nothing.
 		opts, out, _ = e.options(t, true, audit, nil)
@@ -294,8 +296,10 @@ func TestIdleStopAgainstSimulator(t *testing.T) {
 		if stops != 2 {
 			t.Errorf("the two runs stopped %d machines together, want 2 (each once)", stops)
 		}
-		if n := len(auditLines(t, audit)); n != 2*(len(wantReasons)+1) {
-			t.Errorf("audit log has %d lines, want %d", n, 2*(len(wantReasons)+1))
+		// Each run: one line per machine and a summary; the two stops: an
+		// intent each.
+		if n := len(auditLines(t, audit)); n != 2*(len(wantReasons)+1)+2 {
+			t.Errorf("audit log has %d lines, want %d", n, 2*(len(wantReasons)+1)+2)
 		}
 	})
 }
@@ -314,6 +318,9 @@ func idleStopRunForTest(opts *idlestopcmd.IdleStopOptions) error {
 	}
 	if opts.MaxStops != nil {
 		args = append(args, "--max-stops", fmt.Sprint(*opts.MaxStops))
+	}
+	if opts.Run.LockDir != nil {
+		args = append(args, "--lock-dir", *opts.Run.LockDir)
 	}
 	cmd.SetArgs(args)
 	cmd.SetOut(opts.IO.Out)

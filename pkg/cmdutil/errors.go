@@ -55,6 +55,14 @@ type GateError struct{ Reason string }
 
 func (e *GateError) Error() string { return "gate tripped: " + e.Reason }
 
+// IncompleteError means the run ended early, at a time limit or on a
+// signal; what was done was written and recorded (exit 3, like a partial
+// result).
+type IncompleteError struct{ Err error }
+
+func (e *IncompleteError) Error() string { return e.Err.Error() }
+func (e *IncompleteError) Unwrap() error { return e.Err }
+
 // SilentError exits 1 with nothing more printed.
 var SilentError = errors.New("SilentError")
 
@@ -66,13 +74,14 @@ func ExitCodeFor(err error) ExitCode {
 		partialErr *PartialError
 		credErr    *CredentialsError
 		gateErr    *GateError
+		incomplete *IncompleteError
 	)
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &flagErr), errors.As(err, &inputErr):
 		return ExitUsage
-	case errors.As(err, &partialErr):
+	case errors.As(err, &partialErr), errors.As(err, &incomplete):
 		return ExitPartial
 	case errors.As(err, &credErr):
 		return ExitCredentials

@@ -19,6 +19,8 @@ func TestExitCodeFor(t *testing.T) {
 		{&CredentialsError{Err: errors.New("no credentials")}, ExitCredentials},
 		{&GateError{Reason: "savings>5000"}, ExitGate},
 		{SilentError, ExitError},
+		{&IncompleteError{Err: errors.New("the run took longer than --run-timeout 10m0s")}, ExitPartial},
+		{fmt.Errorf("idle-stop: %w", &IncompleteError{Err: errors.New("interrupted by terminated")}), ExitPartial},
 	} {
 		if got := ExitCodeFor(tc.err); got != tc.want {
 			t.Errorf("ExitCodeFor(%v) = %d, want %d", tc.err, got, tc.want)

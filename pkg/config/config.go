@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/viper"
 
@@ -40,11 +41,71 @@ type Config struct {
 	Report ReportConfig `mapstructure:"report"`
 	// Metrics configures utilization sources outside the clouds (--metrics).
 	Metrics MetricsConfig `mapstructure:"metrics"`
+	// Timeouts bound network calls and idle-stop runs.
+	Timeouts TimeoutsConfig `mapstructure:"timeouts"`
+	// Locks configures idle-stop's per-target locks and shared stop cap.
+	Locks LocksConfig `mapstructure:"locks"`
+	// Audit configures idle-stop's audit log.
+	Audit AuditConfig `mapstructure:"audit"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
 
 	// lookupEnv reads GPUFINOPS_REPORT_EXCHANGE_RATES_<CODE>.
 	lookupEnv func(string) (string, bool)
+}
+
+// TimeoutsConfig is timeouts.*; idle-stop's --request-timeout,
+// --run-timeout and --grace-period win.
+type TimeoutsConfig struct {
+	// Request bounds each HTTP request to a cloud or webhook (one attempt).
+	Request time.Duration `mapstructure:"request"`
+	// Run bounds a whole idle-stop run, retries included.
+	Run time.Duration `mapstructure:"run"`
+	// Grace is how long stops in flight may finish after SIGINT, SIGTERM or
+	// the run timeout.
+	Grace time.Duration `mapstructure:"grace"`
+}
+
+// LocksConfig is locks.*; --lock-dir and --lock-wait win.
+type LocksConfig struct {
+	// Dir holds one lock per target and the stop ledger; empty means
+	// $XDG_STATE_HOME/gpufinops/locks (~/.local/state/gpufinops/locks).
+	Dir string `mapstructure:"dir"`
+	// Wait is how long a run waits for another run's lock.
+	Wait time.Duration `mapstructure:"wait"`
+}
+
+// AuditConfig is audit.*; --audit-log wins.
+type AuditConfig struct {
+	// Log is the audit log of idle-stop; empty means
+	// $XDG_STATE_HOME/gpufinops/idle-stop.jsonl for --execute runs.
+	Log string `mapstructure:"log"`
+}
+
+// The default timeouts.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultRunTimeout     = 10 * time.Minute
+	DefaultLockWait       = 5 * time.Minute
+)
+
+// validateRun checks the timeouts and lock settings, naming the key.
+func (c *Config) validateRun() error {
+	for _, d := range []struct {
+		key      string
+		v        time.Duration
+		min, max time.Duration
+	}{
+		{"timeouts.request", c.Timeouts.Request, time.Millisecond, time.Hour},
+		{"timeouts.run", c.Timeouts.Run, time.Millisecond, 24 * time.Hour},
+		{"timeouts.grace", c.Timeouts.Grace, 0, 10 * time.Minute},
+		{"locks.wait", c.Locks.Wait, time.Millisecond, 24 * time.Hour},
+	} {
+		if d.v < d.min || d.v > d.max {
+			return c.errorAt(d.key, "%v is outside %v–%v", d.v, d.min, d.max)
+		}
+	}
+	return nil
 }
 
 // MetricsConfig configures utilization sources outside the clouds.
@@ -206,6 +267,8 @@ func Load(opts Options) (*Config, error) {
 		AWS:      AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
 		Cache:    CacheConfig{TTLHours: 24},
 		IdleStop: idlestop.DefaultPolicy(),
+		Timeouts: TimeoutsConfig{Request: DefaultRequestTimeout, Run: DefaultRunTimeout, Grace: idlestop.DefaultGrace},
+		Locks:    LocksConfig{Wait: DefaultLockWait},
 
 		lookupEnv: lookup,
 	}
@@ -350,6 +413,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Cache.TTLHours < 0 || c.Cache.TTLHours > MaxCacheTTLHours {
 		return c.errorAt("cache.ttl_hours", "%d is outside 0–%d", c.Cache.TTLHours, MaxCacheTTLHours)
+	}
+	if err := c.validateRun(); err != nil {
+		return err
 	}
 	if err := c.IdleStop.Validate(); err != nil {
 		if key, msg, ok := strings.Cut(err.Error(), ": "); ok && strings.HasPrefix(key, "idle_stop.") && !strings.Contains(key, " ") {

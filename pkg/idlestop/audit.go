@@ -25,9 +25,11 @@ const DefaultLockWait = 5 * time.Minute
 const lockRetry = 100 * time.Millisecond
 
 // Audit is an append-only JSON Lines audit log, held exclusively by one run.
-// Every line is one JSON object with "type" ("decision" or "summary") and
-// the run's "runId"; each line is written with one append and fsync'd before
-// the call returns, so a crash leaves only whole, durable lines. The lock is
+// Every line is one JSON object with "type" (LineDecision, LineIntent,
+// LineOutcome, LineReconciled or LineSummary) and the run's "runId"; each
+// line is written with one append and fsync'd before the call returns, so a
+// crash leaves only whole, durable lines, and an intent line is on disk
+// before its stop is sent. The lock is
 // an flock(2) on path+".lock", held from OpenAudit until Close: a second run,
 // in this process or another, waits for it (DefaultLockWait) and never
 // interleaves its lines. Open the log before collecting the fleet so that a
@@ -72,12 +74,37 @@ func OpenAuditWait(ctx context.Context, path string, wait time.Duration) (*Audit
 		}
 		return nil, fmt.Errorf("audit log: another idle-stop run still holds %s after %s; nothing was stopped", lockPath, wait)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		_ = lk.Close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
+	if err := endLine(f); err != nil {
+		_ = f.Close()
+		_ = lk.Close()
+		return nil, fmt.Errorf("audit log %s: %w", path, err)
+	}
 	return &Audit{path: path, runID: NewRunID(time.Now()), f: f, lock: lk}, nil
+}
+
+// endLine ends a last line torn by a crash, so that the next line starts on
+// its own.
+func endLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	var last [1]byte
+	if _, err := f.ReadAt(last[:], st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	if _, err := f.Write([]byte{'\n'}); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // NewRunID returns a run id: the UTC time and 8 random hex digits, e.g.
@@ -124,7 +151,36 @@ func (a *Audit) WriteDecision(d Decision) error {
 	if a == nil {
 		return nil
 	}
-	return a.write(decisionLine{Type: "decision", RunID: a.runID, Decision: d})
+	return a.write(decisionLine{Type: LineDecision, RunID: a.runID, Decision: d})
+}
+
+// WriteIntent appends the intent line of a stop about to be sent and syncs
+// it to disk; send the stop only when it returns nil.
+func (a *Audit) WriteIntent(d Decision, t time.Time) error {
+	if a == nil {
+		return nil
+	}
+	return a.write(Intent{Type: LineIntent, RunID: a.runID, Time: t, Provider: d.Provider, Account: d.Account,
+		Region: d.Region, Profile: d.Scope.Profile, ResourceID: d.ResourceID, InstanceType: d.InstanceType})
+}
+
+// WriteOutcome appends a stop decision with its result, after the stop call
+// returned (or was abandoned), and syncs it to disk.
+func (a *Audit) WriteOutcome(d Decision) error {
+	if a == nil {
+		return nil
+	}
+	return a.write(decisionLine{Type: LineOutcome, RunID: a.runID, Decision: d})
+}
+
+// WriteReconciled appends a reconciled line (its Type and RunID set to the
+// log's) and syncs it to disk.
+func (a *Audit) WriteReconciled(r Reconciled) error {
+	if a == nil {
+		return nil
+	}
+	r.Type, r.RunID = LineReconciled, a.runID
+	return a.write(r)
 }
 
 // WriteSummary appends the run's summary line (its RunID set to the log's)
@@ -134,7 +190,7 @@ func (a *Audit) WriteSummary(s Summary) error {
 		return nil
 	}
 	s.RunID = a.runID
-	return a.write(summaryLine{Type: "summary", Summary: s})
+	return a.write(summaryLine{Type: LineSummary, Summary: s})
 }
 
 func (a *Audit) write(v any) error {

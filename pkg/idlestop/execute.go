@@ -28,7 +28,15 @@ const (
 	// ResultNotAttempted: the run ended (cap, permission check, cancellation)
 	// before this machine was stopped; Error says why.
 	ResultNotAttempted = "not-attempted"
+	// ResultUnknown: the stop was sent but its answer never came (the run
+	// was interrupted or timed out, or the request timed out): the machine
+	// may be stopping. Never counted as failed; the next run reconciles it.
+	ResultUnknown = "unknown"
 )
+
+// DefaultGrace is how long stops in flight may finish after the run is
+// interrupted (SIGINT, SIGTERM) or times out, before they are abandoned.
+const DefaultGrace = 10 * time.Second
 
 // DefaultConcurrency is how many stops run at once.
 const DefaultConcurrency = 4
@@ -59,6 +67,17 @@ type Options struct {
 	// ThrottlePause is the pause before retrying a throttled stop once;
 	// DefaultThrottlePause when zero.
 	ThrottlePause time.Duration
+	// Grace is how long stops in flight may still run once ctx ends (no new
+	// stop starts then); after it they are abandoned and logged unknown.
+	// Zero abandons them at once.
+	Grace time.Duration
+	// Lock, when set, must hold the target of every machine stopped; a stop
+	// outside it is not attempted.
+	Lock *TargetLock
+	// Ledger, when set, makes Policy.MaxStops a cap on the stops of all runs
+	// sharing it that run at the same time (Ledger.Reserve), checked right
+	// before the stops; Execute closes it when the stops end.
+	Ledger *Ledger
 }
 
 // Summary is what a run did.
@@ -77,9 +96,11 @@ type Summary struct {
 	// Results counts the stop decisions by result.
 	Results map[string]int `json:"results"`
 	// Stopped is the number of machines stopped; Failed the stops that
-	// failed (ResultFailed).
+	// failed (ResultFailed); Unknown the stops sent whose answer never came
+	// (ResultUnknown).
 	Stopped int `json:"stopped"`
 	Failed  int `json:"failed"`
+	Unknown int `json:"unknown"`
 	// HourlySavings and MonthlySavings are what the stopped machines save
 	// (in a dry run: what the stop decisions would save).
 	HourlySavings  Amount `json:"hourlySavings"`
@@ -91,13 +112,18 @@ type Summary struct {
 }
 
 // TooManyError is returned when more machines would be stopped than the cap
-// allows; nothing is stopped.
+// allows; nothing is stopped. Recent is the stops that other runs, still
+// running, reserved in the stop ledger (zero without a ledger).
 type TooManyError struct {
-	Stops int
-	Max   int
+	Stops  int
+	Max    int
+	Recent int
 }
 
 func (e *TooManyError) Error() string {
+	if e.Recent > 0 {
+		return fmt.Sprintf("%d machines would be stopped and other runs still running stop %d, more than idle_stop.max_stops (%d) together: nothing was stopped", e.Stops, e.Recent, e.Max)
+	}
 	return fmt.Sprintf("%d machines would be stopped, more than idle_stop.max_stops (%d): nothing was stopped", e.Stops, e.Max)
 }
 
@@ -132,14 +158,20 @@ func countStops(ds []Decision) int {
 //  4. the re-check: Recheck reads every stop candidate again and Decide runs
 //     on the fresh data; a machine that became busy, was stopped, lost its
 //     metrics or is gone is skipped with its new reason;
-//  5. the stops, Concurrency at a time. A throttled stop is retried once
-//     after ThrottlePause; an already stopped machine is a no-op; one
-//     failure never stops the others. Failed stops are counted in
-//     Summary.Failed, not returned as an error.
+//  5. with a Ledger, the reservation of the stops against the other runs
+//     still running (a *TooManyError, nothing stopped);
+//  6. the stops, Concurrency at a time, each only after its intent line is
+//     synced to the audit log. A throttled stop is retried once after
+//     ThrottlePause; an already stopped machine is a no-op; one failure
+//     never stops the others. Failed stops are counted in Summary.Failed,
+//     not returned as an error. Once ctx ends no stop starts; those in
+//     flight get Grace, then are abandoned: a stop without an answer
+//     (cancelled, timed out) is ResultUnknown, never ResultFailed.
 //
 // Every decision is written to the audit log as soon as it is final (skips
-// first, each stop when it returns), then the summary. When the run ends
-// early, every decision not yet logged is logged with ResultNotAttempted.
+// first, each stop as an outcome line when it returns), then the summary.
+// When the run ends early, every decision not yet logged is logged with
+// ResultNotAttempted.
 // The error is non-nil for an invalid policy, a missing Stopper or Recheck,
 // a failed permission check, the cap, a failed re-check, a cancelled ctx or
 // an audit log that cannot be written.
@@ -156,7 +188,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 	if pause <= 0 {
 		pause = DefaultThrottlePause
 	}
-	r := &run{ds: decisions, audit: opts.Audit, logged: make([]bool, len(decisions))}
+	r := &run{ds: decisions, audit: opts.Audit, logged: make([]bool, len(decisions)), intended: make([]bool, len(decisions))}
 	sum := Summary{RunID: opts.Audit.RunID(), Start: now(), Execute: opts.Execute}
 	if sum.RunID == "" {
 		sum.RunID = NewRunID(sum.Start)
@@ -257,7 +289,22 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		}
 		stops = stopIndexes(r.ds)
 	}
-	// 5. Stops.
+	// 4b. The shared cap.
+	if opts.Ledger != nil && len(stops) > 0 {
+		list := make([]Decision, len(stops))
+		for k, i := range stops {
+			list[k] = r.ds[i]
+		}
+		err := opts.Ledger.Reserve(ctx, sum.RunID, list, opts.Policy.MaxStops, now())
+		// The reservations count against other runs until the stops end.
+		defer opts.Ledger.Close()
+		if err != nil {
+			return finish(err)
+		}
+	}
+	// 5. Stops: no new one once ctx ends; those in flight get opts.Grace.
+	callCtx, release := graceContext(ctx, opts.Grace)
+	defer release()
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	for _, i := range stops {
@@ -268,12 +315,27 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		if ctx.Err() != nil {
 			break
 		}
+		d := &r.ds[i]
+		if opts.Lock != nil && !opts.Lock.Holds(d.Scope) {
+			d.Result, d.Error = ResultNotAttempted, fmt.Sprintf("this run holds no lock for %s", Target(d.Scope))
+			r.log(i)
+			<-sem
+			continue
+		}
+		// The intent is on disk before the stop is sent, or it is not sent.
+		if err := opts.Audit.WriteIntent(*d, now().UTC()); err != nil {
+			r.auditErr(err)
+			<-sem
+			break
+		}
+		r.mu.Lock()
+		r.intended[i] = true
+		r.mu.Unlock()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			d := &r.ds[i]
-			res, err := stopOnce(ctx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
+			res, err := stopOnce(callCtx, opts.Stopper, d.Scope, d.ResourceID, false, pause)
 			d.Executed = true
 			d.Time = now()
 			setResult(d, res, err)
@@ -281,7 +343,36 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 		}()
 	}
 	wg.Wait()
-	return finish(ctx.Err())
+	if err := r.auditError; err != nil {
+		return finish(fmt.Errorf("the audit log failed, so no further machine was stopped: %w", err))
+	}
+	return finish(ended(ctx))
+}
+
+// ended is nil while ctx runs, else why it ended (its cause: the signal or
+// the run timeout).
+func ended(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, ctx.Err()) {
+		return fmt.Errorf("%w (%w)", c, ctx.Err())
+	}
+	return ctx.Err()
+}
+
+// graceContext is the context of the calls in flight: it outlives ctx by
+// grace, then is cancelled with the reason.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	if grace <= 0 {
+		return context.WithCancel(ctx)
+	}
+	call, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	abandon := func() {
+		cancel(fmt.Errorf("abandoned %s after the run ended: %w", grace, context.Cause(ctx)))
+	}
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(grace, abandon) })
+	return call, func() { stop(); cancel(nil) }
 }
 
 // run tracks which decisions are in the audit log.
@@ -290,10 +381,12 @@ type run struct {
 	audit      *Audit
 	mu         sync.Mutex
 	logged     []bool
+	intended   []bool // an intent line was written: the final line is an outcome
 	auditError error
 }
 
-// log writes decision i to the audit log unless it already is.
+// log writes decision i to the audit log unless it already is: an outcome
+// line after an intent, else a decision line.
 func (r *run) log(i int) {
 	r.mu.Lock()
 	if r.logged[i] {
@@ -301,8 +394,13 @@ func (r *run) log(i int) {
 		return
 	}
 	r.logged[i] = true
+	intended := r.intended[i]
 	r.mu.Unlock()
-	if err := r.audit.WriteDecision(r.ds[i]); err != nil {
+	write := r.audit.WriteDecision
+	if intended {
+		write = r.audit.WriteOutcome
+	}
+	if err := write(r.ds[i]); err != nil {
 		r.auditErr(err)
 	}
 }
@@ -371,7 +469,7 @@ func checkPermission(ctx context.Context, s providers.Stopper, ds []Decision, st
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := ended(ctx); err != nil {
 		return err
 	}
 	return errors.Join(errs...)
@@ -393,12 +491,19 @@ func stopOnce(ctx context.Context, s providers.Stopper, sc providers.Scope, id s
 	return s.Stop(ctx, sc, id, dryRun)
 }
 
+// setResult records a stop's answer. A cancellation or a timeout leaves the
+// outcome unknown: the stop may have been carried out, so it is never
+// logged as failed. An answer (a refusal too) is known, even when it comes
+// after the run was interrupted.
 func setResult(d *Decision, res providers.StopResult, err error) {
 	switch {
 	case err == nil && res.AlreadyStopped:
 		d.Result = ResultAlreadyStopped
 	case err == nil:
 		d.Result = ResultStopped
+	case isTimeout(err):
+		d.Result = ResultUnknown
+		d.Error = "no answer to the stop (" + err.Error() + "); it may have been carried out: the next run reconciles it"
 	case errors.Is(err, providers.ErrNotStoppable):
 		d.Result, d.Error = ResultNotStoppable, err.Error()
 	case errors.Is(err, providers.ErrNotFound):
@@ -428,10 +533,22 @@ func tally(s *Summary, ds []Decision) {
 		case ResultFailed:
 			s.Failed++
 			s.Failures = append(s.Failures, d.ResourceID+": "+d.Error)
+		case ResultUnknown:
+			s.Unknown++
 		}
 		if d.Result == ResultStopped || (!s.Execute && d.Result == ResultDryRun) {
 			s.HourlySavings = Amount{s.HourlySavings.Add(d.HourlySavings.Decimal)}
 			s.MonthlySavings = Amount{s.MonthlySavings.Add(d.MonthlySavings.Decimal)}
 		}
 	}
+}
+
+// isTimeout says whether err is a cancellation or a timeout, after which the
+// request's effect is unknown.
+func isTimeout(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }

@@ -215,35 +215,47 @@ func TestExecuteStops(t *testing.T) {
 		t.Fatalf("savings %s %s", sum.HourlySavings, sum.MonthlySavings)
 	}
 	lines := readAudit(t, path)
-	if len(lines) != 6 {
-		t.Fatalf("%d audit lines, want 5 decisions and a summary", len(lines))
+	if len(lines) != 9 {
+		t.Fatalf("%d audit lines, want 2 decisions, 3 intents, 3 outcomes and a summary", len(lines))
 	}
 	seen := map[any]int{}
+	intents := map[any]int{} // resource → line of its intent
 	for i, l := range lines {
 		if l["runId"] != audit.RunID() || audit.RunID() == "" {
 			t.Fatalf("line %d run id %v, want %s", i, l["runId"], audit.RunID())
 		}
-		wantType := "decision"
-		if i == 5 {
-			wantType = "summary"
-		}
-		if l["type"] != wantType {
-			t.Fatalf("line %d type %v", i, l["type"])
-		}
-		if wantType == "decision" {
+		switch typ := l["type"]; {
+		case i == 8:
+			if typ != LineSummary {
+				t.Fatalf("last line type %v", typ)
+			}
+		case typ == LineIntent:
+			intents[l["resourceId"]] = i
+			for _, k := range []string{"provider", "account", "region", "resourceId", "time"} {
+				if _, ok := l[k]; !ok {
+					t.Fatalf("intent line %d lacks %s", i, k)
+				}
+			}
+		case typ == LineDecision || typ == LineOutcome:
 			seen[l["resourceId"]]++
 			for _, k := range []string{"provider", "decision", "reason", "executed", "message"} {
 				if _, ok := l[k]; !ok {
 					t.Fatalf("line %d lacks %s", i, k)
 				}
 			}
+			at, ok := intents[l["resourceId"]]
+			if (typ == LineOutcome) != ok || (ok && at > i) || (typ == LineOutcome) != (l["decision"] == string(Stop)) {
+				t.Fatalf("line %d (%v of %v): intent at %v, %v", i, typ, l["resourceId"], at, ok)
+			}
+		default:
+			t.Fatalf("line %d type %v", i, typ)
 		}
 	}
-	if len(seen) != 5 {
-		t.Fatalf("decisions logged %v", seen)
+	if len(seen) != 5 || len(intents) != 3 {
+		t.Fatalf("decisions logged %v, intents %v", seen, intents)
 	}
-	if lines[5]["stopped"] != 3.0 || lines[5]["considered"] != 5.0 {
-		t.Fatalf("summary line %v", lines[5])
+	if lines[8]["stopped"] != 3.0 || lines[8]["considered"] != 5.0 || lines[8]["unknown"] != 0.0 {
+		t.Fatalf("summary line %v", lines[8])
 	}
 	info, err := os.Stat(path)
 	if err != nil || info.Mode().Perm() != 0o640 {
@@ -454,8 +466,9 @@ func TestExecuteNeedsStopperAndRecheck(t *testing.T) {
 	}
 }
 
-// Each stop's line is on disk before the next stop starts, so a crash after
-// N stops leaves N lines.
+// Each stop's intent is on disk before it is sent and its outcome before the
+// next stop starts, so a crash at any point leaves a line for every machine
+// that may have been stopped.
 func TestAuditLineWrittenAsSoonAsFinal(t *testing.T) {
 	cs := fleetOf()
 	ds := Decide(cs, now, DefaultPolicy())
@@ -463,14 +476,17 @@ func TestAuditLineWrittenAsSoonAsFinal(t *testing.T) {
 	st := &fakeStopper{}
 	stopsSoFar := 0
 	st.onStop = func(id string) {
-		n := 0
+		n, intent := 0, false
 		for _, l := range readAudit(t, path) {
-			if l["result"] == ResultStopped {
+			if l["result"] == ResultStopped && l["type"] == LineOutcome {
 				n++
 			}
+			if l["type"] == LineIntent && l["resourceId"] == id {
+				intent = true
+			}
 		}
-		if n != stopsSoFar {
-			t.Errorf("before stopping %s: %d stop lines on disk, want %d", id, n, stopsSoFar)
+		if n != stopsSoFar || !intent {
+			t.Errorf("before stopping %s: %d outcome lines on disk, want %d; its intent on disk: %v", id, n, stopsSoFar, intent)
 		}
 		stopsSoFar++
 	}
@@ -498,13 +514,15 @@ func TestAuditLineWrittenAsSoonAsFinal(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("%v", err)
 	}
+	// The stop cut short has no answer: unknown, never failed.
 	lines := readAudit(t, path2)
 	counts := map[any]int{}
 	for _, l := range lines {
-		counts[l["result"]]++
+		counts[fmt.Sprint(l["type"], "/", l["result"])]++
 	}
-	if len(lines) != 6 || counts[ResultStopped] != 1 || counts[ResultStopped]+counts[ResultNotAttempted]+counts[ResultFailed] != 3 {
-		t.Fatalf("lines %v", counts)
+	want := map[any]int{"intent/<nil>": 2, "outcome/stopped": 1, "outcome/unknown": 1, "decision/not-attempted": 1, "decision/<nil>": 2, "summary/<nil>": 1}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Fatalf("lines %v, want %v", counts, want)
 	}
 }
 
@@ -550,11 +568,11 @@ func TestAuditConcurrentRunsDoNotInterleave(t *testing.T) {
 		t.Fatal("the second run did not wait for the first")
 	}
 	lines := readAudit(t, path)
-	if len(lines) != 12 {
+	if len(lines) != 18 {
 		t.Fatalf("%d lines", len(lines))
 	}
 	for i, l := range lines {
-		want := infos[i/6].id
+		want := infos[i/9].id
 		if l["runId"] != want {
 			t.Fatalf("line %d belongs to %v, want %s: runs interleaved", i, l["runId"], want)
 		}

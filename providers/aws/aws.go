@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
@@ -121,8 +122,13 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 	if profile != "" {
 		lo = append(lo, config.WithSharedConfigProfile(profile))
 	}
-	if p.opts.HTTPClient != nil {
+	switch {
+	case p.opts.HTTPClient != nil:
 		lo = append(lo, config.WithHTTPClient(p.opts.HTTPClient))
+	case p.opts.RequestTimeout > 0:
+		// Each attempt is bounded; the caller's context bounds the
+		// attempts together, so retries never outlast the run.
+		lo = append(lo, config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(p.opts.RequestTimeout)))
 	}
 	if p.opts.Endpoint != "" {
 		// A simulator has no instance metadata service to ask for credentials.

@@ -86,6 +86,7 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 			Concurrency:      cfg.AWS.Concurrency,
 			CacheDir:         cacheDir(cfg.Cache.Dir),
 			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
+			RequestTimeout:   cfg.Timeouts.Request,
 			Now:              sc.now,
 		})
 		if err != nil {

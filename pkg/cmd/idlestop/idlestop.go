@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +48,11 @@ type IdleStopOptions struct {
 	ExemptTag         *string
 	IncludeProduction *bool
 	RequireOptIn      *bool
+
+	// Run holds the time and lock flags given.
+	Run runFlags
+	// LookupEnv finds the XDG state directory; os.LookupEnv when nil.
+	LookupEnv func(string) (string, bool)
 }
 
 // NewCmdIdleStop builds the command; runF replaces the run function in tests.
@@ -60,6 +66,7 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		exemptTag               string
 		includeProd, requireOpt bool
 		out                     *cmdutil.OutputFlag
+		checkRun                func() error
 	)
 	cmd := &cobra.Command{
 		Use:   "idle-stop --provider aws [--execute]",
@@ -71,9 +78,15 @@ Environment=Production, one-time spot, just launched, missing or stale metrics)
 are always left running, each with its reason. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
-Exit codes: 0 done; 2 bad flags; 3 some stops failed or some scopes could not be
-read; 4 credentials or the stop permission missing (nothing stopped); 5 more
-candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
+With --execute, one lock per cloud account keeps concurrent runs apart, an
+intent line is synced to the audit log before each stop, and the next run
+reconciles stops a killed run left without an answer. SIGINT/SIGTERM and
+--run-timeout stop starting new stops; those in flight get --grace-period.
+
+Exit codes: 0 done; 2 bad flags; 3 some stops failed or got no answer, some
+scopes could not be read, or the run ended early (--run-timeout, SIGINT or
+SIGTERM); 4 credentials or the stop permission missing (nothing stopped); 5
+more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 		Example: `  $ gpufinops idle-stop --provider aws
   $ gpufinops idle-stop --provider aws --execute --audit-log /var/log/gpufinops/idle-stop.jsonl
   $ gpufinops idle-stop --provider aws --require-opt-in --selector Team=research -o json`,
@@ -126,6 +139,9 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 			if fl.Changed("require-opt-in") {
 				opts.RequireOptIn = &requireOpt
 			}
+			if err := checkRun(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -135,7 +151,7 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmdutil.AddScopeFlags(cmd, &opts.Input, "act on")
 	opts.Input.LookbackDays = 1
 	cmd.Flags().BoolVar(&opts.Execute, "execute", false, "stop the idle machines (without it: a dry run)")
-	cmd.Flags().StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per machine considered to this file")
+	cmd.Flags().StringVar(&opts.AuditLog, "audit-log", "", "append one JSON line per machine considered to this file (with --execute, default $XDG_STATE_HOME/gpufinops/idle-stop.jsonl)")
 	cmd.Flags().StringVar(&opts.Webhook, "notify-webhook", "", "post a Slack-compatible summary to this URL")
 	cmd.Flags().StringSliceVar(&opts.Selectors, "selector", nil, "only machines carrying this tag, key=value (repeatable)")
 	cmd.Flags().Float64Var(&threshold, "threshold", def.GPUPercent, "busy at or above this GPU % (busiest GPU)")
@@ -145,6 +161,7 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines tagged KEY=true are never stopped")
 	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop machines tagged Environment=Production")
 	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
+	checkRun = addRunFlags(cmd, &opts.Run)
 	out = cmdutil.AddOutputFlag(cmd, "table", "json")
 	return cmd
 }
@@ -196,15 +213,65 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	if err != nil {
 		return cmdutil.FlagErrorf("%v", err)
 	}
+	set, err := opts.settings(cfg)
+	if err != nil {
+		return err
+	}
 	cat, err := opts.Catalog()
 	if err != nil {
 		return err
 	}
-	// The audit log's lock serializes runs: open it before reading the fleet
-	// so that a run waiting for another sees that run's stops.
+	// Every network call of the run, retries included, ends by the run
+	// timeout; stops in flight then get the grace period.
+	ctx, cancel := context.WithTimeoutCause(ctx, set.run, &timeoutCause{limit: set.run})
+	defer cancel()
+	provCfg := *cfg
+	provCfg.Timeouts.Request = set.request
+	provs, err := opts.Providers(ctx, opts.Input, &provCfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return incomplete(ctx, idlestop.Summary{}, false)
+		}
+		return err
+	}
+	byName := map[fleet.Provider]providers.Provider{}
+	for _, p := range provs {
+		byName[p.Name()] = p
+	}
+	// With --execute, one lock per provider:account, whatever the audit
+	// log: a second run over the same accounts waits, then stops nothing.
+	var lock *idlestop.TargetLock
+	var ledger *idlestop.Ledger
+	if opts.Execute {
+		ts, err := targets(ctx, provs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return incomplete(ctx, idlestop.Summary{}, false)
+			}
+			return credentials(err)
+		}
+		if lock, err = idlestop.LockTargets(ctx, set.lockDir, ts, set.lockWait); err != nil {
+			if ctx.Err() != nil {
+				return incomplete(ctx, idlestop.Summary{}, false)
+			}
+			return err
+		}
+		defer func() {
+			if rerr := lock.Release(); err == nil && rerr != nil {
+				err = rerr
+			}
+		}()
+		ledger = &idlestop.Ledger{Path: filepath.Join(set.lockDir, idlestop.LedgerFile)}
+	}
+	// The audit log's own lock keeps runs sharing it from interleaving;
+	// open it before reading the fleet so that a run waiting for another
+	// sees that run's stops.
 	var audit *idlestop.Audit
-	if opts.AuditLog != "" {
-		if audit, err = idlestop.OpenAuditWait(ctx, opts.AuditLog, idlestop.DefaultLockWait); err != nil {
+	if set.auditLog != "" {
+		if audit, err = idlestop.OpenAuditWait(ctx, set.auditLog, set.lockWait); err != nil {
+			if ctx.Err() != nil {
+				return incomplete(ctx, idlestop.Summary{}, false)
+			}
 			return err
 		}
 		defer func() {
@@ -213,21 +280,24 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 			}
 		}()
 	}
-	provs, err := opts.Providers(ctx, opts.Input, cfg)
-	if err != nil {
-		return err
+	// Settle what killed runs left open before deciding anew.
+	if opts.Execute {
+		if err := reconcile(ctx, opts.IO.ErrOut, audit, lock, byName, opts.Now); err != nil {
+			return fmt.Errorf("%w; nothing was stopped", err)
+		}
 	}
 	now := opts.Now().UTC()
 	end := now.Truncate(time.Minute)
 	window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
 
-	byName := map[fleet.Provider]providers.Provider{}
 	var cands []idlestop.Candidate
 	var scanFailures []error
 	for _, p := range provs {
-		byName[p.Name()] = p
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{Window: window, SkipPrices: true, Concurrency: cfg.AWS.Concurrency})
 		if err != nil {
+			if ctx.Err() != nil {
+				return incomplete(ctx, idlestop.Summary{}, false)
+			}
 			return credentials(err)
 		}
 		for _, f := range res.Failures {
@@ -248,13 +318,27 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		Audit:   audit,
 		Now:     opts.Now,
 		Policy:  pol,
+		Grace:   set.grace,
+		Lock:    lock,
+		Ledger:  ledger,
 	})
-	if werr := write(opts, summary, decisions, runErr); werr != nil {
+	// Whether the run ended early is decided here: the webhook below is
+	// only told.
+	endedEarly := ctx.Err() != nil
+	if werr := write(opts, summary, decisions, runErr, set.auditLog); werr != nil {
 		return werr
 	}
 	if opts.Webhook != "" && (opts.Execute || summary.Stop > 0) {
-		n := idlestop.NewNotifier(opts.Webhook, 5*time.Second, nil)
-		if nerr := n.Send(ctx, summary, decisions); nerr != nil {
+		// An interrupted or timed-out run still tells the team, within
+		// the grace period.
+		nctx := ctx
+		if endedEarly {
+			var ncancel context.CancelFunc
+			nctx, ncancel = context.WithTimeout(context.WithoutCancel(ctx), max(set.grace, time.Second))
+			defer ncancel()
+		}
+		n := idlestop.NewNotifier(opts.Webhook, set.request, nil)
+		if nerr := n.Send(nctx, summary, decisions); nerr != nil {
 			fmt.Fprintf(opts.IO.ErrOut, "warning: the webhook notification failed: %v\n", nerr)
 		}
 	}
@@ -263,16 +347,23 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	}
 	var tooMany *idlestop.TooManyError
 	switch {
+	case errors.As(runErr, &tooMany) && tooMany.Recent > 0:
+		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop and other runs still running stop %d, more than --max-stops %d together: nothing was stopped", tooMany.Stops, tooMany.Recent, tooMany.Max)}
 	case errors.As(runErr, &tooMany):
 		return &cmdutil.GateError{Reason: fmt.Sprintf("%d machines would stop, more than --max-stops %d: nothing was stopped", tooMany.Stops, tooMany.Max)}
 	case errors.Is(runErr, providers.ErrPermission) || errors.Is(runErr, providers.ErrCredentials):
 		return &cmdutil.CredentialsError{Err: fmt.Errorf("%w: nothing was stopped (see docs/iam/aws-idle-stop.json)", runErr)}
+	case endedEarly:
+		return incomplete(ctx, summary, opts.Execute)
 	case runErr != nil:
 		return runErr
-	case summary.Failed > 0:
+	case summary.Failed > 0 || summary.Unknown > 0:
 		var fails []error
 		for _, f := range summary.Failures {
 			fails = append(fails, errors.New(f))
+		}
+		if summary.Unknown > 0 {
+			fails = append(fails, fmt.Errorf("%d stop(s) got no answer in time; the next run reconciles them", summary.Unknown))
 		}
 		return &cmdutil.PartialError{Failures: append(fails, scanFailures...)}
 	case len(scanFailures) > 0:
@@ -384,7 +475,7 @@ type jsonOutput struct {
 	Summary  idlestop.Summary    `json:"summary"`
 }
 
-func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decision, runErr error) error {
+func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decision, runErr error, auditLog string) error {
 	final := decisions // Execute updates them in place
 	if opts.Output == "json" {
 		doc := jsonOutput{Machines: final, Summary: s}
@@ -414,11 +505,14 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 	mode := "dry run: nothing was stopped (add --execute to act)"
 	if opts.Execute {
 		mode = fmt.Sprintf("%d stopped, %d failed", s.Stopped, s.Failed)
+		if s.Unknown > 0 {
+			mode += fmt.Sprintf(", %d unknown", s.Unknown)
+		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
 		s.Considered, s.Stop, s.Skip, mode, s.MonthlySavings.StringFixed(2))
-	if runErr == nil && s.RunID != "" && opts.AuditLog != "" {
-		fmt.Fprintf(opts.IO.ErrOut, "audit log: %s (run %s)\n", opts.AuditLog, s.RunID)
+	if s.RunID != "" && auditLog != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "audit log: %s (run %s)\n", auditLog, s.RunID)
 	}
 	return nil
 }

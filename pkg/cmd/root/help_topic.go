@@ -71,6 +71,8 @@ Other variables:
 
   NO_COLOR           disable colour in tables (any value)
   XDG_CONFIG_HOME    where the default configuration file is looked for
+  XDG_STATE_HOME     where idle-stop keeps its audit log and locks by default
+                     ($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)
 `)
 	return b.String()
 }

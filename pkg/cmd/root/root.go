@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -29,11 +30,41 @@ import (
 )
 
 // Main runs the command line and returns the exit code. Nothing else exits.
+// SIGINT and SIGTERM (what Kubernetes and systemd send) cancel the command's
+// context with the signal as the cause: commands stop starting new work and
+// finish or abandon what is in flight (idle-stop: within its grace period).
+// A second signal ends the process at once.
 func Main() cmdutil.ExitCode {
 	f := factory.New()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := NotifyContext(context.Background())
 	defer stop()
 	return Run(ctx, f, os.Args[1:])
+}
+
+// InterruptSignals are the signals that interrupt a command.
+var InterruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+
+// NotifyContext is cancelled, with an "interrupted by SIGNAL" cause, on the
+// first of InterruptSignals; after it the signals have their default effect
+// again, so a second one ends the process. stop releases the signals.
+func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, InterruptSignals...)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(fmt.Errorf("interrupted by %s", s))
+			signal.Stop(sigs)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }
 
 // Run executes args against a factory and returns the exit code; tests call it

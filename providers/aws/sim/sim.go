@@ -5,8 +5,8 @@
 // so that a stop is visible, counts requests per operation, and injects
 // latency, throttling and server errors at configurable rates.
 //
-// Control endpoints: GET /_sim/state, GET /_sim/requests and POST /_sim/load
-// (see SetLoad).
+// Control endpoints: GET /_sim/state, GET /_sim/requests, POST /_sim/load
+// (see SetLoad) and GET/POST /_sim/faults (see SetFaults).
 package sim
 
 import (
@@ -68,6 +68,9 @@ type Options struct {
 	ThrottleRate, ErrorRate float64
 	// FailRegions answer every request for those regions with HTTP 500.
 	FailRegions []string
+	// Delays and Hang are per-operation faults (see Faults).
+	Delays map[string]time.Duration
+	Hang   []string
 	// Seed makes fault injection repeatable.
 	Seed int64
 	// Now is the simulator's clock: metric series end at Now.
@@ -89,6 +92,9 @@ type Server struct {
 	rng    *rand.Rand
 	// sessions maps the access keys AssumeRole issued to their role (sts.go).
 	sessions map[string]session
+
+	faultMu sync.Mutex
+	faults  Faults
 }
 
 // New builds a simulator serving the AWS instances of f.
@@ -139,6 +145,9 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	for _, t := range opts.Types {
 		s.types[t.Name] = t
 	}
+	if err := s.SetFaults(Faults{Delays: opts.Delays, Hang: opts.Hang}); err != nil {
+		panic("sim.New: " + err.Error()) // a test's own options, never input
+	}
 	return s
 }
 
@@ -176,7 +185,7 @@ func regionOf(r *http.Request) string {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/")) || r.URL.Path == "/_sim/load" {
+	if (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/")) || r.URL.Path == "/_sim/load" || r.URL.Path == "/_sim/faults" {
 		s.control(w, r)
 		return
 	}
@@ -206,6 +215,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, req, status, code, "simulated "+code)
 		return
 	}
+	hang, delay := s.opFaults(req)
+	if hang {
+		<-r.Context().Done() // never answered, never done
+		return
+	}
+	if delay > 0 {
+		serveHeld(w, r, delay, func(w http.ResponseWriter) { s.serve(w, req) })
+		return
+	}
+	s.serve(w, req)
+}
+
+// serve answers a parsed request.
+func (s *Server) serve(w http.ResponseWriter, req request) {
 	switch req.service {
 	case "ec2":
 		s.serveEC2(w, req)
@@ -375,6 +398,8 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		_ = enc.Encode(s.Counts())
 	case "/_sim/load":
 		s.serveLoad(w, r)
+	case "/_sim/faults":
+		s.serveFaults(w, r)
 	default:
 		http.NotFound(w, r)
 	}

@@ -1,0 +1,173 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Faults are the per-operation faults: slow answers and hung requests. They
+// are set with Options.Delays and Options.Hang and changed at run time with
+// POST /_sim/faults (SetFaults).
+type Faults struct {
+	// Delays holds back the answer of an operation: the operation takes
+	// effect at once (a stop is visible in /_sim/state), and its answer is
+	// written only after the delay, as when a cloud acts but its answer is
+	// slow or lost. Keys are an operation ("StopInstances") or a service and
+	// operation ("ec2:StopInstances").
+	Delays map[string]time.Duration `json:"delays,omitempty"`
+	// Hang lists operations (same keys) that are never answered and never
+	// take effect: the request is held until the client hangs up.
+	Hang []string `json:"hang,omitempty"`
+}
+
+// faultsBody is Faults on the wire: delays as Go durations ("1.5s").
+type faultsBody struct {
+	Delays map[string]string `json:"delays"`
+	Hang   []string          `json:"hang"`
+}
+
+// SetFaults replaces the per-operation faults; negative delays and empty
+// keys are refused.
+func (s *Server) SetFaults(f Faults) error {
+	for k, d := range f.Delays {
+		if strings.TrimSpace(k) == "" || d < 0 {
+			return fmt.Errorf("delay %q: %v: want an operation and a non-negative duration", k, d)
+		}
+	}
+	for _, k := range f.Hang {
+		if strings.TrimSpace(k) == "" {
+			return fmt.Errorf("hang: an empty operation")
+		}
+	}
+	c := Faults{Delays: map[string]time.Duration{}, Hang: append([]string(nil), f.Hang...)}
+	for k, d := range f.Delays {
+		c.Delays[k] = d
+	}
+	s.faultMu.Lock()
+	s.faults = c
+	s.faultMu.Unlock()
+	return nil
+}
+
+// CurrentFaults returns the per-operation faults in effect.
+func (s *Server) CurrentFaults() Faults {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	c := Faults{Delays: map[string]time.Duration{}, Hang: append([]string(nil), s.faults.Hang...)}
+	for k, d := range s.faults.Delays {
+		c.Delays[k] = d
+	}
+	sort.Strings(c.Hang)
+	return c
+}
+
+// opFaults says whether a request hangs and how long its answer is held.
+func (s *Server) opFaults(req request) (hang bool, delay time.Duration) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	keys := []string{req.op, req.service + ":" + req.op}
+	for _, h := range s.faults.Hang {
+		for _, k := range keys {
+			if h == k {
+				hang = true
+			}
+		}
+	}
+	for _, k := range keys {
+		if d, ok := s.faults.Delays[k]; ok && d > delay {
+			delay = d
+		}
+	}
+	return hang, delay
+}
+
+// heldWriter buffers an answer so that it can be written after a delay.
+type heldWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (h *heldWriter) Header() http.Header { return h.header }
+
+func (h *heldWriter) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	return h.body.Write(b)
+}
+
+func (h *heldWriter) WriteHeader(status int) {
+	if h.status == 0 {
+		h.status = status
+	}
+}
+
+// serveHeld serves the request into a buffer, waits delay (or until the
+// client hangs up) and only then writes the answer.
+func serveHeld(w http.ResponseWriter, r *http.Request, delay time.Duration, serve func(http.ResponseWriter)) {
+	h := &heldWriter{header: http.Header{}}
+	serve(h)
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return
+	}
+	for k, v := range h.header {
+		w.Header()[k] = v
+	}
+	if h.status == 0 {
+		h.status = http.StatusOK
+	}
+	w.WriteHeader(h.status)
+	_, _ = w.Write(h.body.Bytes())
+}
+
+// serveFaults answers GET /_sim/faults with the faults in effect and POST
+// /_sim/faults {"delays": {"StopInstances": "2s"}, "hang": ["DescribeInstances"]}
+// by replacing them.
+func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
+	enc := json.NewEncoder(w)
+	if r.Method == http.MethodPost {
+		var body faultsBody
+		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = enc.Encode(map[string]string{"error": `the body is not {"delays": {"OP": "2s"}, "hang": ["OP"]}: ` + err.Error()})
+			return
+		}
+		f := Faults{Delays: map[string]time.Duration{}, Hang: body.Hang}
+		for k, v := range body.Delays {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				_ = enc.Encode(map[string]string{"error": fmt.Sprintf("delay %q: %v", k, err)})
+				return
+			}
+			f.Delays[k] = d
+		}
+		if err := s.SetFaults(f); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			_ = enc.Encode(map[string]string{"error": err.Error()})
+			return
+		}
+	}
+	cur := s.CurrentFaults()
+	out := faultsBody{Delays: map[string]string{}, Hang: cur.Hang}
+	if out.Hang == nil {
+		out.Hang = []string{}
+	}
+	for k, d := range cur.Delays {
+		out.Delays[k] = d.String()
+	}
+	_ = enc.Encode(out)
+}
