@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
@@ -62,7 +63,8 @@ var CSVHeader = []string{
 	"currentMonthlyCost", "projectedMonthlyCost", "monthlySavings", "confidence", "risk", "rationale",
 }
 
-// writeCSV writes one row per recommendation, money as plain numbers.
+// writeCSV writes one row per recommendation, money as plain numbers, then
+// one row of kind "warning" per failed part of the scan (see scanWarningRow).
 func writeCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -78,8 +80,39 @@ func writeCSV(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	for _, wn := range r.Warnings {
+		if !IsScanWarning(wn) {
+			continue
+		}
+		if err := cw.Write(scanWarningRow(wn)); err != nil {
+			return err
+		}
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// CSVWarningKind is the kind column of a csv row that is a scan warning.
+const CSVWarningKind = "warning"
+
+// IsScanWarning reports whether wn is about a part of the scan that failed
+// rather than about one instance.
+func IsScanWarning(wn Warning) bool {
+	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed
+}
+
+// scanWarningRow is a scan warning as a csv row: the code in id, the scope in
+// provider, account, region and (the metrics source) target, kind "warning",
+// the message in action and the reason in rationale; no money.
+func scanWarningRow(wn Warning) []string {
+	sc := wn.Scope
+	if sc == nil {
+		sc = &WarningScope{}
+	}
+	return []string{
+		wn.Code, wn.ResourceID, sc.Provider, sc.Account, sc.Region, "", CSVWarningKind, wn.Message, sc.Source,
+		"", "", "", "", "", wn.Reason,
+	}
 }
 
 // section is the recommendations of one kind.

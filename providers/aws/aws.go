@@ -138,6 +138,10 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 10
 			o.MaxBackoff = 2 * time.Second
+			if p.opts.RetryMaxBackoff > 0 {
+				o.MaxBackoff = p.opts.RetryMaxBackoff
+				o.Backoff = retry.NewExponentialJitterBackoff(p.opts.RetryMaxBackoff)
+			}
 		})
 	}))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
@@ -151,6 +155,9 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 }
 
 func (p *Provider) stsOptions(o *sts.Options) {}
+
+// MetricsSource implements providers.MetricsSourceNamer.
+func (p *Provider) MetricsSource() string { return "cloudwatch" }
 
 // Name implements providers.Provider.
 func (p *Provider) Name() fleet.Provider { return fleet.AWS }
