@@ -63,9 +63,14 @@ func (w ScanWarning) Scope() string {
 
 // Message says what failed and what it means for the snapshot, in one line.
 func (w ScanWarning) Message() string {
+	w.Reason = strings.Join(strings.Fields(w.Reason), " ")
 	scope := w.Scope()
 	if scope == "" {
-		scope = "the scan"
+		if w.Code == ScanMetricsFailed {
+			scope = "the fleet"
+		} else {
+			return "part of the scan failed: " + w.Reason + "; its instances are missing"
+		}
 	}
 	if w.Code == ScanMetricsFailed {
 		src := w.Source
