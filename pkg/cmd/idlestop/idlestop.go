@@ -293,13 +293,20 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 const ReasonMetricsFailed idlestop.Reason = "metrics-failed"
 
 // skipMetricsFailed skips the machines whose scope's metrics could not be
-// read, whatever Decide made of their missing data, saying which source
-// failed and why.
+// read: one Decide would stop (it never should without data) and one it
+// skipped for missing data now says which source failed and why. A machine
+// skipped for another reason (already stopped, protected) keeps it.
 func skipMetricsFailed(decisions []idlestop.Decision, failed map[string]*providers.ScopeError) {
 	for i := range decisions {
 		d := &decisions[i]
 		f, ok := failed[d.ResourceID]
-		if !ok || d.Reason == idlestop.ReasonAlreadyStopped {
+		if !ok {
+			continue
+		}
+		switch {
+		case d.Decision == idlestop.Stop:
+		case d.Reason == idlestop.ReasonNoMetrics, d.Reason == idlestop.ReasonPartialMetrics, d.Reason == idlestop.ReasonStaleMetrics:
+		default:
 			continue
 		}
 		d.Decision, d.Reason = idlestop.Skip, ReasonMetricsFailed
