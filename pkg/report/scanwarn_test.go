@@ -70,6 +70,12 @@ func TestScanWarningsInEveryFormat(t *testing.T) {
 			if format == "html" {
 				text = html.UnescapeString(out)
 			}
+			if format != "json" && format != "csv" {
+				head := "Incomplete scan: 2 scopes not scanned (their instances are missing); 2 metrics sources failed"
+				if i := strings.Index(text, head); i < 0 || i > len(text)/4 {
+					t.Errorf("-o %s: no %q near the top", format, head)
+				}
+			}
 			for _, sw := range scanWarningCases {
 				for _, want := range []string{sw.Scope(), sw.Code, sw.Reason} {
 					switch format {

@@ -92,6 +92,32 @@ func writeCSV(w io.Writer, r *Report) error {
 	return cw.Error()
 }
 
+// partialScanLine says, for the top of the table, markdown and html, that
+// the scan behind the report is incomplete; "" when it is whole.
+func partialScanLine(r *Report) string {
+	var scopes, metrics int
+	for _, wn := range r.Warnings {
+		switch {
+		case !IsScanWarning(wn):
+		case wn.Code == fleet.ScanMetricsFailed:
+			metrics++
+		default:
+			scopes++
+		}
+	}
+	var parts []string
+	if scopes > 0 {
+		parts = append(parts, plural(scopes, "scope")+" not scanned (their instances are missing)")
+	}
+	if metrics > 0 {
+		parts = append(parts, plural(metrics, "metrics source")+" failed (utilization unknown, no idle advice)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Incomplete scan: " + strings.Join(parts, "; ") + ". See the warnings."
+}
+
 // CSVWarningKind is the kind column of a csv row that is a scan warning.
 const CSVWarningKind = "warning"
 
