@@ -169,3 +169,23 @@ func TestScopeErrorText(t *testing.T) {
 		t.Errorf("source name %q", got)
 	}
 }
+
+// partialCloud lists one account and fails the other.
+type partialCloud struct{ *fakeCloud }
+
+func (p partialCloud) PartialScopes(ctx context.Context) ([]Scope, []*ScopeError, error) {
+	s, _ := p.Scopes(ctx)
+	return s, []*ScopeError{{Scope: Scope{Provider: fleet.AWS, Account: "999"}, Err: ErrPermission}}, nil
+}
+
+func TestCollectKeepsAccountsThatListed(t *testing.T) {
+	cloud := &fakeCloud{scopes: []Scope{{Provider: fleet.AWS, Account: "1", Region: "r"}},
+		instances: map[string][]fleet.Instance{"r": {{ID: "i-1", Provider: fleet.AWS, Region: "r", InstanceType: "g5.xlarge"}}}}
+	res, err := Collect(context.Background(), partialCloud{cloud}, CollectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fleet.Instances) != 1 || len(res.Failures) != 1 || res.Failures[0].Scope.Account != "999" || !errors.Is(res.Failures[0], ErrPermission) {
+		t.Errorf("instances %d, failures %v", len(res.Fleet.Instances), res.Failures)
+	}
+}

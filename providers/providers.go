@@ -58,6 +58,14 @@ type UtilizationReader interface {
 	ReadUtilization(ctx context.Context, scope Scope, instances []fleet.Instance, window fleet.TimeRange) (notes []string, err error)
 }
 
+// PartialScoper is an optional capability of a provider with several
+// accounts: Scopes that keeps the accounts it could list when another one
+// fails (e.g. its regions cannot be listed). Each failed account is a
+// ScopeError whose Scope has no region.
+type PartialScoper interface {
+	PartialScopes(ctx context.Context) ([]Scope, []*ScopeError, error)
+}
+
 // MetricsSourceNamer is an optional capability of a UtilizationReader: the
 // name of the service it reads, e.g. "cloudwatch", for warnings.
 type MetricsSourceNamer interface {
@@ -283,13 +291,23 @@ type Result struct {
 }
 
 // Collect scans every scope of p concurrently. A scope whose instances cannot
-// be listed is recorded in Failures and the others are kept. A scope whose
+// be listed is recorded in Failures and the others are kept; so is an
+// account whose scopes cannot be listed, when p is a PartialScoper. A scope whose
 // utilization cannot be read keeps its instances, priced as usual, with a nil
 // Utilization (never idle: the engine gives them no idle, schedule or
 // rightsize advice), and is recorded in Failures as a ScopeError with Metrics
 // set. Collect itself fails only when the scopes cannot be listed or ctx ends.
 func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, error) {
-	scopes, err := p.Scopes(ctx)
+	var (
+		scopes        []Scope
+		accountErrors []*ScopeError
+		err           error
+	)
+	if ps, ok := p.(PartialScoper); ok {
+		scopes, accountErrors, err = ps.PartialScopes(ctx)
+	} else {
+		scopes, err = p.Scopes(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
@@ -356,7 +374,7 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
+	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}, Failures: accountErrors}
 	source := MetricsSourceName(p)
 	for i, r := range results {
 		if r.err != nil {

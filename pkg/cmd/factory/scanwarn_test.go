@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -508,4 +509,65 @@ func htmlUnescape(s string) string {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// denyAssumedDescribeRegions answers DescribeRegions signed with credentials
+// AssumeRole issued (ASIA… keys) with EC2's UnauthorizedOperation, and the
+// base account's too when all is set.
+func denyAssumedDescribeRegions(all bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			assumed := strings.Contains(r.Header.Get("Authorization"), "Credential=ASIA")
+			if strings.Contains(string(body), "Action=DescribeRegions") && (assumed || all) {
+				w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+					`<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>`)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// TestAccountFailureIsAWarning: with several accounts, one whose regions
+// cannot be listed is a scope-failed warning naming the account (no region),
+// and the other account's instances are reported; exit 3. When no account
+// can be listed the scan fails as a whole (exit 4 for a permission).
+func TestAccountFailureIsAWarning(t *testing.T) {
+	const role = "arn:aws:iam::444455556666:role/gpufinops-read"
+	s := startFaultySim(t, nil, nil, denyAssumedDescribeRegions(false))
+	for _, format := range []string{"json", "table", "markdown", "html", "csv"} {
+		res := s.run(t, "", "analyze", "--provider", "aws", "--role-arn", role, "-o", format)
+		if res.code != cmdutil.ExitPartial {
+			t.Fatalf("-o %s: exit %d (%v), want 3\n%s", format, res.code, res.err, res.errOut)
+		}
+		if !strings.Contains(res.out, "aws:444455556666") || !strings.Contains(res.out, "scope-failed") {
+			t.Errorf("-o %s: the account's failure is not in the report", format)
+		}
+		if format != "json" {
+			continue
+		}
+		rep := decodeReport(t, res.out)
+		ws := scanWarnings(rep)
+		if len(ws) != 1 || ws[0].Scope == nil || ws[0].Scope.Account != "444455556666" || ws[0].Scope.Region != "" ||
+			!regexp.MustCompile(`listing regions: permission denied`).MatchString(ws[0].Reason) {
+			t.Errorf("warnings %+v", ws)
+		}
+		for _, r := range demoRegions {
+			for _, id := range s.awsIDs(r) {
+				if instanceOf(rep, id) == nil {
+					t.Errorf("%s of the working account is missing", id)
+				}
+			}
+		}
+	}
+
+	all := startFaultySim(t, nil, nil, denyAssumedDescribeRegions(true))
+	res := all.run(t, "", "analyze", "--provider", "aws", "--role-arn", role, "-o", "json")
+	if res.code != cmdutil.ExitCredentials || res.out != "" {
+		t.Errorf("no account listed: exit %d (%v), stdout %d bytes", res.code, res.err, len(res.out))
+	}
 }
