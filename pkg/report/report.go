@@ -478,7 +478,7 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, w := range plan.Warnings {
 		msg := w.Message
 		if sw, ok := unknown[w.ResourceID]; ok && w.Code == recommend.WarnNoUtilization {
-			msg = "utilization unknown: " + sourceName(sw) + " could not be read for " + sw.Scope() + " (" + sw.Reason + "); " + msg
+			msg = "utilization unknown: " + sourceName(sw) + " could not be read for " + sw.Scope() + " (its " + fleet.ScanMetricsFailed + " warning says why); " + msg
 		}
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: msg})
 	}
