@@ -59,7 +59,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "<header>\n<h1>GPU cost report: %s</h1>\n", esc(name))
 	fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", esc(footerText(r)))
 	if line := partialScanLine(r); line != "" {
-		fmt.Fprintf(&b, "<p class=\"partial\"><a href=\"#warnings\">%s</a></p>\n", esc(line))
+		fmt.Fprintf(&b, "<p class=\"partial\" style=\"background: #fff4e5; border-left: 4px solid #e69f00; padding: 6px 10px;\"><a href=\"#warnings\">%s</a></p>\n", esc(line))
 	}
 	b.WriteString("</header>\n")
 
