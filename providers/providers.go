@@ -58,6 +58,29 @@ type UtilizationReader interface {
 	ReadUtilization(ctx context.Context, scope Scope, instances []fleet.Instance, window fleet.TimeRange) (notes []string, err error)
 }
 
+// PartialScoper is an optional capability of a provider with several
+// accounts: Scopes that keeps the accounts it could list when another one
+// fails (e.g. its regions cannot be listed). Each failed account is a
+// ScopeError whose Scope has no region.
+type PartialScoper interface {
+	PartialScopes(ctx context.Context) ([]Scope, []*ScopeError, error)
+}
+
+// MetricsSourceNamer is an optional capability of a UtilizationReader: the
+// name of the service it reads, e.g. "cloudwatch", for warnings.
+type MetricsSourceNamer interface {
+	MetricsSource() string
+}
+
+// MetricsSourceName is what p's utilization reader calls itself, else
+// "<provider> metrics".
+func MetricsSourceName(p Provider) string {
+	if n, ok := p.(MetricsSourceNamer); ok {
+		return n.MetricsSource()
+	}
+	return string(p.Name()) + " metrics"
+}
+
 // PriceReader returns live prices for instance types in one scope: on-demand,
 // spot and commitment rates, each with its source and date.
 type PriceReader interface {
@@ -152,13 +175,26 @@ var (
 	ErrNotFound = errors.New("instance not found")
 )
 
-// ScopeError is a failure to read one scope.
+// ScopeError is a failure to read one scope: its instances could not be
+// listed (they are missing from the scan), or, when Metrics is set, only
+// their utilization could not be read (they are kept with a nil Utilization).
 type ScopeError struct {
 	Scope Scope
-	Err   error
+	// Metrics is set when the listing worked and the metrics source failed.
+	Metrics bool
+	// Source names the metrics source that failed, e.g. "cloudwatch".
+	Source string
+	// Instances are the IDs kept with their utilization unknown.
+	Instances []string
+	Err       error
 }
 
-func (e *ScopeError) Error() string { return e.Scope.String() + ": " + e.Err.Error() }
+func (e *ScopeError) Error() string {
+	if e.Metrics {
+		return e.Scope.String() + ": " + e.Source + ": " + e.Err.Error()
+	}
+	return e.Scope.String() + ": " + e.Err.Error()
+}
 func (e *ScopeError) Unwrap() error { return e.Err }
 
 // Options configure an adapter. Adapters read the fields that apply to them.
@@ -187,6 +223,9 @@ type Options struct {
 	// RequestTimeout bounds each HTTP request (one attempt, body included)
 	// when HTTPClient is nil; zero leaves it to the caller's context.
 	RequestTimeout time.Duration
+	// RetryMaxBackoff caps the wait between retries of one call; zero keeps
+	// the adapter's default. Tests against a failing simulator shorten it.
+	RetryMaxBackoff time.Duration
 	// Now is the clock.
 	Now func() time.Time
 }
@@ -254,11 +293,24 @@ type Result struct {
 	Notes    []string
 }
 
-// Collect scans every scope of p concurrently. A scope that fails is recorded
-// in Failures and the others are kept; Collect itself fails only when the
-// scopes cannot be listed or ctx ends.
+// Collect scans every scope of p concurrently. A scope whose instances cannot
+// be listed is recorded in Failures and the others are kept; so is an
+// account whose scopes cannot be listed, when p is a PartialScoper. A scope whose
+// utilization cannot be read keeps its instances, priced as usual, with a nil
+// Utilization (never idle: the engine gives them no idle, schedule or
+// rightsize advice), and is recorded in Failures as a ScopeError with Metrics
+// set. Collect itself fails only when the scopes cannot be listed or ctx ends.
 func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, error) {
-	scopes, err := p.Scopes(ctx)
+	var (
+		scopes        []Scope
+		accountErrors []*ScopeError
+		err           error
+	)
+	if ps, ok := p.(PartialScoper); ok {
+		scopes, accountErrors, err = ps.PartialScopes(ctx)
+	} else {
+		scopes, err = p.Scopes(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
 	}
@@ -272,6 +324,8 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		prices    []pricing.Price
 		notes     []string
 		err       error
+		// metricsErr is a failed utilization read; the instances stay.
+		metricsErr error
 	}
 	results := make([]out, len(scopes))
 	sem := make(chan struct{}, conc)
@@ -290,7 +344,16 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 			r := &results[i]
 			r.instances, r.err = p.ListGPUInstances(ctx, sc)
 			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
-				r.notes, r.err = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
+				var merr error
+				r.notes, merr = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
+				if merr != nil && ctx.Err() == nil {
+					// What a failed read filled in may be part of the
+					// GPUs or part of the window: none of it is evidence.
+					for j := range r.instances {
+						r.instances[j].Utilization = nil
+					}
+					r.notes, r.metricsErr = nil, merr
+				}
 			}
 			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil && !opts.SkipPrices {
 				// Without live prices the embedded catalog still prices the
@@ -302,7 +365,11 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 				}
 			}
 			if opts.Progress != nil {
-				opts.Progress(sc, len(r.instances), r.err)
+				err := r.err
+				if err == nil {
+					err = r.metricsErr
+				}
+				opts.Progress(sc, len(r.instances), err)
 			}
 		}()
 	}
@@ -310,11 +377,20 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
+	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}, Failures: accountErrors}
+	source := MetricsSourceName(p)
 	for i, r := range results {
 		if r.err != nil {
 			res.Failures = append(res.Failures, &ScopeError{Scope: scopes[i], Err: r.err})
 			continue
+		}
+		if r.metricsErr != nil {
+			ids := make([]string, len(r.instances))
+			for j, in := range r.instances {
+				ids[j] = in.ID
+			}
+			sort.Strings(ids)
+			res.Failures = append(res.Failures, &ScopeError{Scope: scopes[i], Metrics: true, Source: source, Instances: ids, Err: r.metricsErr})
 		}
 		res.Fleet.Instances = append(res.Fleet.Instances, r.instances...)
 		res.Prices = append(res.Prices, r.prices...)

@@ -137,6 +137,16 @@ var notes = []note{
 	{"Metadata", "description", "Free text.", nil},
 	{"Metadata", "generatedAt", "When the snapshot was taken (RFC 3339).", nil},
 	{"Metadata", "source", "What produced the snapshot, e.g. a provider or \"demo\".", nil},
+	{"Metadata", "warnings", "The parts of the scan that failed; a report of the snapshot repeats them and exits 3.", nil},
+
+	{"ScanWarning", "", "One part of a scan that failed: a scope not listed, or a metrics source not read.", nil},
+	{"ScanWarning", "code", "scope-failed (the scope's instances are missing) or metrics-failed (they are kept with utilization unknown).", func(s *jsonschema.Schema) { s.Pattern = "^[a-z][a-z0-9-]*$" }},
+	{"ScanWarning", "provider", "Cloud of the scope.", enum(fleet.Providers...)},
+	{"ScanWarning", "account", "Account, subscription or project of the scope.", nil},
+	{"ScanWarning", "region", "Region of the scope.", nil},
+	{"ScanWarning", "source", "Metrics source that failed: cloudwatch, prometheus, nvidia-smi.", nil},
+	{"ScanWarning", "reason", "The error, on one line.", func(s *jsonschema.Schema) { s.MinLength = ptr[uint64](1) }},
+	{"ScanWarning", "instances", "Ids of the instances left with utilization unknown.", nil},
 
 	{"Instance", "", "One GPU virtual machine.", func(s *jsonschema.Schema) {
 		s.Required = []string{"id", "provider", "region", "instanceType"}

@@ -12,7 +12,6 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
-	"github.com/gpufinops/gpufinops/providers"
 )
 
 // OutputFlag is an -o/--output value restricted to a list of formats.
@@ -164,9 +163,13 @@ type FleetInputs struct {
 	Config  *config.Config
 	Catalog pricing.Catalog
 	Fleet   *fleet.Fleet
-	// Failures and Notes come from a live scan.
+	// Failures are the parts of the scan that failed: this run's scopes and
+	// metrics sources, and those a snapshot read with --fleet records in
+	// metadata.warnings. Each is also in Fleet.Metadata.Warnings, which the
+	// report and the snapshot written by inventory carry.
 	Failures []error
-	Notes    []string
+	// Notes come from a live scan and the metrics sources.
+	Notes []string
 }
 
 // Partial returns a PartialError when some scope failed, else nil. Commands
@@ -206,7 +209,8 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 		if err != nil {
 			return nil, err
 		}
-		out.Fleet, out.Failures, out.Notes = res.Fleet, res.Failures, res.Notes
+		out.Fleet, out.Notes = res.Fleet, res.Notes
+		out.addFailures(res.Failures...)
 		if len(res.Prices) > 0 {
 			// Live prices win over the embedded catalog; the rest stays.
 			prices, notes := SanePrices(res.Prices)
@@ -219,6 +223,10 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 			return nil, err
 		}
 		out.Fleet = fl
+		// A partial snapshot stays partial: its recorded failures count.
+		for _, w := range fl.Metadata.Warnings {
+			out.Failures = append(out.Failures, &ScanFailure{Warning: w, Recorded: true})
+		}
 	}
 	if err := out.applyMetrics(ctx, in.Metrics, in.LookbackDays); err != nil {
 		return nil, err
@@ -237,9 +245,9 @@ func (in *FleetInputs) Finish(w io.Writer, err *error) {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, f := range in.Failures {
-		var se *providers.ScopeError
-		if errors.As(f, &se) {
-			fmt.Fprintf(w, "warning: not scanned: %v\n", f)
+		var sf *ScanFailure
+		if errors.As(f, &sf) && sf.Recorded {
+			fmt.Fprintf(w, "warning: %s (recorded in %s)\n", sf.Warning.Message(), in.source())
 			continue
 		}
 		fmt.Fprintf(w, "warning: %v\n", f)

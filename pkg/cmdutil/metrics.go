@@ -134,13 +134,16 @@ func (m *MetricsFlags) sources(cfg *config.Config, lookbackDays int) ([]metricsR
 
 // applyMetrics fills the fleet's utilization from the sources the flags ask
 // for, in order (a CSV wins over Prometheus for the machines it has). A source
-// that fails entirely becomes a failure (exit 3 after the output); what it
-// could not match becomes notes.
+// that fails entirely becomes a failure (exit 3 after the output) and a
+// metrics-failed warning naming the running instances left without any
+// utilization; what it could not match becomes notes.
 func (in *FleetInputs) applyMetrics(ctx context.Context, m MetricsFlags, lookbackDays int) error {
 	reads, err := m.sources(in.Config, lookbackDays)
 	if err != nil || len(reads) == 0 {
 		return err
 	}
+	var failed []fleet.ScanWarning
+	var errs []error
 	for _, r := range reads {
 		res, err := r.src.Read(ctx, in.Fleet.Instances, r.window)
 		if ctx.Err() != nil {
@@ -148,7 +151,9 @@ func (in *FleetInputs) applyMetrics(ctx context.Context, m MetricsFlags, lookbac
 		}
 		in.Notes = append(in.Notes, res.Notes...)
 		if err != nil {
-			in.Failures = append(in.Failures, fmt.Errorf("metrics %s: %w", r.src.Name(), trimPrefix(err, r.src.Name())))
+			err = fmt.Errorf("metrics %s: %w", r.src.Name(), trimPrefix(err, r.src.Name()))
+			failed = append(failed, fleet.ScanWarning{Code: fleet.ScanMetricsFailed, Source: sourceKind(r.src.Name()), Reason: oneLine(trimPrefix(err, "metrics "+r.src.Name()).Error())})
+			errs = append(errs, err)
 			continue
 		}
 		for _, inst := range in.Fleet.Instances {
@@ -157,7 +162,29 @@ func (in *FleetInputs) applyMetrics(ctx context.Context, m MetricsFlags, lookbac
 			}
 		}
 	}
+	if len(failed) > 0 {
+		// Whatever a later source or the fleet itself supplied stands; the
+		// machines with nothing are the failed sources' to answer for.
+		var unknown []string
+		for _, inst := range in.Fleet.Instances {
+			if inst.Utilization == nil && inst.State != fleet.Stopped {
+				unknown = append(unknown, inst.ID)
+			}
+		}
+		for i := range failed {
+			failed[i].Instances = unknown
+			in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, failed[i])
+			in.Failures = append(in.Failures, &ScanFailure{Warning: failed[i], Err: errs[i]})
+		}
+	}
 	return nil
+}
+
+// sourceKind is the kind of a metrics source from its name: "nvidia-smi"
+// for "nvidia-smi:gpu-1.csv", "prometheus" for "prometheus".
+func sourceKind(name string) string {
+	kind, _, _ := strings.Cut(name, ":")
+	return kind
 }
 
 // trimPrefix drops a "name: " prefix the source already put on its error.

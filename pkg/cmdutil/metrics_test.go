@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,8 +81,12 @@ func TestMetricsErrors(t *testing.T) {
 				t.Fatalf("err = %v (exit %d), want exit %d", err, ExitCodeFor(err), tc.code)
 			}
 			if tc.code == ExitPartial {
-				if len(out.Failures) != 1 || !strings.HasPrefix(out.Failures[0].Error(), `metrics nvidia-smi: no host in gpu-9.csv (gpu-9)`) {
+				if len(out.Failures) != 1 || !strings.HasPrefix(errors.Unwrap(out.Failures[0]).Error(), `metrics nvidia-smi: no host in gpu-9.csv (gpu-9)`) {
 					t.Errorf("failures = %v", out.Failures)
+				}
+				ws := out.Fleet.Metadata.Warnings
+				if len(ws) != 1 || ws[0].Code != fleet.ScanMetricsFailed || ws[0].Source != "nvidia-smi" || !strings.HasPrefix(ws[0].Reason, "no host in gpu-9.csv") {
+					t.Errorf("metadata.warnings = %+v", ws)
 				}
 				return
 			}

@@ -89,6 +89,9 @@ type Metadata struct {
 	Description string     `json:"description,omitempty"`
 	GeneratedAt *time.Time `json:"generatedAt,omitempty"`
 	Source      string     `json:"source,omitempty"`
+	// Warnings are the parts of the scan that made the snapshot and failed;
+	// a report of the snapshot repeats them.
+	Warnings []ScanWarning `json:"warnings,omitempty"`
 }
 
 // Instance is one GPU virtual machine.

@@ -76,6 +76,9 @@ func (f *Fleet) Validate() error {
 	if f.Kind != Kind {
 		c.failf("kind", "found %q, want %q", f.Kind, Kind)
 	}
+	for i, w := range f.Metadata.Warnings {
+		c.scanWarning(fmt.Sprintf("metadata.warnings[%d].", i), w)
+	}
 	seen := map[string]int{}
 	for i := range f.Instances {
 		in := &f.Instances[i]

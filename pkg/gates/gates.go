@@ -301,7 +301,11 @@ func value(r *report.Report, c Comparison, filters []Filter) decimal.Decimal {
 	default: // MetricWarnings
 		n := 0
 		for _, w := range r.Warnings {
-			if len(filters) == 0 || providerOK(providerOf[w.ResourceID]) {
+			prov := providerOf[w.ResourceID]
+			if w.Scope != nil && w.Scope.Provider != "" {
+				prov = w.Scope.Provider
+			}
+			if len(filters) == 0 || providerOK(prov) {
 				n++
 			}
 		}

@@ -173,3 +173,31 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestWarningsCountScanScopes: a scan warning has no resource; its scope's
+// provider is what a provider filter matches.
+func TestWarningsCountScanScopes(t *testing.T) {
+	r := fixture()
+	r.Warnings = append(r.Warnings,
+		report.Warning{Code: "scope-failed", Message: "eu-west-1 not scanned", Scope: &report.WarningScope{Provider: "azure", Account: "sub", Region: "westeurope"}},
+		report.Warning{Code: "metrics-failed", Message: "prometheus down", Scope: &report.WarningScope{Source: "prometheus"}},
+	)
+	for _, tc := range []struct {
+		expr   string
+		reason string
+	}{
+		{"warnings>2", "warnings 3 > 2"},
+		{"warnings>0&&provider=azure", "warnings 1 > 0 where provider=azure"},
+		{"warnings=1&&provider=aws", "warnings 1 = 1 where provider=aws"},
+		{"warnings>1&&provider=azure", ""},
+	} {
+		gs, err := Parse([]string{tc.expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Evaluate(gs, r)
+		if res[0].Reason != tc.reason || res[0].Tripped != (tc.reason != "") {
+			t.Errorf("%s: %+v, want %q", tc.expr, res[0], tc.reason)
+		}
+	}
+}

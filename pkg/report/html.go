@@ -57,7 +57,11 @@ func writeHTML(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "<title>GPU cost report: %s</title>\n<style>\n%s</style>\n</head>\n<body>\n", esc(name), htmlCSS)
 
 	fmt.Fprintf(&b, "<header>\n<h1>GPU cost report: %s</h1>\n", esc(name))
-	fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n</header>\n", esc(footerText(r)))
+	fmt.Fprintf(&b, "<p class=\"meta\">%s</p>\n", esc(footerText(r)))
+	if line := partialScanLine(r); line != "" {
+		fmt.Fprintf(&b, "<p class=\"partial\" style=\"background: #fff4e5; border-left: 4px solid #e69f00; padding: 6px 10px;\"><a href=\"#warnings\">%s</a></p>\n", esc(line))
+	}
+	b.WriteString("</header>\n")
 
 	b.WriteString("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"cards\">\n")
 	instances := strconv.Itoa(s.InstanceCount)

@@ -24,6 +24,9 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "## GPU cost report: %s\n\n", mdText(name))
 	fmt.Fprintf(&b, "**Current %s/mo → optimized %s/mo, saving %s/mo (%s)**\n\n",
 		usd(s.CurrentMonthlyCost), usd(s.OptimizedMonthlyCost), usd(s.MonthlySavings), percent(s.SavingsPercent))
+	if line := partialScanLine(r); line != "" {
+		fmt.Fprintf(&b, "> **Warning:** %s\n\n", mdText(line))
+	}
 
 	instances := strconv.Itoa(s.InstanceCount)
 	if s.UnpricedCount > 0 {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -28,7 +29,11 @@ import (
 //
 // 1.3 added utilizationSource and utilizationCoverage per instance: where its
 // utilization came from (a metrics source) and how much of the window it covers.
-const SchemaVersion = "1.3"
+//
+// 1.4 added scope, reason and instanceCount to warnings, the scope-failed and
+// metrics-failed warning codes for the parts of a scan that failed, and the
+// utilizationSource "unknown" for an instance whose metrics source failed.
+const SchemaVersion = "1.4"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -49,6 +54,9 @@ type Meta struct {
 	FleetSource string
 	// Catalog lists the data sets the prices came from.
 	Catalog []pricing.Source
+	// ScanWarnings are the parts of the scan that failed (the fleet's
+	// metadata.warnings); they lead the report's warnings.
+	ScanWarnings []fleet.ScanWarning
 }
 
 // Report is the versioned report envelope.
@@ -390,12 +398,40 @@ type Instance struct {
 	MonthlySavings *Money `json:"monthlySavings,omitempty"`
 }
 
-// Warning is something the engine could not decide or price.
+// Warning is something the engine could not decide or price, or a part of
+// the scan that failed.
 type Warning struct {
 	ResourceID string `json:"resourceId,omitempty"`
-	// Code is stable and machine-readable, e.g. "unpriced".
+	// Code is stable and machine-readable, e.g. "unpriced" or "scope-failed".
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Scope is the part of the scan that failed, for scope-failed and
+	// metrics-failed (since 1.4).
+	Scope *WarningScope `json:"scope,omitempty"`
+	// Reason is the error the scope failed with, on one line (since 1.4).
+	Reason string `json:"reason,omitempty"`
+	// InstanceCount counts the instances a metrics-failed warning left with
+	// utilization unknown (since 1.4).
+	InstanceCount int `json:"instanceCount,omitempty"`
+}
+
+// WarningScope names a part of a scan: a provider's account and region, and
+// the metrics source when that is what failed.
+type WarningScope struct {
+	Provider string `json:"provider,omitempty" jsonschema:"enum=aws,enum=azure,enum=gcp"`
+	Account  string `json:"account,omitempty"`
+	Region   string `json:"region,omitempty"`
+	// Source is the metrics source: cloudwatch, prometheus, nvidia-smi.
+	Source string `json:"source,omitempty"`
+}
+
+// String is "aws:123456789012/us-east-1", or the source for a metrics
+// source of the whole fleet.
+func (s *WarningScope) String() string {
+	if s == nil {
+		return ""
+	}
+	return fleet.ScanWarning{Provider: fleet.Provider(s.Provider), Account: s.Account, Region: s.Region, Source: s.Source}.Scope()
 }
 
 // New builds the report for plan. It copies the plan's figures (rounded to
@@ -420,11 +456,31 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, rec := range plan.Recommendations {
 		r.Recommendations = append(r.Recommendations, newRecommendation(rec))
 	}
+	// An instance a failed metrics source left without utilization is
+	// marked unknown, and its engine warning says why.
+	unknown := fleet.Metadata{Warnings: meta.ScanWarnings}.UnknownUtilization()
+	noUtil := map[string]bool{}
+	for _, w := range plan.Warnings {
+		if w.Code == recommend.WarnNoUtilization {
+			noUtil[w.ResourceID] = true
+		}
+	}
 	for _, ic := range plan.Instances {
-		r.Instances = append(r.Instances, newInstance(ic))
+		in := newInstance(ic)
+		if _, ok := unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
+			in.UtilizationSource = fleet.UtilizationUnknown
+		}
+		r.Instances = append(r.Instances, in)
+	}
+	for _, sw := range meta.ScanWarnings {
+		r.Warnings = append(r.Warnings, newScanWarning(sw))
 	}
 	for _, w := range plan.Warnings {
-		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: w.Message})
+		msg := w.Message
+		if sw, ok := unknown[w.ResourceID]; ok && w.Code == recommend.WarnNoUtilization {
+			msg = "utilization unknown: " + sourceName(sw) + " could not be read for " + sw.Scope() + " (its " + fleet.ScanMetricsFailed + " warning says why); " + msg
+		}
+		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: msg})
 	}
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
@@ -433,6 +489,25 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
 	return r
+}
+
+// newScanWarning is the report's form of a failed part of the scan.
+func newScanWarning(sw fleet.ScanWarning) Warning {
+	w := Warning{Code: sw.Code, Message: sw.Message(), Reason: sw.Reason}
+	if sw.Provider != "" || sw.Account != "" || sw.Region != "" || sw.Source != "" {
+		w.Scope = &WarningScope{Provider: string(sw.Provider), Account: sw.Account, Region: sw.Region, Source: sw.Source}
+	}
+	if sw.Code == fleet.ScanMetricsFailed {
+		w.InstanceCount = len(sw.Instances)
+	}
+	return w
+}
+
+func sourceName(sw *fleet.ScanWarning) string {
+	if sw.Source == "" {
+		return "metrics"
+	}
+	return sw.Source
 }
 
 func newPolicy(p recommend.Policy) Policy {

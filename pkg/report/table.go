@@ -117,6 +117,9 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	if line := exchangeRateLine(r); line != "" {
 		b.WriteString(line + "\n")
 	}
+	if line := partialScanLine(r); line != "" {
+		b.WriteString(c.yellow("! "+line) + "\n")
+	}
 
 	secs := sections(r)
 	if len(secs) == 0 {

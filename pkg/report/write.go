@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
@@ -62,7 +63,8 @@ var CSVHeader = []string{
 	"currentMonthlyCost", "projectedMonthlyCost", "monthlySavings", "confidence", "risk", "rationale",
 }
 
-// writeCSV writes one row per recommendation, money as plain numbers.
+// writeCSV writes one row per recommendation, money as plain numbers, then
+// one row of kind "warning" per failed part of the scan (see scanWarningRow).
 func writeCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
@@ -78,8 +80,65 @@ func writeCSV(w io.Writer, r *Report) error {
 			return err
 		}
 	}
+	for _, wn := range r.Warnings {
+		if !IsScanWarning(wn) {
+			continue
+		}
+		if err := cw.Write(scanWarningRow(wn)); err != nil {
+			return err
+		}
+	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// partialScanLine says, for the top of the table, markdown and html, that
+// the scan behind the report is incomplete; "" when it is whole.
+func partialScanLine(r *Report) string {
+	var scopes, metrics int
+	for _, wn := range r.Warnings {
+		switch {
+		case !IsScanWarning(wn):
+		case wn.Code == fleet.ScanMetricsFailed:
+			metrics++
+		default:
+			scopes++
+		}
+	}
+	var parts []string
+	if scopes > 0 {
+		parts = append(parts, plural(scopes, "scope")+" not scanned (their instances are missing)")
+	}
+	if metrics > 0 {
+		parts = append(parts, plural(metrics, "metrics source")+" failed (utilization unknown, no idle advice)")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Incomplete scan: " + strings.Join(parts, "; ") + ". See the warnings."
+}
+
+// CSVWarningKind is the kind column of a csv row that is a scan warning.
+const CSVWarningKind = "warning"
+
+// IsScanWarning reports whether wn is about a part of the scan that failed
+// rather than about one instance.
+func IsScanWarning(wn Warning) bool {
+	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed
+}
+
+// scanWarningRow is a scan warning as a csv row: the code in id, the scope in
+// provider, account, region and (the metrics source) target, kind "warning",
+// the message in action and the reason in rationale; no money.
+func scanWarningRow(wn Warning) []string {
+	sc := wn.Scope
+	if sc == nil {
+		sc = &WarningScope{}
+	}
+	return []string{
+		wn.Code, wn.ResourceID, sc.Provider, sc.Account, sc.Region, "", CSVWarningKind, wn.Message, sc.Source,
+		"", "", "", "", "", wn.Reason,
+	}
 }
 
 // section is the recommendations of one kind.

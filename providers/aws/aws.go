@@ -144,6 +144,10 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = 10
 			o.MaxBackoff = 2 * time.Second
+			if p.opts.RetryMaxBackoff > 0 {
+				o.MaxBackoff = p.opts.RetryMaxBackoff
+				o.Backoff = retry.NewExponentialJitterBackoff(p.opts.RetryMaxBackoff)
+			}
 		})
 	}))
 	cfg, err := config.LoadDefaultConfig(ctx, lo...)
@@ -158,18 +162,42 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 
 func (p *Provider) stsOptions(o *sts.Options) {}
 
+// MetricsSource implements providers.MetricsSourceNamer.
+func (p *Provider) MetricsSource() string { return "cloudwatch" }
+
 // Name implements providers.Provider.
 func (p *Provider) Name() fleet.Provider { return fleet.AWS }
 
 // Scopes lists every enabled region (or the configured ones) of every account.
 func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
+	out, failed, err := p.PartialScopes(ctx)
+	if err == nil && len(failed) > 0 {
+		err = fmt.Errorf("aws %s: %w", failed[0].Scope.Profile, failed[0].Err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PartialScopes implements providers.PartialScoper: an account whose
+// regions cannot be listed is a failure without a region, and the other
+// accounts are scanned. Missing or rejected credentials, or no account
+// listed at all, fail the whole call.
+func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*providers.ScopeError, error) {
 	var out []providers.Scope
+	var failed []*providers.ScopeError
 	for _, a := range p.accounts {
 		regions := p.opts.Regions
 		if len(regions) == 0 {
 			res, err := ec2.NewFromConfig(a.cfg).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
 			if err != nil {
-				return nil, fmt.Errorf("aws %s: listing regions: %w", a.label, classify(err))
+				err = classify(err)
+				if ctx.Err() != nil || errors.Is(err, providers.ErrCredentials) {
+					return nil, nil, fmt.Errorf("aws %s: listing regions: %w", a.label, err)
+				}
+				failed = append(failed, &providers.ScopeError{Scope: providers.Scope{Provider: fleet.AWS, Account: a.id, Profile: a.label}, Err: fmt.Errorf("listing regions: %w", err)})
+				continue
 			}
 			for _, r := range res.Regions {
 				regions = append(regions, aws.ToString(r.RegionName))
@@ -180,7 +208,11 @@ func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
 			out = append(out, providers.Scope{Provider: fleet.AWS, Account: a.id, Region: r, Profile: a.label})
 		}
 	}
-	return out, nil
+	if len(out) == 0 && len(failed) > 0 {
+		// No account could be listed: the scan as a whole failed.
+		return nil, nil, fmt.Errorf("aws %s: %w", failed[0].Scope.Profile, failed[0].Err)
+	}
+	return out, failed, nil
 }
 
 func (p *Provider) account(scope providers.Scope) (*account, error) {

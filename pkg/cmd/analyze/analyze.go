@@ -177,6 +177,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		FleetName:   fl.Metadata.Name,
 		FleetSource: source,
 		Catalog:     cat.Sources(),
+		// A failed region or metrics source is in the report itself, not
+		// only on stderr: a saved report shows it is partial.
+		ScanWarnings: fl.Metadata.Warnings,
 	})
 	printed := rep
 	if opts.Currency != "" && opts.Currency != pricing.Currency {

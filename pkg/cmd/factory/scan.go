@@ -21,12 +21,15 @@ import (
 type scanner struct {
 	io  *iostreams.IOStreams
 	now func() time.Time
+	// retryMaxBackoff caps the adapters' retry waits; zero keeps theirs.
+	retryMaxBackoff time.Duration
 }
 
 // scan builds each requested adapter from the flags and the configuration,
 // collects every scope concurrently, and merges the results. Failed scopes
-// are kept as failures (exit code 3 after the output); credentials that are
-// missing or rejected stop the scan (exit code 4).
+// and metrics reads are kept as failures (cmdutil.ReadFleet makes them
+// warnings of the snapshot and the report, exit code 3 after the output);
+// credentials that are missing or rejected stop the scan (exit code 4).
 func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) (*cmdutil.Scan, error) {
 	now := sc.now().UTC()
 	end := now.Truncate(time.Hour)
@@ -87,6 +90,7 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 			CacheDir:         cacheDir(cfg.Cache.Dir),
 			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
 			RequestTimeout:   cfg.Timeouts.Request,
+			RetryMaxBackoff:  sc.retryMaxBackoff,
 			Now:              sc.now,
 		})
 		if err != nil {

@@ -292,6 +292,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 
 	var cands []idlestop.Candidate
 	var scanFailures []error
+	metricsFailed := map[string]*providers.ScopeError{}
 	for _, p := range provs {
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{Window: window, SkipPrices: true, Concurrency: cfg.AWS.Concurrency})
 		if err != nil {
@@ -302,12 +303,18 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		}
 		for _, f := range res.Failures {
 			scanFailures = append(scanFailures, f)
+			if f.Metrics {
+				for _, id := range f.Instances {
+					metricsFailed[id] = f
+				}
+			}
 		}
 		for _, in := range res.Fleet.Instances {
 			cands = append(cands, candidate(in, cat))
 		}
 	}
 	decisions := idlestop.Decide(cands, now, pol)
+	skipMetricsFailed(decisions, metricsFailed)
 
 	summary, runErr := idlestop.Execute(ctx, decisions, idlestop.Options{
 		Stopper: stopper(byName),
@@ -370,6 +377,33 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		return &cmdutil.PartialError{Failures: scanFailures}
 	}
 	return nil
+}
+
+// ReasonMetricsFailed: the machine's metrics source failed in this scan, so
+// nothing is known of its use; it is skipped, never taken for idle.
+const ReasonMetricsFailed idlestop.Reason = "metrics-failed"
+
+// skipMetricsFailed skips the machines whose scope's metrics could not be
+// read: one Decide would stop (it never should without data) and one it
+// skipped for missing data now says which source failed and why. A machine
+// skipped for another reason (already stopped, protected) keeps it.
+func skipMetricsFailed(decisions []idlestop.Decision, failed map[string]*providers.ScopeError) {
+	for i := range decisions {
+		d := &decisions[i]
+		f, ok := failed[d.ResourceID]
+		if !ok {
+			continue
+		}
+		switch {
+		case d.Decision == idlestop.Stop:
+		case d.Reason == idlestop.ReasonNoMetrics, d.Reason == idlestop.ReasonPartialMetrics, d.Reason == idlestop.ReasonStaleMetrics:
+		default:
+			continue
+		}
+		d.Decision, d.Reason = idlestop.Skip, ReasonMetricsFailed
+		d.Message = fmt.Sprintf("%s could not be read for %s, so the machine's use is unknown: %v", f.Source, f.Scope, f.Err)
+		d.HourlySavings, d.MonthlySavings = idlestop.Amount{}, idlestop.Amount{}
+	}
 }
 
 // candidate turns a scanned instance into a candidate with its on-demand

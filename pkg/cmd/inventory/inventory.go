@@ -49,7 +49,9 @@ The table shows each instance's billed hours per month (730 is 24/7) and, as
 "gpu util", the 95th percentile of its busiest GPU's utilization in percent over
 the observed window (- when the snapshot has none). -o wide adds account, zone, hardware, workload
 and tags. -o json and -o yaml write the completed snapshot in the fleet file
-format (docs/fleet-format.md), which every command reads back with --fleet.`,
+format (docs/fleet-format.md), which every command reads back with --fleet.
+A scan that missed a region or a metrics source records it in the snapshot's
+metadata.warnings, exits 3, and a report of the snapshot repeats it.`,
 		Example: `  $ gpufinops inventory --demo
   $ gpufinops inventory --fleet fleet.yaml -o wide
   $ gpufinops inventory --demo -o json | gpufinops analyze --fleet -`,
@@ -105,11 +107,14 @@ func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), headers...)
 	t.AlignRight(right...)
 	var gpus float64
+	unknown := f.Metadata.UnknownUtilization()
 	for _, in := range f.Instances {
 		gpus += in.GPU.Count
 		p95 := "-"
 		if s := in.Utilization.Summarize(); s != nil {
 			p95 = number(s.GPU.P95)
+		} else if _, ok := unknown[in.ID]; ok {
+			p95 = fleet.UtilizationUnknown
 		}
 		hours := number(in.MonthlyHours())
 		if !wide {
@@ -125,9 +130,13 @@ func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
 		return err
 	}
 	if opts.IO.IsStdoutTTY() {
+		legend := "- = no data"
+		if len(unknown) > 0 {
+			legend += ", unknown = its metrics source failed"
+		}
 		fmt.Fprintf(opts.IO.ErrOut, "\n%d instances, %s GPUs. Hours per month: 730 is 24/7. "+
-			"gpu util: 95th percentile of the busiest GPU's utilization in percent; - = no data.\n",
-			len(f.Instances), number(gpus))
+			"gpu util: 95th percentile of the busiest GPU's utilization in percent; %s.\n",
+			len(f.Instances), number(gpus), legend)
 	}
 	return nil
 }

@@ -71,6 +71,12 @@ type Options struct {
 	// Delays and Hang are per-operation faults (see Faults).
 	Delays map[string]time.Duration
 	Hang   []string
+	// Fault, when set, is asked before each request is served, with the
+	// service ("ec2", "sts", "monitoring", "pricing", "savingsplans"), the
+	// operation and the region; a non-zero status answers the request with
+	// that status and error code in the service's own wire format, e.g.
+	// 400 AccessDenied for CloudWatch GetMetricData in one region.
+	Fault func(service, op, region string) (status int, code string)
 	// Seed makes fault injection repeatable.
 	Seed int64
 	// Now is the simulator's clock: metric series end at Now.
@@ -210,6 +216,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.failRegion(req.region) {
 		writeError(w, req, http.StatusInternalServerError, "InternalError", "simulated outage of region "+req.region)
 		return
+	}
+	if s.opts.Fault != nil {
+		if status, code := s.opts.Fault(req.service, req.op, req.region); status != 0 {
+			writeError(w, req, status, code, "simulated "+code+" for "+req.op+" in "+req.region)
+			return
+		}
 	}
 	if code, status, ok := s.fault(req); ok {
 		writeError(w, req, status, code, "simulated "+code)

@@ -1,0 +1,75 @@
+package cmdutil
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// ScanFailure is one part of a scan that failed, as the snapshot and the
+// report record it.
+type ScanFailure struct {
+	Warning fleet.ScanWarning
+	// Recorded is set for a failure read from a snapshot's metadata, not
+	// met by this run.
+	Recorded bool
+	// Err is the error this run met, when it met one.
+	Err error
+}
+
+func (e *ScanFailure) Error() string { return e.Warning.Message() }
+func (e *ScanFailure) Unwrap() error { return e.Err }
+
+// ScanWarningOf describes a scan failure: a *providers.ScopeError keeps its
+// scope, a metrics failure its source and the instances it left without
+// utilization; any other error is a failed scope named only by its text.
+func ScanWarningOf(err error) fleet.ScanWarning {
+	var sf *ScanFailure
+	if errors.As(err, &sf) {
+		return sf.Warning
+	}
+	var se *providers.ScopeError
+	if !errors.As(err, &se) {
+		return fleet.ScanWarning{Code: fleet.ScanScopeFailed, Reason: oneLine(err.Error())}
+	}
+	w := fleet.ScanWarning{
+		Code:     fleet.ScanScopeFailed,
+		Provider: se.Scope.Provider,
+		Account:  se.Scope.Account,
+		Region:   se.Scope.Region,
+	}
+	// The reason is the whole error less the scope's name, so that what a
+	// caller wrapped around it (e.g. a pointer to the IAM policy) stays.
+	prefix := se.Scope.String() + ": "
+	if se.Metrics {
+		w.Code, w.Source = fleet.ScanMetricsFailed, se.Source
+		w.Instances = append([]string(nil), se.Instances...)
+		prefix += se.Source + ": "
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, prefix); i >= 0 {
+		msg = msg[:i] + msg[i+len(prefix):]
+	}
+	w.Reason = oneLine(msg)
+	return w
+}
+
+// addFailures records scan failures met by this run, in Failures and in the
+// fleet's metadata.warnings.
+func (in *FleetInputs) addFailures(errs ...error) {
+	for _, err := range errs {
+		w := ScanWarningOf(err)
+		in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, w)
+		in.Failures = append(in.Failures, &ScanFailure{Warning: w, Err: err})
+	}
+}
+
+// source names where the fleet came from in messages.
+func (in *FleetInputs) source() string {
+	if in.Fleet != nil && in.Fleet.Metadata.Name != "" {
+		return "the snapshot " + in.Fleet.Metadata.Name
+	}
+	return "the snapshot"
+}
