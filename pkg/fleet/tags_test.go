@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -59,5 +60,50 @@ func TestWorkloadTagsRoundTrip(t *testing.T) {
 	}
 	if n, ok := parseBillions("350M"); !ok || n != 0.35 {
 		t.Errorf("350M = %v %v", n, ok)
+	}
+}
+
+func TestDetectOwnerSpellingsAndNonOwners(t *testing.T) {
+	for _, tc := range []struct {
+		tags map[string]string
+		kind OwnerKind
+		name string
+	}{
+		{map[string]string{"aws:autoscaling:groupName": "gpu-asg"}, OwnerAutoScalingGroup, "gpu-asg"},
+		{map[string]string{" aws:AutoScaling:groupname ": "gpu-asg"}, OwnerAutoScalingGroup, "gpu-asg"},
+		{map[string]string{"aws:autoscaling:groupName": "eks-x", "eks:nodegroup-name": "gpu"}, OwnerEKSNodeGroup, "gpu"},
+		{map[string]string{"kubernetes.io/cluster/ml-prod": "owned"}, OwnerKubernetes, "ml-prod"},
+		{map[string]string{"k8s.io/cluster-autoscaler/ml": "owned"}, OwnerClusterAutoscaler, "ml"},
+		{map[string]string{"Karpenter.sh/NodePool": "gpu"}, OwnerKarpenter, "gpu"},
+		{map[string]string{"aks-managed-poolName": "gpu"}, OwnerAKSNodePool, "gpu"},
+		{map[string]string{"goog-gke-node": ""}, OwnerGKENodePool, "goog-gke-node"},
+		{map[string]string{"created-by": "projects/p/zones/z/instanceGroupManagers/m"}, OwnerMIG, "projects/p/zones/z/instanceGroupManagers/m"},
+		{map[string]string{"app.kubernetes.io/managed-by": "kuberay"}, OwnerController, "kuberay"},
+	} {
+		got := DetectOwner("i-1", tc.tags)
+		if got == nil || got.Kind != tc.kind || got.Name != tc.name {
+			t.Errorf("%v: got %+v, want %s %q", tc.tags, got, tc.kind, tc.name)
+		}
+	}
+	for _, tags := range []map[string]string{nil, {"Team": "ml"}, {"managed-by": "Terraform"}, {"created-by": "bob"}, {"Name": "autoscaling"}} {
+		if got := DetectOwner("i-1", tags); got != nil {
+			t.Errorf("%v: got %+v, want none", tags, got)
+		}
+	}
+}
+
+func TestApplyDefaultsFillsManagedBy(t *testing.T) {
+	f, err := Parse("f.yaml", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: i-1, provider: aws, region: us-east-1, instanceType: g5.xlarge, tags: {aws:autoscaling:groupName: g}}\n  - {id: i-2, provider: aws, region: us-east-1, instanceType: g5.xlarge, managedBy: {kind: batch, name: ce}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Instances[0].ManagedBy; m == nil || m.Kind != OwnerAutoScalingGroup || m.Name != "g" {
+		t.Errorf("from tags: %+v", m)
+	}
+	if m := f.Instances[1].ManagedBy; m == nil || m.Kind != OwnerBatch {
+		t.Errorf("from the file: %+v", m)
+	}
+	if _, err := Parse("f.yaml", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: i-1, provider: aws, region: us-east-1, instanceType: g5.xlarge, managedBy: {name: x}}\n")); err == nil || !strings.Contains(err.Error(), "managedBy.kind") {
+		t.Errorf("a managedBy without kind: %v", err)
 	}
 }
