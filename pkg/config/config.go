@@ -247,7 +247,7 @@ func Load(opts Options) (*Config, error) {
 		return nil, fmt.Errorf("cache.ttl_hours: %d is negative", cfg.Cache.TTLHours)
 	}
 	if err := cfg.IdleStop.Validate(); err != nil {
-		return nil, fmt.Errorf("idle-stop policy: %w", err)
+		return nil, fmt.Errorf("%s: %w", idleStopSource(err, file, lookup), err)
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		where := "defaults"
@@ -257,6 +257,21 @@ func Load(opts Options) (*Config, error) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, nil
+}
+
+// idleStopSource says where the invalid idle_stop.* value came from: its
+// environment variable when set, else the config file.
+func idleStopSource(err error, file string, lookup func(string) (string, bool)) string {
+	key, _, _ := strings.Cut(err.Error(), ":")
+	if name := EnvVar(key); strings.HasPrefix(key, "idle_stop.") {
+		if _, ok := lookup(name); ok {
+			return "environment " + name
+		}
+	}
+	if file != "" {
+		return "config file " + file
+	}
+	return "idle-stop policy"
 }
 
 var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: (.*)`)

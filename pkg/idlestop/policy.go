@@ -116,7 +116,7 @@ func DefaultPolicy() Policy {
 func (p Policy) Validate() error {
 	percent := func(key string, v float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) || !(v > 0 && v <= 100) {
-			return fmt.Errorf("idle_stop.%s: %v is not a percentage in (0, 100]", key, v)
+			return fmt.Errorf("idle_stop.%s: %v is outside (0, 100]", key, v)
 		}
 		return nil
 	}
@@ -132,7 +132,9 @@ func (p Policy) Validate() error {
 	switch {
 	case p.Window < MinWindow || p.Window > MaxWindow:
 		return fmt.Errorf("idle_stop.window: %v is outside %v–%v", p.Window, fmtDur(MinWindow), fmtDur(MaxWindow))
-	case p.MinUptime < 0 || p.MinUptime > MaxMinUptime:
+	case p.MinUptime < 0:
+		return fmt.Errorf("idle_stop.min_uptime: %v is negative", p.MinUptime)
+	case p.MinUptime > MaxMinUptime:
 		return fmt.Errorf("idle_stop.min_uptime: %v is outside 0–%v", p.MinUptime, fmtDur(MaxMinUptime))
 	case strings.TrimSpace(p.ExemptTag) == "":
 		return fmt.Errorf("idle_stop.exempt_tag: must not be empty (it would exempt nothing)")
@@ -140,6 +142,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("idle_stop.exempt_value: must not be empty")
 	case IsFalseValue(p.ExemptValue) || inFolded(p.ExemptValue, []string{"disabled", "disable", "never", "none", "deny", "denied"}):
 		return fmt.Errorf("idle_stop.exempt_value: %q reads as false: exempted machines would be stoppable; use true", p.ExemptValue)
+	case p.MaxStops < 0:
+		return fmt.Errorf("idle_stop.max_stops: %d is negative", p.MaxStops)
 	case p.MaxStops < 1 || p.MaxStops > MaxMaxStops:
 		return fmt.Errorf("idle_stop.max_stops: %d is outside 1–%d", p.MaxStops, MaxMaxStops)
 	case p.StaleAfter <= 0 || p.StaleAfter > MaxStaleAfter:
@@ -197,8 +201,6 @@ func blankEntry(key string, list []string) error {
 
 func fmtDur(d time.Duration) string {
 	switch {
-	case d%(24*time.Hour) == 0:
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	case d%time.Hour == 0:
 		return fmt.Sprintf("%dh", d/time.Hour)
 	case d%time.Minute == 0:

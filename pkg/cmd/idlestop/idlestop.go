@@ -47,6 +47,8 @@ type IdleStopOptions struct {
 	ExemptTag         *string
 	IncludeProduction *bool
 	RequireOptIn      *bool
+	// ProtectInstanceStore is --protect-instance-store.
+	ProtectInstanceStore *bool
 }
 
 // NewCmdIdleStop builds the command; runF replaces the run function in tests.
@@ -59,6 +61,7 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		maxStops                int
 		exemptTag               string
 		includeProd, requireOpt bool
+		protectStore            bool
 		out                     *cmdutil.OutputFlag
 	)
 	cmd := &cobra.Command{
@@ -92,30 +95,23 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 					return cmdutil.FlagErrorf("--selector %q: want key=value", s)
 				}
 			}
+			// The flags only assign: Policy.Validate checks every value, the
+			// same way as from the config file or the environment.
 			fl := cmd.Flags()
 			if fl.Changed("threshold") {
-				if threshold <= 0 || threshold > 100 {
-					return cmdutil.FlagErrorf("--threshold: %v is outside (0, 100]", threshold)
-				}
 				opts.Threshold = &threshold
 			}
 			if fl.Changed("window") {
-				if window < 5*time.Minute || window > 24*time.Hour {
-					return cmdutil.FlagErrorf("--window: %v is outside 5m–24h", window)
-				}
 				opts.Window = &window
 			}
 			if fl.Changed("min-uptime") {
-				if minUptime < 0 {
-					return cmdutil.FlagErrorf("--min-uptime: %v is negative", minUptime)
-				}
 				opts.MinUptime = &minUptime
 			}
 			if fl.Changed("max-stops") {
-				if maxStops < 0 {
-					return cmdutil.FlagErrorf("--max-stops: %d is negative", maxStops)
-				}
 				opts.MaxStops = &maxStops
+			}
+			if fl.Changed("protect-instance-store") {
+				opts.ProtectInstanceStore = &protectStore
 			}
 			if fl.Changed("exempt-tag") {
 				opts.ExemptTag = &exemptTag
@@ -125,6 +121,12 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 			}
 			if fl.Changed("require-opt-in") {
 				opts.RequireOptIn = &requireOpt
+			}
+			// Bad flag values are usage errors now, named by flag; the
+			// merged policy (config file, environment, flags) is validated
+			// again when the run starts.
+			if _, err := opts.policy(&config.Config{IdleStop: idlestop.DefaultPolicy()}); err != nil {
+				return cmdutil.FlagErrorf("%v", err)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -142,8 +144,9 @@ candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmd.Flags().DurationVar(&window, "window", def.Window, "how much recent utilization to judge")
 	cmd.Flags().DurationVar(&minUptime, "min-uptime", def.MinUptime, "spare machines launched less than this ago")
 	cmd.Flags().IntVar(&maxStops, "max-stops", def.MaxStops, "stop nothing when more machines than this would stop")
-	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines tagged KEY=true are never stopped")
-	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop machines tagged Environment=Production")
+	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines carrying this tag (any value but false) are never stopped")
+	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop production machines (Environment/Env/Stage/Tier=prod, production, live, …)")
+	cmd.Flags().BoolVar(&protectStore, "protect-instance-store", def.ProtectInstanceStore, "leave machines with local instance-store disks running (their data is lost on stop)")
 	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
 	out = cmdutil.AddOutputFlag(cmd, "table", "json")
 	return cmd
@@ -173,6 +176,9 @@ func (o *IdleStopOptions) policy(cfg *config.Config) (idlestop.Policy, error) {
 	if o.RequireOptIn != nil {
 		p.RequireOptIn = *o.RequireOptIn
 	}
+	if o.ProtectInstanceStore != nil {
+		p.ProtectInstanceStore = *o.ProtectInstanceStore
+	}
 	if len(o.Selectors) > 0 {
 		p.Selectors = map[string]string{}
 		for _, s := range o.Selectors {
@@ -180,7 +186,33 @@ func (o *IdleStopOptions) policy(cfg *config.Config) (idlestop.Policy, error) {
 			p.Selectors[k] = v
 		}
 	}
-	return p, p.Validate()
+	if err := p.Validate(); err != nil {
+		return p, o.nameFlag(err)
+	}
+	return p, nil
+}
+
+// nameFlag names the flag instead of the idle_stop.* key when the invalid
+// value came from a flag.
+func (o *IdleStopOptions) nameFlag(err error) error {
+	flags := []struct {
+		key, flag string
+		set       bool
+	}{
+		{"gpu_percent", "--threshold", o.Threshold != nil},
+		{"window", "--window", o.Window != nil},
+		{"min_uptime", "--min-uptime", o.MinUptime != nil},
+		{"max_stops", "--max-stops", o.MaxStops != nil},
+		{"exempt_tag", "--exempt-tag", o.ExemptTag != nil},
+		{"selectors", "--selector", len(o.Selectors) > 0},
+	}
+	msg := err.Error()
+	for _, f := range flags {
+		if prefix := "idle_stop." + f.key + ":"; f.set && strings.HasPrefix(msg, prefix) {
+			return errors.New(f.flag + ":" + strings.TrimPrefix(msg, prefix))
+		}
+	}
+	return err
 }
 
 func idleStopRun(opts *IdleStopOptions) (err error) {
