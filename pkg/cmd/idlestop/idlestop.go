@@ -356,6 +356,12 @@ func (d dispatch) Stop(ctx context.Context, scope providers.Scope, id string, dr
 	return s.Stop(ctx, scope, id, dryRun)
 }
 
+// peakReader is a utilization reader that can read each period's maximum
+// instead of its average (the AWS adapter: CloudWatch statistic Maximum).
+type peakReader interface {
+	ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error)
+}
+
 // recheck reads the stop candidates again, scope by scope: their state and a
 // fresh utilization window ending now.
 func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog) (map[string]idlestop.Candidate, error) {
@@ -388,10 +394,16 @@ func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, 
 			}
 		}
 		if r := providers.FeaturesOf(p).Utilization; r != nil && len(mine) > 0 {
-			// The freshest window there is, read after the listing.
-			end := now().UTC().Truncate(time.Minute)
+			// The freshest window there is, read after the listing, up to
+			// the end of the current (partial) minute, with each period's
+			// maximum where the provider can read it.
+			end := now().UTC().Truncate(time.Minute).Add(time.Minute)
 			window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
-			if _, err := r.ReadUtilization(ctx, sc, mine, window); err != nil {
+			read := r.ReadUtilization
+			if pr, ok := p.(peakReader); ok {
+				read = pr.ReadPeakUtilization
+			}
+			if _, err := read(ctx, sc, mine, window); err != nil {
 				return nil, fmt.Errorf("re-check %s: %w", sc, err)
 			}
 		}
@@ -442,6 +454,13 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 	}
 	if err := tp.Render(); err != nil {
 		return err
+	}
+	for _, d := range final {
+		if d.Decision == idlestop.Stop {
+			for _, w := range d.Warnings {
+				fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %s\n", d.ResourceID, w)
+			}
+		}
 	}
 	mode := "dry run: nothing was stopped (add --execute to act)"
 	if opts.Execute {
