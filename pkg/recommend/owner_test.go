@@ -37,7 +37,9 @@ func TestIdleOwnedInstanceScalesItsOwner(t *testing.T) {
 	}
 	// A schedule for an owned notebook is a scheduled scale-down of its owner.
 	in := inst("nb", "g4dn.xlarge", withWorkload(fleet.Development, nil), withUtil(&fleet.Utilization{Samples: notebook(weekdays, 9, 17)}),
-		func(in *fleet.Instance) { in.ManagedBy = &fleet.ManagedBy{Kind: fleet.OwnerAutoScalingGroup, Name: "nb-asg"} })
+		func(in *fleet.Instance) {
+			in.ManagedBy = &fleet.ManagedBy{Kind: fleet.OwnerAutoScalingGroup, Name: "nb-asg"}
+		})
 	p := run(t, in)
 	if len(p.Recommendations) != 1 || p.Recommendations[0].Kind != KindSchedule || !strings.Contains(p.Recommendations[0].Action, "scale-down policy") || !strings.Contains(p.Recommendations[0].Action, "nb-asg") {
 		t.Errorf("schedule: %+v", p.Recommendations)
