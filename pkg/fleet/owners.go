@@ -109,6 +109,7 @@ var OwnerRules = []OwnerRule{
 	{Provider: AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: OwnerKarpenter},
 	{Provider: AWS, Key: "eks:nodegroup-name", Kind: OwnerEKSNodeGroup},
 	{Provider: AWS, Key: "eks:cluster-name", Kind: OwnerEKSNodeGroup},
+	{Provider: AWS, Key: "eks:eks-cluster-name", Kind: OwnerEKSNodeGroup},
 	{Provider: AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: OwnerEKSNodeGroup},
 	{Provider: AWS, Key: "k8s.io/cluster-autoscaler/", Prefix: true, Kind: OwnerClusterAutoscaler, NameFromKey: true},
 	{Provider: AWS, Key: "sagemaker:", Prefix: true, Kind: OwnerSageMaker},

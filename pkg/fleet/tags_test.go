@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,5 +107,42 @@ func TestApplyDefaultsFillsManagedBy(t *testing.T) {
 	}
 	if _, err := Parse("f.yaml", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: i-1, provider: aws, region: us-east-1, instanceType: g5.xlarge, managedBy: {name: x}}\n")); err == nil || !strings.Contains(err.Error(), "managedBy.kind") {
 		t.Errorf("a managedBy without kind: %v", err)
+	}
+}
+
+// Property: every owner rule matches its key in any spelling that folds to
+// it (case, '-', '_', spaces, surrounding blanks), with any value it allows.
+func TestOwnerRulesMatchEverySpelling(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	respell := func(k string) string {
+		var b strings.Builder
+		b.WriteString([]string{"", " ", "  "}[r.Intn(3)])
+		for _, c := range k {
+			switch {
+			case (c == '-' || c == '_') && r.Intn(2) == 0:
+				b.WriteString([]string{"_", "-", " ", ""}[r.Intn(4)])
+			case r.Intn(2) == 0:
+				b.WriteString(strings.ToUpper(string(c)))
+			default:
+				b.WriteString(strings.ToLower(string(c)))
+			}
+		}
+		return b.String()
+	}
+	for _, rule := range OwnerRules {
+		for range 50 {
+			key := respell(rule.Key)
+			if rule.Prefix {
+				key += "x" + strconv.Itoa(r.Intn(100))
+			}
+			value := "owner-" + strconv.Itoa(r.Intn(100))
+			if rule.ValueContains != "" {
+				value = "a/" + strings.ToUpper(rule.ValueContains) + "/b"
+			}
+			got := DetectOwner("i-1", map[string]string{key: value, "Team": "ml"})
+			if got == nil || got.Kind != rule.Kind {
+				t.Fatalf("rule %s: tag %q=%q gives %+v", rule.Key, key, value, got)
+			}
+		}
 	}
 }

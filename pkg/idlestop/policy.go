@@ -168,7 +168,7 @@ func (p Policy) Validate() error {
 		if strings.Contains(v, "*") {
 			return fmt.Errorf("idle_stop.non_production_values: %q: wildcards are not allowed here (a pattern could let production machines stop)", v)
 		}
-		if matchAny(v, []string{"prod", "prd", "production", "live"}) {
+		if matchAny(v, []string{"prod", "prd", "production", "live"}) || matchAny(v, literals(p.ProductionValues)) {
 			return fmt.Errorf("idle_stop.non_production_values: %q is a production value", v)
 		}
 	}
@@ -178,6 +178,17 @@ func (p Policy) Validate() error {
 		}
 	}
 	return nil
+}
+
+// literals are the entries without wildcards.
+func literals(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !strings.Contains(s, "*") {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func nonBlank(list []string) []string {

@@ -305,6 +305,7 @@ func TestPolicyValidateRefusesUnsafeSettings(t *testing.T) {
 		"production_values":     func(p *Policy) { p.ProductionValues = []string{} },
 		"non_production *":      func(p *Policy) { p.NonProductionValues = []string{"*"} },
 		"non_production prod":   func(p *Policy) { p.NonProductionValues = []string{"Prod"} },
+		"non_production custom": func(p *Policy) { p.ProductionValues = []string{"gold"}; p.NonProductionValues = []string{" GOLD"} },
 		"selector key":          func(p *Policy) { p.Selectors = map[string]string{" ": "x"} },
 	}
 	for name, mod := range bad {

@@ -69,9 +69,14 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		Short: "Stop GPU machines that have been idle (a dry run unless --execute)",
 		Long: `idle-stop reads the last minutes of GPU utilization of every GPU machine and
 stops those whose busiest GPU stayed below the threshold. It is a dry run unless
---execute is given. Protected machines (exemption tag, AutoShutdown=false,
-Environment=Production, one-time spot, just launched, missing or stale metrics)
-are always left running, each with its reason. More candidates than --max-stops
+--execute is given. Protected machines are always left running, each with its
+reason: owned by a controller (Auto Scaling group, EKS/GKE/AKS node pool,
+Karpenter, Batch, EMR, ParallelCluster, fleets), the exemption tag with any
+value but false, AutoShutdown not true-or-absent, production (Environment/Env/
+Stage/Tier = prod, prd, production, live, … or any unknown value), one-time
+spot, unknown launch time, just launched, inference, missing or stale metrics,
+GPUs that do not report, GPU memory held, a busy host CPU. Tag keys ignore case,
+'-', '_' and spaces; when in doubt the machine is left running. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
 Exit codes: 0 done; 2 bad flags; 3 some stops failed or some scopes could not be
