@@ -154,6 +154,7 @@ func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 }
 
 func decide(c Candidate, now time.Time, p Policy) Decision {
+	p = p.effective()
 	inst := c.Instance
 	d := Decision{
 		Time:         now,
@@ -228,7 +229,7 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	if m.Coverage < p.MinCoverage {
 		return skip(ReasonPartialMetrics, "GPU samples cover %.0f%% of the last %s, less than the required %.0f%%", m.Coverage*100, p.Window, p.MinCoverage*100)
 	}
-	if ev.fullCoverage < p.MinCoverage {
+	if ev.maxGPUs < ev.wantGPUs || ev.fullCoverage < p.MinCoverage {
 		return skip(ReasonPartialGPUs, "samples with all %d GPUs reporting cover %.0f%% of the last %s (at most %d GPUs reported in a sample): a GPU without data is not idle", ev.wantGPUs, ev.fullCoverage*100, p.Window, ev.maxGPUs)
 	}
 	if age := m.WindowEnd.Sub(ev.latest); age > p.StaleAfter {

@@ -112,7 +112,9 @@ func DefaultPolicy() Policy {
 // Validate reports the first invalid setting, naming its idle_stop.* key:
 // numbers must be finite and in range, and no setting may make a protected
 // machine stoppable (an exemption value that reads as false, a blank
-// exemption tag, an empty production tag list).
+// exemption tag, a blank production tag, a non-production value that is a
+// production one). Zero GPU memory and CPU thresholds and empty production
+// lists mean the defaults.
 func (p Policy) Validate() error {
 	percent := func(key string, v float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) || !(v > 0 && v <= 100) {
@@ -123,11 +125,16 @@ func (p Policy) Validate() error {
 	if err := percent("gpu_percent", p.GPUPercent); err != nil {
 		return err
 	}
-	if err := percent("gpu_memory_percent", p.GPUMemoryPercent); err != nil {
-		return err
+	// Zero (a policy written before these settings existed) is the default.
+	if p.GPUMemoryPercent != 0 {
+		if err := percent("gpu_memory_percent", p.GPUMemoryPercent); err != nil {
+			return err
+		}
 	}
-	if err := percent("cpu_percent", p.CPUPercent); err != nil {
-		return err
+	if p.CPUPercent != 0 {
+		if err := percent("cpu_percent", p.CPUPercent); err != nil {
+			return err
+		}
 	}
 	switch {
 	case p.Window < MinWindow || p.Window > MaxWindow:
@@ -148,12 +155,8 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("idle_stop.max_stops: %d is outside 1–%d", p.MaxStops, MaxMaxStops)
 	case p.StaleAfter <= 0 || p.StaleAfter > MaxStaleAfter:
 		return fmt.Errorf("idle_stop.stale_after: %v is outside (0, %v]", p.StaleAfter, fmtDur(MaxStaleAfter))
-	case math.IsNaN(p.MinCoverage) || !(p.MinCoverage > 0 && p.MinCoverage <= 1):
-		return fmt.Errorf("idle_stop.min_coverage: %v is outside (0, 1]", p.MinCoverage)
-	case len(nonBlank(p.ProductionTags)) == 0:
-		return fmt.Errorf("idle_stop.production_tags: must name at least one tag key (use include_production to stop production machines)")
-	case len(nonBlank(p.ProductionValues)) == 0:
-		return fmt.Errorf("idle_stop.production_values: must list at least one value (use include_production to stop production machines)")
+	case math.IsNaN(p.MinCoverage) || !(p.MinCoverage >= 0 && p.MinCoverage <= 1):
+		return fmt.Errorf("idle_stop.min_coverage: %v is outside 0–1", p.MinCoverage)
 	}
 	if err := blankEntry("production_tags", p.ProductionTags); err != nil {
 		return err
@@ -191,14 +194,27 @@ func literals(list []string) []string {
 	return out
 }
 
-func nonBlank(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if strings.TrimSpace(s) != "" {
-			out = append(out, s)
-		}
+// effective fills what a policy leaves unset with the defaults: zero
+// GPU memory and CPU thresholds, empty production tag and value lists (an
+// empty list never turns production protection off; include_production
+// does).
+func (p Policy) effective() Policy {
+	if p.GPUMemoryPercent == 0 {
+		p.GPUMemoryPercent = DefaultPolicy().GPUMemoryPercent
 	}
-	return out
+	if p.CPUPercent == 0 {
+		p.CPUPercent = DefaultPolicy().CPUPercent
+	}
+	if len(p.ProductionTags) == 0 {
+		p.ProductionTags = DefaultProductionTags
+	}
+	if len(p.ProductionValues) == 0 {
+		p.ProductionValues = DefaultProductionValues
+	}
+	if len(p.NonProductionValues) == 0 {
+		p.NonProductionValues = DefaultNonProductionValues
+	}
+	return p
 }
 
 func blankEntry(key string, list []string) error {

@@ -298,11 +298,8 @@ func TestPolicyValidateRefusesUnsafeSettings(t *testing.T) {
 		"max_stops 0":           func(p *Policy) { p.MaxStops = 0 },
 		"stale_after":           func(p *Policy) { p.StaleAfter = 0 },
 		"min_coverage NaN":      func(p *Policy) { p.MinCoverage = math.NaN() },
-		"min_coverage 0":        func(p *Policy) { p.MinCoverage = 0 },
 		"min_coverage 1.5":      func(p *Policy) { p.MinCoverage = 1.5 },
-		"production_tags":       func(p *Policy) { p.ProductionTags = nil },
 		"production_tags blank": func(p *Policy) { p.ProductionTags = []string{"Environment", " "} },
-		"production_values":     func(p *Policy) { p.ProductionValues = []string{} },
 		"non_production *":      func(p *Policy) { p.NonProductionValues = []string{"*"} },
 		"non_production prod":   func(p *Policy) { p.NonProductionValues = []string{"Prod"} },
 		"non_production custom": func(p *Policy) { p.ProductionValues = []string{"gold"}; p.NonProductionValues = []string{" GOLD"} },
@@ -323,6 +320,26 @@ func TestPolicyValidateRefusesUnsafeSettings(t *testing.T) {
 	ok.Window, ok.ExemptValue = 24*time.Hour, "keep"
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	// Unset thresholds and lists are the defaults, never "off".
+	unset := DefaultPolicy()
+	unset.GPUMemoryPercent, unset.CPUPercent, unset.ProductionTags, unset.ProductionValues, unset.NonProductionValues = 0, 0, nil, []string{}, nil
+	if err := unset.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range [][]string{{"Environment", "prod"}, {"Stage", "blue"}} {
+		if d := Decide([]Candidate{cand("i-1", withTags(kv...))}, now, unset)[0]; d.Reason != ReasonProduction {
+			t.Errorf("unset lists, %v: %s", kv, d.Reason)
+		}
+	}
+	if d := Decide([]Candidate{cand("i-1", func(c *Candidate) { c.Instance.Utilization.Samples = gpuSamples(1, 0, 50, 60) })}, now, unset)[0]; d.Reason != ReasonGPUMemoryHeld {
+		t.Errorf("unset thresholds: %s", d.Reason)
+	}
+	// With no coverage required, missing GPUs still skip.
+	loose := DefaultPolicy()
+	loose.MinCoverage = 0
+	if d := Decide([]Candidate{cand("i-1", func(c *Candidate) { c.Instance.GPU.Count = 4; c.Instance.Utilization.Samples = gpuSamples(3, 0, 1, 1) })}, now, loose)[0]; d.Reason != ReasonPartialGPUs {
+		t.Errorf("min_coverage 0, 3 of 4 GPUs: %s", d.Reason)
 	}
 }
 
