@@ -146,3 +146,27 @@ func TestOwnerRulesMatchEverySpelling(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDetectOwner: any tag never panics the detector, and a key that folds
+// to an unconditional owner rule's key is always detected, whatever the
+// other tag says.
+func FuzzDetectOwner(f *testing.F) {
+	f.Add("aws:autoscaling:groupName", "g", "Team", "ml")
+	f.Add("KARPENTER.SH/NODEPOOL", "", "managed-by", "terraform")
+	f.Add("kubernetes.io/cluster/", "owned", "created-by", "x")
+	f.Add("x", "y", "Vendor", "Databricks")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		tags := map[string]string{k1: v1, k2: v2}
+		got := DetectOwner("i-1", tags)
+		for _, r := range OwnerRules {
+			if r.Prefix || r.ValueContains != "" || r.ValueNotIn != nil {
+				continue
+			}
+			for k := range tags {
+				if NormTagKey(k) == NormTagKey(r.Key) && got == nil {
+					t.Fatalf("%q: key %q is rule %s, not detected", tags, k, r.Key)
+				}
+			}
+		}
+	})
+}
