@@ -366,8 +366,18 @@ func measure(c Candidate, now time.Time, p Policy) (ev evidence) {
 		if period <= 0 {
 			period = inferPeriod(times)
 		}
-		ev.m.Coverage = coverage(times, start, end, period)
-		ev.fullCoverage = coverage(full, start, end, period)
+		// A window that reaches past now (the re-check's current minute)
+		// is judged for coverage up to the last complete minute: data that
+		// cannot exist yet is not missing.
+		covEnd := end
+		if end.After(now) {
+			covEnd = now.Truncate(time.Minute)
+			if !covEnd.After(start) {
+				covEnd = end
+			}
+		}
+		ev.m.Coverage = coverage(times, start, covEnd, period)
+		ev.fullCoverage = coverage(full, start, covEnd, period)
 	}
 	if len(cpus) > 0 {
 		ev.hasCPU = true

@@ -450,3 +450,24 @@ func FuzzProtection(f *testing.F) {
 		}
 	})
 }
+
+// The re-check's window includes the current, partial minute: its missing
+// datapoint does not count against coverage, even at min_coverage 1.
+func TestPartialMinuteIsNotMissingData(t *testing.T) {
+	p := DefaultPolicy()
+	p.MinCoverage = 1
+	at := now.Add(40 * time.Second) // 14:30:40; the window ends at 14:31
+	c := cand("i-1", func(c *Candidate) {
+		end := now.Add(time.Minute)
+		c.Instance.Utilization.Window = &fleet.TimeRange{Start: end.Add(-30 * time.Minute), End: end}
+		c.Instance.Utilization.Samples = samples(29, 1, 1) // 14:01 … 14:29; none yet for 14:30
+	})
+	if d := Decide([]Candidate{c}, at, p)[0]; d.Decision != Stop {
+		t.Fatalf("%s %s", d.Reason, d.Message)
+	}
+	// A gap inside the complete minutes still counts.
+	c.Instance.Utilization.Samples = c.Instance.Utilization.Samples[1:]
+	if d := Decide([]Candidate{c}, at, p)[0]; d.Reason != ReasonPartialMetrics {
+		t.Fatalf("%s %s", d.Reason, d.Message)
+	}
+}
