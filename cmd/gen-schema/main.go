@@ -232,6 +232,10 @@ var notes = []note{
 	{"Sample", "cpu", "Host CPU utilization, percent.", pct},
 	{"Sample", "memory", "Host memory used, percent.", pct},
 
+	{"ManagedBy", "", "The controller that owns the instance; idle-stop never stops it directly and analyze advises scaling the owner down.", nil},
+	{"ManagedBy", "kind", "Kind of owner: auto-scaling-group, eks-node-group, karpenter, cluster-autoscaler, kubernetes-cluster, sagemaker, batch, emr, parallelcluster, spot-fleet, ec2-fleet, ecs, elastic-beanstalk, aks-node-pool, vmss, azure-ml, gke-node-pool, managed-instance-group, dataproc, vertex-ai, databricks or controller.", func(s *jsonschema.Schema) { s.Pattern = `\S` }},
+	{"ManagedBy", "name", "The owner's name (group, cluster or pool), or the tag that names it.", nil},
+
 	{"Workload", "", "What runs on the instance.", nil},
 	{"Workload", "type", "Kind of work; drives spot and sharing advice.", enum(fleet.WorkloadTypes...)},
 	{"Workload", "model", "The model's name, e.g. llama-3.1-8b.", nil},

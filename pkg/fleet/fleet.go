@@ -115,6 +115,16 @@ type Instance struct {
 	Workload     *Workload         `json:"workload,omitempty"`
 	// HourlyPrice overrides the catalog price (a negotiated or billed rate, USD per hour).
 	HourlyPrice *decimal.Decimal `json:"hourlyPrice,omitempty"`
+	// ManagedBy names the controller that owns the instance (an Auto Scaling
+	// group, a node pool, a cluster service); filled from the tags when a
+	// file leaves it out (DetectOwner).
+	ManagedBy *ManagedBy `json:"managedBy,omitempty" jsonschema_description:"The controller that owns the instance (Auto Scaling group, node pool, cluster service); read from the tags when left out. An owned instance is never stopped directly."`
+	// InstanceStoreGB is the local instance-store (NVMe) disk of the instance
+	// type, in GB; its data is lost when the instance stops.
+	InstanceStoreGB float64 `json:"instanceStoreGB,omitempty" jsonschema:"minimum=0" jsonschema_description:"Local instance-store (NVMe) disk of the instance type in GB; lost when the instance stops."`
+	// Hibernation is true when the instance was launched with hibernation
+	// enabled.
+	Hibernation bool `json:"hibernation,omitempty" jsonschema_description:"The instance was launched with hibernation enabled."`
 }
 
 // GPU describes the accelerators of an instance. Count may be fractional for

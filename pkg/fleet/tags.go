@@ -42,6 +42,17 @@ func tagValue(tags map[string]string, key string) (string, bool) {
 	return "", false
 }
 
+// WorkloadTypeFromTags reads only the WorkloadType tag; ok is false when it
+// is absent or names no known workload type.
+func WorkloadTypeFromTags(tags map[string]string) (WorkloadType, bool) {
+	v, ok := tagValue(tags, TagWorkloadType)
+	if !ok {
+		return "", false
+	}
+	t, ok := workloadTagValues[normTag(v)]
+	return t, ok
+}
+
 // WorkloadFromTags reads a workload from the instance's tags: WorkloadType
 // (required: Training, FineTuning, HPO, Inference, Development, Batch and a
 // few synonyms), ModelName, ModelParams ("8B", "350M"), ModelPrecision (fp32,

@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"math/rand"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +63,110 @@ func TestWorkloadTagsRoundTrip(t *testing.T) {
 	if n, ok := parseBillions("350M"); !ok || n != 0.35 {
 		t.Errorf("350M = %v %v", n, ok)
 	}
+}
+
+func TestDetectOwnerSpellingsAndNonOwners(t *testing.T) {
+	for _, tc := range []struct {
+		tags map[string]string
+		kind OwnerKind
+		name string
+	}{
+		{map[string]string{"aws:autoscaling:groupName": "gpu-asg"}, OwnerAutoScalingGroup, "gpu-asg"},
+		{map[string]string{" aws:AutoScaling:groupname ": "gpu-asg"}, OwnerAutoScalingGroup, "gpu-asg"},
+		{map[string]string{"aws:autoscaling:groupName": "eks-x", "eks:nodegroup-name": "gpu"}, OwnerEKSNodeGroup, "gpu"},
+		{map[string]string{"kubernetes.io/cluster/ml-prod": "owned"}, OwnerKubernetes, "ml-prod"},
+		{map[string]string{"k8s.io/cluster-autoscaler/ml": "owned"}, OwnerClusterAutoscaler, "ml"},
+		{map[string]string{"Karpenter.sh/NodePool": "gpu"}, OwnerKarpenter, "gpu"},
+		{map[string]string{"aks-managed-poolName": "gpu"}, OwnerAKSNodePool, "gpu"},
+		{map[string]string{"goog-gke-node": ""}, OwnerGKENodePool, "goog-gke-node"},
+		{map[string]string{"created-by": "projects/p/zones/z/instanceGroupManagers/m"}, OwnerMIG, "projects/p/zones/z/instanceGroupManagers/m"},
+		{map[string]string{"app.kubernetes.io/managed-by": "kuberay"}, OwnerController, "kuberay"},
+	} {
+		got := DetectOwner("i-1", tc.tags)
+		if got == nil || got.Kind != tc.kind || got.Name != tc.name {
+			t.Errorf("%v: got %+v, want %s %q", tc.tags, got, tc.kind, tc.name)
+		}
+	}
+	for _, tags := range []map[string]string{nil, {"Team": "ml"}, {"managed-by": "Terraform"}, {"created-by": "bob"}, {"Name": "autoscaling"}} {
+		if got := DetectOwner("i-1", tags); got != nil {
+			t.Errorf("%v: got %+v, want none", tags, got)
+		}
+	}
+}
+
+func TestApplyDefaultsFillsManagedBy(t *testing.T) {
+	f, err := Parse("f.yaml", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: i-1, provider: aws, region: us-east-1, instanceType: g5.xlarge, tags: {aws:autoscaling:groupName: g}}\n  - {id: i-2, provider: aws, region: us-east-1, instanceType: g5.xlarge, managedBy: {kind: batch, name: ce}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := f.Instances[0].ManagedBy; m == nil || m.Kind != OwnerAutoScalingGroup || m.Name != "g" {
+		t.Errorf("from tags: %+v", m)
+	}
+	if m := f.Instances[1].ManagedBy; m == nil || m.Kind != OwnerBatch {
+		t.Errorf("from the file: %+v", m)
+	}
+	if _, err := Parse("f.yaml", []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: i-1, provider: aws, region: us-east-1, instanceType: g5.xlarge, managedBy: {name: x}}\n")); err == nil || !strings.Contains(err.Error(), "managedBy.kind") {
+		t.Errorf("a managedBy without kind: %v", err)
+	}
+}
+
+// Property: every owner rule matches its key in any spelling that folds to
+// it (case, '-', '_', spaces, surrounding blanks), with any value it allows.
+func TestOwnerRulesMatchEverySpelling(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	respell := func(k string) string {
+		var b strings.Builder
+		b.WriteString([]string{"", " ", "  "}[r.Intn(3)])
+		for _, c := range k {
+			switch {
+			case (c == '-' || c == '_') && r.Intn(2) == 0:
+				b.WriteString([]string{"_", "-", " ", ""}[r.Intn(4)])
+			case r.Intn(2) == 0:
+				b.WriteString(strings.ToUpper(string(c)))
+			default:
+				b.WriteString(strings.ToLower(string(c)))
+			}
+		}
+		return b.String()
+	}
+	for _, rule := range OwnerRules {
+		for range 50 {
+			key := respell(rule.Key)
+			if rule.Prefix {
+				key += "x" + strconv.Itoa(r.Intn(100))
+			}
+			value := "owner-" + strconv.Itoa(r.Intn(100))
+			if rule.ValueContains != "" {
+				value = "a/" + strings.ToUpper(rule.ValueContains) + "/b"
+			}
+			got := DetectOwner("i-1", map[string]string{key: value, "Team": "ml"})
+			if got == nil || got.Kind != rule.Kind {
+				t.Fatalf("rule %s: tag %q=%q gives %+v", rule.Key, key, value, got)
+			}
+		}
+	}
+}
+
+// FuzzDetectOwner: any tag never panics the detector, and a key that folds
+// to an unconditional owner rule's key is always detected, whatever the
+// other tag says.
+func FuzzDetectOwner(f *testing.F) {
+	f.Add("aws:autoscaling:groupName", "g", "Team", "ml")
+	f.Add("KARPENTER.SH/NODEPOOL", "", "managed-by", "terraform")
+	f.Add("kubernetes.io/cluster/", "owned", "created-by", "x")
+	f.Add("x", "y", "Vendor", "Databricks")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		tags := map[string]string{k1: v1, k2: v2}
+		got := DetectOwner("i-1", tags)
+		for _, r := range OwnerRules {
+			if r.Prefix || r.ValueContains != "" || r.ValueNotIn != nil {
+				continue
+			}
+			for k := range tags {
+				if NormTagKey(k) == NormTagKey(r.Key) && got == nil {
+					t.Fatalf("%q: key %q is rule %s, not detected", tags, k, r.Key)
+				}
+			}
+		}
+	})
 }

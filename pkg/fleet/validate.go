@@ -49,8 +49,9 @@ var Lifecycles = []Lifecycle{OnDemand, Spot, Committed}
 var States = []State{Running, Stopped}
 
 // applyDefaults fills what a file may leave out: lifecycle on-demand, state
-// running, and a workload read from the tags when there is no workload block
-// (WorkloadFromTags).
+// running, a workload read from the tags when there is no workload block
+// (WorkloadFromTags) and the owner read from the tags when there is no
+// managedBy (DetectOwner).
 func (f *Fleet) applyDefaults() {
 	for i := range f.Instances {
 		in := &f.Instances[i]
@@ -62,6 +63,9 @@ func (f *Fleet) applyDefaults() {
 		}
 		if in.Workload == nil {
 			in.Workload = WorkloadFromTags(in.Tags)
+		}
+		if in.ManagedBy == nil {
+			in.ManagedBy = DetectOwner(in.ID, in.Tags)
 		}
 	}
 }
@@ -143,6 +147,13 @@ func (c *checker) instance(p string, in *Instance) {
 	if in.Workload != nil {
 		c.workload(p+"workload", in.Workload)
 	}
+	if in.ManagedBy != nil && strings.TrimSpace(string(in.ManagedBy.Kind)) == "" {
+		c.failf(p+"managedBy.kind", "missing; name the kind of owner, e.g. auto-scaling-group")
+	}
+	if math.IsInf(in.InstanceStoreGB, 0) || in.InstanceStoreGB > 1e6 {
+		c.failf(p+"instanceStoreGB", "%s is not a disk size in GB", num(in.InstanceStoreGB))
+	}
+	c.nonNegative(p+"instanceStoreGB", in.InstanceStoreGB)
 	if in.HourlyPrice != nil {
 		c.price(p+"hourlyPrice", *in.HourlyPrice)
 	}

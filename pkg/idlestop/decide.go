@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -54,7 +53,22 @@ const (
 	ReasonPartialMetrics   Reason = "partial-metrics"
 	ReasonStaleMetrics     Reason = "stale-metrics"
 	ReasonBusy             Reason = "busy"
-	ReasonIdle             Reason = "idle"
+	// ReasonManaged: an Auto Scaling group, node pool or cluster service
+	// owns the machine; the message names it and what to do instead.
+	ReasonManaged Reason = "managed"
+	// ReasonLaunchUnknown: a running machine without a launch time.
+	ReasonLaunchUnknown Reason = "launch-time-unknown"
+	// ReasonInference: an inference or serving workload.
+	ReasonInference Reason = "inference"
+	// ReasonPartialGPUs: some of the instance's GPUs did not report.
+	ReasonPartialGPUs Reason = "partial-gpus"
+	// ReasonGPUMemoryHeld: GPU memory in use above the policy's share.
+	ReasonGPUMemoryHeld Reason = "gpu-memory-held"
+	// ReasonCPUBusy: the host CPU is busy.
+	ReasonCPUBusy Reason = "cpu-busy"
+	// ReasonInstanceStore: instance-store disks and protect_instance_store.
+	ReasonInstanceStore Reason = "instance-store"
+	ReasonIdle          Reason = "idle"
 	// ReasonGone: the re-check no longer found the machine.
 	ReasonGone Reason = "gone"
 	// ReasonRecheckFailed: the re-check failed, so nothing was stopped.
@@ -99,6 +113,11 @@ type Decision struct {
 	Reason       Reason            `json:"reason"`
 	// Message says the reason in a sentence.
 	Message string `json:"message"`
+	// ManagedBy is the controller that owns the machine, if any.
+	ManagedBy *fleet.ManagedBy `json:"managedBy,omitempty"`
+	// Warnings are what a stop costs besides the machine's work: the data
+	// on instance-store disks, a hibernation setting not used.
+	Warnings []string `json:"warnings,omitempty"`
 	// HourlySavings and MonthlySavings (hourly × 730) are what stopping saves;
 	// zero for skips and unpriced machines.
 	HourlySavings  Amount `json:"hourlySavings"`
@@ -118,10 +137,14 @@ type Decision struct {
 // Decide makes exactly one Decision per candidate, in input order. It is pure
 // and deterministic: the same candidates, now and policy give the same
 // decisions. The checks run in this order and the first that applies skips
-// the machine: not running, selectors, exemption, AutoShutdown opt-out (or
-// missing opt-in), production, spot, uptime, no metrics, partial metrics,
-// stale metrics, busy; a machine that passes all of them is stopped as idle.
-// Tag keys and values compare case-insensitively.
+// the machine: not running, selectors, owned by a controller, exemption,
+// AutoShutdown opt-out (or missing opt-in), production, spot, unknown launch
+// time, uptime, inference workload, no metrics, partial metrics, GPUs
+// missing from the samples, stale metrics, busy GPU, GPU memory held, busy
+// host CPU, instance store (when protected); a machine that passes all of
+// them is stopped as idle, with warnings for instance store and
+// hibernation. Tag keys compare ignoring case, '-', '_' and spaces, values
+// ignoring case; a protection tag whose value is not recognised protects.
 func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 	out := make([]Decision, 0, len(in))
 	for _, c := range in {
@@ -131,6 +154,7 @@ func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 }
 
 func decide(c Candidate, now time.Time, p Policy) Decision {
+	p = p.effective()
 	inst := c.Instance
 	d := Decision{
 		Time:         now,
@@ -153,11 +177,15 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	if d.Region == "" {
 		d.Region = c.Scope.Region
 	}
-	m, rawMax, latestAny, hasGPU, summaryOnly := measure(c, now, p)
+	ev := measure(c, now, p)
+	m := ev.m
 	d.Metrics = m
 	skip := func(r Reason, format string, args ...any) Decision {
 		d.Reason, d.Message = r, fmt.Sprintf(format, args...)
 		return d
+	}
+	if owner := inst.Owner(); owner != nil {
+		d.ManagedBy = owner
 	}
 
 	if inst.State != fleet.Running {
@@ -167,35 +195,33 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 		}
 		return skip(ReasonAlreadyStopped, "the machine is %s, not running", state)
 	}
-	for _, k := range sortedKeys(p.Selectors) {
-		want := p.Selectors[k]
-		if v, ok := tag(inst.Tags, k); !ok || !strings.EqualFold(v, strings.TrimSpace(want)) {
-			return skip(ReasonNotSelected, "the machine lacks the selector tag %s=%s", k, want)
+	if sel, ok := selected(inst.Tags, p); !ok {
+		return skip(ReasonNotSelected, "the machine lacks the selector tag %s", sel)
+	}
+	if o := d.ManagedBy; o != nil {
+		name := ""
+		if o.Name != "" {
+			name = " " + o.Name
 		}
+		return skip(ReasonManaged, "the machine is managed by %s%s, which would replace or miss it: %s", o.Kind, name, fleet.OwnerAction(o.Kind))
 	}
-	if v, ok := tag(inst.Tags, p.ExemptTag); ok && strings.EqualFold(v, strings.TrimSpace(p.ExemptValue)) {
-		return skip(ReasonExempt, "the machine is tagged %s=%s", p.ExemptTag, v)
-	}
-	auto, hasAuto := tag(inst.Tags, TagAutoShutdown)
-	if hasAuto && isFalse(auto) {
-		return skip(ReasonOptedOut, "the machine is tagged %s=%s", TagAutoShutdown, auto)
-	}
-	if p.RequireOptIn && !(hasAuto && isTrue(auto)) {
-		return skip(ReasonNotOptedIn, "opt-in is required and the machine is not tagged %s=true", TagAutoShutdown)
-	}
-	if env, ok := tag(inst.Tags, TagEnvironment); ok && isProduction(env) && !p.IncludeProduction {
-		return skip(ReasonProduction, "the machine is tagged %s=%s and production is protected", TagEnvironment, env)
+	if pr := protectedByTags(inst.Tags, p); pr != nil {
+		return skip(pr.reason, "%s", pr.message)
 	}
 	if inst.Lifecycle == fleet.Spot {
 		return skip(ReasonSpotNotStoppable, "a spot instance is not stopped (a one-time spot instance can only be terminated)")
 	}
-	if inst.LaunchTime != nil && p.MinUptime > 0 {
-		if up := now.Sub(*inst.LaunchTime); up < p.MinUptime {
-			return skip(ReasonJustLaunched, "the machine was launched %s ago, less than the minimum uptime of %s", roundDur(up), p.MinUptime)
-		}
+	if inst.LaunchTime == nil || inst.LaunchTime.IsZero() {
+		return skip(ReasonLaunchUnknown, "the machine's launch time is unknown, so its uptime cannot be checked")
 	}
-	if !hasGPU {
-		if summaryOnly {
+	if up := now.Sub(*inst.LaunchTime); up < p.MinUptime {
+		return skip(ReasonJustLaunched, "the machine was launched %s ago, less than the minimum uptime of %s", roundDur(up), p.MinUptime)
+	}
+	if p.ProtectInference && isInference(inst) {
+		return skip(ReasonInference, "the machine serves inference (workload type), which may be needed at any time; set idle_stop.protect_inference false to judge it by utilization")
+	}
+	if !ev.hasGPU {
+		if ev.summaryOnly {
 			return skip(ReasonNoMetrics, "the machine has only summary GPU statistics, no samples to judge the last %s on", p.Window)
 		}
 		return skip(ReasonNoMetrics, "the machine has no GPU metrics")
@@ -203,11 +229,29 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	if m.Coverage < p.MinCoverage {
 		return skip(ReasonPartialMetrics, "GPU samples cover %.0f%% of the last %s, less than the required %.0f%%", m.Coverage*100, p.Window, p.MinCoverage*100)
 	}
-	if age := m.WindowEnd.Sub(latestAny); age > p.StaleAfter {
+	if ev.maxGPUs < ev.wantGPUs || ev.fullCoverage < p.MinCoverage {
+		return skip(ReasonPartialGPUs, "samples with all %d GPUs reporting cover %.0f%% of the last %s (at most %d GPUs reported in a sample): a GPU without data is not idle", ev.wantGPUs, ev.fullCoverage*100, p.Window, ev.maxGPUs)
+	}
+	if age := m.WindowEnd.Sub(ev.latest); age > p.StaleAfter {
 		return skip(ReasonStaleMetrics, "the latest GPU sample is %s old, older than %s", roundDur(age), p.StaleAfter)
 	}
-	if rawMax >= p.GPUPercent {
+	if ev.rawMax >= p.GPUPercent {
 		return skip(ReasonBusy, "the busiest GPU reached %.1f%% in the last %s (threshold %.4g%%)", m.GPUMaxPercent, p.Window, p.GPUPercent)
+	}
+	if ev.hasMem && ev.memMax > p.GPUMemoryPercent {
+		return skip(ReasonGPUMemoryHeld, "GPU memory use reached %.1f%% in the last %s, above %.4g%%: a process holds the GPU", round2(ev.memMax), p.Window, p.GPUMemoryPercent)
+	}
+	if ev.hasCPU && ev.cpuP95 > p.CPUPercent {
+		return skip(ReasonCPUBusy, "the host CPU p95 was %.1f%% in the last %s, above %.4g%%: the machine is working", round2(ev.cpuP95), p.Window, p.CPUPercent)
+	}
+	if inst.InstanceStoreGB > 0 {
+		if p.ProtectInstanceStore {
+			return skip(ReasonInstanceStore, "the machine has %.0f GB of instance store, whose data a stop loses, and idle_stop.protect_instance_store is set", inst.InstanceStoreGB)
+		}
+		d.Warnings = append(d.Warnings, fmt.Sprintf("instance store: stopping loses the data on the %.0f GB of local NVMe disks (idle_stop.protect_instance_store keeps such machines running)", inst.InstanceStoreGB))
+	}
+	if inst.Hibernation {
+		d.Warnings = append(d.Warnings, "hibernation is enabled: idle-stop stops the machine (it never hibernates), so its memory is not kept")
 	}
 	d.Decision, d.Reason = Stop, ReasonIdle
 	d.Message = fmt.Sprintf("every GPU stayed below %.4g%% for the last %s (max %.1f%%, average %.1f%%)", p.GPUPercent, p.Window, m.GPUMaxPercent, m.GPUAvgPercent)
@@ -216,6 +260,16 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 		d.MonthlySavings = Amount{h.Mul(decimal.NewFromFloat(fleet.HoursPerMonth)).Round(2)}
 	}
 	return d
+}
+
+// isInference reads the workload block, else the WorkloadType tag alone (a
+// tag set whose other workload tags are invalid still says inference).
+func isInference(in fleet.Instance) bool {
+	if in.Workload != nil {
+		return in.Workload.Type == fleet.Inference
+	}
+	t, ok := fleet.WorkloadTypeFromTags(in.Tags)
+	return ok && t == fleet.Inference
 }
 
 // hourly is the machine's hourly price: the instance's own override first,
@@ -230,54 +284,141 @@ func hourly(c Candidate) (decimal.Decimal, bool) {
 	return decimal.Zero, false
 }
 
+// evidence is what the samples of the window say.
+type evidence struct {
+	m Metrics
+	// rawMax is the unrounded busiest GPU; latest the latest GPU sample at
+	// or before the window's end (any age).
+	rawMax float64
+	latest time.Time
+	// hasGPU: any GPU sample exists; summaryOnly: the utilization has
+	// summary statistics but no samples.
+	hasGPU, summaryOnly bool
+	// wantGPUs is how many GPUs every sample must carry; maxGPUs the most
+	// one did; fullCoverage the share of the window covered by samples with
+	// all of them.
+	wantGPUs, maxGPUs int
+	fullCoverage      float64
+	// memMax is the highest GPU memory use, cpuP95 the host CPU's p95, each
+	// when the samples carry it.
+	memMax, cpuP95 float64
+	hasMem, hasCPU bool
+}
+
 // measure reads the samples of the policy window [end-Window, end), where end
-// is the utilization window's end or now. It returns the metrics, the latest
-// the unrounded maximum, the latest GPU sample at or before end (any age),
-// whether any GPU sample exists, and whether the utilization has summary
-// statistics but no samples. Only samples that start inside the window count.
-func measure(c Candidate, now time.Time, p Policy) (m Metrics, rawMax float64, latest time.Time, hasGPU, summaryOnly bool) {
+// is the utilization window's end or now. Only samples that start inside the
+// window count. A sample counts as full evidence only when every GPU of the
+// instance (GPU.Count rounded up, at least one) has a finite value.
+func measure(c Candidate, now time.Time, p Policy) (ev evidence) {
 	end := now
 	u := c.Instance.Utilization
 	if u != nil && u.Window != nil && !u.Window.End.IsZero() {
 		end = u.Window.End
 	}
 	start := end.Add(-p.Window)
-	m.WindowStart, m.WindowEnd = start, end
+	ev.m.WindowStart, ev.m.WindowEnd = start, end
+	ev.wantGPUs = wantGPUs(c.Instance.GPU.Count)
 	if u == nil {
-		return m, 0, latest, false, false
+		return ev
 	}
-	var times []time.Time
+	var times, full []time.Time
 	var sum float64
+	var cpus []float64
 	for _, s := range u.Samples {
-		busiest, ok := maxFinite(s.GPU)
-		if !ok || s.Time.After(end) {
+		busiest, n := maxFinite(s.GPU)
+		if n == 0 || s.Time.After(end) {
 			continue
 		}
-		if !hasGPU || s.Time.After(latest) {
-			latest = s.Time
+		if !ev.hasGPU || s.Time.After(ev.latest) {
+			ev.latest = s.Time
 		}
-		hasGPU = true
+		ev.hasGPU = true
 		if s.Time.Before(start) || !s.Time.Before(end) {
 			continue
 		}
-		if m.Samples == 0 || busiest > rawMax {
-			rawMax = busiest
+		if ev.m.Samples == 0 || busiest > ev.rawMax {
+			ev.rawMax = busiest
 		}
 		sum += busiest
-		m.Samples++
+		ev.m.Samples++
 		times = append(times, s.Time)
+		ev.maxGPUs = max(ev.maxGPUs, n)
+		if n >= ev.wantGPUs {
+			full = append(full, s.Time)
+		}
+		if mem, k := maxFinite(s.GPUMemory); k > 0 {
+			ev.memMax = max(ev.memMax, mem)
+			ev.hasMem = true
+		}
+		if s.CPU != nil && !math.IsNaN(*s.CPU) && !math.IsInf(*s.CPU, 0) {
+			cpus = append(cpus, *s.CPU)
+		}
 	}
-	if hasGPU {
-		l := latest
-		m.Latest = &l
+	if ev.hasGPU {
+		l := ev.latest
+		ev.m.Latest = &l
 	}
-	summaryOnly = !hasGPU && u.GPU != nil
-	if m.Samples > 0 {
-		m.GPUAvgPercent = round2(sum / float64(m.Samples))
-		m.GPUMaxPercent = round2(rawMax)
-		m.Coverage = coverage(times, start, end, c.Period)
+	ev.summaryOnly = !ev.hasGPU && u.GPU != nil
+	if ev.m.Samples > 0 {
+		ev.m.GPUAvgPercent = round2(sum / float64(ev.m.Samples))
+		ev.m.GPUMaxPercent = round2(ev.rawMax)
+		period := c.Period
+		if period <= 0 {
+			period = inferPeriod(times)
+		}
+		// A window that reaches past now (the re-check's current minute)
+		// is judged for coverage up to the last complete minute: data that
+		// cannot exist yet is not missing.
+		covEnd := end
+		if end.After(now) {
+			covEnd = now.Truncate(time.Minute)
+			if !covEnd.After(start) {
+				covEnd = end
+			}
+		}
+		ev.m.Coverage = coverage(times, start, covEnd, period)
+		ev.fullCoverage = coverage(full, start, covEnd, period)
 	}
-	return m, rawMax, latest, hasGPU, summaryOnly
+	if len(cpus) > 0 {
+		ev.hasCPU = true
+		ev.cpuP95 = fleet.Percentile(sortedCopy(cpus), 95)
+	}
+	return ev
+}
+
+// wantGPUs is the number of GPUs a sample must carry: the instance type's
+// count rounded up (a partition counts as one), at least one.
+func wantGPUs(count float64) int {
+	if math.IsNaN(count) || math.IsInf(count, 0) || count <= 1 {
+		return 1
+	}
+	if count > 1024 {
+		return 1024
+	}
+	return int(math.Ceil(count))
+}
+
+func sortedCopy(v []float64) []float64 {
+	out := append([]float64(nil), v...)
+	sort.Float64s(out)
+	return out
+}
+
+// inferPeriod is the smallest gap between distinct sample times, or a minute
+// with a single sample.
+func inferPeriod(times []time.Time) time.Duration {
+	ts := append([]time.Time(nil), times...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	var period time.Duration
+	for i := 1; i < len(ts); i++ {
+		if g := ts[i].Sub(ts[i-1]); g > 0 && (period <= 0 || g < period) {
+			period = g
+		}
+	}
+	if period <= 0 {
+		period = time.Minute
+	}
+	return period
 }
 
 // coverage is the share of [start, end) covered by samples that each cover
@@ -317,64 +458,20 @@ func coverage(times []time.Time, start, end time.Time, period time.Duration) flo
 	return math.Min(1, round4(float64(covered)/float64(total)))
 }
 
-func maxFinite(v fleet.PerGPU) (float64, bool) {
+// maxFinite is the highest finite value and how many values are finite.
+func maxFinite(v fleet.PerGPU) (float64, int) {
 	var best float64
-	ok := false
+	n := 0
 	for _, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			continue
 		}
-		if !ok || x > best {
-			best, ok = x, true
+		if n == 0 || x > best {
+			best = x
 		}
+		n++
 	}
-	return best, ok
-}
-
-// tag returns the value of key, compared case-insensitively, trimmed.
-func tag(tags map[string]string, key string) (string, bool) {
-	key = strings.TrimSpace(key)
-	if v, ok := tags[key]; ok {
-		return strings.TrimSpace(v), true
-	}
-	// Several keys differing only in case: the smallest wins, deterministically.
-	found, best := false, ""
-	for k := range tags {
-		if strings.EqualFold(strings.TrimSpace(k), key) && (!found || k < best) {
-			found, best = true, k
-		}
-	}
-	if !found {
-		return "", false
-	}
-	return strings.TrimSpace(tags[best]), true
-}
-
-// isTrue and isFalse read an AutoShutdown value; any other value is neither
-// (not an opt-in, not an opt-out).
-func isTrue(v string) bool {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on", "1":
-		return true
-	}
-	return false
-}
-
-func isFalse(v string) bool {
-	switch strings.ToLower(v) {
-	case "false", "no", "off", "0":
-		return true
-	}
-	return false
-}
-
-// isProduction reads an Environment value: Production or Prod.
-func isProduction(v string) bool {
-	switch strings.ToLower(v) {
-	case "production", "prod":
-		return true
-	}
-	return false
+	return best, n
 }
 
 func copyTags(t map[string]string) map[string]string {

@@ -93,7 +93,7 @@ func TestDecideReasonsInOrder(t *testing.T) {
 			c.Instance.LaunchTime = &l
 			c.Instance.Utilization = nil
 		}), p, ReasonJustLaunched},
-		{"unknown launch time", cand("i-1", func(c *Candidate) { c.Instance.LaunchTime = nil }), p, ReasonIdle},
+		{"unknown launch time", cand("i-1", func(c *Candidate) { c.Instance.LaunchTime = nil }), p, ReasonLaunchUnknown},
 		{"no utilization", cand("i-1", func(c *Candidate) { c.Instance.Utilization = nil }), p, ReasonNoMetrics},
 		{"summary only", cand("i-1", func(c *Candidate) {
 			c.Instance.Utilization = &fleet.Utilization{GPU: &fleet.Stats{Avg: 1, P95: 1, Max: 1}}

@@ -78,7 +78,26 @@ func idleStopChange(e *engine, s *state) *change {
 		c.riskNotes = append(c.riskNotes, "an inference endpoint with rare traffic may still be needed: check its callers, or scale it to zero instead")
 		c.risk = Medium
 	}
+	if o := s.inst.Owner(); o != nil {
+		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s%% over %s (idle below %s%%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
+		c.riskNotes = append(c.riskNotes, ownerRisk(o))
+		c.risk = Medium
+	}
 	return c
+}
+
+// ownerAction is what to do with an owned instance's controller instead of
+// stopping the instance: "<kind> <name> owns it: <what to do>".
+func ownerAction(o *fleet.ManagedBy) string {
+	who := string(o.Kind)
+	if o.Name != "" {
+		who += " " + o.Name
+	}
+	return who + " owns it, so " + fleet.OwnerAction(o.Kind)
+}
+
+func ownerRisk(o *fleet.ManagedBy) string {
+	return fmt.Sprintf("managed by %s: a stopped member is replaced or breaks its cluster; change the owner's capacity instead", o.Kind)
 }
 
 // scheduleChange derives an on/off schedule from hourly activity. The schedule
@@ -143,6 +162,11 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 	if w := s.inst.Workload; w == nil || w.Type != fleet.Development {
 		c.risk = Medium
 		c.riskNotes = append(c.riskNotes, "work outside the observed hours will find it stopped: agree the schedule with its users")
+	}
+	if o := s.inst.Owner(); o != nil {
+		c.action = fmt.Sprintf("Scale its owner on a schedule, %s (%s h/week instead of %s): %s, with a scheduled scale-down policy outside these hours", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth), ownerAction(o))
+		c.risk = Medium
+		c.riskNotes = append(c.riskNotes, ownerRisk(o))
 	}
 	return c
 }

@@ -305,4 +305,6 @@ type instanceTypeInfo struct {
 	gpuMemoryMiB int
 	vcpus        int
 	memoryMiB    int
+	// instanceStoreGB is the type's local instance store (InstanceStorageInfo).
+	instanceStoreGB int64
 }

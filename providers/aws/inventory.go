@@ -67,7 +67,9 @@ const describeTypesBatch = 100
 // map to committed (stopping them early saves nothing, which is what the
 // engine assumes of committed capacity); everything else, including
 // interruptible capacity reservations, is on-demand. State: pending and
-// running are running, stopping and stopped are stopped.
+// running are running, stopping and stopped are stopped. ManagedBy is read
+// from the owner tags, InstanceStoreGB from the type's InstanceStorageInfo,
+// Hibernation from HibernationOptions.
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -214,6 +216,14 @@ func typeInfoOf(t types.InstanceTypeInfo) instanceTypeInfo {
 	if t.MemoryInfo != nil {
 		info.memoryMiB = int(aws.ToInt64(t.MemoryInfo.SizeInMiB))
 	}
+	if st := t.InstanceStorageInfo; st != nil {
+		info.instanceStoreGB = aws.ToInt64(st.TotalSizeInGB)
+		if info.instanceStoreGB <= 0 {
+			for _, d := range st.Disks {
+				info.instanceStoreGB += aws.ToInt64(d.SizeInGB) * int64(max(aws.ToInt32(d.Count), 1))
+			}
+		}
+	}
 	type device struct {
 		name   string
 		count  float64
@@ -256,7 +266,7 @@ func typeInfoOf(t types.InstanceTypeInfo) instanceTypeInfo {
 		}
 	}
 	if info.gpuCount <= 0 || info.gpuModel == "" {
-		return instanceTypeInfo{vcpus: info.vcpus, memoryMiB: info.memoryMiB}
+		return instanceTypeInfo{vcpus: info.vcpus, memoryMiB: info.memoryMiB, instanceStoreGB: info.instanceStoreGB}
 	}
 	if info.gpuMemoryMiB == 0 && totalMiB > 0 {
 		info.gpuMemoryMiB = int(float64(totalMiB) / max(info.gpuCount, 1))
@@ -322,6 +332,16 @@ func toFleetInstance(r ec2Instance, info instanceTypeInfo, scope providers.Scope
 	// AWS knows nothing of workloads: the WorkloadType, ModelName,
 	// ModelPrecision, Checkpoints and TrainingRun tags say it.
 	out.Workload = fleet.WorkloadFromTags(out.Tags)
+	// The services that own instances tag them (aws:autoscaling:groupName,
+	// eks:nodegroup-name, karpenter.sh/nodepool, aws:ec2spot:fleet-request-id,
+	// …; fleet.OwnerRules).
+	out.ManagedBy = fleet.DetectOwner(out.ID, out.Tags)
+	if info.instanceStoreGB > 0 {
+		out.InstanceStoreGB = float64(info.instanceStoreGB)
+	}
+	if h := inst.HibernationOptions; h != nil && aws.ToBool(h.Configured) {
+		out.Hibernation = true
+	}
 	return out, true
 }
 

@@ -162,13 +162,13 @@ func TestTypeInfoOf(t *testing.T) {
 		want  instanceTypeInfo
 		accel bool
 	}{
-		{"g5", gpuType("g5.2xlarge", "A10G", 1, 22888, 8, 32768), instanceTypeInfo{true, "A10G", 1, 22888, 8, 32768}, true},
-		{"p4d A100 40GB", gpuType("p4d.24xlarge", "A100", 8, 40960, 96, 1179648), instanceTypeInfo{true, "A100", 8, 40960, 96, 1179648}, true},
-		{"p4de A100 80GB is A100-80GB", gpuType("p4de.24xlarge", "A100", 8, 81920, 96, 1179648), instanceTypeInfo{true, "A100-80GB", 8, 81920, 96, 1179648}, true},
-		{"p3dn V100 32GB", gpuType("p3dn.24xlarge", "V100", 8, 32768, 96, 786432), instanceTypeInfo{true, "V100-32GB", 8, 32768, 96, 786432}, true},
-		{"g6f partition", g6f, instanceTypeInfo{true, "L4", 0.125, 2861, 2, 8192}, true},
-		{"memory from the total", noMem, instanceTypeInfo{true, "A10G", 1, 22888, 4, 16384}, true},
-		{"neuron", inf2, instanceTypeInfo{true, "Inferentia2", 6, 32768, 96, 393216}, true},
+		{"g5", gpuType("g5.2xlarge", "A10G", 1, 22888, 8, 32768), instanceTypeInfo{true, "A10G", 1, 22888, 8, 32768, 0}, true},
+		{"p4d A100 40GB", gpuType("p4d.24xlarge", "A100", 8, 40960, 96, 1179648), instanceTypeInfo{true, "A100", 8, 40960, 96, 1179648, 0}, true},
+		{"p4de A100 80GB is A100-80GB", gpuType("p4de.24xlarge", "A100", 8, 81920, 96, 1179648), instanceTypeInfo{true, "A100-80GB", 8, 81920, 96, 1179648, 0}, true},
+		{"p3dn V100 32GB", gpuType("p3dn.24xlarge", "V100", 8, 32768, 96, 786432), instanceTypeInfo{true, "V100-32GB", 8, 32768, 96, 786432, 0}, true},
+		{"g6f partition", g6f, instanceTypeInfo{true, "L4", 0.125, 2861, 2, 8192, 0}, true},
+		{"memory from the total", noMem, instanceTypeInfo{true, "A10G", 1, 22888, 4, 16384, 0}, true},
+		{"neuron", inf2, instanceTypeInfo{true, "Inferentia2", 6, 32768, 96, 393216, 0}, true},
 		{"no accelerator", plain, instanceTypeInfo{vcpus: 2, memoryMiB: 8192}, false},
 	}
 	for _, tt := range tests {

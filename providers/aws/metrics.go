@@ -96,7 +96,10 @@ type stepData struct {
 // Utilization.Samples, and their running hours into Usage.HoursPerMonth.
 // Series are found with ListMetrics per metric name (not per instance) and
 // read with GetMetricData, up to 500 queries a call (fewer when a call would
-// exceed 100,800 datapoints), statistic Average.
+// exceed 100,800 datapoints), statistic Average (ReadPeakUtilization:
+// Maximum). A GPU whose series has no datapoint in a period is absent from
+// that sample's per-GPU values (never 0), so a caller sees fewer GPUs than
+// the instance has.
 //
 // The period follows the window (see metricWindow): 60 s for windows up to
 // 3 hours (idle-stop's recent window), 300 s for other windows up to 15 days
@@ -138,7 +141,39 @@ type metricsAPI interface {
 	cloudwatch.GetMetricDataAPIClient
 }
 
+// The GetMetricData statistics the reads use.
+const (
+	statAverage = "Average"
+	statMaximum = "Maximum"
+)
+
+// ReadPeakUtilization is ReadUtilization with statistic Maximum: each
+// sample holds the highest value of its period, not the average, for
+// idle-stop's re-check right before a stop. The window may end after now
+// (the current, partial minute): CloudWatch answers what it has.
+func (p *Provider) ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	running := false
+	for _, in := range instances {
+		running = running || in.State != fleet.Stopped
+	}
+	if !running {
+		return nil, nil
+	}
+	c, err := p.cloudWatchClient(scope)
+	if err != nil {
+		return nil, err
+	}
+	return p.readUtilizationStat(ctx, c, instances, window, statMaximum)
+}
+
 func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	return p.readUtilizationStat(ctx, c, instances, window, statAverage)
+}
+
+func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instances []fleet.Instance, window fleet.TimeRange, stat string) ([]string, error) {
 	want := map[string]int{}
 	for i, in := range instances {
 		if in.State != fleet.Stopped {
@@ -154,7 +189,7 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 	if err != nil {
 		return nil, err
 	}
-	data, err := p.readSeries(ctx, c, all, window, period)
+	data, err := p.readSeries(ctx, c, all, window, period, stat)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +334,7 @@ func seriesOf(src metricSource, m cwtypes.Metric, want map[string]int) (series, 
 // so that a call holds at most 500 queries and needs no second page for the
 // window, and returns per instance index the data per period start (Unix
 // seconds).
-func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange, period time.Duration) (map[int]map[int64]*stepData, error) {
+func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange, period time.Duration, stat string) (map[int]map[int64]*stepData, error) {
 	steps := max(int((window.End.Sub(window.Start)+period-1)/period), 1)
 	batch := min(maxQueriesPerCall, max(1, maxDatapointsPerCall/steps))
 	nBatches := (len(all) + batch - 1) / batch
@@ -318,7 +353,7 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 				MetricStat: &cwtypes.MetricStat{
 					Metric: &m,
 					Period: aws.Int32(int32(period / time.Second)),
-					Stat:   aws.String("Average"),
+					Stat:   aws.String(stat),
 				},
 				ReturnData: aws.Bool(true),
 			}

@@ -53,6 +53,8 @@ type IdleStopOptions struct {
 	Run runFlags
 	// LookupEnv finds the XDG state directory; os.LookupEnv when nil.
 	LookupEnv func(string) (string, bool)
+	// ProtectInstanceStore is --protect-instance-store.
+	ProtectInstanceStore *bool
 }
 
 // NewCmdIdleStop builds the command; runF replaces the run function in tests.
@@ -65,6 +67,7 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		maxStops                int
 		exemptTag               string
 		includeProd, requireOpt bool
+		protectStore            bool
 		out                     *cmdutil.OutputFlag
 		checkRun                func() error
 	)
@@ -73,9 +76,14 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		Short: "Stop GPU machines that have been idle (a dry run unless --execute)",
 		Long: `idle-stop reads the last minutes of GPU utilization of every GPU machine and
 stops those whose busiest GPU stayed below the threshold. It is a dry run unless
---execute is given. Protected machines (exemption tag, AutoShutdown=false,
-Environment=Production, one-time spot, just launched, missing or stale metrics)
-are always left running, each with its reason. More candidates than --max-stops
+--execute is given. Protected machines are always left running, each with its
+reason: owned by a controller (Auto Scaling group, EKS/GKE/AKS node pool,
+Karpenter, Batch, EMR, ParallelCluster, fleets), the exemption tag with any
+value but false, AutoShutdown not true-or-absent, production (Environment/Env/
+Stage/Tier = prod, prd, production, live, … or any unknown value), one-time
+spot, unknown launch time, just launched, inference, missing or stale metrics,
+GPUs that do not report, GPU memory held, a busy host CPU. Tag keys ignore case,
+'-', '_' and spaces; when in doubt the machine is left running. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
 With --execute, one lock per cloud account keeps concurrent runs apart, an
@@ -105,30 +113,23 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 					return cmdutil.FlagErrorf("--selector %q: want key=value", s)
 				}
 			}
+			// The flags only assign: Policy.Validate checks every value, the
+			// same way as from the config file or the environment.
 			fl := cmd.Flags()
 			if fl.Changed("threshold") {
-				if threshold <= 0 || threshold > 100 {
-					return cmdutil.FlagErrorf("--threshold: %v is outside (0, 100]", threshold)
-				}
 				opts.Threshold = &threshold
 			}
 			if fl.Changed("window") {
-				if window < 5*time.Minute || window > 24*time.Hour {
-					return cmdutil.FlagErrorf("--window: %v is outside 5m–24h", window)
-				}
 				opts.Window = &window
 			}
 			if fl.Changed("min-uptime") {
-				if minUptime < 0 {
-					return cmdutil.FlagErrorf("--min-uptime: %v is negative", minUptime)
-				}
 				opts.MinUptime = &minUptime
 			}
 			if fl.Changed("max-stops") {
-				if maxStops < 0 {
-					return cmdutil.FlagErrorf("--max-stops: %d is negative", maxStops)
-				}
 				opts.MaxStops = &maxStops
+			}
+			if fl.Changed("protect-instance-store") {
+				opts.ProtectInstanceStore = &protectStore
 			}
 			if fl.Changed("exempt-tag") {
 				opts.ExemptTag = &exemptTag
@@ -141,6 +142,12 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 			}
 			if err := checkRun(); err != nil {
 				return err
+			}
+			// Bad flag values are usage errors now, named by flag; the
+			// merged policy (config file, environment, flags) is validated
+			// again when the run starts.
+			if _, err := opts.policy(&config.Config{IdleStop: idlestop.DefaultPolicy()}); err != nil {
+				return cmdutil.FlagErrorf("%v", err)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -158,8 +165,9 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmd.Flags().DurationVar(&window, "window", def.Window, "how much recent utilization to judge")
 	cmd.Flags().DurationVar(&minUptime, "min-uptime", def.MinUptime, "spare machines launched less than this ago")
 	cmd.Flags().IntVar(&maxStops, "max-stops", def.MaxStops, "stop nothing when more machines than this would stop")
-	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines tagged KEY=true are never stopped")
-	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop machines tagged Environment=Production")
+	cmd.Flags().StringVar(&exemptTag, "exempt-tag", def.ExemptTag, "machines carrying this tag (any value but false) are never stopped")
+	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop production machines (Environment/Env/Stage/Tier=prod, production, live, …)")
+	cmd.Flags().BoolVar(&protectStore, "protect-instance-store", def.ProtectInstanceStore, "leave machines with local instance-store disks running (their data is lost on stop)")
 	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
 	checkRun = addRunFlags(cmd, &opts.Run)
 	out = cmdutil.AddOutputFlag(cmd, "table", "json")
@@ -190,6 +198,9 @@ func (o *IdleStopOptions) policy(cfg *config.Config) (idlestop.Policy, error) {
 	if o.RequireOptIn != nil {
 		p.RequireOptIn = *o.RequireOptIn
 	}
+	if o.ProtectInstanceStore != nil {
+		p.ProtectInstanceStore = *o.ProtectInstanceStore
+	}
 	if len(o.Selectors) > 0 {
 		p.Selectors = map[string]string{}
 		for _, s := range o.Selectors {
@@ -197,7 +208,33 @@ func (o *IdleStopOptions) policy(cfg *config.Config) (idlestop.Policy, error) {
 			p.Selectors[k] = v
 		}
 	}
-	return p, p.Validate()
+	if err := p.Validate(); err != nil {
+		return p, o.nameFlag(err)
+	}
+	return p, nil
+}
+
+// nameFlag names the flag instead of the idle_stop.* key when the invalid
+// value came from a flag.
+func (o *IdleStopOptions) nameFlag(err error) error {
+	flags := []struct {
+		key, flag string
+		set       bool
+	}{
+		{"gpu_percent", "--threshold", o.Threshold != nil},
+		{"window", "--window", o.Window != nil},
+		{"min_uptime", "--min-uptime", o.MinUptime != nil},
+		{"max_stops", "--max-stops", o.MaxStops != nil},
+		{"exempt_tag", "--exempt-tag", o.ExemptTag != nil},
+		{"selectors", "--selector", len(o.Selectors) > 0},
+	}
+	msg := err.Error()
+	for _, f := range flags {
+		if prefix := "idle_stop." + f.key + ":"; f.set && strings.HasPrefix(msg, prefix) {
+			return errors.New(f.flag + ":" + strings.TrimPrefix(msg, prefix))
+		}
+	}
+	return err
 }
 
 func idleStopRun(opts *IdleStopOptions) (err error) {
@@ -449,6 +486,12 @@ func (d dispatch) Stop(ctx context.Context, scope providers.Scope, id string, dr
 	return s.Stop(ctx, scope, id, dryRun)
 }
 
+// peakReader is a utilization reader that can read each period's maximum
+// instead of its average (the AWS adapter: CloudWatch statistic Maximum).
+type peakReader interface {
+	ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error)
+}
+
 // recheck reads the stop candidates again, scope by scope: their state and a
 // fresh utilization window ending now.
 func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog) (map[string]idlestop.Candidate, error) {
@@ -481,10 +524,16 @@ func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, 
 			}
 		}
 		if r := providers.FeaturesOf(p).Utilization; r != nil && len(mine) > 0 {
-			// The freshest window there is, read after the listing.
-			end := now().UTC().Truncate(time.Minute)
+			// The freshest window there is, read after the listing, up to
+			// the end of the current (partial) minute, with each period's
+			// maximum where the provider can read it.
+			end := now().UTC().Truncate(time.Minute).Add(time.Minute)
 			window := fleet.TimeRange{Start: end.Add(-pol.Window), End: end}
-			if _, err := r.ReadUtilization(ctx, sc, mine, window); err != nil {
+			read := r.ReadUtilization
+			if pr, ok := p.(peakReader); ok {
+				read = pr.ReadPeakUtilization
+			}
+			if _, err := read(ctx, sc, mine, window); err != nil {
 				return nil, fmt.Errorf("re-check %s: %w", sc, err)
 			}
 		}
@@ -535,6 +584,13 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 	}
 	if err := tp.Render(); err != nil {
 		return err
+	}
+	for _, d := range final {
+		if d.Decision == idlestop.Stop {
+			for _, w := range d.Warnings {
+				fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %s\n", d.ResourceID, w)
+			}
+		}
 	}
 	mode := "dry run: nothing was stopped (add --execute to act)"
 	if opts.Execute {

@@ -192,6 +192,11 @@ type instanceXML struct {
 	InstanceLifecycle     string           `xml:"instanceLifecycle,omitempty"`
 	SpotInstanceRequestID string           `xml:"spotInstanceRequestId,omitempty"`
 	Tags                  []tagXML         `xml:"tagSet>item,omitempty"`
+	Hibernation           *hibernationXML  `xml:"hibernationOptions,omitempty"`
+}
+
+type hibernationXML struct {
+	Configured bool `xml:"configured"`
 }
 
 type reservationXML struct {
@@ -244,6 +249,9 @@ func (s *Server) view(in *fleet.Instance, state string) ec2View {
 	}
 	if state == "stopped" {
 		x.StateTransitionReason = "User initiated"
+	}
+	if in.Hibernation {
+		x.Hibernation = &hibernationXML{Configured: true}
 	}
 	if in.Lifecycle == fleet.Spot {
 		x.InstanceLifecycle = "spot"
@@ -525,6 +533,20 @@ type instanceTypeXML struct {
 	Memory            memoryXML      `xml:"memoryInfo"`
 	GPU               *gpuInfoXML    `xml:"gpuInfo,omitempty"`
 	Neuron            *neuronInfoXML `xml:"neuronInfo,omitempty"`
+	StorageSupported  bool           `xml:"instanceStorageSupported"`
+	Storage           *storageXML    `xml:"instanceStorageInfo,omitempty"`
+}
+
+type storageXML struct {
+	TotalSizeInGB int           `xml:"totalSizeInGB"`
+	Disks         []diskInfoXML `xml:"disks>item"`
+	NvmeSupport   string        `xml:"nvmeSupport"`
+}
+
+type diskInfoXML struct {
+	SizeInGB int    `xml:"sizeInGB"`
+	Count    int    `xml:"count"`
+	Type     string `xml:"type"`
 }
 
 type describeInstanceTypesResponse struct {
@@ -543,6 +565,12 @@ func typeXML(t TypeInfo) instanceTypeXML {
 		UsageClasses:      []string{"on-demand", "spot"},
 		VCPUs:             t.VCPUs,
 		Memory:            memoryXML{t.MemoryMiB},
+	}
+	if t.InstanceStoreGB > 0 {
+		n := max(t.InstanceStoreDisks, 1)
+		x.StorageSupported = true
+		x.Storage = &storageXML{TotalSizeInGB: t.InstanceStoreGB, NvmeSupport: "required",
+			Disks: []diskInfoXML{{SizeInGB: t.InstanceStoreGB / n, Count: n, Type: "ssd"}}}
 	}
 	if t.GPUCount <= 0 {
 		return x

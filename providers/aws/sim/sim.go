@@ -36,6 +36,11 @@ type TypeInfo struct {
 	Neuron    bool
 	VCPUs     int
 	MemoryMiB int
+	// InstanceStoreGB is the type's local NVMe instance store (all disks,
+	// GB) in InstanceStorageInfo; InstanceStoreDisks the disk count (one when
+	// zero).
+	InstanceStoreGB    int
+	InstanceStoreDisks int
 }
 
 // PriceRow is a type's list prices in one region (USD per hour).

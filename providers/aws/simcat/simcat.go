@@ -35,7 +35,8 @@ var (
 //     names are as DescribeInstanceTypes reports them: without the catalog's
 //     memory suffix ("A100-80GB" on p4de is "A100" with 81920 MiB). A type the
 //     catalog does not know (a fleet entry that describes its own hardware)
-//     takes the fleet's gpu block, vCPUs and memory.
+//     takes the fleet's gpu block, vCPUs and memory. The instance store is
+//     the fleet's instanceStoreGB when set, else the type's (instanceStore).
 //   - Prices: the catalog's on-demand price; its spot price in the zone it was
 //     read in (AZ IDs such as use1-az2 are named as zones, us-east-1b); and
 //     Compute Savings Plans 1y/3y rates of on-demand × (1 − 0.35) and
@@ -85,15 +86,21 @@ func typeInfo(in fleet.Instance, cat pricing.Catalog) sim.TypeInfo {
 		vendor = g.Vendor
 	}
 	maker, neuron := manufacturer(vendor, model)
+	store := instanceStore[in.InstanceType]
+	if in.InstanceStoreGB > 0 {
+		store = [2]int{int(math.Round(in.InstanceStoreGB)), 1}
+	}
 	return sim.TypeInfo{
-		Name:            in.InstanceType,
-		GPUName:         awsGPUName(model),
-		GPUManufacturer: maker,
-		GPUCount:        count,
-		GPUMemoryMiB:    mib(memGiB),
-		Neuron:          neuron,
-		VCPUs:           int(math.Round(vcpus)),
-		MemoryMiB:       mib(hostGiB),
+		InstanceStoreGB:    store[0],
+		InstanceStoreDisks: store[1],
+		Name:               in.InstanceType,
+		GPUName:            awsGPUName(model),
+		GPUManufacturer:    maker,
+		GPUCount:           count,
+		GPUMemoryMiB:       mib(memGiB),
+		Neuron:             neuron,
+		VCPUs:              int(math.Round(vcpus)),
+		MemoryMiB:          mib(hostGiB),
 	}
 }
 

@@ -1,0 +1,231 @@
+package fleet
+
+import (
+	"sort"
+	"strings"
+)
+
+// ManagedBy names the controller that owns an instance: an Auto Scaling
+// group, a Kubernetes node group, a batch or cluster service. Such an
+// instance is never stopped directly; its owner is changed instead (the
+// controller would replace a stopped member, or the cluster would break).
+type ManagedBy struct {
+	// Kind is the kind of owner, one of the OwnerKind constants, e.g.
+	// "auto-scaling-group", "karpenter", "gke-node-pool".
+	Kind OwnerKind `json:"kind" jsonschema_description:"Kind of controller that owns the instance, e.g. auto-scaling-group, eks-node-group, karpenter, gke-node-pool, aks-node-pool, vmss."`
+	// Name is the owner's name where the tags give one (the group, cluster
+	// or pool), else the tag that says so.
+	Name string `json:"name,omitempty" jsonschema_description:"The owner's name (group, cluster or pool), or the tag that names the owner."`
+}
+
+// OwnerKind is a kind of controller that owns instances.
+type OwnerKind string
+
+// The owners gpufinops recognises.
+const (
+	OwnerAutoScalingGroup  OwnerKind = "auto-scaling-group"
+	OwnerEKSNodeGroup      OwnerKind = "eks-node-group"
+	OwnerKarpenter         OwnerKind = "karpenter"
+	OwnerClusterAutoscaler OwnerKind = "cluster-autoscaler"
+	OwnerKubernetes        OwnerKind = "kubernetes-cluster"
+	OwnerSageMaker         OwnerKind = "sagemaker"
+	OwnerBatch             OwnerKind = "batch"
+	OwnerEMR               OwnerKind = "emr"
+	OwnerParallelCluster   OwnerKind = "parallelcluster"
+	OwnerSpotFleet         OwnerKind = "spot-fleet"
+	OwnerEC2Fleet          OwnerKind = "ec2-fleet"
+	OwnerECS               OwnerKind = "ecs"
+	OwnerElasticBeanstalk  OwnerKind = "elastic-beanstalk"
+	OwnerDatabricks        OwnerKind = "databricks"
+	OwnerAKSNodePool       OwnerKind = "aks-node-pool"
+	OwnerVMSS              OwnerKind = "vmss"
+	OwnerAzureML           OwnerKind = "azure-ml"
+	OwnerGKENodePool       OwnerKind = "gke-node-pool"
+	OwnerMIG               OwnerKind = "managed-instance-group"
+	OwnerDataproc          OwnerKind = "dataproc"
+	OwnerVertexAI          OwnerKind = "vertex-ai"
+	// OwnerController is any other controller a managed-by tag names.
+	OwnerController OwnerKind = "controller"
+)
+
+// OwnerAction is what to do instead of stopping an instance of this kind of
+// owner.
+func OwnerAction(k OwnerKind) string {
+	switch k {
+	case OwnerAutoScalingGroup, OwnerSpotFleet, OwnerEC2Fleet, OwnerVMSS, OwnerMIG:
+		return "lower the group's desired capacity (or set a scheduled or target-tracking scale-down policy) instead of stopping a member"
+	case OwnerEKSNodeGroup, OwnerAKSNodePool, OwnerGKENodePool, OwnerKubernetes, OwnerClusterAutoscaler:
+		return "scale the node pool down (cordon and drain the node, let the cluster autoscaler remove it, or lower the pool's minimum size)"
+	case OwnerKarpenter:
+		return "let Karpenter consolidate the node (consolidationPolicy WhenEmptyOrUnderutilized, a shorter consolidateAfter) or lower the NodePool's limits"
+	case OwnerSageMaker, OwnerVertexAI, OwnerAzureML:
+		return "stop or scale the service's resource (endpoint, notebook, training job, cluster) through the service, or set its idle shutdown"
+	case OwnerBatch:
+		return "lower the compute environment's minimum vCPUs to 0 so that the service scales it down"
+	case OwnerEMR, OwnerDataproc, OwnerDatabricks:
+		return "resize or terminate the cluster through the service, or set its auto-termination/autoscaling policy"
+	case OwnerParallelCluster:
+		return "let the scheduler scale the compute fleet down (lower MinCount, shorter ScaledownIdletime) or stop the compute fleet with pcluster"
+	case OwnerECS:
+		return "scale the ECS capacity provider or service down"
+	case OwnerElasticBeanstalk:
+		return "scale the Elastic Beanstalk environment down"
+	}
+	return "change the capacity through the controller that manages it"
+}
+
+// OwnerRule recognises an owner from one tag. Keys compare after
+// normalisation (NormTagKey: case, surrounding spaces, '-', '_' and spaces
+// ignored); a Prefix rule matches every key that starts with Key.
+type OwnerRule struct {
+	// Provider is the cloud whose tags the rule reads (documentation and
+	// order only: every rule applies to every instance, because a foreign
+	// owner tag still means the instance is owned).
+	Provider Provider
+	Key      string
+	Prefix   bool
+	// ValueContains, when set, must occur in the value (case-insensitively).
+	ValueContains string
+	// ValueNotIn lists values (case-insensitive) that do not name an owner.
+	ValueNotIn []string
+	Kind       OwnerKind
+	// NameFromKey names the owner by what follows the prefix in the key
+	// (kubernetes.io/cluster/<name>); otherwise the value names it.
+	NameFromKey bool
+}
+
+// iacTools manage an instance's definition, not its running state: a
+// managed-by tag naming one does not make the instance owned.
+var iacTools = []string{"terraform", "opentofu", "pulumi", "cloudformation", "cdk", "aws-cdk", "ansible", "crossplane-ignore", "manual", "human", "console", ""}
+
+// OwnerRules are the tags that say another controller manages an instance,
+// most specific first (an EKS managed node is also an Auto Scaling group
+// member; it is named as the node group). The AWS rows are the tags the
+// services put on their instances; Azure and GCP rows apply to fleet files
+// from those clouds.
+var OwnerRules = []OwnerRule{
+	// AWS
+	{Provider: AWS, Key: "karpenter.sh/", Prefix: true, Kind: OwnerKarpenter},
+	{Provider: AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: OwnerKarpenter},
+	{Provider: AWS, Key: "eks:nodegroup-name", Kind: OwnerEKSNodeGroup},
+	{Provider: AWS, Key: "eks:cluster-name", Kind: OwnerEKSNodeGroup},
+	{Provider: AWS, Key: "eks:eks-cluster-name", Kind: OwnerEKSNodeGroup},
+	{Provider: AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: OwnerEKSNodeGroup},
+	{Provider: AWS, Key: "k8s.io/cluster-autoscaler/", Prefix: true, Kind: OwnerClusterAutoscaler, NameFromKey: true},
+	{Provider: AWS, Key: "sagemaker:", Prefix: true, Kind: OwnerSageMaker},
+	{Provider: AWS, Key: "aws:sagemaker:", Prefix: true, Kind: OwnerSageMaker},
+	{Provider: AWS, Key: "AWSBatchServiceTag", Kind: OwnerBatch},
+	{Provider: AWS, Key: "aws:batch:", Prefix: true, Kind: OwnerBatch},
+	{Provider: AWS, Key: "aws:elasticmapreduce:", Prefix: true, Kind: OwnerEMR},
+	{Provider: AWS, Key: "parallelcluster:", Prefix: true, Kind: OwnerParallelCluster},
+	{Provider: AWS, Key: "aws-parallelcluster", Prefix: true, Kind: OwnerParallelCluster},
+	{Provider: AWS, Key: "aws:ec2spot:fleet-request-id", Kind: OwnerSpotFleet},
+	{Provider: AWS, Key: "aws:ec2:fleet-id", Kind: OwnerEC2Fleet},
+	{Provider: AWS, Key: "AmazonECSManaged", Kind: OwnerECS},
+	{Provider: AWS, Key: "aws:ecs:", Prefix: true, Kind: OwnerECS},
+	{Provider: AWS, Key: "elasticbeanstalk:", Prefix: true, Kind: OwnerElasticBeanstalk},
+	{Provider: AWS, Key: "kubernetes.io/cluster/", Prefix: true, Kind: OwnerKubernetes, NameFromKey: true},
+	{Provider: AWS, Key: "aws:autoscaling:groupName", Kind: OwnerAutoScalingGroup},
+	// Azure
+	{Provider: Azure, Key: "aks-managed-", Prefix: true, Kind: OwnerAKSNodePool},
+	{Provider: Azure, Key: "kubernetes.azure.com/", Prefix: true, Kind: OwnerAKSNodePool},
+	{Provider: Azure, Key: "azureml", Prefix: true, Kind: OwnerAzureML},
+	{Provider: Azure, Key: "virtualMachineScaleSet", Kind: OwnerVMSS},
+	// GCP
+	{Provider: GCP, Key: "goog-gke-", Prefix: true, Kind: OwnerGKENodePool},
+	{Provider: GCP, Key: "goog-k8s-", Prefix: true, Kind: OwnerGKENodePool},
+	{Provider: GCP, Key: "gke-", Prefix: true, Kind: OwnerGKENodePool},
+	{Provider: GCP, Key: "goog-dataproc-", Prefix: true, Kind: OwnerDataproc},
+	{Provider: GCP, Key: "goog-vertex-", Prefix: true, Kind: OwnerVertexAI},
+	{Provider: GCP, Key: "created-by", ValueContains: "instanceGroupManagers", Kind: OwnerMIG},
+	// Any cloud
+	{Key: "Vendor", ValueContains: "databricks", Kind: OwnerDatabricks},
+	{Key: "databricks-instance-pool-id", Kind: OwnerDatabricks},
+	{Key: "app.kubernetes.io/managed-by", ValueNotIn: iacTools, Kind: OwnerController},
+	{Key: "managed-by", ValueNotIn: iacTools, Kind: OwnerController},
+	{Key: "controlled-by", ValueNotIn: iacTools, Kind: OwnerController},
+}
+
+// idOwnerMarkers in an instance id mean a scale-set or instance-group member
+// (Azure VMSS instance ids, GCP instance-group paths).
+var idOwnerMarkers = []struct {
+	marker string
+	kind   OwnerKind
+}{
+	{"/virtualmachinescalesets/", OwnerVMSS},
+	{"/instancegroupmanagers/", OwnerMIG},
+}
+
+// NormTagKey is how tag keys compare: trimmed, lower case, without '-', '_'
+// and spaces, so AutoShutdown, auto-shutdown and "Auto Shutdown" are one key.
+func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
+
+// DetectOwner reads the owner of an instance from its tags (and, for Azure
+// scale sets and GCP instance groups, its id) with OwnerRules; nil when no
+// rule matches.
+func DetectOwner(id string, tags map[string]string) *ManagedBy {
+	if len(tags) > 0 {
+		keys := sortedTagKeys(tags)
+		for _, r := range OwnerRules {
+			want := NormTagKey(r.Key)
+			for _, k := range keys {
+				nk := NormTagKey(k)
+				if !(nk == want || (r.Prefix && strings.HasPrefix(nk, want))) {
+					continue
+				}
+				v := strings.TrimSpace(tags[k])
+				if r.ValueContains != "" && !strings.Contains(strings.ToLower(v), strings.ToLower(r.ValueContains)) {
+					continue
+				}
+				if valueIn(v, r.ValueNotIn) {
+					continue
+				}
+				name := v
+				if r.NameFromKey || name == "" {
+					name = strings.TrimSpace(k)
+					if r.NameFromKey && len(k) > len(r.Key) && strings.EqualFold(k[:len(r.Key)], r.Key) {
+						name = k[len(r.Key):]
+					}
+				}
+				return &ManagedBy{Kind: r.Kind, Name: name}
+			}
+		}
+	}
+	lid := strings.ToLower(id)
+	for _, m := range idOwnerMarkers {
+		if strings.Contains(lid, m.marker) {
+			return &ManagedBy{Kind: m.kind, Name: id}
+		}
+	}
+	return nil
+}
+
+// Owner is the instance's owner: ManagedBy when set, else what its tags say
+// (DetectOwner); nil when nothing owns it.
+func (in *Instance) Owner() *ManagedBy {
+	if in.ManagedBy != nil && strings.TrimSpace(string(in.ManagedBy.Kind)) != "" {
+		return in.ManagedBy
+	}
+	return DetectOwner(in.ID, in.Tags)
+}
+
+func valueIn(v string, list []string) bool {
+	if list == nil {
+		return false
+	}
+	for _, x := range list {
+		if strings.EqualFold(strings.TrimSpace(v), x) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedTagKeys(tags map[string]string) []string {
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // a deterministic owner name when several keys match
+	return keys
+}
