@@ -3,10 +3,13 @@ package fleet
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // schedule time zones must resolve wherever the binary runs
+
+	"github.com/shopspring/decimal"
 )
 
 // Limits of the file format.
@@ -118,6 +121,17 @@ func (c *checker) instance(p string, in *Instance) {
 	}
 	if in.HourlyPrice != nil && in.HourlyPrice.IsNegative() {
 		c.failf(p+"hourlyPrice", "%s is negative", in.HourlyPrice)
+	}
+	if cm := in.Commitment; cm != nil {
+		if in.Lifecycle != Committed {
+			c.failf(p+"commitment", "is set but lifecycle is %q, not committed", in.Lifecycle)
+		}
+		if cm.Term != "" && !slices.Contains(CommitmentTerms, cm.Term) {
+			c.failf(p+"commitment.term", "%q is not one of 1y, 3y, 5y", cm.Term)
+		}
+		if r := cm.HourlyRate; r != nil && (r.IsNegative() || r.GreaterThan(decimal.NewFromInt(1_000_000))) {
+			c.failf(p+"commitment.hourlyRate", "%s is not a USD hourly rate in [0, 1000000]", r)
+		}
 	}
 }
 

@@ -143,7 +143,7 @@ func (l *loader) readCommitments(file string, src sourceEntry) error {
 		rate := pricing.CommitmentRate{
 			Provider: p, Region: get("region"), InstanceType: get("instance_type_or_sku"), Kind: kind,
 			Term: term, Payment: payment, Hourly: hourly, Source: src.label(),
-			Origin: fmt.Sprintf("%s (%s @%s)", where, src.origin(), shortCommit(get("source_commit"))),
+			Origin: fmt.Sprintf("%s (%s)", where, src.origin()),
 			AsOf:   dateOf(get("source_date")),
 		}
 		if v := get("on_demand_hourly_usd_if_present"); v != "" {
@@ -209,13 +209,6 @@ func positiveUSD(s string) (decimal.Decimal, error) {
 func dateOf(s string) string {
 	if len(s) >= 10 {
 		return s[:10]
-	}
-	return s
-}
-
-func shortCommit(s string) string {
-	if len(s) > 7 {
-		return s[:7]
 	}
 	return s
 }
