@@ -114,15 +114,18 @@ func (l *loader) readCommitments(file string, src sourceEntry) error {
 		if err == io.EOF {
 			return nil
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			return fmt.Errorf("%s:%d: %w", file, line, err)
+			return fmt.Errorf("%s: %w", file, err)
 		}
+		line, _ := r.FieldPos(0)
 		get := func(c string) string { return strings.TrimSpace(rec[cols[c]]) }
 		where := fmt.Sprintf("%s:%d", file, line)
 		p := fleet.Provider(get("provider"))
 		if !p.Valid() {
 			return fmt.Errorf("%s: provider %q is not aws, azure or gcp", where, get("provider"))
+		}
+		if get("region") == "" || get("instance_type_or_sku") == "" {
+			return fmt.Errorf("%s: region and instance_type_or_sku must be set", where)
 		}
 		kind, err := commitmentKind(get("commitment_type"))
 		if err != nil {
@@ -151,8 +154,8 @@ func (l *loader) readCommitments(file string, src sourceEntry) error {
 			if err != nil {
 				return fmt.Errorf("%s: on_demand_hourly_usd_if_present: %w", where, err)
 			}
-			if hourly.GreaterThan(od) {
-				return fmt.Errorf("%s: commitment rate %s is above the on-demand %s", where, hourly, od)
+			if hourly.GreaterThan(od) || hourly.LessThan(od.Div(decimal.NewFromInt(100))) {
+				return fmt.Errorf("%s: commitment rate %s is not between 1 %% and 100 %% of the on-demand %s", where, hourly, od)
 			}
 			rate.OnDemandHourly = od
 			rate.DiscountPercent = pricing.DiscountPercent(hourly, od)

@@ -81,3 +81,30 @@ func TestCommitmentFilesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCommitmentRows: any commitment file either loads, with every rate
+// positive and at most its on-demand price, or fails with an error naming
+// the file and line; it never panics.
+func FuzzCommitmentRows(f *testing.F) {
+	head := "provider,region,instance_type_or_sku,gpu,term,payment_option,hourly_usd,on_demand_hourly_usd_if_present,discount_percent,source_repo,source_path,source_commit,source_date,commitment_type\n"
+	f.Add("aws,us-east-1,p5.48xlarge,8x H100,1y,no_upfront,43.344,55.04,21.25,r,p,2d0108c,2025-11-30T13:30:58+00:00,reserved_instance_convertible_linux_shared\n")
+	f.Add("azure,australiaeast,Standard_NC40ads_H100_v5,H100,3y,\"reservation (upfront or monthly, same price)\",5.566553,10.121,45.00,r,p,0b6ed98,2026-09-29,reserved_vm_instance_linux\n")
+	f.Add("gcp,us-central1,a2-highgpu-1g,1x a100,1y,monthly_billed_commitment,2.314207,3.673385,37.00,r,p,fd66b26,2026-07-30,resource_based_cud\n")
+	f.Add("aws,us-east-1,p4d.24xlarge,8x A100,capacity_block,upfront_at_purchase,11.8,,,r,p,b3a54ae,2026-07-22,ec2_capacity_block_for_ml\n")
+	f.Add("aws,r,t,g,1y,no_upfront,1e309,2,50,x,y,abc,2025-01-01,reserved_instance_standard_linux_shared\n\"unterminated")
+	f.Fuzz(func(t *testing.T, rows string) {
+		l := &loader{fsys: fstest.MapFS{"f.csv": {Data: []byte(head + rows)}}, c: &catalog{commitments: map[commitKey]pricing.CommitmentRate{}}}
+		err := l.readCommitments("f.csv", sourceEntry{Name: "n", Origin: "o"})
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.csv") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q does not start with the file name on one line", err)
+			}
+			return
+		}
+		for _, r := range l.c.commitments {
+			if !r.Hourly.IsPositive() || (r.OnDemandHourly.IsPositive() && r.Hourly.GreaterThan(r.OnDemandHourly)) || math.IsNaN(r.DiscountPercent) || r.DiscountPercent < 0 || r.DiscountPercent >= 100 {
+				t.Fatalf("rate %+v", r)
+			}
+		}
+	})
+}
