@@ -264,3 +264,45 @@ func TestCommitmentInvariants(t *testing.T) {
 	}
 	t.Logf("%d commitment recommendations checked", commits)
 }
+
+// A family that shrank from four machines to two in the last week is
+// committed at the two that remain, with a warning and lower confidence.
+func TestCommitmentTrend(t *testing.T) {
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	window := &fleet.TimeRange{Start: start, End: start.Add(3 * 168 * time.Hour)}
+	machine := func(id string, hours int) fleet.Instance {
+		var s []fleet.Sample
+		for h := range hours {
+			s = append(s, fleet.Sample{Time: start.Add(time.Duration(h) * time.Hour), GPU: fleet.PerGPU{90}, GPUMemory: fleet.PerGPU{80}, CPU: f64(70), Memory: f64(70)})
+		}
+		return inst(id, "g5.xlarge", withUtil(&fleet.Utilization{Window: window, Samples: s}), withWorkload(fleet.Inference, nil))
+	}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{
+		machine("stay-1", 504), machine("stay-2", 504), machine("gone-1", 336), machine("gone-2", 336),
+	}}
+	p := Run(f, testCatalog(), DefaultPolicy())
+	checkSums(t, p)
+	var trend bool
+	for _, w := range p.Warnings {
+		trend = trend || (w.Code == WarnUsageTrend && strings.Contains(w.Message, "fell"))
+	}
+	if !trend {
+		t.Errorf("no usage-trend warning: %v", p.Warnings)
+	}
+	g := p.Commitments.Groups[0]
+	if g.Trend == nil || g.Trend.Direction != "fell" || !g.Terms[0].CommitHourly.Equal(decimal.RequireFromString("2.012")) {
+		t.Fatalf("trend %+v, commit %s, want 2 × 1.006", g.Trend, g.Terms[0].CommitHourly)
+	}
+	n := 0
+	for _, r := range p.Recommendations {
+		if r.Kind == KindCommitment {
+			n++
+			if r.Confidence == High || r.Evidence.Metrics["trendChangePercent"] >= 0 {
+				t.Errorf("%s: confidence %s, trend %v", r.ResourceID, r.Confidence, r.Evidence.Metrics["trendChangePercent"])
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no commitment recommendation")
+	}
+}
