@@ -259,6 +259,13 @@ type CommitmentPolicy struct {
 	// Names maps provider to what its commitment is called, e.g. "Compute
 	// Savings Plan" (since 1.1).
 	Names map[string]string `json:"names,omitempty"`
+	// Plans maps provider to the commitment kind bought, Payments to its
+	// payment option (since 1.4).
+	Plans    map[string]string `json:"plans,omitempty"`
+	Payments map[string]string `json:"payments,omitempty"`
+	// TrendPercent is the usage change that sizes a commitment on the last
+	// week (since 1.4).
+	TrendPercent float64 `json:"trendPercent,omitempty"`
 }
 
 // Summary totals a report. CurrentMonthlyCost is the sum of the priced
@@ -541,10 +548,13 @@ func newPolicy(p recommend.Policy) Policy {
 			MIG:                      p.Sharing.MIG,
 		},
 		Commitment: CommitmentPolicy{
-			Term:        p.Commitment.Term,
-			Discounts1y: copyFloats(p.Commitment.Discounts1y),
-			Discounts3y: copyFloats(p.Commitment.Discounts3y),
-			Names:       maps.Clone(p.Commitment.Names),
+			Term:         p.Commitment.Term,
+			Discounts1y:  copyFloats(p.Commitment.Discounts1y),
+			Discounts3y:  copyFloats(p.Commitment.Discounts3y),
+			Names:        maps.Clone(p.Commitment.Names),
+			Plans:        maps.Clone(p.Commitment.Plans),
+			Payments:     maps.Clone(p.Commitment.Payments),
+			TrendPercent: p.Commitment.TrendPercent,
 		},
 		Governance:     newGovernancePolicy(p.Governance),
 		MinWindowHours: p.MinWindowHours,
