@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -350,5 +351,36 @@ func TestErrorText(t *testing.T) {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got %q want %q", got, tc.want)
 		}
+	}
+}
+
+// The commitment block: read exactly, and each bad value named.
+func TestCommitmentField(t *testing.T) {
+	ok := base + "    lifecycle: committed\n    state: running\n    commitment: {kind: standard-reserved-instance, term: 3y, payment: no-upfront, hourlyRate: 0.78125}\n"
+	f, err := Parse("f.yaml", []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := f.Instances[0].Commitment
+	if cm == nil || cm.Term != "3y" || cm.HourlyRate == nil || cm.HourlyRate.String() != "0.78125" {
+		t.Fatalf("commitment %+v", cm)
+	}
+	out, err := json.Marshal(f.Instances[0])
+	if err != nil || !strings.Contains(string(out), `"hourlyRate":0.78125`) {
+		t.Errorf("written as %s (%v)", out, err)
+	}
+	for _, tc := range []struct{ name, doc, want string }{
+		{"not committed", base + "    lifecycle: on-demand\n    state: running\n    commitment: {term: 1y}\n", "commitment: is set but lifecycle is \"on-demand\""},
+		{"term", base + "    lifecycle: committed\n    state: running\n    commitment: {term: 2y}\n", `commitment.term: "2y" is not one of 1y, 3y, 5y`},
+		{"negative rate", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyRate: -1}\n", "commitment.hourlyRate: -1 is not a USD hourly rate"},
+		{"absurd rate", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyRate: 1e12}\n", "commitment.hourlyRate: "},
+		{"typo", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyrate: 1}\n", `unknown field "hourlyrate"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line with %q", err, tc.want)
+			}
+		})
 	}
 }
