@@ -251,3 +251,39 @@ func TestOverlayOnEmbeddedCatalog(t *testing.T) {
 		t.Errorf("%d sources; want %d", got, want)
 	}
 }
+
+// A live Savings Plans rate answers CommitmentRate for its plan kind, marked
+// live, with the discount against the live on-demand price; other kinds,
+// payments and types fall through to the base catalog's (offline) rates.
+func TestOverlayCommitmentRate(t *testing.T) {
+	base := baseCatalog()
+	base.AddCommitment(fleet.AWS, "us-east-1", "g5.xlarge", pricing.ComputeSavingsPlan, "3y", 46)
+	live := []pricing.Price{
+		{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Option: pricing.OnDemand, Hourly: decimal.RequireFromString("1.006"), Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "live", AsOf: day},
+		{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Option: pricing.SavingsPlan1y, Hourly: decimal.RequireFromString("0.7545"), Currency: pricing.Currency, Unit: pricing.UnitHour,
+			Source: "AWS Savings Plans DescribeSavingsPlansOfferingRates, Compute Savings Plan 1y No Upfront, live", AsOf: day},
+	}
+	o := pricing.Overlay(base, live)
+	q := pricing.CommitmentQuery{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Kind: pricing.ComputeSavingsPlan, Term: "1y", Payment: pricing.PayNoUpfront}
+	r, ok := pricing.LookupCommitment(o, q)
+	if !ok || !r.Live || r.DiscountPercent != 25 || r.Origin != "live" || r.AsOf != day {
+		t.Fatalf("live rate %+v (%v)", r, ok)
+	}
+	for _, tc := range []struct {
+		name string
+		q    pricing.CommitmentQuery
+		ok   bool
+	}{
+		{"EC2 Instance kind: the live rate is a Compute SP one", pricing.CommitmentQuery{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Kind: pricing.EC2InstanceSavingsPlan, Term: "1y"}, false},
+		{"all upfront is not what is read live", pricing.CommitmentQuery{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Kind: pricing.ComputeSavingsPlan, Term: "1y", Payment: pricing.PayAllUpfront}, false},
+		{"3y falls through to base", pricing.CommitmentQuery{Provider: fleet.AWS, Region: "us-east-1", InstanceType: "g5.xlarge", Kind: pricing.ComputeSavingsPlan, Term: "3y"}, true},
+	} {
+		r, ok := pricing.LookupCommitment(o, tc.q)
+		if ok != tc.ok || r.Live {
+			t.Errorf("%s: %+v (%v)", tc.name, r, ok)
+		}
+	}
+	if _, ok := pricing.LookupCommitment(pricing.Overlay(nil, live), q); !ok {
+		t.Error("live rate lost over an empty base")
+	}
+}

@@ -175,6 +175,13 @@ var notes = []note{
 	{"Instance", "utilization", "What the GPUs and host did over a window: statistics or samples.", nil},
 	{"Instance", "workload", "What runs on the instance.", nil},
 	{"Instance", "hourlyPrice", "USD per instance-hour, overriding the catalog price (a negotiated or billed rate).", nil},
+	{"Instance", "commitment", "Only with lifecycle committed: the reservation or savings plan covering the instance and what it pays.", nil},
+
+	{"Commitment", "", "A reservation or savings plan that covers a committed instance.", nil},
+	{"Commitment", "kind", "What was bought: compute-savings-plan, ec2-instance-savings-plan, standard-reserved-instance, convertible-reserved-instance, reservation (Azure) or resource-cud (GCP).", nil},
+	{"Commitment", "term", "The term.", enum(fleet.CommitmentTerms...)},
+	{"Commitment", "payment", "The payment option, e.g. no-upfront, partial-upfront, all-upfront.", nil},
+	{"Commitment", "hourlyRate", "Effective USD per instance-hour it pays, upfront amortised; left out when unknown (the instance is then flagged rate unknown).", nonNegative},
 
 	{"GPU", "", "The instance's accelerators.", nil},
 	{"GPU", "model", "GPU model as the catalog names it, e.g. A10G, A100, A100-80GB, H100, L4, T4.", nil},

@@ -24,6 +24,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,14 @@ type Item struct {
 	SpotEligible bool `json:"spotEligible,omitempty"`
 	// SpotHourly is its spot price, USD per hour; zero when unknown.
 	SpotHourly decimal.Decimal `json:"spotHourly,omitzero"`
+	// Discounts are its own commitment discounts per term, from the rate of
+	// its type in its region; nil takes its provider's from Build. A group
+	// commits at the lowest discount of its items, so no item is promised
+	// more than its own rate.
+	Discounts Terms `json:"discounts,omitempty"`
+	// PerInstance is true when the commitment is bought as whole instances
+	// (an Azure reservation, a GCP CUD) rather than as USD per hour.
+	PerInstance bool `json:"perInstance,omitempty"`
 }
 
 // Terms maps a commitment term ("1y", "3y") to its discount, a fraction of the
@@ -96,6 +105,10 @@ type Terms map[string]float64
 type Options struct {
 	// MaxWeeks caps the usage axis when samples span several weeks (default 4).
 	MaxWeeks int
+	// TrendPercent is the change of the last week's mean usage against the
+	// weeks before that counts as a trend (default 20): the commitment is
+	// then sized on the last week alone.
+	TrendPercent float64
 	// CurvePoints is the number of steps of each term's cost curve (default 24).
 	CurvePoints int
 }
@@ -104,7 +117,8 @@ type Options struct {
 type Plan struct {
 	// Hours is the length of the usage axis: 168 × weeks.
 	Hours int `json:"hours"`
-	// Start is the Monday 00:00 UTC the axis begins at, when samples date it.
+	// Start is the hour (UTC) the axis begins at, when samples date it: the
+	// start of the earliest sampling window.
 	Start *time.Time `json:"start,omitempty"`
 	// Groups are the commitment scopes, by provider, region and family.
 	Groups []GroupPlan `json:"groups"`
@@ -140,7 +154,30 @@ type GroupPlan struct {
 	Terms []TermPlan `json:"terms"`
 	// Recommended is the term that saves most, or "none".
 	Recommended string `json:"recommended"`
+	// Trend, when set, says usage rose or fell materially within the window;
+	// the terms are then sized on the last week only.
+	Trend *Trend `json:"trend,omitempty"`
 }
+
+// Trend is a material change of a group's usage within the window.
+type Trend struct {
+	// Direction is "fell" or "rose".
+	Direction string `json:"direction"`
+	// EarlierMean and RecentMean are the mean usage (on-demand USD per hour)
+	// before the last week and in it.
+	EarlierMean float64 `json:"earlierMean"`
+	RecentMean  float64 `json:"recentMean"`
+	// ChangePercent is 100 × (recent − earlier) / earlier.
+	ChangePercent float64 `json:"changePercent"`
+	// SizedOnHours is the span the commitment was sized on (the last week).
+	SizedOnHours int `json:"sizedOnHours"`
+}
+
+// Trend directions.
+const (
+	TrendFell = "fell"
+	TrendRose = "rose"
+)
 
 // Exclusion is an instance left out of a group's curve.
 type Exclusion struct {
@@ -167,6 +204,12 @@ type TermPlan struct {
 	Discount float64 `json:"discount"`
 	// CommitHourly is the commitment c: the on-demand USD per hour it covers.
 	CommitHourly decimal.Decimal `json:"commitHourly"`
+	// Quantity, UnitType and UnitHourly are set for a group bought as whole
+	// instances: CommitHourly is Quantity × UnitHourly, the on-demand price
+	// of UnitType (the group's smallest type).
+	Quantity   int             `json:"quantity,omitempty"`
+	UnitType   string          `json:"unitType,omitempty"`
+	UnitHourly decimal.Decimal `json:"unitHourly,omitzero"`
 	// PayHourly is what the commitment costs per hour, c·(1−d): the figure a
 	// Savings Plan's hourly commitment is stated in.
 	PayHourly decimal.Decimal `json:"payHourly"`
@@ -274,6 +317,9 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 	if opts.CurvePoints <= 0 {
 		opts.CurvePoints = 24
 	}
+	if opts.TrendPercent <= 0 || math.IsNaN(opts.TrendPercent) {
+		opts.TrendPercent = 20
+	}
 	if err := validate(items, discounts); err != nil {
 		return Plan{}, err
 	}
@@ -324,6 +370,11 @@ func validate(items []Item, discounts map[fleet.Provider]Terms) error {
 		case it.MonthlyHours < 0 || math.IsNaN(it.MonthlyHours) || math.IsInf(it.MonthlyHours, 0):
 			return fmt.Errorf("commitplan: item %s: monthly hours %v are not a non-negative number", it.ID, it.MonthlyHours)
 		}
+		for _, term := range slices.Sorted(mapKeys(it.Discounts)) {
+			if d := it.Discounts[term]; !(d >= 0 && d < 1) {
+				return fmt.Errorf("commitplan: item %s: %s discount %v is not a fraction in [0, 1)", it.ID, term, d)
+			}
+		}
 		seen[it.ID] = true
 		if it.Eligible && it.Schedule != nil {
 			if _, err := parseSchedule(it.Schedule); err != nil {
@@ -357,7 +408,7 @@ func providersOf(items []Item) []fleet.Provider {
 
 func hasEligible(items []Item, p fleet.Provider) bool {
 	for _, it := range items {
-		if it.Provider == p && it.Eligible && it.OnDemandHourly.IsPositive() && it.MonthlyHours > 0 {
+		if it.Provider == p && it.Eligible && it.Discounts == nil && it.OnDemandHourly.IsPositive() && it.MonthlyHours > 0 {
 			return true
 		}
 	}
@@ -415,11 +466,16 @@ func onSpot(it Item) bool {
 	return !it.Eligible && it.SpotEligible && it.SpotHourly.IsPositive()
 }
 
-func buildGroup(ax axis, items []Item, terms Terms, opts Options) (GroupPlan, []string, error) {
+// ReasonNoRate excludes an instance whose type and region have no known
+// commitment rate: it gets no commitment rather than an assumed discount.
+const ReasonNoRate = "no commitment rate for its type and region"
+
+func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options) (GroupPlan, []string, error) {
 	first := items[0]
 	gp := GroupPlan{Provider: first.Provider, Region: first.Region, Family: first.Family, Items: []string{}, Terms: []TermPlan{}, Recommended: None}
 	var curveItems, spotItems []Item
 	allOD := decimal.Zero
+	var terms Terms
 	for _, it := range items {
 		if onSpot(it) {
 			spotItems = append(spotItems, it)
@@ -427,13 +483,25 @@ func buildGroup(ax axis, items []Item, terms Terms, opts Options) (GroupPlan, []
 			allOD = allOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
 			continue
 		}
-		if ok, why := committable(it); !ok {
+		ok, why := committable(it)
+		own := it.Discounts
+		if own == nil {
+			own = providerTerms
+		}
+		if ok && it.Discounts != nil && len(own) == 0 {
+			ok, why = false, ReasonNoRate
+		}
+		if !ok {
 			gp.Excluded = append(gp.Excluded, Exclusion{ID: it.ID, Reason: why})
 			continue
 		}
+		terms = intersectTerms(terms, own, len(curveItems) == 0)
 		curveItems = append(curveItems, it)
 		gp.Items = append(gp.Items, it.ID)
 		allOD = allOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
+	}
+	if len(curveItems) == 0 {
+		terms = providerTerms
 	}
 	gp.AllOnDemandMonthly = allOD
 	c, notes, err := buildCurve(ax, curveItems)
@@ -446,13 +514,31 @@ func buildGroup(ax axis, items []Item, terms Terms, opts Options) (GroupPlan, []
 		gp.HourlyUsage[h] = round(c.top(h), 6)
 	}
 	gp.Usage = summarize(gp.HourlyUsage)
+	sized := c
+	if tr := trendOf(gp.HourlyUsage, opts.TrendPercent); tr != nil {
+		gp.Trend = tr
+		sized = c.tail(tr.SizedOnHours)
+		notes = append(notes, fmt.Sprintf("%s %s %s: usage %s %s%% within the window (mean $%s/h before the last week, $%s/h in it); the commitment is sized on the last week",
+			gp.Provider, gp.Region, gp.Family, tr.Direction, num(math.Abs(tr.ChangePercent)),
+			strconv.FormatFloat(tr.EarlierMean, 'f', 3, 64), strconv.FormatFloat(tr.RecentMean, 'f', 3, 64)))
+	}
+	var unit unitOf
+	if len(curveItems) > 0 {
+		unit.perInstance = true
+		for _, it := range curveItems {
+			unit.perInstance = unit.perInstance && it.PerInstance
+			if unit.hourly.IsZero() || it.OnDemandHourly.LessThan(unit.hourly) || (it.OnDemandHourly.Equal(unit.hourly) && it.InstanceType < unit.typ) {
+				unit.hourly, unit.typ = it.OnDemandHourly, it.InstanceType
+			}
+		}
+	}
 
 	spotFixed := decimal.Zero
 	for _, it := range spotItems {
 		spotFixed = spotFixed.Add(monthly(it.SpotHourly, it.MonthlyHours))
 	}
 	for _, term := range sortedTerms(terms) {
-		gp.Terms = append(gp.Terms, planTerm(c, term, terms[term], spotFixed, spotItems, curveItems, opts))
+		gp.Terms = append(gp.Terms, planTerm(sized, term, terms[term], spotFixed, spotItems, curveItems, unit, opts))
 	}
 	best := decimal.Zero
 	for _, t := range gp.Terms {
@@ -461,6 +547,60 @@ func buildGroup(ax axis, items []Item, terms Terms, opts Options) (GroupPlan, []
 		}
 	}
 	return gp, notes, nil
+}
+
+// unitOf is what a group bought as whole instances is counted in.
+type unitOf struct {
+	perInstance bool
+	typ         string
+	hourly      decimal.Decimal
+}
+
+// intersectTerms keeps the terms both have, at the lower discount; the
+// first item's terms start the set.
+func intersectTerms(have, add Terms, first bool) Terms {
+	out := Terms{}
+	if first {
+		for k, v := range add {
+			out[k] = v
+		}
+		return out
+	}
+	for k, v := range have {
+		if w, ok := add[k]; ok {
+			out[k] = math.Min(v, w)
+		}
+	}
+	return out
+}
+
+// trendOf compares the last week's mean usage with the mean of the weeks
+// before it; a change of at least pct percent is a trend. A curve shorter
+// than two weeks has no trend (a single week's shape is its weekly pattern).
+func trendOf(u []float64, pct float64) *Trend {
+	wk := int(fleet.HoursPerWeek)
+	if len(u) < 2*wk {
+		return nil
+	}
+	n := len(u) - wk
+	earlier, recent := sumOf(u[:n])/float64(n), sumOf(u[n:])/float64(wk)
+	var change float64
+	switch {
+	case earlier > 0:
+		change = 100 * (recent - earlier) / earlier
+	case recent > 0:
+		change = 100
+	default:
+		return nil
+	}
+	if math.Abs(change) < pct {
+		return nil
+	}
+	t := &Trend{Direction: TrendRose, EarlierMean: round(earlier, 6), RecentMean: round(recent, 6), ChangePercent: round(change, 1), SizedOnHours: wk}
+	if change < 0 {
+		t.Direction = TrendFell
+	}
+	return t
 }
 
 // sortedTerms orders terms by length ("1y" before "3y"), others by name.
@@ -475,16 +615,32 @@ func sortedTerms(terms Terms) []string {
 	return out
 }
 
-func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []Item, opts Options) TermPlan {
-	level := round(c.optimum(d), 6)
+func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []Item, unit unitOf, opts Options) TermPlan {
+	opt := round(c.optimum(d), 6)
+	level := opt
 	tp := TermPlan{Term: term, Discount: d, BreakEven: round(1-d, 6)}
+	whole := unit.perInstance && unit.hourly.IsPositive()
+	qty := 0
+	if whole {
+		// Bought in whole instances: the best whole number of the unit is
+		// next to the optimum, below or above it (the cost is convex).
+		u := unit.hourly.InexactFloat64()
+		lo := math.Floor(opt/u + 1e-9)
+		qty, level = int(lo), round(lo*u, 6)
+		if hi := round((lo+1)*u, 6); level < opt && c.monthly(hi, d, spotFixed).total.LessThan(c.monthly(level, d, spotFixed).total) {
+			qty, level = qty+1, hi
+		}
+	}
 	cost := c.monthly(level, d, spotFixed)
 	base := c.monthly(0, d, spotFixed)
 	if !cost.total.LessThan(base.total) {
 		// Committing never pays (or saves less than a cent): commit nothing.
-		level, cost = 0, base
+		level, cost, qty = 0, base, 0
 	}
 	tp.CommitHourly = decimal.NewFromFloat(level)
+	if whole {
+		tp.Quantity, tp.UnitType, tp.UnitHourly = qty, unit.typ, unit.hourly
+	}
 	tp.PayHourly = tp.CommitHourly.Mul(oneMinus(d)).Round(6)
 	tp.CommittedMonthly, tp.OnDemandMonthly, tp.SpotMonthly, tp.TotalMonthly = cost.committed, cost.onDemand, cost.spot, cost.total
 	tp.BaselineMonthly = base.total

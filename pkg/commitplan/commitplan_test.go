@@ -341,10 +341,10 @@ func TestSamplesPlaceHours(t *testing.T) {
 	}
 }
 
-func TestSamplesOutsideTheWindowCopyTheWeek(t *testing.T) {
-	// A week of hourly samples from Wednesday 2026-11-25 10:00: the axis runs
-	// from Monday 11-23 over two weeks; hours before the first sample and after
-	// the last take the same hour of the observed week.
+func TestSamplesNeverStretched(t *testing.T) {
+	// A week of hourly samples 12:00–14:00 from Wednesday 2026-11-25 10:00:
+	// the axis starts at the first hour of the window, not the Monday before,
+	// so no hour is filled in from another week.
 	first := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	var samples []fleet.Sample
 	for h := range 168 {
@@ -355,11 +355,32 @@ func TestSamplesOutsideTheWindowCopyTheWeek(t *testing.T) {
 	window := &fleet.TimeRange{Start: first, End: first.Add(week)}
 	it := item("mid", "1", 14*fleet.HoursPerMonth/fleet.HoursPerWeek, func(it *Item) { it.Samples, it.Window = samples, window })
 	p := mustBuild(t, []Item{it}, awsTerms)
+	if p.Hours != 168 || !p.Start.Equal(first) {
+		t.Fatalf("hours %d start %v", p.Hours, p.Start)
+	}
+	for h, u := range p.Groups[0].HourlyUsage {
+		if want := b2f((h+10)%24 >= 12 && (h+10)%24 < 14); u != want {
+			t.Fatalf("hour %d: %v, want %v", h, u, want)
+		}
+	}
+	// A second machine watched for two weeks stretches the axis; the first
+	// one's hours outside its own window stay 0 (it is not stretched over the
+	// week it was not seen in).
+	var long []fleet.Sample
+	for h := range 336 {
+		long = append(long, fleet.Sample{Time: first.Add(time.Duration(h) * time.Hour)})
+	}
+	steady := item("steady", "1", fleet.HoursPerMonth, func(it *Item) { it.Samples = long })
+	p = mustBuild(t, []Item{it, steady}, awsTerms)
 	if p.Hours != 336 {
 		t.Fatalf("hours %d", p.Hours)
 	}
 	for h, u := range p.Groups[0].HourlyUsage {
-		if want := b2f(h%24 >= 12 && h%24 < 14); u != want {
+		want := 1.0
+		if h < 168 && (h+10)%24 >= 12 && (h+10)%24 < 14 {
+			want = 2
+		}
+		if u != want {
 			t.Fatalf("hour %d: %v, want %v", h, u, want)
 		}
 	}
@@ -383,7 +404,7 @@ func TestScheduleTimeZones(t *testing.T) {
 		{"Europe/Berlin", "09:00", "17:00", map[int]float64{8: 1, 9: 1, 10: 1, 11: 1, 12: 1, 13: 1, 14: 1, 15: 1}},
 		{"Asia/Kolkata", "09:00", "10:00", map[int]float64{3: 0.5, 4: 0.5}},
 	} {
-		p := mustBuild(t, []Item{item("x", "1", 8, withSchedule(tc.tz, []string{"mon"}, tc.from, tc.to))}, awsTerms)
+		p := mustBuild(t, []Item{item("x", "1", 8*fleet.HoursPerMonth/fleet.HoursPerWeek, withSchedule(tc.tz, []string{"mon"}, tc.from, tc.to))}, awsTerms)
 		for h, u := range p.Groups[0].HourlyUsage {
 			if u != tc.want[h] {
 				t.Errorf("%s: hour %d: %v, want %v", tc.tz, h, u, tc.want[h])

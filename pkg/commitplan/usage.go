@@ -46,16 +46,10 @@ func samplesOf(it Item) (sampleSpan, bool) {
 	return sp, sp.window.Hours() >= fleet.HoursPerWeek-1e-9
 }
 
-// mondayOf is the Monday 00:00 UTC on or before t.
-func mondayOf(t time.Time) time.Time {
-	t = t.UTC()
-	d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
-}
-
 // newAxis lays the axis over the samples of the items they place: from the
-// Monday of the first sample over as many whole weeks as they span, at most
-// maxWeeks (the latest ones). Without samples it is one reference week.
+// hour of the earliest window start to the latest window end, at least a
+// week and at most maxWeeks weeks (the latest ones). Without samples it is
+// one reference week from a Monday.
 func newAxis(items []Item, maxWeeks int) (axis, []string) {
 	var first, last time.Time
 	for _, it := range items {
@@ -76,16 +70,16 @@ func newAxis(items []Item, maxWeeks int) (axis, []string) {
 	if first.IsZero() {
 		return axis{start: referenceMonday, hours: int(fleet.HoursPerWeek)}, nil
 	}
-	start := mondayOf(first)
-	weeks := int(math.Ceil(float64(last.Sub(start)) / float64(week)))
-	weeks = max(weeks, 1)
+	start := first.UTC().Truncate(time.Hour)
+	hours := int(math.Ceil(last.Sub(start).Hours() - 1e-9))
+	hours = max(hours, int(fleet.HoursPerWeek))
 	var notes []string
-	if weeks > maxWeeks {
-		notes = append(notes, fmt.Sprintf("samples span %d weeks; the usage curve uses the last %d", weeks, maxWeeks))
-		start = start.Add(time.Duration(weeks-maxWeeks) * week)
-		weeks = maxWeeks
+	if limit := maxWeeks * int(fleet.HoursPerWeek); hours > limit {
+		notes = append(notes, fmt.Sprintf("samples span %s weeks; the usage curve uses the last %d", num(float64(hours)/fleet.HoursPerWeek), maxWeeks))
+		start = start.Add(time.Duration(hours-limit) * time.Hour)
+		hours = limit
 	}
-	return axis{start: start, hours: weeks * int(fleet.HoursPerWeek), dated: true}, notes
+	return axis{start: start, hours: hours, dated: true}, notes
 }
 
 // curve is a group's committable usage, hour by hour, stacked by price: the
@@ -107,6 +101,10 @@ type curveItem struct {
 	id    string
 	class int
 	use   []float64
+	// price is its on-demand USD per hour; monthlyHours the hours a month it
+	// is billed for.
+	price        float64
+	monthlyHours float64
 }
 
 func (c *curve) top(h int) float64 {
@@ -161,6 +159,7 @@ func buildCurve(ax axis, items []Item) (*curve, []string, error) {
 				it.ID, why, num(it.MonthlyHours)))
 			continue
 		}
+		capToBilled(frac, it.MonthlyHours)
 		u := make([]float64, ax.hours)
 		for h, f := range frac {
 			u[h] = round(price*f, 9)
@@ -202,18 +201,39 @@ func buildCurve(ax axis, items []Item) (*curve, []string, error) {
 		}
 	}
 	slices.SortFunc(c.prices, func(a, b float64) int { return -cmpFloat(a, b) })
-	c.seg = make([][]float64, ax.hours)
-	c.cum = make([][]float64, ax.hours)
+	for _, it := range items {
+		c.items = append(c.items, curveItem{id: it.ID, class: slices.Index(c.prices, classOf[it.ID]), use: use[it.ID], price: it.OnDemandHourly.InexactFloat64(), monthlyHours: it.MonthlyHours})
+	}
+	c.stack()
+	return c, notes, nil
+}
+
+// capToBilled scales an item's hourly fractions down so that, per month,
+// they never exceed the hours it is billed for: the commitment's effect is
+// computed on the hours the instance costs, never on more.
+func capToBilled(frac []float64, monthlyHours float64) {
+	got := sumOf(frac)
+	billed := monthlyHours * float64(len(frac)) / fleet.HoursPerMonth
+	if got <= billed*(1+1e-4)+1e-9 || got == 0 {
+		return
+	}
+	k := billed / got
+	for h := range frac {
+		frac[h] *= k
+	}
+}
+
+// stack sums the items' usage per hour and price class into seg and cum.
+func (c *curve) stack() {
+	c.seg = make([][]float64, c.hours)
+	c.cum = make([][]float64, c.hours)
 	for h := range c.seg {
 		c.seg[h] = make([]float64, len(c.prices))
 		c.cum[h] = make([]float64, len(c.prices))
 	}
-	for _, it := range items {
-		k := slices.Index(c.prices, classOf[it.ID])
-		ci := curveItem{id: it.ID, class: k, use: use[it.ID]}
-		c.items = append(c.items, ci)
+	for _, ci := range c.items {
 		for h, v := range ci.use {
-			c.seg[h][k] += v
+			c.seg[h][ci.class] += v
 		}
 	}
 	for h := range c.seg {
@@ -224,7 +244,28 @@ func buildCurve(ax axis, items []Item) (*curve, []string, error) {
 			c.cum[h][k] = level
 		}
 	}
-	return c, notes, nil
+}
+
+// tail is the curve's last n hours, each item capped again to its billed
+// hours over that span.
+func (c *curve) tail(n int) *curve {
+	t := &curve{hours: n, prices: c.prices, assumed: c.assumed}
+	for _, ci := range c.items {
+		u := slices.Clone(ci.use[c.hours-n:])
+		if ci.price > 0 {
+			frac := make([]float64, n)
+			for h, v := range u {
+				frac[h] = v / ci.price
+			}
+			capToBilled(frac, ci.monthlyHours)
+			for h := range u {
+				u[h] = round(frac[h]*ci.price, 9)
+			}
+		}
+		t.items = append(t.items, curveItem{id: ci.id, class: ci.class, use: u, price: ci.price, monthlyHours: ci.monthlyHours})
+	}
+	t.stack()
+	return t
 }
 
 func cmpFloat(a, b float64) int {
@@ -249,9 +290,9 @@ func sumOf(v []float64) float64 {
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
 // sampledFractions is the share of each hour of the axis the samples cover,
-// each sample standing for one sampling step. An hour outside the samples'
-// window takes the value of the same hour of the week in the nearest week
-// they observed.
+// each sample standing for one sampling step. Hours outside the samples'
+// window are 0: samples are never stretched over time they do not cover (a
+// machine that left, or joined, runs only where it was seen).
 func sampledFractions(ax axis, sp sampleSpan) []float64 {
 	frac := make([]float64, ax.hours)
 	end := ax.start.Add(time.Duration(ax.hours) * time.Hour)
@@ -268,8 +309,9 @@ func sampledFractions(ax axis, sp sampleSpan) []float64 {
 		}
 		merged = append(merged, iv{a, b})
 	}
+	wEnd := sp.window.End
 	for _, m := range merged {
-		a, b := maxTime(m.a, ax.start), minTime(m.b, end)
+		a, b := maxTime(m.a, ax.start), minTime(minTime(m.b, end), maxTime(wEnd, m.a))
 		for a.Before(b) {
 			h := int(a.Sub(ax.start) / time.Hour)
 			slotEnd := ax.start.Add(time.Duration(h+1) * time.Hour)
@@ -278,29 +320,10 @@ func sampledFractions(ax axis, sp sampleSpan) []float64 {
 			a = stop
 		}
 	}
-	observed := make([]bool, ax.hours)
-	for h := range observed {
-		s := ax.start.Add(time.Duration(h) * time.Hour)
-		observed[h] = !s.Before(sp.window.Start) && !s.Add(time.Hour).After(sp.window.End)
+	for h := range frac {
+		frac[h] = math.Min(frac[h], 1)
 	}
-	weeks := ax.hours / int(fleet.HoursPerWeek)
-	out := make([]float64, ax.hours)
-	for h := range out {
-		out[h] = math.Min(frac[h], 1)
-		if observed[h] {
-			continue
-		}
-	search:
-		for j := 1; j <= weeks; j++ {
-			for _, k := range []int{h - j*int(fleet.HoursPerWeek), h + j*int(fleet.HoursPerWeek)} {
-				if k >= 0 && k < ax.hours && observed[k] {
-					out[h] = math.Min(frac[k], 1)
-					break search
-				}
-			}
-		}
-	}
-	return out
+	return frac
 }
 
 func maxTime(a, b time.Time) time.Time {

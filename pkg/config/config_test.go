@@ -44,6 +44,8 @@ policy:
     term: 3y
     discounts_1y:
       aws: 0.41
+    plans:
+      aws: ec2-instance-savings-plan
   spot:
     workloads: [training]
 `)
@@ -62,10 +64,13 @@ policy:
 	if p.Idle.ScheduleBufferHours != 2 || p.Commitment.Term != "3y" {
 		t.Errorf("file values lost: %+v %+v", p.Idle, p.Commitment)
 	}
-	if p.Commitment.Discounts1y["aws"] != 0.41 || p.Commitment.Discounts1y["gcp"] != 0.37 {
-		t.Errorf("map keys should merge with defaults: %v", p.Commitment.Discounts1y)
+	if p.Commitment.Plans["aws"] != "ec2-instance-savings-plan" || p.Commitment.Plans["gcp"] != "resource-cud" {
+		t.Errorf("map keys should merge with defaults: %v", p.Commitment.Plans)
 	}
-	if p.Commitment.Discounts3y["gcp"] != 0.5 || p.Commitment.Discounts3y["aws"] != 0.55 {
+	if p.Commitment.Discounts1y["aws"] != 0.41 || len(p.Commitment.Discounts1y) != 1 {
+		t.Errorf("configured discounts: %v", p.Commitment.Discounts1y)
+	}
+	if p.Commitment.Discounts3y["gcp"] != 0.5 || len(p.Commitment.Discounts3y) != 1 {
 		t.Errorf("env map key: %v", p.Commitment.Discounts3y)
 	}
 	if len(p.Spot.Workloads) != 2 || p.Spot.Workloads[1] != fleet.Batch {

@@ -125,7 +125,29 @@ type Instance struct {
 	// Hibernation is true when the instance was launched with hibernation
 	// enabled.
 	Hibernation bool `json:"hibernation,omitempty" jsonschema_description:"The instance was launched with hibernation enabled."`
+	// Commitment is the reservation or savings plan a committed instance
+	// runs under, and what it pays.
+	Commitment *Commitment `json:"commitment,omitempty"`
 }
+
+// Commitment is the reservation or savings plan an instance (lifecycle
+// committed) is covered by.
+type Commitment struct {
+	// Kind is what was bought, e.g. "compute-savings-plan",
+	// "ec2-instance-savings-plan", "standard-reserved-instance",
+	// "reservation" (Azure) or "resource-cud" (GCP).
+	Kind string `json:"kind,omitempty"`
+	// Term is "1y", "3y" or "5y".
+	Term string `json:"term,omitempty"`
+	// Payment is the payment option, e.g. "no-upfront".
+	Payment string `json:"payment,omitempty"`
+	// HourlyRate is the effective USD per instance-hour it pays (upfront
+	// amortised); nil when unknown.
+	HourlyRate *decimal.Decimal `json:"hourlyRate,omitempty"`
+}
+
+// CommitmentTerms are the terms a fleet commitment may have.
+var CommitmentTerms = []string{"1y", "3y", "5y"}
 
 // GPU describes the accelerators of an instance. Count may be fractional for
 // partitioned GPUs (AWS g6f). MemoryGiB is per GPU.

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,7 +104,7 @@ func TestParseErrors(t *testing.T) {
 		{"no instances", "apiVersion: gpufinops/v1\nkind: Fleet\n", `f.yaml: instances: missing; give a list (it may be empty)`},
 		{"top-level typo", base + "metdata: {}\n", `f.yaml: unknown field "metdata" (did you mean "metadata"?)`},
 		{"nested unknown", base + "    utilization: {gpu: {avg: 1, p90: 2, max: 3}}\n", `f.yaml: instances[0] (id "x-1"): utilization.gpu: unknown field "p90" (did you mean "p95"?)`},
-		{"unknown, no suggestion", base + "    owner: me\n", `f.yaml: instances[0] (id "x-1"): unknown field "owner"; known fields: id, name, provider, account, region, zone, instanceType, gpu, vcpus, memoryGiB, lifecycle, state, launchTime, usage, tags, utilization, workload, hourlyPrice, managedBy, instanceStoreGB, hibernation`},
+		{"unknown, no suggestion", base + "    owner: me\n", `f.yaml: instances[0] (id "x-1"): unknown field "owner"; known fields: id, name, provider, account, region, zone, instanceType, gpu, vcpus, memoryGiB, lifecycle, state, launchTime, usage, tags, utilization, workload, hourlyPrice, managedBy, instanceStoreGB, hibernation, commitment`},
 		{"duplicate key", base + "    region: eu-west-1\n", `f.yaml: line 8: key "region" already set in map`},
 		{"tab", "apiVersion: gpufinops/v1\n\tkind: Fleet\n", `f.yaml: line 2: found a tab character that violates indentation`},
 		{"leading tab", "\tapiVersion: gpufinops/v1\n", `f.yaml: line 1: found character that cannot start any token (a tab; YAML indents with spaces)`},
@@ -350,5 +351,36 @@ func TestErrorText(t *testing.T) {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got %q want %q", got, tc.want)
 		}
+	}
+}
+
+// The commitment block: read exactly, and each bad value named.
+func TestCommitmentField(t *testing.T) {
+	ok := base + "    lifecycle: committed\n    state: running\n    commitment: {kind: standard-reserved-instance, term: 3y, payment: no-upfront, hourlyRate: 0.78125}\n"
+	f, err := Parse("f.yaml", []byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := f.Instances[0].Commitment
+	if cm == nil || cm.Term != "3y" || cm.HourlyRate == nil || cm.HourlyRate.String() != "0.78125" {
+		t.Fatalf("commitment %+v", cm)
+	}
+	out, err := json.Marshal(f.Instances[0])
+	if err != nil || !strings.Contains(string(out), `"hourlyRate":0.78125`) {
+		t.Errorf("written as %s (%v)", out, err)
+	}
+	for _, tc := range []struct{ name, doc, want string }{
+		{"not committed", base + "    lifecycle: on-demand\n    state: running\n    commitment: {term: 1y}\n", "commitment: is set but lifecycle is \"on-demand\""},
+		{"term", base + "    lifecycle: committed\n    state: running\n    commitment: {term: 2y}\n", `commitment.term: "2y" is not one of 1y, 3y, 5y`},
+		{"negative rate", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyRate: -1}\n", "commitment.hourlyRate: -1 is not a USD hourly rate"},
+		{"absurd rate", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyRate: 1e12}\n", "commitment.hourlyRate: "},
+		{"typo", base + "    lifecycle: committed\n    state: running\n    commitment: {hourlyrate: 1}\n", `unknown field "hourlyrate"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want one line with %q", err, tc.want)
+			}
+		})
 	}
 }

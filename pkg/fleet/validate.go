@@ -3,12 +3,13 @@ package fleet
 import (
 	"fmt"
 	"math"
-
-	"github.com/shopspring/decimal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // schedule time zones must resolve wherever the binary runs
+
+	"github.com/shopspring/decimal"
 )
 
 // Limits of the file format. The bounds on hardware and prices lie far
@@ -156,6 +157,17 @@ func (c *checker) instance(p string, in *Instance) {
 	c.nonNegative(p+"instanceStoreGB", in.InstanceStoreGB)
 	if in.HourlyPrice != nil {
 		c.price(p+"hourlyPrice", *in.HourlyPrice)
+	}
+	if cm := in.Commitment; cm != nil {
+		if in.Lifecycle != Committed {
+			c.failf(p+"commitment", "is set but lifecycle is %q, not committed", in.Lifecycle)
+		}
+		if cm.Term != "" && !slices.Contains(CommitmentTerms, cm.Term) {
+			c.failf(p+"commitment.term", "%q is not one of 1y, 3y, 5y", cm.Term)
+		}
+		if r := cm.HourlyRate; r != nil && (r.IsNegative() || r.GreaterThan(decimal.NewFromInt(1_000_000))) {
+			c.failf(p+"commitment.hourlyRate", "%s is not a USD hourly rate in [0, 1000000]", r)
+		}
 	}
 	c.sampleWidths(p+"utilization", in)
 }

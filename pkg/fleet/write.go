@@ -141,6 +141,19 @@ func (p PerGPU) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]float64(p))
 }
 
+// MarshalJSON writes hourlyRate as a JSON number, as the file format has it.
+func (cm Commitment) MarshalJSON() ([]byte, error) {
+	type plain Commitment
+	out := struct {
+		plain
+		HourlyRate json.Number `json:"hourlyRate,omitempty"`
+	}{plain: plain(cm)}
+	if cm.HourlyRate != nil {
+		out.HourlyRate = json.Number(cm.HourlyRate.String())
+	}
+	return json.Marshal(out)
+}
+
 // MarshalJSON writes the instance in the file format, with hourlyPrice as a
 // JSON number rather than the decimal package's quoted string.
 func (in Instance) MarshalJSON() ([]byte, error) {

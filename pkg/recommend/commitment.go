@@ -2,6 +2,9 @@ package recommend
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -10,10 +13,70 @@ import (
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
+// commitTerms are the terms the engine plans.
+var commitTerms = []string{commitplan.Term1y, commitplan.Term3y}
+
+// commitRate is one instance's commitment price for one term: the catalog's
+// (or live) rate, or the policy's configured discount.
+type commitRate struct {
+	discount float64
+	rate     *pricing.CommitmentRate
+	// configured is true for a discount set in policy.commitment.discounts_*.
+	configured bool
+}
+
+// commitRates finds the commitment rate of a type in a region for each term,
+// in the policy's plan kind and payment option. A configured discount
+// replaces the catalog's rate; otherwise a type and region without a rate
+// has none (no assumed percentage).
+func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand decimal.Decimal) map[string]commitRate {
+	pol := e.policy.Commitment
+	out := map[string]commitRate{}
+	for _, term := range commitTerms {
+		conf := pol.Discounts1y
+		if term == commitplan.Term3y {
+			conf = pol.Discounts3y
+		}
+		if d, ok := conf[string(p)]; ok {
+			out[term] = commitRate{discount: d, configured: true}
+			continue
+		}
+		r, ok := pricing.LookupCommitment(e.cat, pricing.CommitmentQuery{
+			Provider: p, Region: region, InstanceType: typ, Kind: e.planKind(p), Term: term, Payment: pol.Payments[string(p)],
+		})
+		if !ok {
+			continue
+		}
+		d := r.DiscountPercent / 100
+		if !r.OnDemandHourly.IsPositive() {
+			// The source states no on-demand price: the discount is against
+			// the instance's own.
+			if !onDemand.IsPositive() {
+				continue
+			}
+			d = 1 - r.Hourly.Div(onDemand).InexactFloat64()
+		}
+		if !(d > 0 && d < 1) {
+			continue
+		}
+		out[term] = commitRate{discount: d, rate: &r}
+	}
+	return out
+}
+
+// planKind is the commitment kind the policy buys on a provider.
+func (e *engine) planKind(p fleet.Provider) pricing.CommitmentKind {
+	if k := pricing.CommitmentKind(e.policy.Commitment.Plans[string(p)]); k != "" {
+		return k
+	}
+	return pricing.ComputeSavingsPlan
+}
+
 // commitmentRule plans commitments per provider, region and family from the
 // hourly usage that the rules before it left (stopped, scheduled, resized and
-// spot capacity is never committed), choosing the level that minimises the
-// month's cost, and gives each instance its share of the saving.
+// spot capacity is never committed), at each type's own commitment rate,
+// choosing the level that minimises the month's cost, and gives each
+// instance its share of the saving.
 func commitmentRule(e *engine, active []*state) map[*state]*change {
 	pol := e.policy.Commitment
 	byID := map[string]*state{}
@@ -21,6 +84,8 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		byID[s.inst.ID] = s
 	}
 	var items []commitplan.Item
+	rates := map[string]map[string]commitRate{}
+	missing := map[string][]string{} // group → types without a rate
 	for _, s := range e.all {
 		if !s.priced {
 			continue
@@ -33,25 +98,39 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			}
 			od = offer.OnDemand.Hourly
 		}
-		family := s.typ.Family
-		items = append(items, commitplan.ItemFrom(s.inst, commitplan.Final{
-			InstanceType: s.typ.Name, Family: family, Lifecycle: s.lifecycle, Priced: true,
+		it := commitplan.ItemFrom(s.inst, commitplan.Final{
+			InstanceType: s.typ.Name, Family: s.typ.Family, Lifecycle: s.lifecycle, Priced: true,
 			OnDemandHourly: od, Hourly: s.price.Hourly, MonthlyHours: s.hours, Schedule: s.schedule,
 			Stopped: s.stopped,
-		}))
-	}
-	discounts := map[fleet.Provider]commitplan.Terms{}
-	for _, p := range fleet.Providers {
-		t := commitplan.Terms{}
-		if d, ok := pol.Discounts1y[string(p)]; ok {
-			t["1y"] = d
+		})
+		if it.Eligible {
+			r := e.commitRates(it.Provider, it.Region, it.InstanceType, od)
+			rates[it.ID] = r
+			it.Discounts = commitplan.Terms{}
+			for term, cr := range r {
+				it.Discounts[term] = cr.discount
+			}
+			it.PerInstance = !e.planKind(it.Provider).PerHour()
+			if _, ok := r[pol.Term]; !ok {
+				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
+				if !slices.Contains(missing[key], it.InstanceType) {
+					missing[key] = append(missing[key], it.InstanceType)
+				}
+			}
 		}
-		if d, ok := pol.Discounts3y[string(p)]; ok {
-			t["3y"] = d
-		}
-		discounts[p] = t
+		items = append(items, it)
 	}
-	plan, err := commitplan.Build(items, discounts, commitplan.Options{})
+	keys := make([]string, 0, len(missing))
+	for k := range missing {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := fleet.Provider(strings.Fields(k)[0])
+		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
+			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
+	}
+	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent})
 	if err != nil {
 		e.warn("", "commitment-plan", "no commitment plan: %v", err)
 		return nil
@@ -59,6 +138,10 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	e.commits = plan
 	out := map[*state]*change{}
 	for _, g := range plan.Groups {
+		if g.Trend != nil {
+			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
+				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
+		}
 		for _, tp := range g.Terms {
 			if tp.Term != pol.Term {
 				continue
@@ -68,53 +151,165 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 				if s == nil || !a.SavingsMonthly.IsPositive() {
 					continue
 				}
-				out[s] = e.commitmentChange(s, g, tp, a)
+				if c := e.commitmentChange(s, g, tp, a, rates[a.ID][tp.Term]); c != nil {
+					out[s] = c
+				}
 			}
 		}
 	}
 	return out
 }
 
-func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitplan.TermPlan, a commitplan.Allocation) *change {
+func absf(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func fmt3(v float64) string { return decimal.NewFromFloat(v).StringFixed(3) }
+
+// Purchase is what a commitment recommendation buys, in the cloud's own unit.
+type Purchase struct {
+	// Kind is the commitment kind (pricing.CommitmentKind); Name its label.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Term string `json:"term"`
+	// Payment is the payment option the rate is for.
+	Payment string `json:"payment,omitempty"`
+	Region  string `json:"region"`
+	// Scope is the family (AWS instance family, Azure VM series, GCP machine
+	// family) the group's usage is in.
+	Scope string `json:"scope"`
+	// CommitmentHourly is what the commitment costs per hour, paid whether
+	// used or not: for a Savings Plan, the hourly commitment as AWS defines
+	// it (the discounted spend).
+	CommitmentHourly decimal.Decimal `json:"commitmentHourly"`
+	// CoversOnDemandHourly is the on-demand spend per hour it covers.
+	CoversOnDemandHourly decimal.Decimal `json:"coversOnDemandHourly"`
+	// DiscountPercent is the discount off on-demand the saving uses.
+	DiscountPercent float64 `json:"discountPercent"`
+	// BreakEvenUtilizationPercent: the commitment pays when it is used more
+	// than this share of its hours (100 − discount).
+	BreakEvenUtilizationPercent float64 `json:"breakEvenUtilizationPercent"`
+	// Quantity and InstanceType are set for a commitment bought as whole
+	// instances (a reservation, a CUD); VCPUs, MemoryGiB and GPUs are the
+	// resources they add up to (a GCP resource-based CUD is bought in these).
+	Quantity     int     `json:"quantity,omitempty"`
+	InstanceType string  `json:"instanceType,omitempty"`
+	VCPUs        float64 `json:"vcpus,omitempty"`
+	MemoryGiB    float64 `json:"memoryGiB,omitempty"`
+	GPUs         float64 `json:"gpus,omitempty"`
+	GPUModel     string  `json:"gpuModel,omitempty"`
+	// RateSource, RateOrigin and RateAsOf say where the rate comes from.
+	RateSource string `json:"rateSource"`
+	RateOrigin string `json:"rateOrigin,omitempty"`
+	RateAsOf   string `json:"rateAsOf,omitempty"`
+	// Live is true for a rate read from the cloud on this run.
+	Live bool `json:"live,omitempty"`
+	// Approximation says the rate stands in for the kind bought, when it does.
+	Approximation string `json:"approximation,omitempty"`
+}
+
+func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitplan.TermPlan, a commitplan.Allocation, cr commitRate) *change {
 	term := map[string]string{"1y": "1-year", "3y": "3-year"}[tp.Term]
-	name := e.commitmentName(s.inst.Provider)
+	kind := e.planKind(s.inst.Provider)
 	projected := s.cost().Sub(a.SavingsMonthly)
+	if projected.IsNegative() {
+		// The plan caps every instance's usage at its billed hours, so this
+		// cannot happen; never promise a negative cost if it does.
+		return nil
+	}
+	dPct := round2(tp.Discount * 100)
 	committed := s.price
 	committed.Option = pricing.Option(fleet.Committed)
 	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - tp.Discount)).Round(6)
-	committed.Source = fmt.Sprintf("%s, less the policy's %s commitment discount of %s%%", s.price.Source, term, pct(tp.Discount*100))
+	pu := &Purchase{
+		Kind: string(kind), Name: kind.Label(), Term: tp.Term, Payment: e.policy.Commitment.Payments[string(s.inst.Provider)],
+		Region: g.Region, Scope: g.Family, CommitmentHourly: tp.PayHourly, CoversOnDemandHourly: tp.CommitHourly,
+		DiscountPercent: dPct, BreakEvenUtilizationPercent: round2(tp.BreakEven * 100),
+	}
+	notes := []string{}
+	switch {
+	case cr.configured:
+		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
+		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
+	case cr.rate != nil:
+		r := cr.rate
+		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
+		committed.Source = fmt.Sprintf("%s %s %s rate $%s/h (%s, as of %s)", kind.Label(), tp.Term, r.Payment, r.Hourly.String(), r.Source, r.AsOf)
+		committed.AsOf = r.AsOf
+		if r.Live {
+			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
+		}
+		if r.Approximation != "" {
+			notes = append(notes, r.Approximation)
+		}
+	}
+	if d := tp.Discount; cr.discount > d+1e-9 {
+		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
+	}
+	var buy string
+	if tp.Quantity > 0 {
+		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
+		if t, ok := e.cat.InstanceType(s.inst.Provider, tp.UnitType); ok {
+			q := float64(tp.Quantity)
+			pu.VCPUs, pu.MemoryGiB, pu.GPUs, pu.GPUModel = t.VCPUs*q, t.MemoryGiB*q, t.GPUCount*q, t.GPUModel
+		}
+		buy = fmt.Sprintf("buy a %s %s for %d × %s in %s", term, kind.Label(), tp.Quantity, tp.UnitType, g.Region)
+		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
+			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
+		}
+		buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+	} else {
+		pay := ""
+		if pu.Payment != "" {
+			pay = ", " + paymentLabel(pu.Payment)
+		}
+		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s%% off",
+			term, kind.Label(), pay, tp.PayHourly.StringFixed(3), tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(dPct))
+	}
 	c := &change{
 		kind:       KindCommitment,
-		target:     term + " " + name,
+		target:     term + " " + kind.Label(),
 		lifecycle:  fleet.Committed,
 		price:      committed,
 		hours:      s.hours,
 		projected:  &projected,
 		confidence: e.confidenceFor(s),
 		risk:       Low,
-		action: fmt.Sprintf("Cover it with a %s %s: commit $%s/h of on-demand %s usage in %s (%s%% off); this instance takes %s%% of it",
-			term, name, tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(tp.Discount*100), pct(a.BandShare*100)),
+		action:     fmt.Sprintf("%s; this instance takes %s%% of it", titleCase(buy), pct(a.BandShare*100)),
 		rationale: fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
 			g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100)),
 		evidence: Evidence{
 			Metrics: map[string]float64{
-				"groupCommitHourly":        tp.CommitHourly.InexactFloat64(),
-				"groupUtilizationPercent":  round2(tp.Utilization * 100),
-				"groupRunningSharePercent": round2(g.Usage.RunningShare * 100),
-				"bandSharePercent":         round2(a.BandShare * 100),
-				"breakEvenPercent":         round2(tp.BreakEven * 100),
+				"groupCommitHourly":           tp.CommitHourly.InexactFloat64(),
+				"commitmentHourly":            tp.PayHourly.InexactFloat64(),
+				"discountPercent":             dPct,
+				"groupUtilizationPercent":     round2(tp.Utilization * 100),
+				"groupRunningSharePercent":    round2(g.Usage.RunningShare * 100),
+				"bandSharePercent":            round2(a.BandShare * 100),
+				"breakEvenPercent":            round2(tp.BreakEven * 100),
+				"breakEvenUtilizationPercent": round2(tp.BreakEven * 100),
 			},
 			Thresholds: map[string]float64{"discount": tp.Discount},
 			Prices:     priceList(s.price, committed),
-			Formula:    "choose c minimising c·(1−d)·H + Σ max(u_h − c, 0) over the family's hourly on-demand usage; this instance's saving is its share of the group's",
-			Notes: []string{
-				"discounts are the policy's (docs/rules.md), not live rates: set your negotiated rates in the config",
-				fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2)),
-			},
+			Formula:    "choose c minimising c·(1−d)·H + Σ max(u_h − c, 0) over the family's hourly on-demand usage, each instance's usage capped at its billed hours; this instance's saving is its share of the group's, at most d × its cost",
+			Notes: append(notes,
+				fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))),
+			Purchase: pu,
 		},
+	}
+	if tp.Quantity > 0 {
+		c.evidence.Metrics["quantity"] = float64(tp.Quantity)
 	}
 	for _, other := range g.Terms {
 		c.evidence.Metrics["groupSavings"+other.Term] = other.SavingsMonthly.InexactFloat64()
+	}
+	if tr := g.Trend; tr != nil {
+		c.confidence = lower(c.confidence)
+		c.evidence.Metrics["trendChangePercent"] = tr.ChangePercent
+		c.riskNotes = append(c.riskNotes, fmt.Sprintf("usage %s %s%% in the last week against the weeks before: the commitment is sized on the last week; check the trend holds before buying", tr.Direction, pct(absf(tr.ChangePercent))))
 	}
 	if s.lifecycle == fleet.Spot {
 		c.riskNotes = append(c.riskNotes, "it runs on spot today; at its hours a commitment costs less than spot")
@@ -124,4 +319,60 @@ func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitpla
 	}
 	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
 	return c
+}
+
+// paymentLabel is a payment option as the consoles write it ("No Upfront").
+func paymentLabel(p string) string {
+	words := strings.Split(p, "-")
+	for i, w := range words {
+		words[i] = titleCase(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// lower is one confidence level down.
+func lower(l Level) Level {
+	switch l {
+	case High:
+		return Medium
+	default:
+		return Low
+	}
+}
+
+// committedPrice prices an instance already on a commitment whose rate the
+// fleet does not state: at the catalog's rate for the commitment it names
+// (or, naming none, the policy's plan and term), flagged "rate unknown";
+// with no such rate, at on-demand, an upper bound, flagged too.
+func (e *engine) committedPrice(in *fleet.Instance, offer pricing.Offer) (pricing.Price, bool) {
+	if offer.OnDemand == nil {
+		return pricing.Price{}, false
+	}
+	kind, term, payment := e.planKind(in.Provider), e.policy.Commitment.Term, e.policy.Commitment.Payments[string(in.Provider)]
+	if cm := in.Commitment; cm != nil {
+		if k := pricing.CommitmentKind(cm.Kind); k.Valid() {
+			kind, payment = k, cm.Payment
+		}
+		if cm.Term != "" {
+			term = cm.Term
+		}
+	}
+	p := *offer.OnDemand
+	p.Option = pricing.Option(fleet.Committed)
+	if r, ok := pricing.LookupCommitment(e.cat, pricing.CommitmentQuery{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Kind: kind, Term: term, Payment: payment}); ok {
+		d := r.DiscountPercent / 100
+		if !r.OnDemandHourly.IsPositive() {
+			d = 1 - r.Hourly.Div(p.Hourly).InexactFloat64()
+		}
+		if d > 0 && d < 1 {
+			p.Hourly = p.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
+			p.Source = fmt.Sprintf("rate unknown: %s, less the %s %s %s discount of %s%% (%s, as of %s)", offer.OnDemand.Source, term, kind.Label(), r.Payment, pct(d*100), r.Source, r.AsOf)
+			p.AsOf = r.AsOf
+			e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but the fleet has no commitment.hourlyRate: priced at the catalog's %s %s rate (%s%% off on-demand); set commitment.hourlyRate to what it pays", term, kind.Label(), pct(d*100))
+			return p, true
+		}
+	}
+	p.Source = fmt.Sprintf("rate unknown: %s (on-demand, an upper bound)", offer.OnDemand.Source)
+	e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but neither the fleet (commitment.hourlyRate) nor the catalog has its rate: priced at on-demand, an upper bound; set commitment.hourlyRate to what it pays")
+	return p, true
 }

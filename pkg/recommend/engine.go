@@ -284,6 +284,14 @@ func (s *state) apply(c *change) {
 
 // currentPrice is what the instance pays per hour now.
 func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
+	if in.HourlyPrice == nil && in.Lifecycle == fleet.Committed && in.Commitment != nil && in.Commitment.HourlyRate != nil {
+		return pricing.Price{
+			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
+			Option: pricing.Option(fleet.Committed), Hourly: *in.Commitment.HourlyRate,
+			Currency: pricing.Currency, Unit: pricing.UnitHour,
+			Source: "fleet file (commitment.hourlyRate)",
+		}, true
+	}
 	if in.HourlyPrice != nil {
 		return pricing.Price{
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
@@ -303,15 +311,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 		}
 		return *offer.Spot, true
 	case fleet.Committed:
-		if offer.OnDemand == nil {
-			return pricing.Price{}, false
-		}
-		d := e.policy.Commitment.Discounts1y[string(in.Provider)]
-		p := *offer.OnDemand
-		p.Option = pricing.Option(fleet.Committed)
-		p.Hourly = p.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
-		p.Source = fmt.Sprintf("%s, less the policy's 1-year commitment discount of %s%%", p.Source, pct(d*100))
-		return p, true
+		return e.committedPrice(in, offer)
 	default:
 		if offer.OnDemand == nil {
 			return pricing.Price{}, false

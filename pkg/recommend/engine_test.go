@@ -39,6 +39,12 @@ func testCatalog() *pricingtest.Catalog {
 	c.AddOffer(aws("inf2.xlarge", "Inferentia2", 1, 32, 4, 16), "us-east-1", "0.7582", "0.1")
 	c.AddOffer(aws("p4d.24xlarge", "A100", 8, 40, 96, 1152), "us-east-1", "21.957642", "2.4655")
 	c.AddOffer(aws("g5.xlarge", "A10G", 1, 22.35, 4, 16), "eu-north-1", "1.1", "")
+	// Flat test rates (35 % / 55 %) keep the hand-computed figures simple;
+	// TestCommitmentRatesFromData uses the embedded catalog's real ones.
+	for _, o := range c.List {
+		c.AddCommitment(fleet.AWS, o.Region, o.Type.Name, pricing.ComputeSavingsPlan, "1y", 35)
+		c.AddCommitment(fleet.AWS, o.Region, o.Type.Name, pricing.ComputeSavingsPlan, "3y", 55)
+	}
 	c.AddAdvice(fleet.AWS, "us-east-1", "p4d.24xlarge", pricing.SpotAdvice{SavingsPercent: 60, Band: ">20%", BandIndex: 4, MaxInterruptPercent: 100, Source: "AWS Spot Instance Advisor", AsOf: "2025-06-28"})
 	c.AddAdvice(fleet.AWS, "us-east-1", "g5.xlarge", pricing.SpotAdvice{SavingsPercent: 59, Band: ">20%", BandIndex: 4, MaxInterruptPercent: 100, Source: "AWS Spot Instance Advisor", AsOf: "2025-06-28"})
 	return c
@@ -164,7 +170,24 @@ func TestRules(t *testing.T) {
 			name:     "idle on a commitment is a warning, not a saving",
 			in:       inst("a", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), func(in *fleet.Instance) { in.Lifecycle = fleet.Committed }),
 			cost:     "249.59",
+			warnings: []string{WarnCommitmentRateUnknown, WarnIdleCommitted},
+		},
+		{
+			name: "committed at the fleet's own rate",
+			in: inst("a", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), func(in *fleet.Instance) {
+				r := decimal.RequireFromString("0.3")
+				in.Lifecycle, in.Commitment = fleet.Committed, &fleet.Commitment{Kind: "standard-reserved-instance", Term: "3y", HourlyRate: &r}
+			}),
+			cost:     "219.00",
 			warnings: []string{WarnIdleCommitted},
+		},
+		{
+			name: "committed, no rate anywhere: on-demand, flagged",
+			in: inst("a", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), func(in *fleet.Instance) {
+				in.Lifecycle, in.Commitment = fleet.Committed, &fleet.Commitment{Kind: "reservation", Term: "5y"}
+			}),
+			cost:     "383.98",
+			warnings: []string{WarnCommitmentRateUnknown, WarnIdleCommitted},
 		},
 		{
 			name: "busy GPU, low host: smaller host, then a commitment on what is left",

@@ -3,14 +3,17 @@ package recommend
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // Policy holds every threshold the rules apply. docs/rules.md documents each
@@ -81,14 +84,29 @@ type SpotPolicy struct {
 	InterruptionsPerMonth float64 `json:"interruptionsPerMonth" mapstructure:"interruptions_per_month"`
 }
 
-// CommitmentPolicy configures commitment advice. Discounts are fractions of
-// the on-demand price (0.35 = 35 % off), per provider and term.
+// CommitmentPolicy configures commitment advice. Rates come from the
+// catalog's commitment data (live Savings Plans rates on AWS scans); a type
+// and region without a rate gets no commitment advice.
 type CommitmentPolicy struct {
 	// Term is the term recommended: "1y" or "3y".
 	Term string `json:"term" mapstructure:"term"`
-	// Discounts1y and Discounts3y map provider to discount.
+	// Plans maps provider to the commitment kind to buy (pricing.CommitmentKind:
+	// compute-savings-plan, ec2-instance-savings-plan, reservation, resource-cud, …).
+	Plans map[string]string `json:"plans" mapstructure:"plans"`
+	// Payments maps provider to the payment option (no-upfront,
+	// partial-upfront, all-upfront); a provider not named takes the one its
+	// data has.
+	Payments map[string]string `json:"payments" mapstructure:"payments"`
+	// Discounts1y and Discounts3y are explicitly configured (negotiated)
+	// discounts, fractions of on-demand (0.35 = 35 % off), per provider; set,
+	// they replace the catalog's rates for that provider and term. Empty by
+	// default: no flat percentage is ever assumed.
 	Discounts1y map[string]float64 `json:"discounts1y" mapstructure:"discounts_1y"`
 	Discounts3y map[string]float64 `json:"discounts3y" mapstructure:"discounts_3y"`
+	// TrendPercent: a change of the last week's usage against the weeks
+	// before of at least this percent sizes the commitment on the last week,
+	// with a warning and lower confidence.
+	TrendPercent float64 `json:"trendPercent" mapstructure:"trend_percent"`
 	// Names maps provider to what the recommendation calls its commitment.
 	Names map[string]string `json:"names" mapstructure:"names"`
 }
@@ -131,10 +149,13 @@ func DefaultPolicy() Policy {
 			InterruptionsPerMonth:   1,
 		},
 		Commitment: CommitmentPolicy{
-			Term:        "1y",
-			Discounts1y: map[string]float64{"aws": 0.35, "azure": 0.35, "gcp": 0.37},
-			Discounts3y: map[string]float64{"aws": 0.55, "azure": 0.55, "gcp": 0.55},
-			Names:       map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
+			Term:         "1y",
+			Plans:        map[string]string{"aws": string(pricing.ComputeSavingsPlan), "azure": string(pricing.Reservation), "gcp": string(pricing.ResourceCUD)},
+			Payments:     map[string]string{"aws": pricing.PayNoUpfront},
+			Discounts1y:  map[string]float64{},
+			Discounts3y:  map[string]float64{},
+			TrendPercent: 20,
+			Names:        map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
 		},
 		MinWindowHours: 168,
 	}
@@ -322,16 +343,37 @@ func (p Policy) validate() error {
 			if !fleet.Provider(k).Valid() {
 				return fmt.Errorf("%s: %q is not a provider (aws, azure, gcp)", m.key, k)
 			}
-			if d := m.v[k]; d < 0 || d >= 1 {
+			if d := m.v[k]; !(d >= 0 && d < 1) {
 				return fmt.Errorf("%s.%s: %v is not a fraction in [0, 1)", m.key, k, d)
 			}
 		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Commitment.Plans)) {
+		if !fleet.Provider(k).Valid() {
+			return fmt.Errorf("policy.commitment.plans: %q is not a provider (aws, azure, gcp)", k)
+		}
+		if kind := pricing.CommitmentKind(p.Commitment.Plans[k]); !kind.Valid() || kind == pricing.CapacityBlock {
+			return fmt.Errorf("policy.commitment.plans.%s: %q is not a commitment kind (compute-savings-plan, ec2-instance-savings-plan, standard-reserved-instance, convertible-reserved-instance, reservation, resource-cud)", k, p.Commitment.Plans[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Commitment.Payments)) {
+		if !fleet.Provider(k).Valid() {
+			return fmt.Errorf("policy.commitment.payments: %q is not a provider (aws, azure, gcp)", k)
+		}
+		if v := p.Commitment.Payments[k]; !slices.Contains(paymentOptions, v) {
+			return fmt.Errorf("policy.commitment.payments.%s: %q is not one of %s", k, v, strings.Join(paymentOptions, ", "))
+		}
+	}
+	if t := p.Commitment.TrendPercent; !(t > 0 && t <= 100) {
+		return fmt.Errorf("policy.commitment.trend_percent: %v is outside (0, 100]", t)
 	}
 	if p.MinWindowHours < 0 || p.MinWindowHours > maxWindowHours {
 		return fmt.Errorf("policy.min_window_hours: %v is outside 0–%d", p.MinWindowHours, maxWindowHours)
 	}
 	return nil
 }
+
+var paymentOptions = []string{pricing.PayNoUpfront, pricing.PayPartialUpfront, pricing.PayAllUpfront, pricing.PayUpfrontOrMonthly, pricing.PayMonthly}
 
 func validWorkload(w fleet.WorkloadType) bool {
 	for _, v := range fleet.WorkloadTypes {

@@ -85,6 +85,8 @@ type Evidence struct {
 	Formula string `json:"formula"`
 	// Notes carry anything else the user should know.
 	Notes []string `json:"notes,omitempty"`
+	// Purchase is what a commitment recommendation buys; nil for the others.
+	Purchase *Purchase `json:"purchase,omitempty"`
 }
 
 // Warning is something the engine could not decide or price.
@@ -107,6 +109,15 @@ const (
 	// WarnLowCoverage: the utilization covers too little of its window for
 	// the instance to be judged idle.
 	WarnLowCoverage = "low-coverage"
+	// WarnNoCommitmentRate: no commitment rate is known for a type and
+	// region, so no commitment is advised for it.
+	WarnNoCommitmentRate = "no-commitment-rate"
+	// WarnUsageTrend: a group's usage rose or fell materially within the
+	// window; its commitment is sized on the last week.
+	WarnUsageTrend = "usage-trend"
+	// WarnCommitmentRateUnknown: a committed instance's rate is not in the
+	// fleet; it is priced at an assumed rate, said so in its price source.
+	WarnCommitmentRateUnknown = "commitment-rate-unknown"
 )
 
 // InstanceCost is what one instance costs now.

@@ -31,8 +31,10 @@ import (
 // utilization came from (a metrics source) and how much of the window it covers.
 //
 // 1.4 added scope, reason and instanceCount to warnings, the scope-failed and
-// metrics-failed warning codes for the parts of a scan that failed, and the
-// utilizationSource "unknown" for an instance whose metrics source failed.
+// metrics-failed warning codes for the parts of a scan that failed, the
+// utilizationSource "unknown" for an instance whose metrics source failed, and
+// evidence.purchase on commitment recommendations: what to buy in the cloud's
+// own unit, its hourly cost, discount, break-even and rate source.
 const SchemaVersion = "1.4"
 
 // ToolName is the tool named in every report.
@@ -264,6 +266,13 @@ type CommitmentPolicy struct {
 	// Names maps provider to what its commitment is called, e.g. "Compute
 	// Savings Plan" (since 1.1).
 	Names map[string]string `json:"names,omitempty"`
+	// Plans maps provider to the commitment kind bought, Payments to its
+	// payment option (since 1.4).
+	Plans    map[string]string `json:"plans,omitempty"`
+	Payments map[string]string `json:"payments,omitempty"`
+	// TrendPercent is the usage change that sizes a commitment on the last
+	// week (since 1.4).
+	TrendPercent float64 `json:"trendPercent,omitempty"`
 }
 
 // Summary totals a report. CurrentMonthlyCost is the sum of the priced
@@ -341,6 +350,63 @@ type Evidence struct {
 	Formula string `json:"formula"`
 	// Notes carry anything else worth knowing.
 	Notes []string `json:"notes"`
+	// Purchase is what a commitment recommendation buys (1.4); absent on
+	// other kinds.
+	Purchase *Purchase `json:"purchase,omitempty"`
+}
+
+// Purchase is a commitment to buy, in the cloud's own unit. Hourly figures
+// are USD, like prices.
+type Purchase struct {
+	// Kind is the commitment kind, e.g. compute-savings-plan, reservation,
+	// resource-cud; Name is its label.
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Term    string `json:"term"`
+	Payment string `json:"payment,omitempty"`
+	Region  string `json:"region"`
+	// Scope is the family whose usage it covers.
+	Scope string `json:"scope"`
+	// CommitmentHourly is what the commitment costs per hour, used or not
+	// (a Savings Plan's hourly commitment as AWS defines it).
+	CommitmentHourly Number `json:"commitmentHourly"`
+	// CoversOnDemandHourly is the on-demand spend per hour it covers.
+	CoversOnDemandHourly Number `json:"coversOnDemandHourly"`
+	// DiscountPercent is the discount off on-demand the saving uses.
+	DiscountPercent float64 `json:"discountPercent"`
+	// BreakEvenUtilizationPercent: it pays when used more than this share of
+	// its hours.
+	BreakEvenUtilizationPercent float64 `json:"breakEvenUtilizationPercent"`
+	// Quantity of InstanceType, for commitments bought as whole instances,
+	// and the resources that adds up to (vCPUs, memory, GPUs).
+	Quantity     int     `json:"quantity,omitempty"`
+	InstanceType string  `json:"instanceType,omitempty"`
+	VCPUs        float64 `json:"vcpus,omitempty"`
+	MemoryGiB    float64 `json:"memoryGiB,omitempty"`
+	GPUs         float64 `json:"gpus,omitempty"`
+	GPUModel     string  `json:"gpuModel,omitempty"`
+	// RateSource, RateOrigin (file:line or "live") and RateAsOf say where the
+	// rate comes from.
+	RateSource string `json:"rateSource"`
+	RateOrigin string `json:"rateOrigin,omitempty"`
+	RateAsOf   string `json:"rateAsOf,omitempty"`
+	// Live is true for a rate read from the cloud on this run.
+	Live bool `json:"live,omitempty"`
+	// Approximation says the rate stands in for the kind bought.
+	Approximation string `json:"approximation,omitempty"`
+}
+
+func newPurchase(p *recommend.Purchase) *Purchase {
+	if p == nil {
+		return nil
+	}
+	return &Purchase{
+		Kind: p.Kind, Name: p.Name, Term: p.Term, Payment: p.Payment, Region: p.Region, Scope: p.Scope,
+		CommitmentHourly: NewNumber(p.CommitmentHourly), CoversOnDemandHourly: NewNumber(p.CoversOnDemandHourly),
+		DiscountPercent: p.DiscountPercent, BreakEvenUtilizationPercent: p.BreakEvenUtilizationPercent,
+		Quantity: p.Quantity, InstanceType: p.InstanceType, VCPUs: p.VCPUs, MemoryGiB: p.MemoryGiB, GPUs: p.GPUs, GPUModel: p.GPUModel,
+		RateSource: p.RateSource, RateOrigin: p.RateOrigin, RateAsOf: p.RateAsOf, Live: p.Live, Approximation: p.Approximation,
+	}
 }
 
 // Price is an hourly price and where it came from.
@@ -556,10 +622,13 @@ func newPolicy(p recommend.Policy) Policy {
 			MIG:                      p.Sharing.MIG,
 		},
 		Commitment: CommitmentPolicy{
-			Term:        p.Commitment.Term,
-			Discounts1y: copyFloats(p.Commitment.Discounts1y),
-			Discounts3y: copyFloats(p.Commitment.Discounts3y),
-			Names:       maps.Clone(p.Commitment.Names),
+			Term:         p.Commitment.Term,
+			Discounts1y:  copyFloats(p.Commitment.Discounts1y),
+			Discounts3y:  copyFloats(p.Commitment.Discounts3y),
+			Names:        maps.Clone(p.Commitment.Names),
+			Plans:        maps.Clone(p.Commitment.Plans),
+			Payments:     maps.Clone(p.Commitment.Payments),
+			TrendPercent: p.Commitment.TrendPercent,
 		},
 		Governance:     newGovernancePolicy(p.Governance),
 		MinWindowHours: p.MinWindowHours,
@@ -629,6 +698,7 @@ func newRecommendation(rec recommend.Recommendation) Recommendation {
 			MonthlyHoursAfter:  ev.HoursAfter,
 			Formula:            ev.Formula,
 			Notes:              copyStrings(ev.Notes),
+			Purchase:           newPurchase(ev.Purchase),
 		},
 		After: rec.After,
 	}

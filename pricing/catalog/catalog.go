@@ -48,6 +48,7 @@ type catalog struct {
 	advice      map[offerKey]pricing.SpotAdvice
 	corrections []pricing.Correction
 	sources     []pricing.Source
+	commitments map[commitKey]pricing.CommitmentRate
 }
 
 type typeKey struct {

@@ -316,8 +316,8 @@ func TestSpotAdvice(t *testing.T) {
 
 func TestSources(t *testing.T) {
 	src := embeddedForTest(t).Sources()
-	if len(src) != 9 {
-		t.Errorf("%d sources, want 9", len(src))
+	if len(src) != 13 {
+		t.Errorf("%d sources, want 13", len(src))
 	}
 	byName := map[string]pricing.Source{}
 	for _, s := range src {

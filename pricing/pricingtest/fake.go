@@ -4,6 +4,7 @@ package pricingtest
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -16,6 +17,46 @@ type Catalog struct {
 	GPUs   map[string]pricing.GPUSpec
 	List   []pricing.Offer
 	Advice map[string]pricing.SpotAdvice // key: provider/region/type
+	// Commitments are the commitment rates CommitmentRate answers from.
+	Commitments []pricing.CommitmentRate
+}
+
+// AddCommitment registers the rate of a type in a region under one
+// commitment kind and term, given as a discount percent off the on-demand
+// price registered with AddOffer (which must come first). Payment is
+// pricing.PayNoUpfront for Savings Plan kinds, else the kind's own.
+func (c *Catalog) AddCommitment(p fleet.Provider, region, typ string, kind pricing.CommitmentKind, term string, discountPercent float64) *Catalog {
+	o, ok := c.Offer(p, region, typ)
+	if !ok || o.OnDemand == nil {
+		panic("pricingtest: AddCommitment before AddOffer for " + typ)
+	}
+	pay := pricing.PayNoUpfront
+	switch kind {
+	case pricing.Reservation:
+		pay = pricing.PayUpfrontOrMonthly
+	case pricing.ResourceCUD:
+		pay = pricing.PayMonthly
+	}
+	od := o.OnDemand.Hourly
+	hourly := od.Mul(decimal.NewFromFloat(1 - discountPercent/100)).Round(6)
+	c.Commitments = append(c.Commitments, pricing.CommitmentRate{
+		Provider: p, Region: region, InstanceType: typ, Kind: kind, Term: term, Payment: pay,
+		Hourly: hourly, OnDemandHourly: od, DiscountPercent: discountPercent,
+		Source: "test commitment rates", Origin: "test", AsOf: "2026-11-30",
+	})
+	return c
+}
+
+// CommitmentRate returns the first registered rate matching q (names
+// without case; an empty q.Payment matches any).
+func (c *Catalog) CommitmentRate(q pricing.CommitmentQuery) (pricing.CommitmentRate, bool) {
+	for _, r := range c.Commitments {
+		if r.Provider == q.Provider && strings.EqualFold(r.Region, q.Region) && strings.EqualFold(r.InstanceType, q.InstanceType) &&
+			r.Kind == q.Kind && r.Term == q.Term && (q.Payment == "" || q.Payment == r.Payment) {
+			return r, true
+		}
+	}
+	return pricing.CommitmentRate{}, false
 }
 
 // AddGPU registers a GPU model.

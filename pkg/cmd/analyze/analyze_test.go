@@ -139,10 +139,12 @@ func TestDemoReport(t *testing.T) {
 		{"idle-stop:nd-h100-eval", "71773.60", "0.00"},
 		// g5.2xlarge 1.212 $/h × 730 → g5.xlarge 1.006 $/h × 730.
 		{"rightsize:infer-g5-1", "884.76", "734.38"},
-		// The g5 family's two kept replicas commit 2 × 1.006 = 2.012 $/h: saving
-		// 2.012 × 730 − round(2.012 × 0.65 × 730) = 1468.76 − 954.69 = 514.07,
-		// split 257.04 + 257.03 (the odd cent to the first by ID).
-		{"commitment:infer-g5-1", "734.38", "477.34"},
+		// The g5 family's two kept replicas commit 2 × 1.006 = 2.012 $/h at the
+		// catalog's 1-year Compute Savings Plan rate for g5.xlarge in us-east-1
+		// (Convertible RI no upfront, 21.25 % off): saving 2.012 × 730 −
+		// round(2.012 × 0.7875 × 730) = 1468.76 − 1156.65 = 312.11, split
+		// 156.06 + 156.05 (the odd cent to the first by ID).
+		{"commitment:infer-g5-1", "734.38", "578.32"},
 		// g4dn.xlarge 0.526 $/h × 730 → Mon–Fri 08:00–18:00 = 50 h/week × 730/168.
 		{"schedule:nb-g4dn-1", "383.98", "114.28"},
 		// GCP a2-highgpu-1g us-central1: host 0.73948 + A100 2.93391 = 3.67339 $/h × 730,

@@ -116,16 +116,14 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	defer in.Finish(opts.IO.ErrOut, &err)
 	cfg, cat, fl := in.Config, in.Catalog, in.Fleet
 	policy := cfg.Policy
-	switch opts.Term {
-	case cplan.Term1y:
-		policy.Commitment.Term, policy.Commitment.Discounts3y = cplan.Term1y, map[string]float64{}
-	case cplan.Term3y:
-		policy.Commitment.Term, policy.Commitment.Discounts1y = cplan.Term3y, map[string]float64{}
+	if opts.Term != termBoth {
+		policy.Commitment.Term = opts.Term
 	}
 	terms := discounts(policy.Commitment, opts.Term)
 	// The engine plans commitments after idle-stop, schedules, rightsizing,
-	// quantization, sharing and spot; this command shows that plan in full.
-	p := recommend.Run(fl, cat, policy).Commitments
+	// quantization, sharing and spot, at each type's commitment rate; this
+	// command shows that plan in full.
+	p := onlyTerm(recommend.Run(fl, cat, policy).Commitments, opts.Term)
 	if opts.Output == "json" {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
@@ -139,7 +137,33 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	return writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}, p)
 }
 
-// discounts are the policy's commitment discounts per provider for the term
+// onlyTerm keeps one term of each group ("both" keeps every term), its
+// recommendation and the plan's total following.
+func onlyTerm(p cplan.Plan, term string) cplan.Plan {
+	if term == termBoth {
+		return p
+	}
+	p.SavingsMonthly = decimal.Zero
+	for i, g := range p.Groups {
+		var kept []cplan.TermPlan
+		for _, t := range g.Terms {
+			if t.Term == term {
+				kept = append(kept, t)
+			}
+		}
+		g.Terms, g.Recommended = append([]cplan.TermPlan{}, kept...), cplan.None
+		for _, t := range kept {
+			if t.SavingsMonthly.IsPositive() {
+				g.Recommended = t.Term
+				p.SavingsMonthly = p.SavingsMonthly.Add(t.SavingsMonthly)
+			}
+		}
+		p.Groups[i] = g
+	}
+	return p
+}
+
+// discounts are the policy's configured commitment discounts per provider for the term
 // ("1y", "3y" or "both").
 func discounts(pol recommend.CommitmentPolicy, term string) map[fleet.Provider]cplan.Terms {
 	out := map[fleet.Provider]cplan.Terms{}
@@ -172,7 +196,7 @@ func writeTable(w io.Writer, tty bool, h header, p cplan.Plan) error {
 		name = "fleet"
 	}
 	fmt.Fprintf(w, "Commitment plan for %s (%s): %d groups, usage over %s, scaled to 730 h a month\n", name, h.source, len(p.Groups), axisText(p))
-	fmt.Fprintf(w, "Discounts (policy; set your negotiated rates in the config): %s\n", discountText(h.terms, h.names))
+	fmt.Fprintf(w, "Rates: the catalog's commitment data per type and region (docs/catalog.md), live Savings Plans rates on AWS scans; configured discounts: %s\n", discountText(h.terms, h.names))
 	for _, g := range p.Groups {
 		fmt.Fprintln(w)
 		if err := writeGroup(w, tty, g); err != nil {
@@ -248,8 +272,17 @@ func writeGroup(w io.Writer, tty bool, g cplan.GroupPlan) error {
 		if len(g.PlacementAssumed) > 0 {
 			fmt.Fprintf(w, "placement assumed: %s\n", strings.Join(g.PlacementAssumed, ", "))
 		}
+		if tr := g.Trend; tr != nil {
+			fmt.Fprintf(w, "trend: usage %s %s%% in the last week (mean %s → %s USD/h): sized on the last week\n",
+				tr.Direction, pct(math.Abs(tr.ChangePercent)), fixed(tr.EarlierMean), fixed(tr.RecentMean))
+		}
+		for _, t := range g.Terms {
+			if t.Quantity > 0 {
+				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4))
+			}
+		}
 		if len(g.Terms) == 0 {
-			fmt.Fprintln(w, "no commitment discount is set for this provider")
+			fmt.Fprintln(w, "no commitment rate is known for these types in this region: no commitment advised")
 		} else if err := writeTerms(w, tty, g); err != nil {
 			return err
 		}

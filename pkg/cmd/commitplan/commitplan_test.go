@@ -240,7 +240,7 @@ func TestCommitPlanJSONAddsUp(t *testing.T) {
 	}
 }
 
-func TestCommitPlanWithoutDiscounts(t *testing.T) {
+func TestCommitPlanConfiguredDiscounts(t *testing.T) {
 	pol := recommend.DefaultPolicy()
 	pol.Commitment.Discounts1y = map[string]float64{"aws": 0.35}
 	opts, out := demoOptions(t, "table", false, pol)
@@ -250,13 +250,15 @@ func TestCommitPlanWithoutDiscounts(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"no commitment discounts are set for gcp: its groups get no commitment",
-		"no commitment discount is set for this provider",
-		"Discounts (policy; set your negotiated rates in the config): aws Compute Savings Plan 1y 35%\n",
+		"configured discounts: aws Compute Savings Plan 1y 35%\n",
+		"35%",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
+	}
+	if strings.Contains(s, "3y ") {
+		t.Errorf("--term 1y shows a 3y term:\n%s", s)
 	}
 }
 

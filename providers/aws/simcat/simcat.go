@@ -19,12 +19,27 @@ import (
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 )
 
-// Savings Plans rates the simulator serves: gpufinops's default policy
-// discounts, since the catalog has no Savings Plans rates.
+// Savings Plans discounts the simulator serves for a type the catalog has no
+// commitment rate for. Types with a rate are served the catalog's Compute
+// Savings Plan rate (no upfront) so that a scan through the simulator and
+// the same fleet read from a file price commitments alike.
 var (
 	SavingsPlanDiscount1y = decimal.RequireFromString("0.35")
 	SavingsPlanDiscount3y = decimal.RequireFromString("0.55")
 )
+
+// savingsPlanRate is the Compute Savings Plan no-upfront rate of a type for
+// a term: the catalog's discount applied to its on-demand price, else the
+// fallback discount.
+func savingsPlanRate(cat pricing.Catalog, region, instanceType, term string, od, fallback decimal.Decimal) string {
+	one := decimal.NewFromInt(1)
+	if r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.AWS, Region: region, InstanceType: instanceType,
+		Kind: pricing.ComputeSavingsPlan, Term: term, Payment: pricing.PayNoUpfront}); ok && r.DiscountPercent > 0 {
+		d := decimal.NewFromFloat(r.DiscountPercent).Div(decimal.NewFromInt(100))
+		return od.Mul(one.Sub(d)).Round(6).String()
+	}
+	return od.Mul(one.Sub(fallback)).String()
+}
 
 // Options derives the simulator's instance types and prices from the
 // catalog, for the AWS instance types of the fleet in the regions where the
@@ -143,13 +158,12 @@ func priceRow(region, instanceType string, cat pricing.Catalog) (sim.PriceRow, b
 		return sim.PriceRow{}, false
 	}
 	od := o.OnDemand.Hourly
-	one := decimal.NewFromInt(1)
 	row := sim.PriceRow{
 		Region:        region,
 		InstanceType:  instanceType,
 		OnDemand:      od.String(),
-		SavingsPlan1y: od.Mul(one.Sub(SavingsPlanDiscount1y)).String(),
-		SavingsPlan3y: od.Mul(one.Sub(SavingsPlanDiscount3y)).String(),
+		SavingsPlan1y: savingsPlanRate(cat, region, instanceType, pricing.Term1y, od, SavingsPlanDiscount1y),
+		SavingsPlan3y: savingsPlanRate(cat, region, instanceType, pricing.Term3y, od, SavingsPlanDiscount3y),
 	}
 	if o.Spot != nil {
 		row.Spot = map[string]string{zoneName(region, o.Spot.Zone): o.Spot.Hourly.String()}

@@ -7,7 +7,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
-	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
@@ -86,11 +85,18 @@ func TestBuildOptionsDemo(t *testing.T) {
 		if !od.Equal(o.OnDemand.Hourly) {
 			t.Errorf("%s %s on-demand %s, catalog %s", row.Region, row.InstanceType, od, o.OnDemand.Hourly)
 		}
-		if sp := decimal.RequireFromString(row.SavingsPlan1y); !sp.Equal(od.Mul(one.Sub(SavingsPlanDiscount1y))) || !sp.LessThan(od) {
-			t.Errorf("%s 1y rate %s for on-demand %s", row.InstanceType, sp, od)
-		}
-		if sp := decimal.RequireFromString(row.SavingsPlan3y); !sp.Equal(od.Mul(one.Sub(SavingsPlanDiscount3y))) {
-			t.Errorf("%s 3y rate %s for on-demand %s", row.InstanceType, sp, od)
+		// The catalog's Compute Savings Plan rate (its offline stand-in),
+		// as a discount off the catalog's on-demand price.
+		for _, tc := range []struct{ term, got string }{{"1y", row.SavingsPlan1y}, {"3y", row.SavingsPlan3y}} {
+			r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.AWS, Region: row.Region, InstanceType: row.InstanceType, Kind: pricing.ComputeSavingsPlan, Term: tc.term, Payment: pricing.PayNoUpfront})
+			if !ok {
+				t.Errorf("%s %s: no catalog rate", row.InstanceType, tc.term)
+				continue
+			}
+			want := od.Mul(one.Sub(decimal.NewFromFloat(r.DiscountPercent).Div(decimal.NewFromInt(100)))).Round(6)
+			if sp := decimal.RequireFromString(tc.got); !sp.Equal(want) || !sp.LessThan(od) {
+				t.Errorf("%s %s rate %s for on-demand %s, want %s", row.InstanceType, tc.term, sp, od, want)
+			}
 		}
 		if o.Spot != nil {
 			if len(row.Spot) != 1 {
@@ -119,14 +125,12 @@ func findType(t *testing.T, types []sim.TypeInfo, name string) sim.TypeInfo {
 	return sim.TypeInfo{}
 }
 
-// The Savings Plans discounts are the default policy's for AWS.
-func TestSavingsPlanDiscountsArePolicyDefaults(t *testing.T) {
-	p := recommend.DefaultPolicy().Commitment
-	if got := SavingsPlanDiscount1y.InexactFloat64(); got != p.Discounts1y["aws"] {
-		t.Errorf("1y discount %v, policy default %v", got, p.Discounts1y["aws"])
-	}
-	if got := SavingsPlanDiscount3y.InexactFloat64(); got != p.Discounts3y["aws"] {
-		t.Errorf("3y discount %v, policy default %v", got, p.Discounts3y["aws"])
+// The simulator's Savings Plans discounts are fractions, 3 years deeper than 1.
+// (The policy no longer has default discounts: rates come from the catalog.)
+func TestSavingsPlanDiscounts(t *testing.T) {
+	d1, d3 := SavingsPlanDiscount1y.InexactFloat64(), SavingsPlanDiscount3y.InexactFloat64()
+	if !(d1 > 0 && d1 < d3 && d3 < 1) {
+		t.Errorf("discounts 1y %v, 3y %v", d1, d3)
 	}
 }
 
