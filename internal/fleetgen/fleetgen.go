@@ -309,7 +309,7 @@ func (g *gen) samples(w *fleet.TimeRange, gpus int) []fleet.Sample {
 			s.GPU[k] = math.Round(v*(0.6+0.4*g.r.Float64())*10) / 10
 		}
 		if g.chance(0.8) {
-			s.GPUMemory = fleet.PerGPU{math.Round(g.r.Float64() * 900) / 10}
+			s.GPUMemory = fleet.PerGPU{math.Round(g.r.Float64()*900) / 10}
 		}
 		if g.chance(0.7) {
 			c := math.Round(g.r.Float64()*1000) / 10
