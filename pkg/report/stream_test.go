@@ -40,21 +40,21 @@ func TestWriteJSONStreamMatchesEncoder(t *testing.T) {
 		C *Number `json:"c,omitempty"`
 	}
 	type odd struct {
-		Empty    []string          `json:"empty"`
-		Nil      []string          `json:"nil"`
-		Omit     []string          `json:"omit,omitempty"`
-		Zero     time.Time         `json:"zero,omitzero"`
-		When     time.Time         `json:"when"`
-		Map      map[string]int    `json:"map"`
-		HTML     string            `json:"html"`
-		Inner    inner             `json:"inner"`
-		Ptr      *inner            `json:"ptr"`
-		NilPtr   *inner            `json:"nilPtr"`
-		List     []inner           `json:"list"`
-		Deep     [][]inner         `json:"deep"`
-		Any      any               `json:"any"`
-		Skip     string            `json:"-"`
-		Dash     string            `json:"-,"`
+		Empty    []string       `json:"empty"`
+		Nil      []string       `json:"nil"`
+		Omit     []string       `json:"omit,omitempty"`
+		Zero     time.Time      `json:"zero,omitzero"`
+		When     time.Time      `json:"when"`
+		Map      map[string]int `json:"map"`
+		HTML     string         `json:"html"`
+		Inner    inner          `json:"inner"`
+		Ptr      *inner         `json:"ptr"`
+		NilPtr   *inner         `json:"nilPtr"`
+		List     []inner        `json:"list"`
+		Deep     [][]inner      `json:"deep"`
+		Any      any            `json:"any"`
+		Skip     string         `json:"-"`
+		Dash     string         `json:"-,"`
 		NoTag    int
 		Money    Money             `json:"money"`
 		Tags     map[string]string `json:"tags,omitempty"`

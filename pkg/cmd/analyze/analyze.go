@@ -157,10 +157,14 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	}
 
 	plan := recommend.Run(fl, cat, policy)
+	// The plan is all the rest needs: let the fleet (its samples above all) go
+	// before the report is built beside the plan.
+	fleetName := fl.Metadata.Name
+	in.Fleet, fl = nil, nil
 	rep := report.New(plan, report.Meta{
 		GeneratedAt: opts.Now(),
 		ToolVersion: build.Version,
-		FleetName:   fl.Metadata.Name,
+		FleetName:   fleetName,
 		FleetSource: source,
 		Catalog:     cat.Sources(),
 	})
