@@ -400,7 +400,14 @@ type Warning struct {
 
 // New builds the report for plan. It copies the plan's figures (rounded to
 // cents) and keeps its order; it computes no money.
-func New(plan recommend.Plan, meta Meta) *Report {
+func New(plan recommend.Plan, meta Meta) *Report { return build(&plan, meta, false) }
+
+// Consume is New for a plan the caller is done with: it releases each part of
+// the plan as soon as that part is in the report, so that a large fleet's plan
+// and report are not both whole in memory. *plan is empty afterwards.
+func Consume(plan *recommend.Plan, meta Meta) *Report { return build(plan, meta, true) }
+
+func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	r := &Report{
 		SchemaVersion:   SchemaVersion,
 		GeneratedAt:     meta.GeneratedAt.UTC().Truncate(time.Second),
@@ -417,14 +424,23 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, s := range meta.Catalog {
 		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
 	}
-	for _, rec := range plan.Recommendations {
-		r.Recommendations = append(r.Recommendations, newRecommendation(rec))
+	for i := range plan.Recommendations {
+		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i]))
+		if release {
+			plan.Recommendations[i] = recommend.Recommendation{}
+		}
 	}
-	for _, ic := range plan.Instances {
-		r.Instances = append(r.Instances, newInstance(ic))
+	for i := range plan.Instances {
+		r.Instances = append(r.Instances, newInstance(plan.Instances[i]))
+		if release {
+			plan.Instances[i] = recommend.InstanceCost{}
+		}
 	}
 	for _, w := range plan.Warnings {
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: w.Message})
+	}
+	if release {
+		plan.Recommendations, plan.Instances, plan.Warnings = nil, nil, nil
 	}
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
@@ -432,6 +448,9 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	r.TagAudit = newTagAudit(gov.Audit)
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
+	if release {
+		*plan = recommend.Plan{}
+	}
 	return r
 }
 

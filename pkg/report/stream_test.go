@@ -3,8 +3,11 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
 // encoderJSON is what writeJSON wrote before it streamed: the whole document
@@ -80,5 +83,19 @@ func TestWriteJSONStreamMatchesEncoder(t *testing.T) {
 				t.Errorf("streamed JSON differs from the encoder's\n got: %s\nwant: %s", got, want)
 			}
 		})
+	}
+}
+
+// TestConsumeIsNew: Consume gives New's report and empties the plan.
+func TestConsumeIsNew(t *testing.T) {
+	meta := Meta{GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), FleetName: "f"}
+	want := encoderJSON(t, New(testPlan(), meta))
+	plan := testPlan()
+	got := encoderJSON(t, Consume(&plan, meta))
+	if !bytes.Equal(got, want) {
+		t.Errorf("Consume's report differs from New's:\n%s\n%s", got, want)
+	}
+	if plan.Recommendations != nil || plan.Instances != nil || !reflect.DeepEqual(plan, recommend.Plan{}) {
+		t.Error("the plan is not released")
 	}
 }

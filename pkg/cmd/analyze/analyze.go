@@ -161,7 +161,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	// before the report is built beside the plan.
 	fleetName := fl.Metadata.Name
 	in.Fleet, fl = nil, nil
-	rep := report.New(plan, report.Meta{
+	rep := report.Consume(&plan, report.Meta{
 		GeneratedAt: opts.Now(),
 		ToolVersion: build.Version,
 		FleetName:   fleetName,
