@@ -131,6 +131,18 @@ func parse(data []byte, asJSON bool) (*Fleet, error) {
 			return nil, yamlError(err, data)
 		}
 	}
+	if t := bytes.TrimLeft(j, " \t\r\n"); piecewise && len(t) > 0 && t[0] == '{' {
+		// A mapping, the only valid document: decoded piecewise (decode.go).
+		f, err := decodeLarge(j, asJSON)
+		if err != nil {
+			return nil, err
+		}
+		f.applyDefaults()
+		if err := f.Validate(); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
 	doc, err := decodeJSON(j)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -222,7 +223,7 @@ type WeekMinutes [MinutesPerWeek]bool
 func (s *Schedule) Week() (*WeekMinutes, *time.Location, error) {
 	loc := time.UTC
 	if s.Timezone != "" {
-		l, err := time.LoadLocation(s.Timezone)
+		l, err := loadLocation(s.Timezone)
 		if err != nil {
 			return nil, nil, fmt.Errorf("timezone: %q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
 		}
@@ -268,6 +269,24 @@ func (s *Schedule) HoursPerWeek() (float64, error) {
 		}
 	}
 	return float64(minutes) / 60, nil
+}
+
+// locations caches time.LoadLocation, which reads and parses the zone's file
+// on every call: a large fleet reads the same few zones for every schedule.
+var locations sync.Map // name → *time.Location
+
+func loadLocation(name string) (*time.Location, error) {
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	if name != "Local" { // follows $TZ, which may change
+		locations.Store(name, l)
+	}
+	return l, nil
 }
 
 func parseClock(s string) (int, error) {

@@ -502,7 +502,14 @@ func (s *WarningScope) String() string {
 
 // New builds the report for plan. It copies the plan's figures (rounded to
 // cents) and keeps its order; it computes no money.
-func New(plan recommend.Plan, meta Meta) *Report {
+func New(plan recommend.Plan, meta Meta) *Report { return build(&plan, meta, false) }
+
+// Consume is New for a plan the caller is done with: it releases each part of
+// the plan as soon as that part is in the report, so that a large fleet's plan
+// and report are not both whole in memory. *plan is empty afterwards.
+func Consume(plan *recommend.Plan, meta Meta) *Report { return build(plan, meta, true) }
+
+func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	r := &Report{
 		SchemaVersion:   SchemaVersion,
 		GeneratedAt:     meta.GeneratedAt.UTC().Truncate(time.Second),
@@ -519,8 +526,11 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, s := range meta.Catalog {
 		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
 	}
-	for _, rec := range plan.Recommendations {
-		r.Recommendations = append(r.Recommendations, newRecommendation(rec))
+	for i := range plan.Recommendations {
+		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i]))
+		if release {
+			plan.Recommendations[i] = recommend.Recommendation{}
+		}
 	}
 	// An instance a failed metrics source left without utilization is
 	// marked unknown, and its engine warning says why.
@@ -531,12 +541,15 @@ func New(plan recommend.Plan, meta Meta) *Report {
 			noUtil[w.ResourceID] = true
 		}
 	}
-	for _, ic := range plan.Instances {
-		in := newInstance(ic)
+	for i := range plan.Instances {
+		in := newInstance(plan.Instances[i])
 		if _, ok := unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
 			in.UtilizationSource = fleet.UtilizationUnknown
 		}
 		r.Instances = append(r.Instances, in)
+		if release {
+			plan.Instances[i] = recommend.InstanceCost{}
+		}
 	}
 	for _, sw := range meta.ScanWarnings {
 		r.Warnings = append(r.Warnings, newScanWarning(sw))
@@ -548,12 +561,18 @@ func New(plan recommend.Plan, meta Meta) *Report {
 		}
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: msg})
 	}
+	if release {
+		plan.Recommendations, plan.Instances, plan.Warnings = nil, nil, nil
+	}
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
 	r.AIMetrics = newAIMetrics(gov.Metrics)
 	r.TagAudit = newTagAudit(gov.Audit)
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
+	if release {
+		*plan = recommend.Plan{}
+	}
 	return r
 }
 

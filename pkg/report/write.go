@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -49,12 +48,10 @@ func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
 	return fmt.Errorf("unknown output format %q: use one of %s", format, strings.Join(Formats, ", "))
 }
 
-// writeJSON writes the envelope indented by two spaces, with a final newline.
+// writeJSON writes the envelope indented by two spaces, with a final newline,
+// a piece at a time (see writeJSONStream).
 func writeJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(r)
+	return writeJSONStream(w, r)
 }
 
 // CSVHeader is the header row of the csv format.

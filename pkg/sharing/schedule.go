@@ -16,7 +16,19 @@ type availability struct {
 	// known: the minutes of the week are known (a valid schedule).
 	known bool
 	tz    string
-	on    [minutesPerWeek / 64]uint64
+	on    [weekWords]uint64
+}
+
+// weekWords is the number of 64-bit words that hold a week of minutes; the
+// last word is partial (10,080 = 157 × 64 + 32).
+const weekWords = (minutesPerWeek + 63) / 64
+
+// fullWord is the value of word i when every minute it holds is on.
+func fullWord(i int) uint64 {
+	if n := minutesPerWeek - i*64; n < 64 {
+		return 1<<n - 1
+	}
+	return ^uint64(0)
 }
 
 func availabilityOf(t Tenant) availability {
@@ -39,8 +51,8 @@ func availabilityOf(t Tenant) availability {
 		}
 	}
 	full := true
-	for _, w := range a.on {
-		if w != ^uint64(0) {
+	for i, w := range a.on {
+		if w != fullWord(i) {
 			full = false
 			break
 		}

@@ -171,10 +171,14 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	}
 
 	plan := recommend.Run(fl, cat, policy)
-	rep := report.New(plan, report.Meta{
+	// The plan is all the rest needs: let the fleet (its samples above all) go
+	// before the report is built beside the plan.
+	fleetName := fl.Metadata.Name
+	in.Fleet, fl = nil, nil
+	rep := report.Consume(&plan, report.Meta{
 		GeneratedAt: opts.Now(),
 		ToolVersion: build.Version,
-		FleetName:   fl.Metadata.Name,
+		FleetName:   fleetName,
 		FleetSource: source,
 		Catalog:     cat.Sources(),
 		// A failed region or metrics source is in the report itself, not

@@ -25,7 +25,9 @@ var helpTopics = []helpTopic{
 		long: `gpufinops exits with one of these codes. They are stable; scripts may rely on them.
 
   0  success
-  1  an error not covered below
+  1  an error not covered below, including an internal error: a bug in
+     gpufinops (one line on stderr; GPUFINOPS_DEBUG=1 adds the stack), never
+     reported as bad input
   2  usage error or invalid input: a bad flag, an unreadable or invalid fleet,
      config or report file (the message names the file, instance and field)
   3  partial results: some scope (a provider, region or account) or its metrics
@@ -33,6 +35,12 @@ var helpTopics = []helpTopic{
      output for the rest was written, with the failures as warnings inside it
   4  missing or insufficient credentials or permissions
   5  a --fail-on gate tripped; the report was written first
+
+Running out of memory is fatal in Go and cannot be turned into one of these
+codes: the runtime prints "fatal error: out of memory" and exits 2. To make
+that unlikely, gpufinops sets a soft memory limit (the garbage collector works
+harder near it instead of growing): GPUFINOPS_MEMORY_LIMIT (e.g. 2GiB, or off),
+else GOMEMLIMIT, else 90% of the container's (cgroup) memory limit.
 `,
 	},
 }
@@ -70,10 +78,13 @@ of each key are in docs/rules.md.
 	b.WriteString(`
 Other variables:
 
-  NO_COLOR           disable colour in tables (any value)
-  XDG_CONFIG_HOME    where the default configuration file is looked for
-  XDG_STATE_HOME     where idle-stop keeps its audit log and locks by default
-                     ($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)
+  NO_COLOR                 disable colour in tables (any value)
+  GPUFINOPS_DEBUG          print the stack of an internal error (any value)
+  GPUFINOPS_MEMORY_LIMIT   soft memory limit, e.g. 2GiB or off (see help exit-codes)
+  GOMEMLIMIT               the Go runtime's soft memory limit, when the above is unset
+  XDG_CONFIG_HOME          where the default configuration file is looked for
+  XDG_STATE_HOME           where idle-stop keeps its audit log and locks by default
+                           ($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)
 `)
 	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -36,6 +37,10 @@ import (
 // A second signal ends the process at once.
 func Main() cmdutil.ExitCode {
 	f := factory.New()
+	if err := applyMemoryLimit(os.Getenv, cgroupMemoryLimit); err != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "gpufinops: %s\n", err)
+		return cmdutil.ExitCodeFor(err)
+	}
 	ctx, stop := NotifyContext(context.Background())
 	defer stop()
 	return Run(ctx, f, os.Args[1:])
@@ -68,8 +73,15 @@ func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
 }
 
 // Run executes args against a factory and returns the exit code; tests call it
-// in-process.
-func Run(ctx context.Context, f *cmdutil.Factory, args []string) cmdutil.ExitCode {
+// in-process. A panic in the command is an internal error: one line on
+// stderr (the stack too when GPUFINOPS_DEBUG is set) and exit code 1, never
+// the runtime's exit code 2, which means bad input.
+func Run(ctx context.Context, f *cmdutil.Factory, args []string) (code cmdutil.ExitCode) {
+	defer func() {
+		if r := recover(); r != nil {
+			code = internalError(f.IOStreams.ErrOut, os.Getenv, r, debug.Stack())
+		}
+	}()
 	cmd := NewCmdRoot(f)
 	cmd.SetArgs(args)
 	cmd.SetIn(f.IOStreams.In)

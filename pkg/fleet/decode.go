@@ -1,0 +1,164 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
+)
+
+// The decoding of large fleet documents. A fleet file of 150,000 instances is
+// some 50–100 MB of JSON; decoded into a generic tree (map[string]any per
+// object) it is ten times that. decodeLarge reads the document one level deep
+// and the instances one at a time, each checked against the schema and
+// decoded before the next is read, so no generic tree of the whole document
+// exists. Errors are the ones parse reports for a tree: same messages, same
+// order (header, unknown and top-level fields, then the first bad instance).
+
+var instanceType = reflect.TypeFor[Instance]()
+
+// piecewise selects decodeLarge for mappings; tests turn it off to compare
+// with decoding the whole tree.
+var piecewise = true
+
+// placeholderInstances stands for a list of instances in the top-level
+// mapping while they are checked one by one.
+var placeholderInstances = []any{}
+
+// decodeLarge decodes a JSON document whose first character is "{". It
+// returns the fleet, not yet defaulted or validated.
+func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
+	// Syntax and trailing data first, as decodeJSON does, without building
+	// anything: a struct without fields skips every value.
+	dec := json.NewDecoder(bytes.NewReader(j))
+	var skip struct{}
+	if err := dec.Decode(&skip); err != nil {
+		return nil, jsonSyntaxError(err, j)
+	}
+	if rest := bytes.TrimLeft(j[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		line, col := lineCol(j, int64(len(j)-len(rest)+1))
+		return nil, &Error{Instance: -1, Line: line, Column: col, Msg: "unexpected data after the document"}
+	}
+	if asJSON { // YAMLToJSONStrict has already refused duplicate keys
+		if err := checkDuplicateKeys(j); err != nil {
+			return nil, err
+		}
+	}
+	root, instances, err := decodeTopLevel(j)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkHeader(root); err != nil {
+		return nil, err
+	}
+	if root["instances"] == nil {
+		return nil, &Error{Instance: -1, Field: "instances", Msg: "missing; give a list (it may be empty)"}
+	}
+	if path, msg := check(root, reflect.TypeFor[Fleet](), ""); msg != "" {
+		return nil, locate(path, nil, msg)
+	}
+	f := &Fleet{APIVersion: root["apiVersion"].(string), Kind: root["kind"].(string)}
+	if md := root["metadata"]; md != nil {
+		if err := redecode(md, &f.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	if f.Instances, err = decodeInstances(instances); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decodeTopLevel decodes every top-level value but the instances, which it
+// returns raw; a list of them is a placeholder in the mapping.
+func decodeTopLevel(j []byte) (map[string]any, json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // "{"
+		return nil, nil, err
+	}
+	root := map[string]any{}
+	var instances json.RawMessage
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key := kt.(string)
+		if key != "instances" {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				return nil, nil, err
+			}
+			root[key] = v
+			continue
+		}
+		if err := dec.Decode(&instances); err != nil {
+			return nil, nil, err
+		}
+		if t := bytes.TrimLeft(instances, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			root[key] = placeholderInstances
+			continue
+		}
+		v, err := decodeJSON(instances) // not a list: the checks name it
+		if err != nil {
+			return nil, nil, err
+		}
+		root[key], instances = v, nil
+	}
+	return root, instances, nil
+}
+
+// decodeInstances checks and decodes a JSON list of instances one at a time.
+func decodeInstances(raw json.RawMessage) ([]Instance, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // "["
+		return nil, err
+	}
+	out := []Instance{}
+	var elem json.RawMessage
+	for i := 0; dec.More(); i++ {
+		if err := dec.Decode(&elem); err != nil {
+			return nil, err
+		}
+		v, err := decodeJSON(elem)
+		if err != nil {
+			return nil, err
+		}
+		if path, msg := check(v, instanceType, fmt.Sprintf("instances[%d]", i)); msg != "" {
+			return nil, locate(path, func(int) string {
+				in, _ := v.(map[string]any)
+				id, _ := in["id"].(string)
+				return id
+			}, msg)
+		}
+		var in Instance
+		if v != nil { // null is an instance with nothing given, as in a list decoded whole
+			d := json.NewDecoder(bytes.NewReader(elem))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&in); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// redecode decodes a checked generic value into its typed form.
+func redecode(v any, dst any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(dst); err != nil && err != io.EOF {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// streamDepth is how deep writeJSON walks the report itself: the envelope,
+// its sections and their lists. Below it each value (one recommendation, one
+// instance) is encoded whole. The output is byte for byte what
+// json.Encoder with SetIndent("", "  ") and SetEscapeHTML(false) writes, but
+// the whole document is never in memory: for a large fleet that is several
+// times the report's size.
+const streamDepth = 3
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// streamer writes indented JSON in pieces.
+type streamer struct {
+	w   *bufio.Writer
+	buf bytes.Buffer
+	err error
+}
+
+// writeJSONStream writes v as writeJSON's encoder would, with a final newline.
+func writeJSONStream(w io.Writer, v any) error {
+	s := &streamer{w: bufio.NewWriterSize(w, 64<<10)}
+	s.value(reflect.ValueOf(v), "", 0)
+	s.write("\n")
+	if s.err != nil {
+		return s.err
+	}
+	return s.w.Flush()
+}
+
+func (s *streamer) write(str string) {
+	if s.err == nil {
+		_, s.err = s.w.WriteString(str)
+	}
+}
+
+// leaf encodes v whole, indented as if it started at prefix.
+func (s *streamer) leaf(v reflect.Value, prefix string) {
+	if s.err != nil {
+		return
+	}
+	s.buf.Reset()
+	enc := json.NewEncoder(&s.buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, "  ")
+	if err := enc.Encode(v.Interface()); err != nil {
+		s.err = err
+		return
+	}
+	_, s.err = s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+}
+
+// streamable reports whether t is walked rather than encoded whole: a plain
+// struct (no custom marshaling, no embedded or ",string" fields) or a slice.
+func streamable(t reflect.Type) bool {
+	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) ||
+		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		return t.Elem().Kind() != reflect.Uint8 // []byte is base64
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous || strings.Contains(f.Tag.Get("json"), ",string") {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (s *streamer) value(v reflect.Value, prefix string, depth int) {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() || !streamable(v.Type().Elem()) {
+			s.leaf(v, prefix)
+			return
+		}
+		v = v.Elem()
+	}
+	if depth >= streamDepth || !streamable(v.Type()) {
+		s.leaf(v, prefix)
+		return
+	}
+	inner := prefix + "  "
+	if v.Kind() == reflect.Slice {
+		if v.IsNil() || v.Len() == 0 {
+			s.leaf(v, prefix)
+			return
+		}
+		s.write("[\n")
+		for i := range v.Len() {
+			if i > 0 {
+				s.write(",\n")
+			}
+			s.write(inner)
+			s.value(v.Index(i), inner, depth+1)
+		}
+		s.write("\n" + prefix + "]")
+		return
+	}
+	t := v.Type()
+	first := true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		fv := v.Field(i)
+		if omitted(fv, ","+opts+",") {
+			continue
+		}
+		if first {
+			s.write("{\n")
+			first = false
+		} else {
+			s.write(",\n")
+		}
+		s.write(inner)
+		s.leaf(reflect.ValueOf(name), inner)
+		s.write(": ")
+		s.value(fv, inner, depth+1)
+	}
+	if first {
+		s.write("{}")
+		return
+	}
+	s.write("\n" + prefix + "}")
+}
+
+// omitted applies encoding/json's omitempty and omitzero.
+func omitted(v reflect.Value, opts string) bool {
+	if strings.Contains(opts, ",omitempty,") {
+		switch v.Kind() {
+		case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+			if v.Len() == 0 {
+				return true
+			}
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+			if v.IsZero() {
+				return true
+			}
+		}
+	}
+	if strings.Contains(opts, ",omitzero,") {
+		if z, ok := v.Interface().(interface{ IsZero() bool }); ok {
+			if v.Kind() != reflect.Pointer || !v.IsNil() {
+				return z.IsZero()
+			}
+			return true
+		}
+		return v.IsZero()
+	}
+	return false
+}
