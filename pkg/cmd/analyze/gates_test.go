@@ -46,9 +46,9 @@ func TestFailOnGates(t *testing.T) {
 		gate   string
 		reason string // empty: does not trip
 	}{
-		{"savings>5000", "savings 87117.11 > 5000"},
-		{"savings>87117.11", ""},
-		{"savings>=87117.11", "savings 87117.11 >= 87117.11"},
+		{"savings>5000", "savings 87106.41 > 5000"},
+		{"savings>87106.41", ""},
+		{"savings>=87106.41", "savings 87106.41 >= 87106.41"},
 		{"savings-percent>20", "savings-percent "},
 		{"savings-percent>99", ""},
 		{"current-cost>1000", "current-cost "},
@@ -96,7 +96,7 @@ func TestFailOnTableAndReasons(t *testing.T) {
 	if want := golden(t, "testdata/demo-table.txt"); out != want {
 		t.Error("the table is not complete before the gate error")
 	}
-	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 87117.11 > 5000; idle-gpus ") {
+	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 87106.41 > 5000; idle-gpus ") {
 		t.Errorf("error %v (exit %d)", err, code)
 	}
 }
@@ -124,7 +124,7 @@ func TestFailOnMalformed(t *testing.T) {
 
 func TestJQ(t *testing.T) {
 	out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "87117.11\n" {
+	if err != nil || out != "87106.41\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "-o", "json", "-q", `[.recommendations[] | select(.kind == "idle-stop") | .resourceId] | sort | .[0]`)
@@ -204,8 +204,8 @@ func TestCurrencyRate(t *testing.T) {
 		t.Errorf("flag rate: %q", out)
 	}
 	// Gates compare USD figures whatever the currency printed.
-	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>87117")
-	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 87117.11 > 87117 (amounts in USD)" {
+	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>87106")
+	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 87106.41 > 87106 (amounts in USD)" {
 		t.Errorf("gate on a GBP report: %v (exit %d)", err, code)
 	}
 	for _, tc := range []struct {
