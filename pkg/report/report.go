@@ -426,6 +426,7 @@ func New(plan recommend.Plan, meta Meta) *Report {
 	for _, w := range plan.Warnings {
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: w.Message})
 	}
+	r.Warnings = append(r.Warnings, stalePriceWarnings(plan, meta.GeneratedAt)...)
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
 	r.AIMetrics = newAIMetrics(gov.Metrics)
