@@ -87,12 +87,30 @@ func FormatPlaces(d decimal.Decimal, code string, places int32) string {
 
 // Symbol is code's symbol as CLDR writes it in English: "$" for USD, "€",
 // "£", "¥", "₹", "CA$", or the code itself where there is none ("CHF").
+// A code x/text does not know is written as given when it is three
+// letters, else as the generic currency sign "¤".
 func Symbol(code string) string {
 	u, ok := unit(code)
 	if !ok {
-		return code
+		if isCode(code) {
+			return code
+		}
+		return "¤"
 	}
 	return printer.Sprint(currency.Symbol(u))
+}
+
+// isCode reports whether s is three ASCII upper-case letters.
+func isCode(s string) bool {
+	if len(s) != 3 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c < 'A' || c > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // separator is the space between an alphabetic symbol ("CHF") and digits.
