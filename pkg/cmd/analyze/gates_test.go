@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -216,6 +217,8 @@ func TestCurrencyRate(t *testing.T) {
 	}{
 		{[]string{"--currency", "EUR"}, "--currency EUR needs a rate: give --exchange-rate, set report.exchange_rates.EUR in the config file, or GPUFINOPS_REPORT_EXCHANGE_RATES_EUR"},
 		{[]string{"--currency", "euro", "--exchange-rate", "1.1"}, `--currency: "euro" is not a currency code (three letters, e.g. EUR)`},
+		{[]string{"--currency", "ZZZ", "--exchange-rate", "1.1"}, `--currency: "ZZZ" is not an ISO 4217 currency code (e.g. EUR, GBP, JPY)`},
+		{[]string{"--currency", "e1r", "--exchange-rate", "1.1"}, `--currency: "e1r" is not an ISO 4217 currency code`},
 		{[]string{"--currency", "EUR", "--exchange-rate", "-1"}, `--exchange-rate: "-1" is not a number above zero (units of EUR per USD)`},
 		{[]string{"--currency", "EUR", "--exchange-rate", "abc"}, `--exchange-rate: "abc" is not a number above zero`},
 		{[]string{"--exchange-rate", "0.92"}, "--exchange-rate needs --currency"},
@@ -274,6 +277,39 @@ func TestJSONStableOrder(t *testing.T) {
 	for n := 1; n < len(keys); n++ {
 		if keys[n-1] >= keys[n] {
 			t.Errorf("savingsByKind keys not sorted: %v", keys)
+		}
+	}
+}
+
+// TestCurrencyMinorUnits: yen have no minor units and KWD three, in every
+// format; the converted report still adds up.
+func TestCurrencyMinorUnits(t *testing.T) {
+	for _, tc := range []struct{ code, rate, sign, amount string }{
+		{"JPY", "151.37", "¥", `"currentMonthlyCost": [0-9]+,`},
+		{"KWD", "0.3071", "KWD ", `"currentMonthlyCost": [0-9]+\.[0-9]{3},`},
+	} {
+		out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--currency", tc.code, "--exchange-rate", tc.rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(tc.amount).MatchString(out) {
+			t.Errorf("%s JSON has no amount like %s", tc.code, tc.amount)
+		}
+		rep, err := report.Load(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Verify(); err != nil {
+			t.Errorf("%s: %v", tc.code, err)
+		}
+		for _, r := range rep.Recommendations {
+			if r.ProjectedMonthlyCost.Decimal().IsNegative() {
+				t.Errorf("%s: %s projects %s", tc.code, r.ID, r.ProjectedMonthlyCost)
+			}
+		}
+		table, _, _ := runAnalyze(t, nil, true, "--demo", "--currency", tc.code, "--exchange-rate", tc.rate)
+		if !strings.Contains(table, "Current "+tc.sign) {
+			t.Errorf("%s table does not lead with %q:\n%.300s", tc.code, tc.sign, table)
 		}
 	}
 }
