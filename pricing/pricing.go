@@ -48,7 +48,8 @@ type Price struct {
 	// AsOf is the date (YYYY-MM-DD) the price was taken.
 	AsOf string `json:"asOf"`
 	// History, when set, summarises the price over a trailing window (live
-	// spot prices: the zone's last 30 days).
+	// spot prices: the cheapest zone's last 30 days, and the median over
+	// every zone).
 	History *PriceHistory `json:"history,omitempty"`
 }
 
@@ -63,6 +64,13 @@ type PriceHistory struct {
 	Until string `json:"until"`
 	// Points is the number of price changes read in the window.
 	Points int `json:"points"`
+	// Median, when set, is the time-weighted median over every zone of the
+	// region and the whole window: what a machine placed in any zone
+	// typically paid. The engine plans spot with it rather than the
+	// cheapest zone's current price.
+	Median decimal.Decimal `json:"median,omitempty"`
+	// Zones is the number of zones Median is taken over.
+	Zones int `json:"zones,omitempty"`
 }
 
 // InstanceType is the hardware of one cloud instance type.

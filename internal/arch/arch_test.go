@@ -80,12 +80,14 @@ func TestImportRules(t *testing.T) {
 				fail("only commands import command packages")
 			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, adapterRoot(dep)):
 				fail("adapters are reached through providers/all and the factory only")
-			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance"):
-				fail("the engine sees only the snapshot, the catalog and the pure strategy packages")
+			case me == "pkg/money" && ours:
+				fail("pkg/money is a leaf: it formats amounts and imports nothing of gpufinops")
+			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance", "pkg/money"):
+				fail("the engine sees only the snapshot, the catalog, the pure strategy packages and the money formatter")
 			case under(me, "pkg/metrics") && ours && !under(dep, "pkg/fleet", "pkg/metrics"):
 				fail("metrics sources import only the snapshot and each other")
-			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm"):
-				fail("strategy packages are pure: they import only the snapshot, the catalog and pkg/llm")
+			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money"):
+				fail("strategy packages are pure: they import only the snapshot, the catalog, pkg/llm and the money formatter")
 			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
 				fail("pricing imports only pkg/fleet and itself")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):

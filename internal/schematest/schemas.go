@@ -74,6 +74,11 @@ type PriceRow struct {
 	SpotAdvice       *pricing.SpotAdvice `json:"spotAdvice,omitempty"`
 	Source           string              `json:"source"`
 	AsOf             string              `json:"asOf"`
+	// OnDemandAgeDays, SpotAgeDays and SpotAdviceAgeDays are days since each
+	// one's as-of date; null when there is no such price.
+	OnDemandAgeDays   *int `json:"onDemandAgeDays" jsonschema:"oneof_type=integer;null"`
+	SpotAgeDays       *int `json:"spotAgeDays" jsonschema:"oneof_type=integer;null"`
+	SpotAdviceAgeDays *int `json:"spotAdviceAgeDays,omitempty"`
 }
 
 // TagsAudit mirrors the `gpufinops tags audit -o json` document.

@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	moneyfmt "github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // Report is the governance part of a plan: the tag audit, the cost allocation
@@ -125,26 +126,7 @@ func (u *UnitCost) UnmarshalJSON(b []byte) error {
 }
 
 // Dollars formats an amount for sentences: "$71,773.60", "-$5.00".
-func Dollars(d decimal.Decimal) string {
-	s := d.StringFixed(2)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	whole, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteByte('$')
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	b.WriteByte('.')
-	b.WriteString(frac)
-	return b.String()
-}
+func Dollars(d decimal.Decimal) string { return moneyfmt.Format(d, moneyfmt.USD) }
 
 var hundred = decimal.NewFromInt(100)
 

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // DefaultNotifyTimeout bounds one webhook attempt.
@@ -161,7 +163,7 @@ func Format(s Summary, decisions []Decision) (headline, details string) {
 	}
 	fmt.Fprintf(&b, " %s %d of %d GPU machines", verb, n, s.Considered)
 	if n > 0 {
-		fmt.Fprintf(&b, ", saving $%s/hour ($%s/month)", s.HourlySavings.StringFixed(2), s.MonthlySavings.StringFixed(2))
+		fmt.Fprintf(&b, ", saving %s/hour (%s/month)", money.Format(s.HourlySavings.Decimal, money.USD), money.Format(s.MonthlySavings.Decimal, money.USD))
 	}
 	b.WriteString(".")
 	if s.Failed > 0 {
@@ -191,7 +193,7 @@ func Format(s Summary, decisions []Decision) (headline, details string) {
 		}
 		line := fmt.Sprintf("• %s (%s, %s): %s", d.ResourceID, d.InstanceType, where, resultWord(d))
 		if !d.MonthlySavings.IsZero() {
-			line += fmt.Sprintf(", $%s/month", d.MonthlySavings.StringFixed(2))
+			line += fmt.Sprintf(", %s/month", money.Format(d.MonthlySavings.Decimal, money.USD))
 		}
 		if d.Error != "" {
 			line += " — " + d.Error

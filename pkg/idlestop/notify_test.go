@@ -60,7 +60,7 @@ func TestNotifierRetriesOn500(t *testing.T) {
 	if err := json.Unmarshal(body, &msg); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(msg.Text, "gpufinops idle-stop stopped 3 of 5 GPU machines, saving $3.02/hour ($2203.14/month).") {
+	if !strings.HasPrefix(msg.Text, "gpufinops idle-stop stopped 3 of 5 GPU machines, saving $3.02/hour ($2,203.14/month).") {
 		t.Fatalf("text %q", msg.Text)
 	}
 	if !strings.Contains(msg.Text, "i-&lt;1&gt;&amp; (g5.xlarge, aws 123456789012/us-east-1): stopped, $734.38/month") {

@@ -306,10 +306,13 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 	}
 	switch in.Lifecycle {
 	case fleet.Spot:
-		if offer.Spot == nil {
+		// The same basis as advice to move to spot: never the cheapest
+		// zone's price for one and the advisor's saving for the other.
+		q, ok := e.spotQuote(in.Provider, in.Region, in.InstanceType)
+		if !ok {
 			return pricing.Price{}, false
 		}
-		return *offer.Spot, true
+		return q.price, true
 	case fleet.Committed:
 		return e.committedPrice(in, offer)
 	default:

@@ -28,6 +28,19 @@ type Policy struct {
 	Commitment CommitmentPolicy  `json:"commitment" mapstructure:"commitment"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
 	MinWindowHours float64 `json:"minWindowHours" mapstructure:"min_window_hours"`
+	// Prices sets how old a price may be before the report warns.
+	Prices PricePolicy `json:"prices" mapstructure:"prices"`
+}
+
+// PricePolicy sets the age, in days before the report's date, past which a
+// price used is warned about (the price's own as-of date; see
+// docs/catalog.md).
+type PricePolicy struct {
+	// MaxSpotAgeDays is the age limit of spot prices and spot advice.
+	MaxSpotAgeDays int `json:"maxSpotAgeDays" mapstructure:"max_spot_age_days"`
+	// MaxListAgeDays is the age limit of every other price: on-demand list
+	// prices and commitment rates.
+	MaxListAgeDays int `json:"maxListAgeDays" mapstructure:"max_list_age_days"`
 }
 
 // IdlePolicy configures idle-stop and schedules.
@@ -158,6 +171,7 @@ func DefaultPolicy() Policy {
 			Names:        map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
 		},
 		MinWindowHours: 168,
+		Prices:         PricePolicy{MaxSpotAgeDays: pricing.DefaultMaxSpotAgeDays, MaxListAgeDays: pricing.DefaultMaxListAgeDays},
 	}
 }
 
@@ -369,6 +383,14 @@ func (p Policy) validate() error {
 	}
 	if p.MinWindowHours < 0 || p.MinWindowHours > maxWindowHours {
 		return fmt.Errorf("policy.min_window_hours: %v is outside 0–%d", p.MinWindowHours, maxWindowHours)
+	}
+	for _, a := range []struct {
+		key  string
+		days int
+	}{{"policy.prices.max_spot_age_days", p.Prices.MaxSpotAgeDays}, {"policy.prices.max_list_age_days", p.Prices.MaxListAgeDays}} {
+		if a.days < 1 || a.days > 36500 {
+			return fmt.Errorf("%s: %d is outside 1–36500 days", a.key, a.days)
+		}
 	}
 	return nil
 }

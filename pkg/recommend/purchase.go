@@ -18,33 +18,22 @@ func spotRule(e *engine, s *state) *change {
 	if s.lifecycle != fleet.OnDemand || w == nil || !slices.Contains(e.policy.Spot.Workloads, w.Type) {
 		return nil
 	}
-	offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name)
-	if !ok || offer.OnDemand == nil {
+	if offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name); !ok || offer.OnDemand == nil {
 		return nil
 	}
 	odHourly := s.price.Hourly
-	var spot pricing.Price
-	notes := []string{}
-	advice, hasAdvice := e.cat.SpotAdvice(s.inst.Provider, s.inst.Region, s.typ.Name)
-	switch {
-	case hasAdvice && offer.Spot != nil:
-		// The advisor's typical monthly saving is steadier than one zone's price.
-		spot = *offer.OnDemand
-		spot.Option = pricing.Spot
-		spot.Hourly = offer.OnDemand.Hourly.Mul(decimal.NewFromInt(int64(100 - advice.SavingsPercent))).Div(decimal.NewFromInt(100)).Round(6)
-		spot.Source = fmt.Sprintf("on-demand price less the %s typical spot saving of %d%% (as of %s)", advice.Source, advice.SavingsPercent, advice.AsOf)
-		spot.AsOf = advice.AsOf
-		notes = append(notes, fmt.Sprintf("the cheapest zone's spot price at catalog time was $%s/h (%s); the advisor's typical saving is used because it holds over a month", offer.Spot.Hourly.String(), offer.Spot.Zone))
-	case offer.Spot != nil:
-		spot = *offer.Spot
-		notes = append(notes, "spot price of the cheapest zone at catalog time: an optimistic bound, spot prices move")
-	default:
+	q, ok := e.spotQuote(s.inst.Provider, s.inst.Region, s.typ.Name)
+	if !ok {
 		e.warn(s.inst.ID, WarnNoSpotPrice, "%s workload could run on spot, but the catalog has no spot price for %s in %s", w.Type, s.typ.Name, s.inst.Region)
 		return nil
 	}
-	if !spot.Hourly.LessThan(odHourly) {
+	spot, advice, hasAdvice := q.price, q.advice, q.hasAdvice
+	// A saving under 1 % of on-demand is the market saying "no discount"
+	// (e.g. a cheapest zone at the on-demand price), not advice.
+	if !spot.Hourly.LessThan(odHourly.Mul(decimal.RequireFromString("0.99"))) {
 		return nil
 	}
+	notes := append([]string(nil), q.notes...)
 	var adv *pricing.SpotAdvice
 	if hasAdvice {
 		adv = &advice
@@ -61,7 +50,7 @@ func spotRule(e *engine, s *state) *change {
 		evidence: Evidence{
 			Metrics:    map[string]float64{},
 			Thresholds: map[string]float64{"maxInterruptionBand": float64(e.policy.Spot.MaxBandIndex)},
-			Prices:     priceList(s.price, spot),
+			Prices:     spotPrices(s.price, q),
 			Formula:    "projected = spot hourly price × monthly hours × (1 + checkpoint overhead); interval τ = √(2 × write time × mean time between interruptions) (Young/Daly)",
 			Notes:      notes,
 		},
@@ -91,6 +80,16 @@ func spotRule(e *engine, s *state) *change {
 		c.confidence = Medium
 		c.riskNotes = append(c.riskNotes, "the cloud publishes no interruption rate for this type and region")
 	}
+	if q.marketSavingPercent >= 0 {
+		c.evidence.Metrics["marketSavingsPercent"] = round2(q.marketSavingPercent)
+	}
+	if q.estimate {
+		c.evidence.Metrics["spotPriceIsEstimate"] = 1
+	}
+	if q.disagree {
+		c.evidence.Thresholds["maxAdvisorMarketGapPoints"] = spotDisagreePoints
+	}
+	c.confidence = q.confidence(c.confidence)
 	switch {
 	case w.Checkpoints == nil:
 		c.riskNotes = append(c.riskNotes, "spot capacity can be reclaimed at short notice: the job must checkpoint and resume; the fleet does not say whether it does")
@@ -103,6 +102,17 @@ func spotRule(e *engine, s *state) *change {
 	c.action = fmt.Sprintf("Run the %s workload on spot at $%s/h instead of $%s/h (interruptions %s); checkpoint every %s min", w.Type, spot.Hourly.StringFixed(4), odHourly.StringFixed(4), band, num(math.Round(cp.intervalMinutes)))
 	c.rationale = fmt.Sprintf("%s jobs can be interrupted and resumed, so they need not pay the on-demand price.", titleCase(string(w.Type)))
 	return c
+}
+
+// spotPrices lists the prices behind a spot recommendation: the current
+// one, the one planned with and, when it differs, the market price it was
+// weighed against.
+func spotPrices(current pricing.Price, q spotQuote) []pricing.Price {
+	ps := priceList(current, q.price)
+	if q.market.Source != q.price.Source || !q.market.Hourly.Equal(q.price.Hourly) {
+		ps = append(ps, q.market)
+	}
+	return ps
 }
 
 // commitmentName is what the policy calls the provider's commitment.

@@ -137,7 +137,10 @@ func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) 
 	for _, o := range e.cat.Offers(pricing.Query{Provider: s.inst.Provider, Region: s.inst.Region}) {
 		p := o.OnDemand
 		if option == pricing.Spot {
-			p = o.Spot
+			p = nil
+			if q, ok := e.spotQuote(o.Type.Provider, o.Region, o.Type.Name); ok {
+				p = &q.price
+			}
 		}
 		if p == nil || !fits(e.cat, o.Type, need) {
 			continue

@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -26,16 +25,9 @@ type Conversion struct {
 	Source string
 }
 
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
-
-// ParseCurrency upper-cases code and checks it is three letters (ISO 4217).
-func ParseCurrency(code string) (string, error) {
-	c := strings.ToUpper(strings.TrimSpace(code))
-	if !currencyCode.MatchString(c) {
-		return "", fmt.Errorf("%q is not a currency code (three letters, e.g. EUR)", code)
-	}
-	return c, nil
-}
+// ParseCurrency upper-cases code and checks it is an ISO 4217 currency
+// (money.Parse).
+func ParseCurrency(code string) (string, error) { return money.Parse(code) }
 
 // Convert returns a copy of r, a USD report, with every amount in c.Currency;
 // r is left as it is. The hourly prices in the evidence, the instances'
@@ -71,7 +63,8 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 		return nil, err
 	}
 	k := c.Rate
-	conv := func(m Money) Money { return NewMoney(m.d.Mul(k)) }
+	mk := func(d decimal.Decimal) Money { return NewMoneyIn(d, c.Currency) }
+	conv := func(m Money) Money { return mk(m.d.Mul(k)) }
 
 	// Recommendations, in order: a recommendation priced after another
 	// starts from that one's converted projected cost.
@@ -86,8 +79,19 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 			cur = p
 		}
 		rec.CurrentMonthlyCost = cur
-		rec.MonthlySavings = conv(rec.MonthlySavings)
-		rec.ProjectedMonthlyCost = NewMoney(cur.d.Sub(rec.MonthlySavings.d))
+		sav := conv(rec.MonthlySavings)
+		// Rounding never takes a projected cost below zero, nor makes one
+		// that is zero in USD a cent off: the saving gives way.
+		if usdProjected := rec.ProjectedMonthlyCost.d; !usdProjected.IsNegative() {
+			if usdProjected.IsZero() || sav.d.GreaterThan(cur.d) {
+				sav = cur
+			}
+			if !rec.MonthlySavings.d.IsNegative() && sav.d.IsNegative() {
+				sav = mk(decimal.Zero)
+			}
+		}
+		rec.MonthlySavings = sav
+		rec.ProjectedMonthlyCost = mk(cur.d.Sub(sav.d))
 		projected[rec.ID] = rec.ProjectedMonthlyCost
 		byResource[rec.ResourceID] = byResource[rec.ResourceID].Add(rec.MonthlySavings.d)
 		byKind[rec.Kind] = byKind[rec.Kind].Add(rec.MonthlySavings.d)
@@ -101,8 +105,8 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 			continue
 		}
 		cur := conv(*in.CurrentMonthlyCost)
-		sav := NewMoney(byResource[in.ResourceID])
-		opt := NewMoney(cur.d.Sub(sav.d))
+		sav := mk(byResource[in.ResourceID])
+		opt := mk(cur.d.Sub(sav.d))
 		in.CurrentMonthlyCost, in.MonthlySavings, in.OptimizedMonthlyCost = &cur, &sav, &opt
 		if in.Priced {
 			current = current.Add(cur.d)
@@ -110,21 +114,21 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 	}
 
 	s := &out.Summary
-	s.CurrentMonthlyCost = NewMoney(current)
-	s.MonthlySavings = NewMoney(savings)
-	s.OptimizedMonthlyCost = NewMoney(current.Sub(savings))
+	s.CurrentMonthlyCost = mk(current)
+	s.MonthlySavings = mk(savings)
+	s.OptimizedMonthlyCost = mk(current.Sub(savings))
 	for kind := range s.SavingsByKind {
-		s.SavingsByKind[kind] = NewMoney(byKind[kind])
+		s.SavingsByKind[kind] = mk(byKind[kind])
 	}
 	for kind, v := range byKind {
-		s.SavingsByKind[kind] = NewMoney(v)
+		s.SavingsByKind[kind] = mk(v)
 	}
 	s.SavingsPercent = NewNumber(decimal.Zero)
 	if !current.IsZero() {
 		s.SavingsPercent = NewNumber(savings.Mul(decimal.NewFromInt(100)).Div(current).Round(1))
 	}
 
-	out.convertSections(k, conv)
+	out.convertSections(k, conv, mk, money.Minor(c.Currency))
 	out.Currency = c.Currency
 	rate := NewNumber(k)
 	out.ExchangeRate = &rate
@@ -146,7 +150,7 @@ func (r *Report) projectedOf(id string) decimal.Decimal {
 
 // convertSections converts the sections added in 1.1, after the
 // recommendations and the summary.
-func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
+func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money, mk func(decimal.Decimal) Money, unit decimal.Decimal) {
 	convPtr := func(m *Money) *Money {
 		if m == nil {
 			return nil
@@ -170,9 +174,9 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
 			for i := range b {
 				cur[i], opt[i] = b[i].CurrentMonthlyCost.d, b[i].OptimizedMonthlyCost.d
 			}
-			cur, opt = apportion(cur, k, a.CurrentMonthlyCost.d), apportion(opt, k, a.OptimizedMonthlyCost.d)
+			cur, opt = apportion(cur, k, a.CurrentMonthlyCost.d, unit), apportion(opt, k, a.OptimizedMonthlyCost.d, unit)
 			for i := range b {
-				b[i].CurrentMonthlyCost, b[i].OptimizedMonthlyCost = NewMoney(cur[i]), NewMoney(opt[i])
+				b[i].CurrentMonthlyCost, b[i].OptimizedMonthlyCost = mk(cur[i]), mk(opt[i])
 			}
 		}
 	}
@@ -199,7 +203,7 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
 				untagged = untagged.Add(v.MonthlyCost.d)
 			}
 		}
-		a.UntaggedMonthlyCost = NewMoney(untagged)
+		a.UntaggedMonthlyCost = mk(untagged)
 		for i := range a.Tags {
 			a.Tags[i].MonthlyCost = conv(a.Tags[i].MonthlyCost)
 		}
@@ -210,11 +214,11 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
 			freed[i] = g.FreedMonthlyCost.d
 		}
 		target := r.savingsOf(recommend.KindShare)
-		freed = apportion(freed, k, target)
+		freed = apportion(freed, k, target, unit)
 		for i := range sh.Groups {
-			sh.Groups[i].FreedMonthlyCost = NewMoney(freed[i])
+			sh.Groups[i].FreedMonthlyCost = mk(freed[i])
 		}
-		sh.FreedMonthlyCost = NewMoney(target)
+		sh.FreedMonthlyCost = mk(target)
 	}
 	if c := r.Commitments; c != nil {
 		// The groups' savings at the policy's term add up to the commitment
@@ -234,8 +238,8 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
 				}
 			}
 		}
-		for i, v := range apportion(usd, k, r.savingsOf(recommend.KindCommitment)) {
-			atTerm[i].MonthlySavings = NewMoney(v)
+		for i, v := range apportion(usd, k, r.savingsOf(recommend.KindCommitment), unit) {
+			atTerm[i].MonthlySavings = mk(v)
 		}
 		for _, g := range c.Groups {
 			for _, t := range g.Terms {
@@ -244,43 +248,64 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money) {
 				}
 			}
 		}
-		c.RecommendedMonthlySavings = NewMoney(recommended)
+		c.RecommendedMonthlySavings = mk(recommended)
 	}
 }
 
-// apportion converts parts at rate k, rounded to cents, so that they add up
-// to target: the cents rounding leaves over go one by one to the parts
-// rounding cut most (or, when rounding added too much, took most from the
-// parts it raised most); ties go to the earlier part.
-func apportion(parts []decimal.Decimal, k, target decimal.Decimal) []decimal.Decimal {
+// apportion converts parts at rate k, rounded to unit (the currency's
+// minor unit), so that they add up to target: the units rounding leaves
+// over go one by one to the parts rounding cut most (or, when rounding
+// added too much, are taken from the parts it raised most); ties go to the
+// earlier part. A part that is zero stays zero and none is taken below zero,
+// so a bucket that costs nothing never shows −0.01.
+func apportion(parts []decimal.Decimal, k, target, unit decimal.Decimal) []decimal.Decimal {
 	out := make([]decimal.Decimal, len(parts))
 	cut := make([]decimal.Decimal, len(parts))
 	sum := decimal.Zero
+	places := -unit.Exponent()
 	for i, p := range parts {
 		exact := p.Mul(k)
-		out[i] = exact.Round(2)
+		out[i] = exact.Round(places)
 		cut[i] = exact.Sub(out[i])
 		sum = sum.Add(out[i])
 	}
-	if len(parts) == 0 {
+	left := target.Sub(sum).Div(unit).IntPart()
+	if len(parts) == 0 || left == 0 {
 		return out
 	}
-	cent := decimal.New(1, -2)
-	left := target.Sub(sum).Div(cent).IntPart()
 	order := make([]int, len(parts))
 	for i := range order {
 		order[i] = i
 	}
-	step := cent
+	step := unit
 	if left < 0 {
-		step, left = cent.Neg(), -left
+		step, left = unit.Neg(), -left
 		sort.SliceStable(order, func(a, b int) bool { return cut[order[a]].LessThan(cut[order[b]]) })
 	} else {
 		sort.SliceStable(order, func(a, b int) bool { return cut[order[a]].GreaterThan(cut[order[b]]) })
 	}
-	for n := int64(0); n < left; n++ {
-		i := order[int(n)%len(order)]
-		out[i] = out[i].Add(step)
+	takes := func(i int) bool {
+		if parts[i].IsZero() {
+			return false
+		}
+		next := out[i].Add(step)
+		return !next.IsNegative() || parts[i].IsNegative()
+	}
+	for left > 0 {
+		moved := false
+		for _, i := range order {
+			if left == 0 {
+				break
+			}
+			if takes(i) {
+				out[i] = out[i].Add(step)
+				left--
+				moved = true
+			}
+		}
+		if !moved {
+			break
+		}
 	}
 	return out
 }
@@ -318,7 +343,7 @@ func tagMoney(v reflect.Value, cur string) {
 		}
 	case reflect.Struct:
 		if v.Type() == moneyType {
-			v.Set(reflect.ValueOf(Money{d: v.Interface().(Money).d, cur: cur}))
+			v.Set(reflect.ValueOf(NewMoneyIn(v.Interface().(Money).d, cur)))
 			return
 		}
 		for i := 0; i < v.NumField(); i++ {
@@ -334,22 +359,10 @@ func tagMoney(v reflect.Value, cur string) {
 		if v.Type().Elem() == moneyType {
 			for _, key := range v.MapKeys() {
 				m := v.MapIndex(key).Interface().(Money)
-				v.SetMapIndex(key, reflect.ValueOf(Money{d: m.d, cur: cur}))
+				v.SetMapIndex(key, reflect.ValueOf(NewMoneyIn(m.d, cur)))
 			}
 		}
 	}
-}
-
-// currencySigns are the signs printed before amounts on a terminal; other
-// currencies print their code and a space ("CHF 1,234.50").
-var currencySigns = map[string]string{"": "$", "USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹"}
-
-// currencyPrefix is what formatMoney puts before an amount in cur.
-func currencyPrefix(cur string) string {
-	if s, ok := currencySigns[cur]; ok {
-		return s
-	}
-	return cur + " "
 }
 
 // currencyCode is cur, or USD for "".

@@ -120,7 +120,7 @@ func TestConvertUSDIsTheSameReport(t *testing.T) {
 }
 
 func TestParseCurrency(t *testing.T) {
-	for in, want := range map[string]string{"eur": "EUR", " GBP ": "GBP", "E": "", "EURO": "", "€": "", "": ""} {
+	for in, want := range map[string]string{"eur": "EUR", " GBP ": "GBP", "jpy": "JPY", "KWD": "KWD", "E": "", "EURO": "", "€": "", "": "", "ZZZ": "", "AB1": ""} {
 		got, err := ParseCurrency(in)
 		if got != want || (want == "") != (err != nil) {
 			t.Errorf("ParseCurrency(%q) = %q, %v; want %q", in, got, err, want)
@@ -140,13 +140,17 @@ func TestApportion(t *testing.T) {
 		{[]string{"0.01", "0.01", "0.02"}, "0.5", "0.01", "0.00 0.00 0.01"},
 		{[]string{"10.00", "20.00"}, "0.92", "27.60", "9.20 18.40"},
 		{nil, "0.92", "0", ""},
+		// A zero part stays zero, and none goes below zero, even where its
+		// rounding cut is the smallest.
+		{[]string{"0", "0.01", "0.01", "0.01"}, "0.5", "0.01", "0.00 0.00 0.00 0.01"},
+		{[]string{"0.03", "0", "0.03"}, "0.4", "0.02", "0.01 0.00 0.01"},
 	} {
 		var parts []decimal.Decimal
 		for _, p := range tc.parts {
 			parts = append(parts, dec(p))
 		}
 		var got []string
-		for _, v := range apportion(parts, dec(tc.rate), dec(tc.target)) {
+		for _, v := range apportion(parts, dec(tc.rate), dec(tc.target), dec("0.01")) {
 			got = append(got, v.StringFixed(2))
 		}
 		if strings.Join(got, " ") != tc.want {

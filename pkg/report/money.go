@@ -6,11 +6,15 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/money"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // Money is a monthly amount in the report's currency (USD unless converted)
-// held to the cent. In JSON it is a number token with exactly two decimals:
-// 1234.5 is written 1234.50.
+// held to the currency's minor units: cents for USD and EUR, whole yen, KWD
+// to three decimals. In JSON it is a number token with exactly that many
+// decimals: 1234.5 USD is written 1234.50, 1234 JPY 1234.
 type Money struct {
 	d decimal.Decimal
 	// cur is the currency code for printing; "" is USD (see Convert).
@@ -23,20 +27,33 @@ func NewMoney(d decimal.Decimal) Money { return Money{d: d.Round(2)} }
 // Decimal returns the amount.
 func (m Money) Decimal() decimal.Decimal { return m.d }
 
-// String is the amount with two decimals and no currency sign, e.g. "-1234.50".
-func (m Money) String() string { return m.d.StringFixed(2) }
+// NewMoneyIn rounds d to the minor units of the currency cur, an ISO 4217
+// code ("" is USD), half away from zero: whole yen, cents, KWD to 0.001.
+func NewMoneyIn(d decimal.Decimal, cur string) Money {
+	if cur == pricing.Currency {
+		cur = ""
+	}
+	return Money{d: money.Round(d, cur), cur: cur}
+}
 
-// MarshalJSON writes the amount as an unquoted number with two decimals.
+// String is the amount at its currency's minor units with no currency sign,
+// e.g. "-1234.50" (USD) or "-1235" (JPY).
+func (m Money) String() string { return money.Plain(m.d, m.cur) }
+
+// MarshalJSON writes the amount as an unquoted number at its currency's
+// minor units.
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalJSON reads a number token and rounds it to cents.
+// UnmarshalJSON reads a number token. It keeps up to four decimals (no
+// currency has more minor units); Load then rounds every amount to the
+// report currency's (tagCurrency).
 func (m *Money) UnmarshalJSON(b []byte) error {
 	d, err := parseNumber(b)
 	if err != nil {
 		return err
 	}
 	if d != nil {
-		*m = NewMoney(*d)
+		*m = Money{d: d.Round(4)}
 	}
 	return nil
 }
@@ -89,41 +106,20 @@ func parseNumber(b []byte) (*decimal.Decimal, error) {
 
 // formatMoney renders an amount for people or for pipes: on a terminal
 // "$12,345.67" (negative "-$12,345.67"; "€12,345.67" in a report converted
-// to EUR), elsewhere the plain "12345.67".
+// to EUR, "¥12,346" in JPY), elsewhere the plain "12345.67". The symbol,
+// grouping and minor units come from pkg/money.
 func formatMoney(m Money, tty bool) string {
 	if !tty {
 		return m.String()
 	}
-	return GroupDigits(m.String(), currencyPrefix(m.cur))
+	return money.Format(m.d, m.cur)
 }
+
+// Format is the amount for people: "$12,345.67", "€12,345.67", "¥12,346".
+func (m Money) Format() string { return money.Format(m.d, m.cur) }
 
 // Currency is the amount's currency code, e.g. "USD".
 func (m Money) Currency() string { return currencyCodeOf(m.cur) }
-
-// GroupDigits puts thousands separators into the whole part of a plain
-// decimal string and prefix (a currency sign, or "") after its minus sign:
-// GroupDigits("-1234.5", "$") is "-$1,234.5".
-func GroupDigits(s, prefix string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	whole, frac, hasFrac := strings.Cut(s, ".")
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteString(prefix)
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if hasFrac {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
-}
 
 // truncate shortens s to at most n runes, ending in "…" when cut.
 func truncate(s string, n int) string {

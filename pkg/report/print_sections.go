@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -371,7 +372,7 @@ func usd(d decimal.Decimal, places int32, tty bool, cur string) string {
 	if !tty {
 		return d.StringFixed(places) + " " + currencyCodeOf(cur)
 	}
-	return GroupDigits(d.StringFixed(places), currencyPrefix(cur))
+	return money.FormatPlaces(d, cur, places)
 }
 
 // formatHours renders a number of hours to at most one decimal: on a
@@ -381,5 +382,9 @@ func formatHours(f float64, tty bool) string {
 	if !tty {
 		return s
 	}
-	return GroupDigits(s, "")
+	places := int32(0)
+	if strings.Contains(s, ".") {
+		places = 1
+	}
+	return money.Group(decimal.RequireFromString(s), places)
 }

@@ -526,6 +526,8 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	for _, s := range meta.Catalog {
 		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
 	}
+	// Read the prices before a release clears the plan's parts.
+	stale := stalePriceWarnings(*plan, meta.GeneratedAt)
 	for i := range plan.Recommendations {
 		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i]))
 		if release {
@@ -557,10 +559,11 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	for _, w := range plan.Warnings {
 		msg := w.Message
 		if sw, ok := unknown[w.ResourceID]; ok && w.Code == recommend.WarnNoUtilization {
-			msg = "utilization unknown: " + sourceName(sw) + " could not be read for " + sw.Scope() + " (its " + fleet.ScanMetricsFailed + " warning says why); " + msg
+			msg = "utilization unknown: " + metricsSourceName(sw) + " could not be read for " + sw.Scope() + " (its " + fleet.ScanMetricsFailed + " warning says why); " + msg
 		}
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: msg})
 	}
+	r.Warnings = append(r.Warnings, stale...)
 	if release {
 		plan.Recommendations, plan.Instances, plan.Warnings = nil, nil, nil
 	}
@@ -588,7 +591,7 @@ func newScanWarning(sw fleet.ScanWarning) Warning {
 	return w
 }
 
-func sourceName(sw *fleet.ScanWarning) string {
+func metricsSourceName(sw *fleet.ScanWarning) string {
 	if sw.Source == "" {
 		return "metrics"
 	}

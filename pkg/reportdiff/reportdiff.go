@@ -204,7 +204,7 @@ func side(r *report.Report, file string) Side {
 }
 
 func moneyDelta(old, new report.Money) MoneyDelta {
-	return MoneyDelta{Old: old, New: new, Change: report.NewMoney(new.Decimal().Sub(old.Decimal()))}
+	return MoneyDelta{Old: old, New: new, Change: report.NewMoneyIn(new.Decimal().Sub(old.Decimal()), new.Currency())}
 }
 
 // instanceKey identifies an instance across reports: the same resource ID
@@ -318,9 +318,9 @@ func recommendation(r report.Recommendation) Recommendation {
 
 // sum adds the recommendations' savings.
 func sum(recs []Recommendation) report.Money {
-	total := decimal.Zero
+	total, cur := decimal.Zero, ""
 	for _, r := range recs {
-		total = total.Add(r.MonthlySavings.Decimal())
+		total, cur = total.Add(r.MonthlySavings.Decimal()), r.MonthlySavings.Currency()
 	}
-	return report.NewMoney(total)
+	return report.NewMoneyIn(total, cur)
 }

@@ -217,12 +217,13 @@ func recommendationCounts(rs Recommendations, amount func(report.Money) string) 
 		len(rs.New), amount(sum(rs.New)), len(rs.Resolved), amount(sum(rs.Resolved)), len(rs.Changed))
 }
 
-// money renders an amount: on a terminal "$12,345.67", elsewhere "12345.67".
+// money renders an amount: on a terminal "$12,345.67" ("€12,345.67" for a
+// EUR diff), elsewhere "12345.67".
 func money(m report.Money, tty bool) string {
 	if !tty {
 		return m.String()
 	}
-	return report.GroupDigits(m.String(), "$")
+	return m.Format()
 }
 
 func optMoney(m *report.Money, tty bool) string {

@@ -105,7 +105,9 @@ type priceAPIs struct {
 //     no pre-installed software, used capacity, the hourly OnDemand rate);
 //   - spot from DescribeSpotPriceHistory (Linux/UNIX, the last 30 days): the
 //     cheapest zone's current price, with that zone's 30-day minimum,
-//     time-weighted average and maximum in Price.History;
+//     time-weighted average and maximum in Price.History, and the
+//     time-weighted median over every zone and the window (History.Median,
+//     the price the engine plans spot with);
 //   - Savings Plans no-upfront rates (DescribeSavingsPlansOfferingRates) as
 //     options savings-plan-1y and savings-plan-3y: the Compute Savings Plan
 //     rate, or the EC2 Instance Savings Plan rate where no Compute rate is
@@ -532,17 +534,72 @@ func readSpot(ctx context.Context, api ec2.DescribeSpotPriceHistoryAPIClient, re
 				best = z
 			}
 		}
-		src := fmt.Sprintf("%s; cheapest of %d zones; 30-day min %s, avg %s, max %s",
-			sourceSpot, len(zones), best.min, best.avg, best.max)
+		median := spotMedian(history[t], start, now)
+		src := fmt.Sprintf("%s; cheapest of %d zones; 30-day min %s, avg %s, max %s; median over the zones and the window %s",
+			sourceSpot, len(zones), best.min, best.avg, best.max, median)
 		p := newPrice(region, t, pricing.Spot, best.current, src, now)
 		p.Zone = best.zone
 		p.History = &pricing.PriceHistory{
 			Min: best.min, Avg: best.avg, Max: best.max,
 			Since: start.Format(time.DateOnly), Until: now.Format(time.DateOnly), Points: best.points,
+			Median: median, Zones: len(zones),
 		}
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// spotMedian is the time-weighted median spot price over every zone and
+// the window [start, end]: each zone-second counts once, so a zone whose
+// price sat high for most of the month pulls the median up as it would a
+// machine placed there. A point holds until the zone's next one (one from
+// before start counts from start). With no time held in the window (a
+// single point at end), it is the median of the zones' latest prices.
+func spotMedian(byZone map[string][]spotPoint, start, end time.Time) decimal.Decimal {
+	type held struct {
+		price   decimal.Decimal
+		seconds int64
+	}
+	var all []held
+	var total int64
+	var latest []decimal.Decimal
+	for _, zone := range sortedKeys(byZone) {
+		pts := slices.Clone(byZone[zone])
+		slices.SortStableFunc(pts, func(a, b spotPoint) int { return a.at.Compare(b.at) })
+		latest = append(latest, pts[len(pts)-1].price)
+		for i, pt := range pts {
+			from, to := pt.at, end
+			if i+1 < len(pts) {
+				to = pts[i+1].at
+			}
+			if from.Before(start) {
+				from = start
+			}
+			if to.After(end) {
+				to = end
+			}
+			if s := int64(to.Sub(from) / time.Second); s > 0 {
+				all = append(all, held{pt.price, s})
+				total += s
+			}
+		}
+	}
+	if total == 0 {
+		if len(latest) == 0 {
+			return decimal.Zero
+		}
+		slices.SortFunc(latest, func(a, b decimal.Decimal) int { return a.Cmp(b) })
+		return latest[(len(latest)-1)/2]
+	}
+	slices.SortStableFunc(all, func(a, b held) int { return a.price.Cmp(b.price) })
+	var acc int64
+	for _, h := range all {
+		acc += h.seconds
+		if 2*acc >= total {
+			return h.price
+		}
+	}
+	return all[len(all)-1].price
 }
 
 // spotByZone summarises each zone's history over [start, end], sorted by

@@ -581,6 +581,38 @@ func TestSpotByZone(t *testing.T) {
 	}
 }
 
+func TestSpotMedian(t *testing.T) {
+	start := priceNow.Add(-30 * 24 * time.Hour)
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name   string
+		zones  map[string][]spotPoint
+		median string
+	}{
+		{"one zone, one price", map[string][]spotPoint{"a": {{priceNow.Add(-40 * day), mustDec("0.4")}}}, "0.4"},
+		{"time-weighted, not by points", map[string][]spotPoint{
+			"a": {{priceNow.Add(-30 * day), mustDec("0.1")}, {priceNow.Add(-29 * day), mustDec("0.2")}, {priceNow.Add(-28 * day), mustDec("0.9")}},
+		}, "0.9"},
+		{"over the zones: 0.4 for 10 days, 0.5 for 10, 0.3 for 10, 0.25 for 3", map[string][]spotPoint{
+			"us-west-2a": {{priceNow.Add(-10 * day), mustDec("0.3")}, {priceNow.Add(-40 * day), mustDec("0.4")}, {priceNow.Add(-50 * day), mustDec("9")}, {priceNow.Add(-20 * day), mustDec("0.5")}},
+			"us-west-2b": {{priceNow.Add(-3 * day), mustDec("0.25")}},
+			"us-west-2c": {{priceNow, mustDec("0.7")}},
+		}, "0.4"},
+		{"a dear zone most of the month pulls it up", map[string][]spotPoint{
+			"a": {{priceNow.Add(-30 * day), mustDec("0.2")}},
+			"b": {{priceNow.Add(-30 * day), mustDec("1.0")}},
+			"c": {{priceNow.Add(-30 * day), mustDec("1.0")}},
+		}, "1"},
+		{"no time held: the zones' latest prices", map[string][]spotPoint{
+			"a": {{priceNow, mustDec("0.7")}}, "b": {{priceNow, mustDec("0.5")}}, "c": {{priceNow, mustDec("0.9")}},
+		}, "0.7"},
+	} {
+		if got := spotMedian(tc.zones, start, priceNow); !got.Equal(mustDec(tc.median)) {
+			t.Errorf("%s: median %s, want %s", tc.name, got, tc.median)
+		}
+	}
+}
+
 func TestUsableRate(t *testing.T) {
 	r := "us-west-2"
 	good := linuxRate(r, "g5.xlarge", "Compute", year1, "0.74")
@@ -677,6 +709,11 @@ func TestReadPricesWire(t *testing.T) {
 	if s.Zone != "us-west-2a" || s.History == nil || !s.History.Min.Equal(mustDec("0.3")) || !s.History.Max.Equal(mustDec("0.5")) ||
 		!s.History.Avg.Equal(mustDec("0.4")) || s.History.Since != "2026-11-01" || s.History.Until != "2026-12-01" {
 		t.Errorf("g5 spot = %+v %+v", s, s.History)
+	}
+	// 0.25 held 20 zone-days, 0.3 10, 0.35 5, 0.4 10, 0.5 10, 0.6 2: the
+	// 28.5th of 57 zone-days is at 0.3.
+	if !s.History.Median.Equal(mustDec("0.3")) || s.History.Zones != 3 || !strings.Contains(s.Source, "median over the zones and the window 0.3") {
+		t.Errorf("g5 spot median = %s over %d zones (%q), want 0.3 over 3", s.History.Median, s.History.Zones, s.Source)
 	}
 	if !strings.Contains(s.Source, "DescribeSpotPriceHistory") || !strings.Contains(s.Source, "cheapest of 3 zones; 30-day min 0.3, avg 0.4, max 0.5") {
 		t.Errorf("g5 spot source = %q", s.Source)

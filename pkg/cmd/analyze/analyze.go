@@ -173,7 +173,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	plan := recommend.Run(fl, cat, policy)
 	// The plan is all the rest needs: let the fleet (its samples above all) go
 	// before the report is built beside the plan.
-	fleetName := fl.Metadata.Name
+	fleetName, scanWarnings := fl.Metadata.Name, fl.Metadata.Warnings
 	in.Fleet, fl = nil, nil
 	rep := report.Consume(&plan, report.Meta{
 		GeneratedAt: opts.Now(),
@@ -183,7 +183,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		Catalog:     cat.Sources(),
 		// A failed region or metrics source is in the report itself, not
 		// only on stderr: a saved report shows it is partial.
-		ScanWarnings: fl.Metadata.Warnings,
+		ScanWarnings: scanWarnings,
 	})
 	printed := rep
 	if opts.Currency != "" && opts.Currency != pricing.Currency {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,9 +47,9 @@ func TestFailOnGates(t *testing.T) {
 		gate   string
 		reason string // empty: does not trip
 	}{
-		{"savings>5000", "savings 86915.15 > 5000"},
-		{"savings>86915.15", ""},
-		{"savings>=86915.15", "savings 86915.15 >= 86915.15"},
+		{"savings>5000", "savings 86904.45 > 5000"},
+		{"savings>86904.45", ""},
+		{"savings>=86904.45", "savings 86904.45 >= 86904.45"},
 		{"savings-percent>20", "savings-percent "},
 		{"savings-percent>99", ""},
 		{"current-cost>1000", "current-cost "},
@@ -59,8 +60,10 @@ func TestFailOnGates(t *testing.T) {
 		{"idle-gpus>1000", ""},
 		{"recommendations>0", "recommendations "},
 		{"recommendations=0", ""},
-		{"warnings=0", "warnings 0 = 0"},
-		{"warnings>0", ""},
+		// The demo's one warning: the spot advisor data is over 90 days old.
+		{"warnings=0", ""},
+		{"warnings>0", "warnings 1 > 0"},
+		{"warnings>1", ""},
 		{"savings:spot>1000", "savings:spot "},
 		{"savings:quantize>100000", ""},
 		{"savings>5000&&confidence=high", "savings "},
@@ -96,7 +99,7 @@ func TestFailOnTableAndReasons(t *testing.T) {
 	if want := golden(t, "testdata/demo-table.txt"); out != want {
 		t.Error("the table is not complete before the gate error")
 	}
-	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 86915.15 > 5000; idle-gpus ") {
+	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 86904.45 > 5000; warnings 1 > 0; idle-gpus ") {
 		t.Errorf("error %v (exit %d)", err, code)
 	}
 }
@@ -124,7 +127,7 @@ func TestFailOnMalformed(t *testing.T) {
 
 func TestJQ(t *testing.T) {
 	out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "86915.15\n" {
+	if err != nil || out != "86904.45\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "-o", "json", "-q", `[.recommendations[] | select(.kind == "idle-stop") | .resourceId] | sort | .[0]`)
@@ -204,8 +207,8 @@ func TestCurrencyRate(t *testing.T) {
 		t.Errorf("flag rate: %q", out)
 	}
 	// Gates compare USD figures whatever the currency printed.
-	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>86915")
-	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 86915.15 > 86915 (amounts in USD)" {
+	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>86904")
+	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 86904.45 > 86904 (amounts in USD)" {
 		t.Errorf("gate on a GBP report: %v (exit %d)", err, code)
 	}
 	for _, tc := range []struct {
@@ -214,6 +217,8 @@ func TestCurrencyRate(t *testing.T) {
 	}{
 		{[]string{"--currency", "EUR"}, "--currency EUR needs a rate: give --exchange-rate, set report.exchange_rates.EUR in the config file, or GPUFINOPS_REPORT_EXCHANGE_RATES_EUR"},
 		{[]string{"--currency", "euro", "--exchange-rate", "1.1"}, `--currency: "euro" is not a currency code (three letters, e.g. EUR)`},
+		{[]string{"--currency", "ZZZ", "--exchange-rate", "1.1"}, `--currency: "ZZZ" is not an ISO 4217 currency code (e.g. EUR, GBP, JPY)`},
+		{[]string{"--currency", "e1r", "--exchange-rate", "1.1"}, `--currency: "e1r" is not an ISO 4217 currency code`},
 		{[]string{"--currency", "EUR", "--exchange-rate", "-1"}, `--exchange-rate: "-1" is not a number above zero (units of EUR per USD)`},
 		{[]string{"--currency", "EUR", "--exchange-rate", "abc"}, `--exchange-rate: "abc" is not a number above zero`},
 		{[]string{"--exchange-rate", "0.92"}, "--exchange-rate needs --currency"},
@@ -272,6 +277,39 @@ func TestJSONStableOrder(t *testing.T) {
 	for n := 1; n < len(keys); n++ {
 		if keys[n-1] >= keys[n] {
 			t.Errorf("savingsByKind keys not sorted: %v", keys)
+		}
+	}
+}
+
+// TestCurrencyMinorUnits: yen have no minor units and KWD three, in every
+// format; the converted report still adds up.
+func TestCurrencyMinorUnits(t *testing.T) {
+	for _, tc := range []struct{ code, rate, sign, amount string }{
+		{"JPY", "151.37", "¥", `"currentMonthlyCost": [0-9]+,`},
+		{"KWD", "0.3071", "KWD ", `"currentMonthlyCost": [0-9]+\.[0-9]{3},`},
+	} {
+		out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--currency", tc.code, "--exchange-rate", tc.rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(tc.amount).MatchString(out) {
+			t.Errorf("%s JSON has no amount like %s", tc.code, tc.amount)
+		}
+		rep, err := report.Load(strings.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Verify(); err != nil {
+			t.Errorf("%s: %v", tc.code, err)
+		}
+		for _, r := range rep.Recommendations {
+			if r.ProjectedMonthlyCost.Decimal().IsNegative() {
+				t.Errorf("%s: %s projects %s", tc.code, r.ID, r.ProjectedMonthlyCost)
+			}
+		}
+		table, _, _ := runAnalyze(t, nil, true, "--demo", "--currency", tc.code, "--exchange-rate", tc.rate)
+		if !strings.Contains(table, "Current "+tc.sign) {
+			t.Errorf("%s table does not lead with %q:\n%.300s", tc.code, tc.sign, table)
 		}
 	}
 }

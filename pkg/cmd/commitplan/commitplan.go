@@ -21,6 +21,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	moneyfmt "github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -300,7 +301,7 @@ func writeGroup(w io.Writer, tty bool, g cplan.GroupPlan) error {
 	if a := tp.Allocations; len(a) > 0 {
 		var parts []string
 		for _, x := range a {
-			parts = append(parts, x.ID+" "+x.SavingsMonthly.StringFixed(2))
+			parts = append(parts, x.ID+" "+money(x.SavingsMonthly))
 		}
 		fmt.Fprintf(w, "saving by instance (%s): %s\n", tp.Term, strings.Join(parts, ", "))
 	}
@@ -462,7 +463,7 @@ func recommendedText(p cplan.Plan) string {
 	return strings.Join(parts, "; ") + fmt.Sprintf(" · total saving %s USD a month", money(p.SavingsMonthly))
 }
 
-func money(d decimal.Decimal) string { return d.StringFixed(2) }
+func money(d decimal.Decimal) string { return moneyfmt.Plain(d, moneyfmt.USD) }
 
 func fixed(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 

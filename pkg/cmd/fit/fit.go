@@ -18,6 +18,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/llm"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -290,7 +291,7 @@ func writeTable(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) er
 		for _, o := range plan.Options {
 			t.AddRow(string(o.Provider), o.Region, o.InstanceType, o.GPUModel, formatFloat(o.GPUCount),
 				formatGiB(o.GPUMemoryGiB), strconv.Itoa(o.TensorParallel), strconv.Itoa(o.Replicas),
-				strconv.FormatFloat(o.TokensPerSecond, 'f', 1, 64), money(o.Hourly, tty, 4, 6), money(o.CostPer1MTokens, tty, 2, 4))
+				strconv.FormatFloat(o.TokensPerSecond, 'f', 1, 64), price(o.Hourly, tty, 4, 6), price(o.CostPer1MTokens, tty, 2, 4))
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -301,10 +302,14 @@ func writeTable(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) er
 		if len(plan.Options) == 0 {
 			fmt.Fprintf(out, "No single instance holds %s GiB.\n", gib(n.RequiredGiB))
 		}
+		unit := " " + pricing.Currency // a terminal's amounts carry the sign
+		if tty {
+			unit = ""
+		}
 		for _, mi := range plan.MultiInstance {
 			msg := mi.String()
-			fmt.Fprintf(out, "%s%s; %d × %s = %s %s per hour.\n", strings.ToUpper(msg[:1]), msg[1:], mi.Instances,
-				money(mi.Hourly, tty, 4, 6), money(mi.TotalHourly, tty, 2, 6), pricing.Currency)
+			fmt.Fprintf(out, "%s%s; %d × %s = %s%s per hour.\n", strings.ToUpper(msg[:1]), msg[1:], mi.Instances,
+				price(mi.Hourly, tty, 4, 6), price(mi.TotalHourly, tty, 2, 6), unit)
 		}
 	}
 
@@ -353,10 +358,11 @@ func asOfDates(plan llm.Plan) string {
 	return strings.Join(dates, ", ")
 }
 
-// money shows a price to ttyPlaces on a terminal and rounded to places elsewhere.
-func money(d decimal.Decimal, tty bool, ttyPlaces, places int32) string {
+// price shows a USD amount to ttyPlaces on a terminal ("$1.0060",
+// pkg/money) and rounded to places elsewhere.
+func price(d decimal.Decimal, tty bool, ttyPlaces, places int32) string {
 	if tty {
-		return d.StringFixed(ttyPlaces)
+		return money.FormatPlaces(d, money.USD, ttyPlaces)
 	}
 	return d.Round(places).String()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
@@ -580,7 +581,7 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 		}
 		tp.AddRow(d.ResourceID, string(d.Provider), d.Region, d.InstanceType, string(d.Decision), string(d.Reason),
 			fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent), fmt.Sprint(d.Metrics.Samples),
-			d.HourlySavings.StringFixed(4), d.MonthlySavings.StringFixed(2), res)
+			d.HourlySavings.StringFixed(4), money.Plain(d.MonthlySavings.Decimal, money.USD), res)
 	}
 	if err := tp.Render(); err != nil {
 		return err
@@ -600,7 +601,7 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 		}
 	}
 	fmt.Fprintf(opts.IO.ErrOut, "%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
-		s.Considered, s.Stop, s.Skip, mode, s.MonthlySavings.StringFixed(2))
+		s.Considered, s.Stop, s.Skip, mode, money.Plain(s.MonthlySavings.Decimal, money.USD))
 	if s.RunID != "" && auditLog != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "audit log: %s (run %s)\n", auditLog, s.RunID)
 	}

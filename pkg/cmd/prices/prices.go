@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -36,11 +38,13 @@ type PricesOptions struct {
 	SpotOnly bool
 	// Output is table, json or csv.
 	Output string
+	// Now is the clock the prices' ages are counted to; nil is time.Now.
+	Now func() time.Time
 }
 
 // NewCmdPrices builds the command; runF replaces the run function in tests.
 func NewCmdPrices(f *cmdutil.Factory, runF func(*PricesOptions) error) *cobra.Command {
-	opts := &PricesOptions{IO: f.IOStreams, Catalog: f.Catalog}
+	opts := &PricesOptions{IO: f.IOStreams, Catalog: f.Catalog, Now: f.Now}
 	var output *cmdutil.OutputFlag
 	cmd := &cobra.Command{
 		Use:   "prices [flags]",
@@ -53,7 +57,11 @@ Prices come from the dated catalog built into gpufinops (see 'gpufinops version'
 and docs/catalog.md). They are public list prices in USD per instance-hour, not
 what your account pays. A GCP price is the machine plus its GPUs. A spot price is
 the cheapest zone's at snapshot time, an optimistic bound; for AWS the JSON and
-CSV output also give the Spot Instance Advisor's typical monthly saving.`,
+CSV output also give the Spot Instance Advisor's typical monthly saving.
+
+Every price shows its age: the days since its source's as-of date (the table's
+AGE DAYS column is the older of the on-demand and spot prices; JSON and CSV give
+each price's, and the spot advice's, separately).`,
 		Example: `  $ gpufinops prices --gpu H100
   $ gpufinops prices --provider gcp --region us-central1
   $ gpufinops prices --min-gpu-memory 80 --spot-only -o csv > offers.csv`,
@@ -216,34 +224,103 @@ func writeTable(opts *PricesOptions, rows []row) error {
 		perGPUHeader = "spot per GPU hour"
 	}
 	t := tableprinter.New(opts.IO.Out, tty, "provider", "region", "instance type", "gpu", "count", "GiB per GPU",
-		"vCPUs", "RAM GiB", "on demand", "spot", perGPUHeader)
-	t.AlignRight(4, 5, 6, 7, 8, 9, 10)
-	money := func(d *decimal.Decimal) string {
+		"vCPUs", "RAM GiB", "on demand", "spot", perGPUHeader, "age days")
+	t.AlignRight(4, 5, 6, 7, 8, 9, 10, 11)
+	price := func(d *decimal.Decimal) string {
 		switch {
 		case d == nil:
 			return "-"
 		case tty:
-			return d.StringFixed(4)
+			return money.FormatPlaces(*d, pricing.Currency, 4)
 		default:
 			return d.Round(perGPUPlaces).String()
 		}
 	}
+	today := opts.today()
 	for _, r := range rows {
 		o := r.offer
+		age := "-"
+		if d := oldest(today, o.OnDemand, o.Spot); d != nil {
+			age = strconv.Itoa(*d)
+		}
 		t.AddRow(string(o.Type.Provider), o.Region, o.Type.Name, o.Type.GPUModel,
 			formatFloat(o.Type.GPUCount), formatGiB(o.Type.GPUMemoryGiB),
 			formatFloat(o.Type.VCPUs), formatFloat(o.Type.MemoryGiB),
-			money(hourly(o.OnDemand)), money(hourly(o.Spot)), money(r.sortKey))
+			price(hourly(o.OnDemand)), price(hourly(o.Spot)), price(r.sortKey), age)
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	if tty {
 		fmt.Fprintf(opts.IO.ErrOut, "\nList prices in %s per instance-hour as of %s; per GPU hour = price / count; - = no price.\n"+
-			"Spot is the cheapest zone's price at that time; '-o json' adds AWS's typical spot saving.\n",
-			pricing.Currency, asOfDates(rows))
+			"Spot is the cheapest zone's price at that time; '-o json' adds AWS's typical spot saving%s.\n",
+			pricing.Currency, asOfDates(rows, today), adviceDates(rows, today))
 	}
 	return nil
+}
+
+// today is the clock's date the ages are counted to.
+func (opts *PricesOptions) today() time.Time {
+	if opts.Now != nil {
+		return opts.Now()
+	}
+	return time.Now()
+}
+
+// ageDays is the age of a price's as-of date on today; nil when the price
+// or its date is missing.
+func ageDays(today time.Time, asOf string) *int {
+	d, ok := pricing.AgeDays(asOf, today)
+	if !ok {
+		return nil
+	}
+	return &d
+}
+
+// oldest is the greatest age of the prices given; nil when none has a date.
+func oldest(today time.Time, ps ...*pricing.Price) *int {
+	var out *int
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		if d := ageDays(today, p.AsOf); d != nil && (out == nil || *d > *out) {
+			out = d
+		}
+	}
+	return out
+}
+
+// adviceDates names the spot advice's dates and ages, e.g. " (advice as of
+// 2025-06-28, 521 days old)"; empty when no row has advice.
+func adviceDates(rows []row, today time.Time) string {
+	var dates []string
+	for _, r := range rows {
+		if r.advice != nil && !slices.Contains(dates, r.advice.AsOf) {
+			dates = append(dates, r.advice.AsOf)
+		}
+	}
+	if len(dates) == 0 {
+		return ""
+	}
+	slices.Sort(dates)
+	return " (advice as of " + datesWithAge(dates, today) + ")"
+}
+
+// datesWithAge writes dates with their ages: "2026-11-30, 1 day old".
+func datesWithAge(dates []string, today time.Time) string {
+	parts := make([]string, len(dates))
+	for i, d := range dates {
+		parts[i] = d
+		if a := ageDays(today, d); a != nil {
+			unit := "days"
+			if *a == 1 {
+				unit = "day"
+			}
+			parts[i] = fmt.Sprintf("%s, %d %s old", d, *a, unit)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func hourly(p *pricing.Price) *decimal.Decimal {
@@ -253,7 +330,7 @@ func hourly(p *pricing.Price) *decimal.Decimal {
 	return &p.Hourly
 }
 
-func asOfDates(rows []row) string {
+func asOfDates(rows []row, today time.Time) string {
 	var dates []string
 	for _, r := range rows {
 		for _, p := range []*pricing.Price{r.offer.OnDemand, r.offer.Spot} {
@@ -263,7 +340,7 @@ func asOfDates(rows []row) string {
 		}
 	}
 	slices.Sort(dates)
-	return strings.Join(dates, ", ")
+	return datesWithAge(dates, today)
 }
 
 // jsonRow is one offer in JSON output. Money is a JSON number with the
@@ -288,6 +365,11 @@ type jsonRow struct {
 	SpotAdvice       *pricing.SpotAdvice `json:"spotAdvice,omitempty"`
 	Source           string              `json:"source"`
 	AsOf             string              `json:"asOf"`
+	// OnDemandAgeDays, SpotAgeDays and SpotAdviceAgeDays are the days since
+	// each one's as-of date; null when there is none.
+	OnDemandAgeDays   *int `json:"onDemandAgeDays"`
+	SpotAgeDays       *int `json:"spotAgeDays"`
+	SpotAdviceAgeDays *int `json:"spotAdviceAgeDays,omitempty"`
 }
 
 func number(d *decimal.Decimal) *json.Number {
@@ -306,7 +388,7 @@ func rounded(d *decimal.Decimal) *decimal.Decimal {
 	return &r
 }
 
-func toJSONRow(r row) jsonRow {
+func toJSONRow(r row, today time.Time) jsonRow {
 	o := r.offer
 	j := jsonRow{
 		Provider: o.Type.Provider, Region: o.Region, InstanceType: o.Type.Name, Family: o.Type.Family,
@@ -320,6 +402,13 @@ func toJSONRow(r row) jsonRow {
 	}
 	if o.Spot != nil {
 		j.SpotZone = o.Spot.Zone
+		j.SpotAgeDays = ageDays(today, o.Spot.AsOf)
+	}
+	if o.OnDemand != nil {
+		j.OnDemandAgeDays = ageDays(today, o.OnDemand.AsOf)
+	}
+	if r.advice != nil {
+		j.SpotAdviceAgeDays = ageDays(today, r.advice.AsOf)
 	}
 	for _, p := range []*pricing.Price{o.Spot, o.OnDemand} {
 		if p != nil {
@@ -331,8 +420,9 @@ func toJSONRow(r row) jsonRow {
 
 func writeJSON(opts *PricesOptions, rows []row) error {
 	out := make([]jsonRow, len(rows))
+	today := opts.today()
 	for i, r := range rows {
-		out[i] = toJSONRow(r)
+		out[i] = toJSONRow(r, today)
 	}
 	enc := json.NewEncoder(opts.IO.Out)
 	enc.SetIndent("", "  ")
@@ -344,6 +434,7 @@ var csvHeader = []string{
 	"provider", "region", "instanceType", "gpuModel", "gpuCount", "gpuMemoryGiB", "vcpus", "memoryGiB", "arch",
 	"currency", "onDemandHourly", "spotHourly", "spotZone", "perGpuHourly", "spotPerGpuHourly",
 	"spotAdvisorSavingsPercent", "spotAdvisorInterruptionBand", "source", "asOf",
+	"onDemandAgeDays", "spotAgeDays", "spotAdviceAgeDays",
 }
 
 func writeCSV(opts *PricesOptions, rows []row) error {
@@ -357,8 +448,15 @@ func writeCSV(opts *PricesOptions, rows []row) error {
 		}
 		return n.String()
 	}
+	today := opts.today()
+	days := func(d *int) string {
+		if d == nil {
+			return ""
+		}
+		return strconv.Itoa(*d)
+	}
 	for _, r := range rows {
-		j := toJSONRow(r)
+		j := toJSONRow(r, today)
 		var savings, band string
 		if j.SpotAdvice != nil {
 			savings, band = strconv.Itoa(j.SpotAdvice.SavingsPercent), j.SpotAdvice.Band
@@ -368,6 +466,7 @@ func writeCSV(opts *PricesOptions, rows []row) error {
 			formatFloat(j.GPUMemoryGiB), formatFloat(j.VCPUs), formatFloat(j.MemoryGiB), j.Arch, j.Currency,
 			str(j.OnDemandHourly), str(j.SpotHourly), j.SpotZone, str(j.PerGPUHourly), str(j.SpotPerGPUHourly),
 			savings, band, j.Source, j.AsOf,
+			days(j.OnDemandAgeDays), days(j.SpotAgeDays), days(j.SpotAdviceAgeDays),
 		}
 		if err := w.Write(rec); err != nil {
 			return err

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -73,7 +76,7 @@ func TestNewCmdPrices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(PricesOptions{}, "IO", "Catalog")); d != "" {
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(PricesOptions{}, "IO", "Catalog", "Now")); d != "" {
 				t.Errorf("options (-want +got):\n%s", d)
 			}
 		})
@@ -86,6 +89,7 @@ func runPrices(t *testing.T, tty bool, opts PricesOptions) (stdout, stderr strin
 	ios.SetStdoutTTY(tty)
 	opts.IO = ios
 	opts.Catalog = catalog.Embedded
+	opts.Now = func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
 	if opts.Output == "" {
 		opts.Output = "table"
 	}
@@ -176,5 +180,40 @@ func TestJSONMoneyIsNumbers(t *testing.T) {
 	}
 	if r["gpuCount"] != 8.0 {
 		t.Errorf("gpuCount = %v, want 8 (corrected from the source's 12)", r["gpuCount"])
+	}
+}
+
+// TestPricesAges checks each price's age follows the clock, in every format.
+func TestPricesAges(t *testing.T) {
+	for _, tc := range []struct {
+		now              time.Time
+		list, spot, advc float64
+	}{
+		{time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), 1, 1, 521},
+		{time.Date(2026, 11, 30, 23, 59, 0, 0, time.UTC), 0, 0, 520},
+		{time.Date(2027, 12, 1, 0, 0, 0, 0, time.UTC), 366, 366, 886},
+	} {
+		ios, _, out, errOut := iostreams.Test()
+		opts := PricesOptions{IO: ios, Catalog: catalog.Embedded, Now: func() time.Time { return tc.now }, InstanceType: "p5.48xlarge", Region: "us-east-1", Output: "json"}
+		if err := pricesRun(&opts); err != nil {
+			t.Fatal(err)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 1 {
+			t.Fatalf("%v %d", err, len(rows))
+		}
+		r := rows[0]
+		if r["onDemandAgeDays"] != tc.list || r["spotAgeDays"] != tc.spot || r["spotAdviceAgeDays"] != tc.advc {
+			t.Errorf("%s: ages %v %v %v, want %v %v %v", tc.now, r["onDemandAgeDays"], r["spotAgeDays"], r["spotAdviceAgeDays"], tc.list, tc.spot, tc.advc)
+		}
+		out.Reset()
+		opts.Output = "table"
+		ios.SetStdoutTTY(true)
+		if err := pricesRun(&opts); err != nil {
+			t.Fatal(err)
+		}
+		if note := errOut.String(); !strings.Contains(note, fmt.Sprintf("2025-06-28, %v days old", tc.advc)) {
+			t.Errorf("%s: the table's note does not age the advice: %q", tc.now, note)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
@@ -136,7 +137,7 @@ func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
 			t.AddRow(string(g.Mode), string(g.Provider), dash(g.Account), g.Region, g.InstanceType, g.GPUModel, h.InstanceID,
 				strings.Join(h.Tenants, " "), num(h.GPULoadPercent)+"%",
 				num(h.GPUMemoryGiB)+" of "+num(g.GPUMemoryGiB)+" GiB",
-				layoutText(g, h), strings.Join(frees, " "), freed.StringFixed(2))
+				layoutText(g, h), strings.Join(frees, " "), money.Plain(freed, money.USD))
 		}
 	}
 	return t.Render()
@@ -176,7 +177,7 @@ func writeSummary(w io.Writer, sp sharing.Plan) {
 	if freed == 0 {
 		fmt.Fprintln(w, "No GPU can be shared: nothing to free.")
 	} else {
-		fmt.Fprintf(w, "Frees %d %s: %s %s a month.\n", freed, plural(freed, "instance", "instances"), sp.FreedMonthly.StringFixed(2), pricing.Currency)
+		fmt.Fprintf(w, "Frees %d %s: %s %s a month.\n", freed, plural(freed, "instance", "instances"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
 	}
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -21,6 +21,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -212,12 +213,12 @@ func writeCSV(w io.Writer, res *result) error {
 		m := res.Metrics.Instances[i]
 		cur, opt := "", ""
 		if it.Priced {
-			cur, opt = it.MonthlyCost.StringFixed(2), it.OptimizedCost.StringFixed(2)
+			cur, opt = money.Plain(it.MonthlyCost, money.USD), money.Plain(it.OptimizedCost, money.USD)
 		}
 		_ = cw.Write([]string{it.ID, string(it.Provider), it.Account, it.Region, it.InstanceType,
 			untagged(a.Team), untagged(a.Project), untagged(a.WorkloadType), untagged(a.Environment),
 			strconv.FormatBool(compliant), strings.Join(v.Missing, ";"), strings.Join(v.Invalid, ";"), strings.Join(v.CaseMismatch, ";"),
-			strconv.FormatBool(it.Priced), cur, opt, optFloat(m.EfficiencyPercent), money(m.CostPerBusyGPUHour),
+			strconv.FormatBool(it.Priced), cur, opt, optFloat(m.EfficiencyPercent), csvMoney(m.CostPerBusyGPUHour),
 			unit(m.CostPerMillionTokens), unit(m.CostPerThousandRequests), m.TrainingRun})
 	}
 	cw.Flush()
@@ -238,11 +239,11 @@ func optFloat(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
-func money(m *governance.Money) string {
+func csvMoney(m *governance.Money) string {
 	if m == nil {
 		return ""
 	}
-	return m.StringFixed(2)
+	return money.Plain(m.Decimal, money.USD)
 }
 
 func unit(u *governance.UnitCost) string {
@@ -260,25 +261,25 @@ type printer struct {
 
 func (p printer) usd(d decimal.Decimal) string {
 	if p.tty {
-		return governance.Dollars(d)
+		return money.Format(d, money.USD)
 	}
-	return d.StringFixed(2)
+	return money.Plain(d, money.USD)
 }
 
 // perMonth is "$1,234.56/month" on a terminal, "1234.56 USD/month" elsewhere.
 func (p printer) perMonth(d decimal.Decimal) string {
 	if p.tty {
-		return governance.Dollars(d) + "/month"
+		return money.Format(d, money.USD) + "/month"
 	}
-	return d.StringFixed(2) + " USD/month"
+	return money.Plain(d, money.USD) + " USD/month"
 }
 
 // sentence is an amount inside a sentence: "$14.22" or "14.22 USD".
 func (p printer) sentence(d decimal.Decimal) string {
 	if p.tty {
-		return governance.Dollars(d)
+		return money.Format(d, money.USD)
 	}
-	return d.StringFixed(2) + " USD"
+	return money.Plain(d, money.USD) + " USD"
 }
 
 // sentenceUnit is a unit cost inside a sentence: "$1.1560" or "1.1560 USD".
@@ -287,7 +288,7 @@ func (p printer) sentenceUnit(u *governance.UnitCost) string {
 	case u == nil:
 		return "-"
 	case p.tty:
-		return "$" + u.StringFixed(4)
+		return money.FormatPlaces(u.Decimal, money.USD, 4)
 	}
 	return u.StringFixed(4) + " USD"
 }
@@ -297,7 +298,7 @@ func (p printer) unitCost(u *governance.UnitCost) string {
 		return "-"
 	}
 	if p.tty {
-		return "$" + u.StringFixed(4)
+		return money.FormatPlaces(u.Decimal, money.USD, 4)
 	}
 	return u.StringFixed(4)
 }

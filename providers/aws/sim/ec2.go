@@ -649,9 +649,12 @@ func (s *Server) describeInstanceTypes(w http.ResponseWriter, req request) {
 
 // --- DescribeSpotPriceHistory ---
 
-// Spot history: one point every spotStep over spotPoints steps (30 days);
-// the newest is the row's current price, the older ones vary within
-// ±spotSwing of it, stable for a given type, zone and timestamp.
+// Spot history: one point every spotStep over spotPoints steps (30 days).
+// The newest is the row's current price, and so is every other older one:
+// it is the zone's typical price. The points between swing within
+// ±spotSwing of it, alternately above and below, stable for a given type,
+// zone and timestamp; so the zone's time-weighted median over the window
+// is the row's price, as in the catalog the row came from.
 const (
 	spotStep   = 72 * time.Hour
 	spotPoints = 11
@@ -681,8 +684,11 @@ func spotSeries(now time.Time, instanceType, zone string, current decimal.Decima
 	for k := 0; k < spotPoints; k++ {
 		at := day.Add(-time.Duration(k) * spotStep)
 		p := current
-		if k > 0 {
-			f := 1 + spotSwing*(2*unitFraction("spot", instanceType, zone, at.Format(time.RFC3339))-1)
+		if k%2 == 1 {
+			f := 1 + spotSwing*unitFraction("spot", instanceType, zone, at.Format(time.RFC3339))
+			if k%4 == 3 {
+				f = 2 - f
+			}
 			p = current.Mul(decimal.NewFromFloat(f))
 		}
 		out = append(out, spotPriceXML{
