@@ -16,9 +16,11 @@ const WarnStalePrice = "stale-price"
 
 // staleKey groups the stale prices of one kind, source and date.
 type staleKey struct {
-	spot   bool
-	source string
-	asOf   string
+	spot bool
+	// commitment: a reservation or savings plan rate, judged by the list limit.
+	commitment bool
+	source     string
+	asOf       string
 }
 
 // stalePriceWarnings warns, once per source and date, about every price the
@@ -36,7 +38,7 @@ func stalePriceWarnings(plan recommend.Plan, today time.Time) []Warning {
 		if !ok || limit <= 0 || days <= limit {
 			return
 		}
-		k := staleKey{spot: p.Option == pricing.Spot, source: sourceName(p.Source), asOf: p.AsOf}
+		k := staleKey{spot: p.Option == pricing.Spot, commitment: p.Option != pricing.Spot && p.Option != pricing.OnDemand, source: sourceName(p.Source), asOf: p.AsOf}
 		if uses[k] == nil {
 			uses[k] = map[string]bool{}
 		}
@@ -70,6 +72,9 @@ func stalePriceWarnings(plan recommend.Plan, today time.Time) []Warning {
 	out := make([]Warning, 0, len(keys))
 	for _, k := range keys {
 		kind, limit, key := "list", lim.MaxListAgeDays, "policy.prices.max_list_age_days"
+		if k.commitment {
+			kind = "commitment"
+		}
 		if k.spot {
 			kind, limit, key = "spot", lim.MaxSpotAgeDays, "policy.prices.max_spot_age_days"
 		}

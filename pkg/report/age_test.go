@@ -33,7 +33,7 @@ func TestStalePriceWarnings(t *testing.T) {
 			[]string{"spot prices from b as of 2026-11-29 are 2 days old, over the 1-day limit", "list prices from a as of 2026-11-29 are 2 days old, over the 1-day limit (policy.prices.max_list_age_days); 1 instance priced"}},
 		{"list prices get the longer limit", recommend.PricePolicy{MaxSpotAgeDays: 90, MaxListAgeDays: 365},
 			[]*pricing.Price{price(pricing.OnDemand, "list", "2026-01-01"), price(pricing.SavingsPlan1y, "AWS Savings Plans; live", "2025-01-01")},
-			[]string{"list prices from AWS Savings Plans as of 2025-01-01 are 699 days old, over the 365-day limit"}},
+			[]string{"commitment prices from AWS Savings Plans as of 2025-01-01 are 699 days old, over the 365-day limit"}},
 		{"undated prices are not judged", recommend.PricePolicy{MaxSpotAgeDays: 1, MaxListAgeDays: 1},
 			[]*pricing.Price{price(pricing.OnDemand, "fleet file (hourlyPrice)", ""), price(pricing.Spot, "x", "not a date")}, nil},
 		{"no limits set checks nothing", recommend.PricePolicy{},
