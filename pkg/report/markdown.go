@@ -155,11 +155,11 @@ func catalogText(srcs []CatalogSource) string {
 	return strings.Join(parts, ", ")
 }
 
-// mdEscaper escapes what would break a table cell or start markup: pipes,
-// emphasis, links, HTML and backslashes.
 // mdCellEscaper keeps a table cell on one line and its pipes literal.
 var mdCellEscaper = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ")
 
+// mdEscaper escapes what would break a table cell or start markup: pipes,
+// emphasis, links, HTML and backslashes.
 var mdEscaper = strings.NewReplacer(
 	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
 	"<", "&lt;", ">", "&gt;", "\r\n", " ", "\n", " ", "\r", " ",
