@@ -28,8 +28,28 @@ var workloadTagValues = map[string]WorkloadType{
 	"batch": Batch,
 }
 
+// normTag lowercases s and drops '-', '_' and ' ', so "Workload-Type",
+// "workload_type" and "workloadtype" compare equal. It runs for every tag key
+// of every instance, so it allocates only when it has to change s.
 func normTag(s string) string {
-	return strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(s))
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '-' || c == '_' || c == ' ' || c >= 0x80 || ('A' <= c && c <= 'Z') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != '-' && c != '_' && c != ' ' {
+			b = append(b, c)
+		}
+	}
+	return strings.ToLower(string(b))
 }
 
 func tagValue(tags map[string]string, key string) (string, bool) {

@@ -170,3 +170,37 @@ func FuzzDetectOwner(f *testing.F) {
 		}
 	})
 }
+
+// normTagReference is the plain definition normTag must match.
+func normTagReference(s string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(s))
+}
+
+func TestNormTagMatchesReference(t *testing.T) {
+	for _, s := range []string{
+		"", "workloadtype", "WorkloadType", "workload-type", "Workload_Type", "workload type",
+		" -_ ", "KARPENTER.SH/NODEPOOL", "aks-managed-poolName", "ÄRGER-Key", "straße_X",
+		"\xff-\xfe_A", "İstanbul", "ǅ-x", "a\tb", "ALLCAPS", "mixed-Ünïcode_KEY ",
+	} {
+		if got, want := normTag(s), normTagReference(s); got != want {
+			t.Errorf("normTag(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestNormTagAllocatesNothingWhenClean(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = normTag("workloadtype") }); n != 0 {
+		t.Errorf("normTag of a clean key allocates %v times, want 0", n)
+	}
+}
+
+func FuzzNormTag(f *testing.F) {
+	for _, s := range []string{"", "Workload-Type", "a_b c", "\xff-Ä", "İ_x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := normTag(s), normTagReference(s); got != want {
+			t.Fatalf("normTag(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

@@ -147,6 +147,14 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 		}
 	}
 	gov := e.governanceReport(states)
+	// Sized once, and each state's recommendations dropped as they are
+	// copied, so a large fleet never holds two growing copies at once.
+	nrecs := 0
+	for _, s := range states {
+		nrecs += len(s.recs)
+	}
+	plan.Instances = make([]InstanceCost, 0, len(states))
+	plan.Recommendations = make([]Recommendation, 0, nrecs)
 	for _, s := range states {
 		ic := s.cost0
 		if ic.Priced {
@@ -156,6 +164,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 		}
 		plan.Instances = append(plan.Instances, ic)
 		plan.Recommendations = append(plan.Recommendations, s.recs...)
+		s.recs = nil
 	}
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings

@@ -155,6 +155,9 @@ func catalogText(srcs []CatalogSource) string {
 	return strings.Join(parts, ", ")
 }
 
+// mdCellEscaper keeps a table cell on one line and its pipes literal.
+var mdCellEscaper = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ")
+
 // mdEscaper escapes what would break a table cell or start markup: pipes,
 // emphasis, links, HTML and backslashes.
 var mdEscaper = strings.NewReplacer(
@@ -174,7 +177,7 @@ func MarkdownCode(s string) string {
 	if s == "" {
 		return ""
 	}
-	s = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	s = mdCellEscaper.Replace(s)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"
