@@ -212,9 +212,12 @@ func Keys() []string {
 	return keys
 }
 
+// keySeparator turns a dotted key into its environment variable's form.
+var keySeparator = strings.NewReplacer(".", "_")
+
 // EnvVar is the environment variable for a key.
 func EnvVar(key string) string {
-	return EnvPrefix + "_" + strings.ToUpper(strings.NewReplacer(".", "_").Replace(key))
+	return EnvPrefix + "_" + strings.ToUpper(keySeparator.Replace(key))
 }
 
 func walk(t reflect.Type, prefix string, keys *[]string) {
@@ -261,7 +264,7 @@ func Load(opts Options) (*Config, error) {
 	}
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.SetEnvKeyReplacer(keySeparator)
 	cfg := &Config{
 		Policy:   recommend.DefaultPolicy(),
 		AWS:      AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},

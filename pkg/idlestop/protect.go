@@ -34,11 +34,14 @@ func inFolded(v string, list []string) bool {
 	return false
 }
 
+// valueSeparators read "_" and white space in a tag value as "-".
+var valueSeparators = strings.NewReplacer("_", "-", " ", "-", "\t", "-")
+
 // foldValue is how tag values compare: trimmed, lower case, with '_' and
 // runs of spaces read as '-' (prod_eu and "prod eu" are prod-eu).
 func foldValue(v string) string {
 	v = strings.ToLower(strings.TrimSpace(v))
-	v = strings.NewReplacer("_", "-", " ", "-", "\t", "-").Replace(v)
+	v = valueSeparators.Replace(v)
 	for strings.Contains(v, "--") {
 		v = strings.ReplaceAll(v, "--", "-")
 	}

@@ -88,6 +88,9 @@ func (t *Table) Render() error {
 	return err
 }
 
+// tsvCell keeps a cell on its line and in its column.
+var tsvCell = strings.NewReplacer("\t", " ", "\n", " ")
+
 func (t *Table) renderTSV() error {
 	var b strings.Builder
 	b.WriteString(strings.Join(t.headers, "\t"))
@@ -95,7 +98,7 @@ func (t *Table) renderTSV() error {
 	for _, r := range t.rows {
 		clean := make([]string, len(r))
 		for i, c := range r {
-			clean[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+			clean[i] = tsvCell.Replace(c)
 		}
 		b.WriteString(strings.Join(clean, "\t"))
 		b.WriteByte('\n')
