@@ -173,7 +173,53 @@ var (
 	ErrNotStoppable = errors.New("instance cannot be stopped")
 	// ErrNotFound: the instance does not exist (any more).
 	ErrNotFound = errors.New("instance not found")
+	// ErrTimeLimit: the scan's time limit ended before a scope was read.
+	ErrTimeLimit = errors.New("time limit reached")
 )
+
+// TimeLimitError is the cause of a scan context whose whole-run time limit
+// (timeouts.run, --run-timeout) ended. Collect reports the scopes it cut
+// short with it and keeps the ones that finished.
+type TimeLimitError struct{ Limit time.Duration }
+
+func (e *TimeLimitError) Error() string {
+	return fmt.Sprintf("the scan's time limit of %v (timeouts.run, --run-timeout) ended first", e.Limit)
+}
+
+// Is makes a TimeLimitError match ErrTimeLimit.
+func (e *TimeLimitError) Is(target error) bool { return target == ErrTimeLimit }
+
+// WithTimeLimit bounds a whole scan: past limit, ctx ends with a
+// TimeLimitError as its cause. A limit of zero or less leaves ctx unbounded.
+func WithTimeLimit(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc) {
+	if limit <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, limit, &TimeLimitError{Limit: limit})
+}
+
+// timeLimit is ctx's TimeLimitError when the scan's time limit ended it.
+func timeLimit(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrTimeLimit) {
+		return cause
+	}
+	return nil
+}
+
+// cutShort is err, or the time limit when err is the context ending
+// because the time limit did.
+func cutShort(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if tl := timeLimit(ctx); tl != nil && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeLimit)) {
+		return tl
+	}
+	return err
+}
 
 // ScopeError is a failure to read one scope: its instances could not be
 // listed (they are missing from the scan), or, when Metrics is set, only
@@ -300,6 +346,9 @@ type Result struct {
 // Utilization (never idle: the engine gives them no idle, schedule or
 // rightsize advice), and is recorded in Failures as a ScopeError with Metrics
 // set. Collect itself fails only when the scopes cannot be listed or ctx ends.
+// A ctx bounded by WithTimeLimit is the exception: when its limit ends, the
+// scopes that finished are kept and the others are Failures with a
+// TimeLimitError, so the report still comes (exit code 3).
 func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, error) {
 	var (
 		scopes        []Scope
@@ -312,7 +361,7 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		scopes, err = p.Scopes(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+		return nil, fmt.Errorf("%s: listing scopes: %w", p.Name(), cutShort(ctx, err))
 	}
 	conc := opts.Concurrency
 	if conc <= 0 {
@@ -346,7 +395,7 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
 				var merr error
 				r.notes, merr = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
-				if merr != nil && ctx.Err() == nil {
+				if merr != nil {
 					// What a failed read filled in may be part of the
 					// GPUs or part of the window: none of it is evidence.
 					for j := range r.instances {
@@ -374,17 +423,18 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && timeLimit(ctx) == nil {
 		return nil, err
 	}
 	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}, Failures: accountErrors}
 	source := MetricsSourceName(p)
 	for i, r := range results {
 		if r.err != nil {
-			res.Failures = append(res.Failures, &ScopeError{Scope: scopes[i], Err: r.err})
+			res.Failures = append(res.Failures, &ScopeError{Scope: scopes[i], Err: cutShort(ctx, r.err)})
 			continue
 		}
 		if r.metricsErr != nil {
+			r.metricsErr = cutShort(ctx, r.metricsErr)
 			ids := make([]string, len(r.instances))
 			for j, in := range r.instances {
 				ids[j] = in.ID

@@ -65,6 +65,8 @@ type FleetFlags struct {
 	Quiet bool
 	// Metrics say where utilization comes from (--metrics, --metrics-file).
 	Metrics MetricsFlags
+	// Timeouts bound a live scan (--request-timeout, --run-timeout).
+	Timeouts ScanTimeouts
 }
 
 // AddFleetFlags adds --fleet, --demo and the cloud scan flags.
@@ -73,6 +75,7 @@ func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	cmd.Flags().BoolVar(&f.Demo, "demo", false, "use the embedded demo fleet")
 	AddScopeFlags(cmd, f, "scan live instead of reading a file")
 	cmd.Flags().IntVar(&f.LookbackDays, "lookback-days", 14, "days of utilization history to read from the cloud")
+	addScanTimeoutFlags(cmd, &f.Timeouts)
 	addMetricsFlags(cmd, &f.Metrics)
 	cmd.MarkFlagsMutuallyExclusive("fleet", "demo", "provider")
 	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
@@ -105,6 +108,9 @@ func (f *FleetFlags) Validate() error {
 	}
 	if f.LookbackDays < 1 || f.LookbackDays > 455 {
 		return FlagErrorf("--lookback-days: %d is outside 1–455 (CloudWatch keeps hourly data 455 days)", f.LookbackDays)
+	}
+	if err := f.Timeouts.validate(len(f.Providers) > 0); err != nil {
+		return err
 	}
 	return f.Metrics.validate()
 }
@@ -205,6 +211,7 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 		if scan == nil {
 			return nil, FlagErrorf("--provider is not available in this command")
 		}
+		in.Timeouts.apply(c)
 		res, err := scan(ctx, in, c)
 		if err != nil {
 			return nil, err

@@ -54,12 +54,12 @@ type Config struct {
 	lookupEnv func(string) (string, bool)
 }
 
-// TimeoutsConfig is timeouts.*; idle-stop's --request-timeout,
-// --run-timeout and --grace-period win.
+// TimeoutsConfig is timeouts.*; the --request-timeout,
+// --run-timeout and --grace-period flags win.
 type TimeoutsConfig struct {
 	// Request bounds each HTTP request to a cloud or webhook (one attempt).
 	Request time.Duration `mapstructure:"request"`
-	// Run bounds a whole idle-stop run, retries included.
+	// Run bounds a whole idle-stop run or live scan, retries included.
 	Run time.Duration `mapstructure:"run"`
 	// Grace is how long stops in flight may finish after SIGINT, SIGTERM or
 	// the run timeout.

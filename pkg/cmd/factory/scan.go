@@ -39,6 +39,10 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		Kind:       fleet.Kind,
 		Metadata:   fleet.Metadata{Name: "scan", GeneratedAt: &now},
 	}}
+	// One bound for the whole scan, every provider and the progress
+	// display's scope listing included: past it, the scopes read are kept.
+	ctx, cancel := providers.WithTimeLimit(ctx, cfg.Timeouts.Run)
+	defer cancel()
 	provs, err := sc.providers(ctx, in, cfg)
 	if err != nil {
 		return nil, err
@@ -182,10 +186,14 @@ func (sp *scanProgress) finish() {
 	fmt.Fprintln(sp.io.ErrOut, line)
 }
 
-// fatal maps credential problems to exit code 4; other errors pass.
+// fatal maps credential problems to exit code 4 and a scan cut short by
+// its time limit to exit code 3; other errors pass.
 func fatal(err error) error {
-	if errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission) {
+	switch {
+	case errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission):
 		return &cmdutil.CredentialsError{Err: err}
+	case errors.Is(err, providers.ErrTimeLimit):
+		return &cmdutil.IncompleteError{Err: err}
 	}
 	return err
 }

@@ -41,6 +41,8 @@ var demoRegions = []string{"eu-west-1", "us-east-1", "us-west-2"}
 type faultySim struct {
 	url   string
 	fleet *fleet.Fleet
+	// runTimeout is timeouts.run in the configuration; zero leaves it unbounded.
+	runTimeout time.Duration
 }
 
 func startFaultySim(t *testing.T, fault func(service, op, region string) (int, string), failRegions []string, wrap func(http.Handler) http.Handler) *faultySim {
@@ -110,10 +112,11 @@ func (s *faultySim) run(t *testing.T, stdin string, command string, args ...stri
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(stdin)
 	cfg := &config.Config{
-		Policy: recommend.DefaultPolicy(),
-		AWS:    config.AWSConfig{Endpoint: s.url, Concurrency: 4, MetricsNamespace: "CWAgent"},
-		Cache:  config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
-		Report: config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
+		Policy:   recommend.DefaultPolicy(),
+		AWS:      config.AWSConfig{Endpoint: s.url, Concurrency: 4, MetricsNamespace: "CWAgent"},
+		Cache:    config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
+		Report:   config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
+		Timeouts: config.TimeoutsConfig{Run: s.runTimeout},
 	}
 	sc := &scanner{io: ios, now: func() time.Time { return simNow }, retryMaxBackoff: time.Millisecond}
 	f := &cmdutil.Factory{

@@ -1,0 +1,81 @@
+package cmdutil
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gpufinops/gpufinops/pkg/config"
+)
+
+// ScanTimeouts are a live scan's --request-timeout and --run-timeout; each
+// overrides its timeouts.* key when given.
+type ScanTimeouts struct {
+	Request OptionalDuration
+	Run     OptionalDuration
+}
+
+// OptionalDuration is a duration flag that records whether it was given.
+type OptionalDuration struct {
+	D     time.Duration
+	Given bool
+}
+
+// String implements pflag.Value.
+func (d *OptionalDuration) String() string {
+	if !d.Given {
+		return ""
+	}
+	return d.D.String()
+}
+
+// Set implements pflag.Value.
+func (d *OptionalDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.D, d.Given = v, true
+	return nil
+}
+
+// Type implements pflag.Value.
+func (d *OptionalDuration) Type() string { return "duration" }
+
+func addScanTimeoutFlags(cmd *cobra.Command, t *ScanTimeouts) {
+	cmd.Flags().Var(&t.Request, "request-timeout", "with --provider: bound each request to the cloud, one attempt (default timeouts.request, 30s)")
+	cmd.Flags().Var(&t.Run, "run-timeout", "with --provider: bound the whole scan, retries included; past it the report keeps the scopes read and exits 3 (default timeouts.run, 10m)")
+}
+
+// validate checks the ranges timeouts.* has in the configuration.
+func (t *ScanTimeouts) validate(scanning bool) error {
+	for _, d := range []struct {
+		name     string
+		v        OptionalDuration
+		min, max time.Duration
+	}{
+		{"request-timeout", t.Request, time.Millisecond, time.Hour},
+		{"run-timeout", t.Run, time.Millisecond, 24 * time.Hour},
+	} {
+		if !d.v.Given {
+			continue
+		}
+		if !scanning {
+			return FlagErrorf("--%s needs --provider: it bounds a live scan", d.name)
+		}
+		if d.v.D < d.min || d.v.D > d.max {
+			return FlagErrorf("--%s: %v is outside %v–%v", d.name, d.v.D, d.min, d.max)
+		}
+	}
+	return nil
+}
+
+// apply lays the flags given over the configuration's timeouts.
+func (t *ScanTimeouts) apply(c *config.Config) {
+	if t.Request.Given {
+		c.Timeouts.Request = t.Request.D
+	}
+	if t.Run.Given {
+		c.Timeouts.Run = t.Run.D
+	}
+}

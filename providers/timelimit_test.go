@@ -1,0 +1,71 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// slowCloud lists each region after its delay, honouring ctx as an SDK does.
+type slowCloud struct {
+	*fakeCloud
+	delay map[string]time.Duration
+}
+
+func (s slowCloud) ListGPUInstances(ctx context.Context, sc Scope) ([]fleet.Instance, error) {
+	select {
+	case <-time.After(s.delay[sc.Region]):
+	case <-ctx.Done():
+		return nil, fmt.Errorf("operation error: %w", ctx.Err())
+	}
+	return s.fakeCloud.ListGPUInstances(ctx, sc)
+}
+
+// TestCollectTimeLimit: when the scan's time limit ends, the scopes that
+// finished are kept, the others are failures naming the limit, and Collect
+// returns no error; a caller's own cancellation is still an error.
+func TestCollectTimeLimit(t *testing.T) {
+	f := &fakeCloud{instances: map[string][]fleet.Instance{}}
+	delay := map[string]time.Duration{}
+	for i, d := range []time.Duration{0, time.Hour, 0, time.Hour, time.Hour} {
+		region := fmt.Sprintf("r%d", i)
+		f.scopes = append(f.scopes, Scope{Provider: fleet.AWS, Account: "1", Region: region})
+		f.instances[region] = []fleet.Instance{{ID: "i-" + region, Provider: fleet.AWS, Region: region}}
+		delay[region] = d
+	}
+	p := slowCloud{f, delay}
+
+	ctx, cancel := WithTimeLimit(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	res, err := Collect(ctx, p, CollectOptions{Concurrency: 5})
+	if err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	if got := len(res.Fleet.Instances); got != 2 {
+		t.Errorf("%d instances kept, want the 2 that answered", got)
+	}
+	if len(res.Failures) != 3 {
+		t.Fatalf("failures %v, want 3", res.Failures)
+	}
+	for _, fe := range res.Failures {
+		if !errors.Is(fe, ErrTimeLimit) || delay[fe.Scope.Region] == 0 {
+			t.Errorf("failure %v: want the time limit, for a slow region", fe)
+		}
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel2)
+	if _, err := Collect(ctx2, p, CollectOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled scan: err %v, want context.Canceled", err)
+	}
+
+	ctx3, cancel3 := WithTimeLimit(context.Background(), 0)
+	defer cancel3()
+	if _, ok := ctx3.Deadline(); ok {
+		t.Error("a zero limit set a deadline")
+	}
+}
