@@ -108,3 +108,26 @@ func TestInventoryScopesAndState(t *testing.T) {
 		t.Errorf("scope view after the stop: %+v", got)
 	}
 }
+
+// FuzzDecodeToken: any token decodes without panicking, only to an offset a
+// token of that query carries, and every encoded offset comes back.
+func FuzzDecodeToken(f *testing.F) {
+	q := Fingerprint("q")
+	f.Add(EncodeToken(5, q), 5)
+	f.Add("", 0)
+	f.Add("eyJvIjotMSwicSI6IngifQ", 1)
+	f.Fuzz(func(t *testing.T, tok string, off int) {
+		if got, ok := DecodeToken(tok, q); ok && got < 0 {
+			t.Fatalf("token %q decoded to %d", tok, got)
+		}
+		if off < 0 {
+			return
+		}
+		if got, ok := DecodeToken(EncodeToken(off, q), q); !ok || got != off {
+			t.Fatalf("offset %d came back as %d, %v", off, got, ok)
+		}
+		if _, ok := DecodeToken(EncodeToken(off, q), Fingerprint("other")); ok {
+			t.Fatalf("offset %d's token continued another query", off)
+		}
+	})
+}
