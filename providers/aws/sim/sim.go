@@ -193,6 +193,8 @@ func regionOf(r *http.Request) string {
 	return "us-east-1"
 }
 
+// ServeHTTP serves the control endpoints and every AWS request it
+// recognises, through the kit's faults and counters.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if simkit.IsControl(r) {
 		s.control.ServeHTTP(w, r)
