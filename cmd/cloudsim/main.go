@@ -1,13 +1,16 @@
-// Command cloudsim serves a fleet file as a local AWS: the AWS simulator
-// (providers/aws/sim) speaks the wire protocols of EC2, STS, CloudWatch,
-// Pricing and Savings Plans, so the real SDK, the AWS CLI and other tools can
-// run against it. It is for demos, benchmarks and side-by-side runs.
+// Command cloudsim serves a fleet file as local clouds: every simulator
+// registered with providers/simkit is mounted on one port, behind one set
+// of fault flags, counters and /_sim/* control endpoints. Today that is the
+// AWS simulator (providers/aws/sim), which speaks the wire protocols of EC2,
+// STS, CloudWatch, Pricing and Savings Plans, so the real SDK, the AWS CLI
+// and other tools can run against it. It is for demos, benchmarks and
+// side-by-side runs.
 //
 //	go run ./cmd/cloudsim --demo --addr 127.0.0.1:4566
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //	  gpufinops analyze --provider aws --region us-east-1
 //
-// The fleet is completed from the embedded catalog first; the simulator's
+// The fleet is completed from the embedded catalog first; the simulators'
 // instance types and prices come from the catalog too (see providers/aws/simcat).
 package main
 
@@ -22,8 +25,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -31,9 +32,9 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
-	"github.com/gpufinops/gpufinops/providers/aws/sim"
-	"github.com/gpufinops/gpufinops/providers/aws/simcat"
+	_ "github.com/gpufinops/gpufinops/providers/aws/simcat" // registers the AWS simulator
 	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 func main() {
@@ -57,7 +58,6 @@ type config struct {
 	errorRate    float64
 	failRegions  []string
 	seed         int64
-	account      string
 	delays       map[string]time.Duration
 	hang         []string
 }
@@ -66,12 +66,6 @@ type config struct {
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
-
-var accountID = regexp.MustCompile(`^\d{12}$`)
-
-// defaultAccount is the caller's account when neither --account nor the
-// fleet names one.
-const defaultAccount = "123456789012"
 
 // parseFlags reads the command line; -h is flag.ErrHelp.
 func parseFlags(args []string, stdout io.Writer) (*config, error) {
@@ -117,10 +111,19 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil
 	})
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
-	fs.StringVar(&c.account, "account", "", "AWS account plain credentials act in, and of instances that name none (default: the fleet's most common AWS account, else "+defaultAccount+")")
+	var checks []func() error
+	var titles []string
+	for _, sim := range simkit.Registered() {
+		titles = append(titles, sim.Title)
+		if sim.Flags != nil {
+			if check := sim.Flags(fs); check != nil {
+				checks = append(checks, check)
+			}
+		}
+	}
 	usage := func() {
-		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--account ID]")
-		fmt.Fprintln(stdout, "\nServes the AWS instances of a fleet file as a local AWS (EC2, STS, CloudWatch, Pricing, Savings Plans).\n\nFlags:")
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [simulator flags]")
+		fmt.Fprintf(stdout, "\nServes a fleet file's instances as local clouds on one port (simulators: %s).\n\nFlags:\n", strings.Join(titles, ", "))
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -150,8 +153,11 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil, &usageError{fmt.Sprintf("--error-rate %g is not between 0 and 1", c.errorRate)}
 	case c.throttleRate+c.errorRate > 1:
 		return nil, &usageError{fmt.Sprintf("--throttle-rate and --error-rate add up to %g, more than 1", c.throttleRate+c.errorRate)}
-	case c.account != "" && !accountID.MatchString(c.account):
-		return nil, &usageError{fmt.Sprintf("--account %q is not a 12-digit AWS account ID", c.account)}
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return nil, &usageError{err.Error()}
+		}
 	}
 	if _, _, err := net.SplitHostPort(c.addr); err != nil {
 		return nil, &usageError{fmt.Sprintf("--addr %q is not HOST:PORT", c.addr)}
@@ -176,7 +182,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return serve(ctx, c, os.Stdin, stdout, stderr)
 }
 
-// serve loads the fleet, builds the simulator and serves it until ctx ends.
+// serve loads the fleet, builds every registered simulator on one kit and
+// serves them until ctx ends.
 func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Writer) int {
 	f, name, err := loadFleet(c, stdin)
 	if err != nil {
@@ -192,16 +199,22 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: %s: %s\n", name, oneLine(err))
 		return exitUsage
 	}
-	opts := simcat.Options(f, cat)
-	account, others := accounts(f, c.account)
-	opts.AccountID = account
-	opts.Latency = c.latency
-	opts.ThrottleRate = c.throttleRate
-	opts.ErrorRate = c.errorRate
-	opts.FailRegions = c.failRegions
-	opts.Delays, opts.Hang = c.delays, c.hang
-	opts.Seed = c.seed
-	s := sim.New(f, opts)
+	kit, err := simkit.New(simkit.Options{
+		Latency: c.latency, ThrottleRate: c.throttleRate, ErrorRate: c.errorRate,
+		FailScopes: c.failRegions, Delays: c.delays, Hang: c.hang, Seed: c.seed,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))
+		return exitUsage
+	}
+	regs := simkit.Registered()
+	sims := make([]simkit.Sim, len(regs))
+	for i, reg := range regs {
+		if sims[i], err = reg.Build(f, simkit.Env{Kit: kit}); err != nil {
+			fmt.Fprintf(stderr, "cloudsim: %s simulator: %s\n", reg.Title, oneLine(err))
+			return exitError
+		}
+	}
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
@@ -209,19 +222,25 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		return exitError
 	}
 	url := "http://" + ln.Addr().String()
-	n := len(s.State())
-	fmt.Fprintf(stdout, "cloudsim: serving %d AWS instances of %s on %s (AWS_ENDPOINT_URL=%s)\n", n, name, url, url)
-	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
-	fmt.Fprintf(stdout, "cloudsim: static access keys act in account %s", account)
-	if len(others) > 0 {
-		fmt.Fprintf(stdout, "; accounts %s through AssumeRole (--role-arn arn:aws:iam::%s:role/NAME)", strings.Join(others, ", "), others[0])
+	var empty []string
+	for i, reg := range regs {
+		n := len(sims[i].State())
+		fmt.Fprintf(stdout, "cloudsim: serving %d %s instances of %s on %s (%s=%s)\n", n, reg.Title, name, url, reg.EndpointEnv, url)
+		if n == 0 {
+			empty = append(empty, reg.Title)
+		}
 	}
-	fmt.Fprintln(stdout)
-	if n == 0 {
-		fmt.Fprintf(stderr, "cloudsim: warning: %s has no AWS instances\n", name)
+	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
+	for _, s := range sims {
+		for _, note := range s.Notes() {
+			fmt.Fprintf(stdout, "cloudsim: %s\n", note)
+		}
+	}
+	for _, title := range empty {
+		fmt.Fprintf(stderr, "cloudsim: warning: %s has no %s instances\n", name, title)
 	}
 
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -236,38 +255,8 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: stopping: %s\n", oneLine(err))
 		return exitError
 	}
-	fmt.Fprintf(stdout, "cloudsim: stopped after %d requests\n", totalRequests(s.Counts()))
+	fmt.Fprintf(stdout, "cloudsim: stopped after %d requests\n", simkit.Total(kit.Counts()))
 	return exitOK
-}
-
-// accounts returns the account plain credentials act in (the flag's, else the
-// account most of the fleet's AWS instances name, else defaultAccount) and
-// the fleet's other AWS accounts, sorted.
-func accounts(f *fleet.Fleet, flag string) (caller string, others []string) {
-	count := map[string]int{}
-	for _, in := range f.Instances {
-		if in.Provider == fleet.AWS && in.Account != "" {
-			count[in.Account]++
-		}
-	}
-	caller = flag
-	if caller == "" {
-		for a, n := range count {
-			if caller == "" || n > count[caller] || (n == count[caller] && a < caller) {
-				caller = a
-			}
-		}
-	}
-	if caller == "" {
-		caller = defaultAccount
-	}
-	for a := range count {
-		if a != caller {
-			others = append(others, a)
-		}
-	}
-	sort.Strings(others)
-	return caller, others
 }
 
 // loadFleet reads the fleet the flags name and says what to call it.
@@ -282,16 +271,6 @@ func loadFleet(c *config, stdin io.Reader) (*fleet.Fleet, string, error) {
 	}
 	f, err := file.Load(c.fleetPath, stdin)
 	return f, name, err
-}
-
-func totalRequests(counts map[string]map[string]int) int {
-	n := 0
-	for _, ops := range counts {
-		for _, k := range ops {
-			n += k
-		}
-	}
-	return n
 }
 
 // oneLine joins a multi-line error (errors.Join) with "; ".

@@ -102,7 +102,7 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := config{fleetPath: "f.yaml", addr: "127.0.0.1:0", latency: 50 * time.Millisecond, throttleRate: 0.1, errorRate: 0.01,
-		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7, account: "111122223333",
+		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7,
 		delays: map[string]time.Duration{"StopInstances": 2 * time.Second, "ec2:DescribeInstances": 150 * time.Millisecond}, hang: []string{"GetMetricData", "sts:GetCallerIdentity"}}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("got %+v\nwant %+v", *c, want)
@@ -255,32 +255,4 @@ func startListener(t *testing.T) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
-}
-
-func TestAccounts(t *testing.T) {
-	mk := func(accounts ...string) *fleet.Fleet {
-		f := &fleet.Fleet{}
-		for i, a := range accounts {
-			f.Instances = append(f.Instances, fleet.Instance{ID: strconv.Itoa(i), Provider: fleet.AWS, Account: a})
-		}
-		f.Instances = append(f.Instances, fleet.Instance{ID: "gcp", Provider: fleet.GCP, Account: "my-project"})
-		return f
-	}
-	for _, tc := range []struct {
-		name         string
-		fleet        *fleet.Fleet
-		flag, caller string
-		others       []string
-	}{
-		{"none named", mk("", ""), "", defaultAccount, nil},
-		{"one", mk("111122223333", ""), "", "111122223333", nil},
-		{"most common", mk("444455556666", "111122223333", "444455556666"), "", "444455556666", []string{"111122223333"}},
-		{"tie: smallest", mk("444455556666", "111122223333"), "", "111122223333", []string{"444455556666"}},
-		{"flag wins", mk("444455556666", "111122223333"), "999999999999", "999999999999", []string{"111122223333", "444455556666"}},
-	} {
-		caller, others := accounts(tc.fleet, tc.flag)
-		if caller != tc.caller || !reflect.DeepEqual(others, tc.others) {
-			t.Errorf("%s: %s %v, want %s %v", tc.name, caller, others, tc.caller, tc.others)
-		}
-	}
 }

@@ -59,6 +59,20 @@ func adapterRoot(path string) string {
 	return path
 }
 
+// isSim reports whether a package is a cloud's simulator (providers/<cloud>/sim
+// and packages under it).
+func isSim(path string) bool {
+	parts := strings.Split(path, "/")
+	return len(parts) >= 3 && parts[0] == "providers" && parts[2] == "sim"
+}
+
+// stdlib reports whether an import path is the standard library's (no
+// domain in its first element).
+func stdlib(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
 // TestImportRules fails on any import that crosses the layering.
 func TestImportRules(t *testing.T) {
 	for _, p := range listPackages(t) {
@@ -92,7 +106,34 @@ func TestImportRules(t *testing.T) {
 				fail("pricing imports only pkg/fleet and itself")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):
 				fail("adapters never import commands, the report or the engine")
+			case under(me, "providers/simkit") && ours && !under(dep, "pkg/fleet", "providers/simkit"):
+				fail("providers/simkit imports only pkg/fleet of gpufinops")
+			case under(me, "providers/simkit") && !ours && !stdlib(imp):
+				fail("providers/simkit imports only the standard library outside gpufinops")
+			case isSim(me) && ours && !under(dep, "pkg/fleet", "providers/simkit", me):
+				fail("a simulator imports only pkg/fleet and providers/simkit of gpufinops: it shares no code with the client it checks")
+			case isSim(me) && strings.HasPrefix(imp, "github.com/aws/aws-sdk-go-v2"), isSim(me) && strings.HasPrefix(imp, "github.com/Azure/azure-sdk-for-go"), isSim(me) && strings.HasPrefix(imp, "cloud.google.com/go"):
+				fail("a simulator never imports the SDK it is checked with (wire codecs only)")
 			}
+		}
+	}
+}
+
+func TestSimAndStdlibHelpers(t *testing.T) {
+	for path, want := range map[string]bool{
+		"providers/aws/sim": true, "providers/azure/sim": true, "providers/aws/sim/x": true,
+		"providers/aws": false, "providers/aws/simcat": false, "providers/simkit": false, "cmd/cloudsim": false,
+	} {
+		if isSim(path) != want {
+			t.Errorf("isSim(%q) = %v", path, !want)
+		}
+	}
+	for path, want := range map[string]bool{
+		"net/http": true, "encoding/json": true, "math/rand/v2": true,
+		"github.com/shopspring/decimal": false, "gopkg.in/yaml.v3": false, "golang.org/x/sync/errgroup": false,
+	} {
+		if stdlib(path) != want {
+			t.Errorf("stdlib(%q) = %v", path, !want)
 		}
 	}
 }

@@ -11,9 +11,7 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -26,6 +24,7 @@ import (
 	"github.com/aws/smithy-go/encoding/cbor"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // CloudWatch's limits.
@@ -160,14 +159,14 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 		return nil, badRequest("InvalidParameterValue", "RecentlyActive %q is not PT3H", recent)
 	}
 	fingerprint := jsonFingerprint([]any{"ListMetrics", region, namespace, name, fmt.Sprint(filters), recent})
-	offset, ok := decodeToken(str(in["NextToken"]), fingerprint)
+	offset, ok := simkit.DecodeToken(str(in["NextToken"]), fingerprint)
 	if !ok {
 		return nil, badRequest("InvalidNextToken", "the NextToken is not one this ListMetrics request issued")
 	}
 
 	st := s.cw()
 	now := s.opts.Now().UTC()
-	views := map[*instSeries]instView{}
+	views := map[*instSeries]simkit.View{}
 	var match []*series
 	for _, se := range st.all {
 		if se.inst.region != region || (namespace != "" && se.namespace != namespace) || (name != "" && se.name != name) || !matchDims(se.dims, filters) {
@@ -179,7 +178,7 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 			views[se.inst] = v
 		}
 		// CloudWatch lists metrics with data in the last two weeks.
-		if !v.ranAfter(now.Truncate(time.Hour).Add(-14 * 24 * time.Hour)) {
+		if !v.RanAfter(now.Truncate(time.Hour).Add(-14 * 24 * time.Hour)) {
 			continue
 		}
 		if recent != "" && !recentlyActive(se, now, v) {
@@ -187,14 +186,14 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 		}
 		match = append(match, se)
 	}
-	from, to, next := page(len(match), offset, listMetricsPage)
+	from, to, next := simkit.Page(len(match), offset, listMetricsPage)
 	metrics := make([]any, 0, to-from)
 	for _, se := range match[from:to] {
 		metrics = append(metrics, metricNode(se))
 	}
 	out := map[string]any{"Metrics": metrics}
 	if next >= 0 {
-		out["NextToken"] = encodeToken(next, fingerprint)
+		out["NextToken"] = simkit.EncodeToken(next, fingerprint)
 	}
 	return out, nil
 }
@@ -216,7 +215,7 @@ func matchDims(dims []dimension, filters []dimFilter) bool {
 }
 
 // recentlyActive: a datapoint in the last three hours.
-func recentlyActive(se *series, now time.Time, v instView) bool {
+func recentlyActive(se *series, now time.Time, v simkit.View) bool {
 	nowMin := now.Truncate(time.Minute)
 	found := false
 	se.each(nowMin.Add(-3*time.Hour), nowMin, v, func(a, z time.Time, _ float64) { found = true })
@@ -339,7 +338,7 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 		maxPoints = int(v)
 	}
 	fingerprint := jsonFingerprint([]any{"GetMetricData", region, fmt.Sprint(queries), start.Unix(), end.Unix(), scanBy})
-	offset, ok := decodeToken(str(in["NextToken"]), fingerprint)
+	offset, ok := simkit.DecodeToken(str(in["NextToken"]), fingerprint)
 	if !ok {
 		return nil, badRequest("InvalidNextToken", "the NextToken is not one this GetMetricData request issued")
 	}
@@ -347,7 +346,7 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 	now := s.opts.Now().UTC()
 	start = roundStart(start, now)
 	st := s.cw()
-	views := map[*instSeries]instView{}
+	views := map[*instSeries]simkit.View{}
 	type result struct {
 		q      metricQuery
 		points []point
@@ -413,7 +412,7 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 	}
 	resp := map[string]any{"MetricDataResults": out, "Messages": []any{}}
 	if !last {
-		resp["NextToken"] = encodeToken(pageEnd, fingerprint)
+		resp["NextToken"] = simkit.EncodeToken(pageEnd, fingerprint)
 	}
 	return resp, nil
 }
@@ -429,6 +428,17 @@ func roundStart(start, now time.Time) time.Time {
 		return start.Truncate(5 * time.Minute)
 	}
 	return start.Truncate(time.Minute)
+}
+
+// farFuture ends a class of kept data that has no end.
+var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 // aggregate reads a series' datapoints in [start, end) and combines them
@@ -447,16 +457,16 @@ func roundStart(start, now time.Time) time.Time {
 // documents "no data points in that time range"): Period 60 reads the last
 // 15 days only, Period 300 the last 63. Periods under 60 (high resolution)
 // give each minute's datapoint on its own.
-func aggregate(se *series, q metricQuery, start, end, now time.Time, view instView) []point {
+func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit.View) []point {
 	period := q.period
 	nowMin := now.Truncate(time.Minute)
 	minuteCut := nowMin.Add(-minuteRetention)
 	fiveCut := now.Truncate(5 * time.Minute).Add(-fiveMinuteRetention)
-	from := ceilTo(start, time.Minute)
+	from := simkit.CeilTo(start, time.Minute)
 	if oldest := now.Truncate(time.Hour).Add(-hourlyRetention); from.Before(oldest) {
 		from = oldest
 	}
-	to := ceilTo(end, time.Minute)
+	to := simkit.CeilTo(end, time.Minute)
 	if to.After(nowMin) {
 		to = nowMin
 	}
@@ -485,7 +495,7 @@ func aggregate(se *series, q metricQuery, start, end, now time.Time, view instVi
 			if period%r == 0 || (res == time.Minute && period < 60) {
 				for t := a; t.Before(e); {
 					k := floorDiv(t.Truncate(res).Unix()-startSec, period)
-					next := ceilTo(time.Unix(startSec+(k+1)*period, 0), res)
+					next := simkit.CeilTo(time.Unix(startSec+(k+1)*period, 0), res)
 					if next.After(e) {
 						next = e
 					}
@@ -568,44 +578,6 @@ func (b *bucket) value() float64 {
 	}
 	sort.Float64s(sorted)
 	return fleet.Percentile(sorted, p)
-}
-
-// ---- the load control ----
-
-// serveLoad answers POST /_sim/load {"id": "i-…", "gpu": 85}.
-func (s *Server) serveLoad(w http.ResponseWriter, r *http.Request) {
-	fail := func(status int, msg string) {
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		fail(http.StatusMethodNotAllowed, "POST /_sim/load {\"id\": \"i-…\", \"gpu\": 85}")
-		return
-	}
-	var body struct {
-		ID  string   `json:"id"`
-		GPU *float64 `json:"gpu"`
-	}
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		fail(http.StatusBadRequest, "the body is not {\"id\": \"i-…\", \"gpu\": 85}: "+err.Error())
-		return
-	}
-	if body.ID == "" || body.GPU == nil {
-		fail(http.StatusBadRequest, "the body needs both id and gpu")
-		return
-	}
-	if err := s.SetLoad(body.ID, *body.GPU); err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, errNoInstance) {
-			status = http.StatusNotFound
-		}
-		fail(status, err.Error())
-		return
-	}
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": body.ID, "gpu": *body.GPU, "from": s.opts.Now().UTC().Truncate(time.Minute)})
 }
 
 // ---- the protocol-neutral tree ----

@@ -67,7 +67,7 @@ func cwServe(t *testing.T, f *fleet.Fleet, opts Options) (*Server, *httptest.Ser
 func cwClient(srv *httptest.Server, proto string) *cloudwatch.Client {
 	return cloudwatch.New(cloudwatch.Options{
 		BaseEndpoint: aws.String(srv.URL), Region: "us-east-1",
-		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1,
+		Credentials: aws.AnonymousCredentials{}, RetryMaxAttempts: 1, HTTPClient: testHTTP,
 	}, func(o *cloudwatch.Options) {
 		switch proto {
 		case "json":
@@ -224,6 +224,8 @@ func valuesOf(m map[time.Time]float64) []float64 {
 	}
 	return out
 }
+
+func roundCents(v float64) float64 { return math.Round(v*100) / 100 }
 
 // statsOf is what the engine computes of hourly values, max rounded too.
 func statsOf(values []float64) *fleet.Stats {
@@ -421,7 +423,7 @@ func TestListMetricsPagesAndFilters(t *testing.T) {
 	}
 	// Another region sees its own instances only.
 	west := cloudwatch.New(cloudwatch.Options{
-		BaseEndpoint: aws.String(srv.URL), Region: "us-west-2", RetryMaxAttempts: 1,
+		BaseEndpoint: aws.String(srv.URL), Region: "us-west-2", RetryMaxAttempts: 1, HTTPClient: testHTTP,
 		Credentials: credentials.NewStaticCredentialsProvider("AKIDCWTEST", "secret", ""),
 	})
 	got, _ := listAll(t, west, &cloudwatch.ListMetricsInput{})
@@ -682,7 +684,7 @@ func TestStoppedInstancesHaveNoDatapoints(t *testing.T) {
 	if got := read(); len(got.values) != 24 {
 		t.Fatalf("running: %d datapoints in a day, want 24", len(got.values))
 	}
-	if _, ok := s.setState("infer-g5-1", "stopped"); !ok {
+	if _, ok := s.inv.SetState("infer-g5-1", "stopped"); !ok {
 		t.Fatal("no infer-g5-1")
 	}
 	now = cwNow.Add(30 * time.Minute)
@@ -963,7 +965,7 @@ func TestSetLoad(t *testing.T) {
 	if len(r.values) != 30 || r.values[0] != 85 || r.values[29] != 10 || r.values[14] != 85 || r.values[15] != 10 {
 		t.Errorf("85 then 10 from 14:45: %v", r.values)
 	}
-	s.setState("train-p4d-1", "stopped")
+	s.inv.SetState("train-p4d-1", "stopped")
 	last30()
 	now = now.Add(20 * time.Minute)
 	if r := last30()["q3"]; len(r.values) != 11 {

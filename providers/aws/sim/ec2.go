@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 const ec2XMLNamespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
@@ -80,7 +81,7 @@ func maxResults(w http.ResponseWriter, req request, lo, hi, def int) (n int, set
 
 // offset reads NextToken for the request's query.
 func offset(w http.ResponseWriter, req request) (int, bool) {
-	off, ok := decodeToken(req.form.Get("NextToken"), req.op+formFingerprint(req.form))
+	off, ok := simkit.DecodeToken(req.form.Get("NextToken"), req.op+formFingerprint(req.form))
 	if !ok {
 		ec2Fail(w, req, "InvalidPaginationToken", "Invalid pagination token: %s", req.form.Get("NextToken"))
 	}
@@ -91,7 +92,7 @@ func nextToken(req request, next int) string {
 	if next < 0 {
 		return ""
 	}
-	return encodeToken(next, req.op+formFingerprint(req.form))
+	return simkit.EncodeToken(next, req.op+formFingerprint(req.form))
 }
 
 // --- DescribeRegions ---
@@ -342,19 +343,9 @@ func (v ec2View) matches(f queryFilter, account string) bool {
 // visible returns the instances of a region that an account sees, in fleet
 // order, with their live state.
 func (s *Server) visible(region, account string) []ec2View {
-	s.mu.Lock()
-	states := make([]string, len(s.instances))
-	for i, in := range s.instances {
-		states[i] = s.state[in.ID]
-	}
-	s.mu.Unlock()
 	var out []ec2View
-	for i := range s.instances {
-		in := &s.instances[i]
-		if in.Region != region || in.Account != account {
-			continue
-		}
-		out = append(out, s.view(in, states[i]))
+	for _, l := range s.inv.InScope(region, account) {
+		out = append(out, s.view(l.Instance, l.State))
 	}
 	return out
 }
@@ -429,7 +420,7 @@ func (s *Server) describeInstances(w http.ResponseWriter, req request) {
 	if !sized && req.form.Get("NextToken") == "" {
 		size = len(kept) // unpaginated: everything at once
 	}
-	from, to, next := page(len(kept), off, size)
+	from, to, next := simkit.Page(len(kept), off, size)
 	for _, v := range kept[from:to] {
 		out.Reservations = append(out.Reservations, reservationXML{
 			ReservationID: "r-" + hexID(17, "reservation", v.in.ID),
@@ -484,7 +475,7 @@ func (s *Server) stopInstances(w http.ResponseWriter, req request) {
 	}
 	out := stopInstancesResponse{RequestID: newRequestID()}
 	for _, v := range found {
-		prev, _ := s.setState(v.in.ID, string(fleet.Stopped))
+		prev, _ := s.inv.SetState(v.in.ID, string(fleet.Stopped))
 		cur := "stopped"
 		if prev == "running" || prev == "pending" {
 			cur = "stopping"
@@ -642,7 +633,7 @@ func (s *Server) describeInstanceTypes(w http.ResponseWriter, req request) {
 			kept = append(kept, x)
 		}
 	}
-	from, to, next := page(len(kept), off, size)
+	from, to, next := simkit.Page(len(kept), off, size)
 	out := describeInstanceTypesResponse{RequestID: newRequestID(), Types: kept[from:to], NextToken: nextToken(req, next)}
 	writeXMLResponse(w, req.op, ec2XMLNamespace, out)
 }
@@ -791,7 +782,7 @@ func (s *Server) describeSpotPriceHistory(w http.ResponseWriter, req request) {
 		}
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].at.After(all[j].at) })
-	from, to, next := page(len(all), off, size)
+	from, to, next := simkit.Page(len(all), off, size)
 	out := describeSpotPriceHistoryResponse{RequestID: newRequestID(), History: all[from:to], NextToken: nextToken(req, next)}
 	if out.History == nil {
 		out.History = []spotPriceXML{}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // Reserved Instance rows are derived from the on-demand price: standard, No
@@ -209,7 +211,7 @@ func (s *Server) getProducts(w http.ResponseWriter, req request) {
 		size = *in.MaxResults
 	}
 	query := jsonFingerprint([]any{in.ServiceCode, in.Filters, in.FormatVersion})
-	off, ok := decodeToken(in.NextToken, query)
+	off, ok := simkit.DecodeToken(in.NextToken, query)
 	if !ok {
 		pricingFail(w, req, "InvalidNextTokenException", "The NextToken is invalid")
 		return
@@ -229,13 +231,13 @@ func (s *Server) getProducts(w http.ResponseWriter, req request) {
 			}
 		}
 	}
-	from, to, next := page(len(kept), off, size)
+	from, to, next := simkit.Page(len(kept), off, size)
 	out := getProductsOutput{FormatVersion: priceListFormat, PriceList: []string{}}
 	for _, p := range kept[from:to] {
 		out.PriceList = append(out.PriceList, s.productDocument(p))
 	}
 	if next >= 0 {
-		out.NextToken = encodeToken(next, query)
+		out.NextToken = simkit.EncodeToken(next, query)
 	}
 	writeJSONResponse(w, jsonContentType, out)
 }
@@ -538,7 +540,7 @@ func (s *Server) serveSavingsPlans(w http.ResponseWriter, req request) {
 	paging := in
 	paging.MaxResults, paging.NextToken = nil, ""
 	query := jsonFingerprint(paging)
-	off, ok := decodeToken(in.NextToken, query)
+	off, ok := simkit.DecodeToken(in.NextToken, query)
 	if !ok {
 		writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid nextToken")
 		return
@@ -563,13 +565,13 @@ func (s *Server) serveSavingsPlans(w http.ResponseWriter, req request) {
 			kept = append(kept, r)
 		}
 	}
-	from, to, next := page(len(kept), off, size)
+	from, to, next := simkit.Page(len(kept), off, size)
 	out := spRatesOutput{SearchResults: kept[from:to]}
 	if out.SearchResults == nil {
 		out.SearchResults = []spRate{}
 	}
 	if next >= 0 {
-		out.NextToken = encodeToken(next, query)
+		out.NextToken = simkit.EncodeToken(next, query)
 	}
 	writeJSONResponse(w, "application/json", out)
 }

@@ -5,24 +5,25 @@
 // so that a stop is visible, counts requests per operation, and injects
 // latency, throttling and server errors at configurable rates.
 //
-// Control endpoints: GET /_sim/state, GET /_sim/requests, POST /_sim/load
-// (see SetLoad) and GET/POST /_sim/faults (see SetFaults).
+// The cloud-neutral machinery (fault injection, counters, the control
+// endpoints GET /_sim/state, GET /_sim/requests, POST /_sim/load and
+// GET/POST /_sim/faults, page tokens, the series synthesizer) is
+// providers/simkit's; this package keeps AWS's wire formats.
 package sim
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand"
 	"net/http"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // TypeInfo is what DescribeInstanceTypes and Pricing say of an instance type.
@@ -86,26 +87,46 @@ type Options struct {
 	Seed int64
 	// Now is the simulator's clock: metric series end at Now.
 	Now func() time.Time
+	// Kit, when set, is a fault middleware and counters shared with other
+	// simulators (cmd/cloudsim); the fault fields above are then unused and
+	// the Kit's own options apply (KitOptions maps them).
+	Kit *simkit.Kit
 }
+
+// Faults are the per-operation faults: slow answers and hung requests
+// (simkit.Faults). Keys are an operation ("StopInstances") or a service
+// and operation ("ec2:StopInstances").
+type Faults = simkit.Faults
+
+// InstanceState is one instance's state as /_sim/state reports it.
+type InstanceState = simkit.InstanceState
+
+// KitOptions are the simkit options of the fault fields of o.
+func KitOptions(o Options) simkit.Options {
+	return simkit.Options{
+		Latency: o.Latency, ThrottleRate: o.ThrottleRate, ErrorRate: o.ErrorRate,
+		FailScopes: o.FailRegions, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed,
+	}
+}
+
+// dialect is how AWS words injected errors: its throttling codes,
+// InternalError, "region".
+var dialect = &simkit.Dialect{Throttle: throttle, InternalCode: "InternalError", ScopeKind: "region"}
 
 // Server is the simulator; it is an http.Handler.
 type Server struct {
-	opts      Options
-	instances []fleet.Instance // AWS instances of the fleet, in file order
-	types     map[string]TypeInfo
+	opts    Options
+	inv     *simkit.Inventory // AWS instances of the fleet, in file order
+	types   map[string]TypeInfo
+	kit     *simkit.Kit
+	control http.Handler
 
 	// cwState is CloudWatch's series and what it has seen of stops.
 	cwState cwState
 
-	mu     sync.Mutex
-	state  map[string]string // instance ID → state name
-	counts map[string]map[string]int
-	rng    *rand.Rand
+	mu sync.Mutex
 	// sessions maps the access keys AssumeRole issued to their role (sts.go).
 	sessions map[string]session
-
-	faultMu sync.Mutex
-	faults  Faults
 }
 
 // New builds a simulator serving the AWS instances of f.
@@ -117,47 +138,24 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		opts.AccountID = fleetAccount(f)
 	}
 	s := &Server{
-		opts:   opts,
-		types:  map[string]TypeInfo{},
-		state:  map[string]string{},
-		counts: map[string]map[string]int{},
-		rng:    rand.New(rand.NewSource(opts.Seed)),
+		opts:  opts,
+		inv:   simkit.NewInventory(f, fleet.AWS, opts.AccountID),
+		types: map[string]TypeInfo{},
+		kit:   opts.Kit,
 	}
-	regions := map[string]bool{}
-	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS {
-			continue
+	if s.kit == nil {
+		kit, err := simkit.New(KitOptions(opts))
+		if err != nil {
+			panic("sim.New: " + err.Error()) // a test's own options, never input
 		}
-		if in.Account == "" {
-			in.Account = opts.AccountID
-		}
-		// A cloud has no workload block: what the file says of the workload
-		// travels as tags, the way the adapter reads it (fleet.WorkloadFromTags).
-		if extra := fleet.WorkloadTags(in.Workload, in.Tags); len(extra) > 0 {
-			tags := make(map[string]string, len(in.Tags)+len(extra))
-			for k, v := range in.Tags {
-				tags[k] = v
-			}
-			for k, v := range extra {
-				tags[k] = v
-			}
-			in.Tags = tags
-		}
-		s.instances = append(s.instances, in)
-		s.state[in.ID] = string(in.State)
-		regions[in.Region] = true
+		s.kit = kit
 	}
+	s.control = s.kit.Control(s)
 	if len(s.opts.Regions) == 0 {
-		for r := range regions {
-			s.opts.Regions = append(s.opts.Regions, r)
-		}
-		sort.Strings(s.opts.Regions)
+		s.opts.Regions = s.inv.Scopes()
 	}
 	for _, t := range opts.Types {
 		s.types[t.Name] = t
-	}
-	if err := s.SetFaults(Faults{Delays: opts.Delays, Hang: opts.Hang}); err != nil {
-		panic("sim.New: " + err.Error()) // a test's own options, never input
 	}
 	return s
 }
@@ -195,9 +193,11 @@ func regionOf(r *http.Request) string {
 	return "us-east-1"
 }
 
+// ServeHTTP serves the control endpoints and every AWS request it
+// recognises, through the kit's faults and counters.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if (r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/_sim/")) || r.URL.Path == "/_sim/load" || r.URL.Path == "/_sim/faults" {
-		s.control(w, r)
+	if simkit.IsControl(r) {
+		s.control.ServeHTTP(w, r)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -210,38 +210,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "gpufinops aws sim: unrecognised request "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
 		return
 	}
-	s.count(req.service, req.op)
-	if s.opts.Latency > 0 {
-		select {
-		case <-time.After(s.opts.Latency):
-		case <-r.Context().Done():
-			return
-		}
+	call := simkit.Call{
+		Service: req.service, Op: req.op, Scope: req.region, Dialect: dialect,
+		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
+			writeError(w, req, status, code, msg)
+		},
 	}
-	if s.failRegion(req.region) {
-		writeError(w, req, http.StatusInternalServerError, "InternalError", "simulated outage of region "+req.region)
-		return
-	}
-	if s.opts.Fault != nil {
-		if status, code := s.opts.Fault(req.service, req.op, req.region); status != 0 {
-			writeError(w, req, status, code, "simulated "+code+" for "+req.op+" in "+req.region)
-			return
-		}
-	}
-	if code, status, ok := s.fault(req); ok {
-		writeError(w, req, status, code, "simulated "+code)
-		return
-	}
-	hang, delay := s.opFaults(req)
-	if hang {
-		<-r.Context().Done() // never answered, never done
-		return
-	}
-	if delay > 0 {
-		serveHeld(w, r, delay, func(w http.ResponseWriter) { s.serve(w, req) })
-		return
-	}
-	s.serve(w, req)
+	s.kit.Serve(w, r, call, func(w http.ResponseWriter) { s.serve(w, req) })
+}
+
+// Claims reports whether a request is one of AWS's (simkit.Sim).
+func (s *Server) Claims(r *http.Request, body []byte) bool {
+	_, ok := classify(r, body)
+	return ok
 }
 
 // serve answers a parsed request.
@@ -297,130 +278,41 @@ func classify(r *http.Request, body []byte) (request, bool) {
 	return req, true
 }
 
-func (s *Server) count(service, op string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.counts[service] == nil {
-		s.counts[service] = map[string]int{}
-	}
-	s.counts[service][op]++
-}
-
-func (s *Server) failRegion(region string) bool {
-	for _, r := range s.opts.FailRegions {
-		if r == region {
-			return true
-		}
-	}
-	return false
-}
-
-// fault decides whether to answer with a throttle or a server error.
-func (s *Server) fault(req request) (code string, status int, ok bool) {
-	s.mu.Lock()
-	x := s.rng.Float64()
-	s.mu.Unlock()
-	switch {
-	case x < s.opts.ThrottleRate:
-		return throttleCode(req), throttleStatus(req), true
-	case x < s.opts.ThrottleRate+s.opts.ErrorRate:
-		return "InternalError", http.StatusInternalServerError, true
-	}
-	return "", 0, false
-}
-
-func throttleCode(req request) string {
-	switch req.service {
+// throttle is AWS's throttling answer for a call: EC2 RequestLimitExceeded
+// (HTTP 503), Pricing and Savings Plans ThrottlingException, STS and
+// CloudWatch Throttling (HTTP 400).
+func throttle(c simkit.Call) (status int, code string) {
+	switch c.Service {
 	case "ec2":
-		return "RequestLimitExceeded"
+		return http.StatusServiceUnavailable, "RequestLimitExceeded"
 	case "pricing", "savingsplans":
-		return "ThrottlingException"
+		return http.StatusBadRequest, "ThrottlingException"
 	default:
-		return "Throttling"
+		return http.StatusBadRequest, "Throttling"
 	}
-}
-
-func throttleStatus(req request) int {
-	if req.service == "ec2" {
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusBadRequest
 }
 
 // Counts returns the requests served so far: service → operation → count.
-func (s *Server) Counts() map[string]map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]map[string]int{}
-	for svc, ops := range s.counts {
-		out[svc] = map[string]int{}
-		for op, n := range ops {
-			out[svc][op] = n
-		}
-	}
-	return out
-}
+func (s *Server) Counts() map[string]map[string]int { return s.kit.Counts() }
 
 // ResetCounts zeroes the request counters.
-func (s *Server) ResetCounts() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.counts = map[string]map[string]int{}
-}
+func (s *Server) ResetCounts() { s.kit.ResetCounts() }
 
-// InstanceState is one instance's state as /_sim/state reports it.
-type InstanceState struct {
-	Provider string `json:"provider"`
-	ID       string `json:"id"`
-	State    string `json:"state"`
-}
+// SetFaults replaces the per-operation faults; negative delays and empty
+// keys are refused. POST /_sim/faults does the same over HTTP.
+func (s *Server) SetFaults(f Faults) error { return s.kit.SetFaults(f) }
+
+// CurrentFaults returns the per-operation faults in effect.
+func (s *Server) CurrentFaults() Faults { return s.kit.CurrentFaults() }
 
 // State returns every instance's current state, in fleet order.
-func (s *Server) State() []InstanceState {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]InstanceState, len(s.instances))
-	for i, in := range s.instances {
-		out[i] = InstanceState{Provider: string(fleet.AWS), ID: in.ID, State: s.state[in.ID]}
-	}
-	return out
-}
+func (s *Server) State() []InstanceState { return s.inv.State() }
 
-// setState changes an instance's state; false when it does not exist.
-func (s *Server) setState(id, state string) (previous string, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	previous, ok = s.state[id]
-	if ok {
-		s.state[id] = state
-	}
-	return previous, ok
-}
+// Now is the simulator's clock (Options.Now).
+func (s *Server) Now() time.Time { return s.opts.Now() }
 
 // stateOf returns an instance's current state.
-func (s *Server) stateOf(id string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state[id]
-}
-
-func (s *Server) control(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	switch r.URL.Path {
-	case "/_sim/state":
-		_ = enc.Encode(map[string]any{"instances": s.State()})
-	case "/_sim/requests":
-		_ = enc.Encode(s.Counts())
-	case "/_sim/load":
-		s.serveLoad(w, r)
-	case "/_sim/faults":
-		s.serveFaults(w, r)
-	default:
-		http.NotFound(w, r)
-	}
-}
+func (s *Server) stateOf(id string) string { return s.inv.StateOf(id) }
 
 // writeError answers in the error format of the request's protocol, so that
 // the SDK surfaces it as a smithy.APIError with that code.

@@ -92,7 +92,10 @@ func TestFaultsControlEndpoint(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatal(resp.Status)
 	}
-	var got faultsBody
+	var got struct {
+		Delays map[string]string `json:"delays"`
+		Hang   []string          `json:"hang"`
+	}
 	getControl(t, srv.URL+"/_sim/faults", &got)
 	if got.Delays["ec2:StopInstances"] != "1.5s" || len(got.Hang) != 1 || got.Hang[0] != "DescribeInstances" {
 		t.Fatalf("faults %+v", got)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -16,11 +15,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // Helpers shared by the simulator's EC2, STS, Pricing and Savings Plans
-// handlers: deterministic IDs, opaque page tokens, query-protocol lists and
-// filters, wildcard matching and response writers.
+// handlers: deterministic IDs, query-protocol lists and filters, wildcard
+// matching and response writers. Page tokens come from simkit.
 
 // awsTime is how AWS writes timestamps in XML (RFC 3339, milliseconds, UTC).
 const awsTime = "2006-01-02T15:04:05.000Z"
@@ -35,14 +36,7 @@ func newRequestID() string {
 }
 
 // digest hashes parts into a stable byte string.
-func digest(parts ...string) []byte {
-	h := sha256.New()
-	for _, p := range parts {
-		io.WriteString(h, p)
-		h.Write([]byte{0})
-	}
-	return h.Sum(nil)
-}
+func digest(parts ...string) []byte { return simkit.Digest(parts...) }
 
 // hexID is a stable lower-case hex ID of n characters (n ≤ 64).
 func hexID(n int, parts ...string) string {
@@ -71,35 +65,6 @@ func unitFraction(parts ...string) float64 {
 	return float64(binary.BigEndian.Uint64(digest(parts...))>>11) / (1 << 53)
 }
 
-// pageToken is an opaque NextToken: the offset of the next item and a
-// fingerprint of the query, so that a token only continues the query that
-// issued it.
-type pageToken struct {
-	Offset int    `json:"o"`
-	Query  string `json:"q"`
-}
-
-func encodeToken(offset int, query string) string {
-	b, _ := json.Marshal(pageToken{Offset: offset, Query: query})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// decodeToken returns the offset a token continues from; "" starts at 0.
-func decodeToken(tok, query string) (int, bool) {
-	if tok == "" {
-		return 0, true
-	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, false
-	}
-	var t pageToken
-	if json.Unmarshal(b, &t) != nil || t.Query != query || t.Offset < 0 {
-		return 0, false
-	}
-	return t.Offset, true
-}
-
 // formFingerprint identifies a query-protocol request apart from its paging
 // parameters.
 func formFingerprint(form url.Values) string {
@@ -122,18 +87,6 @@ func formFingerprint(form url.Values) string {
 func jsonFingerprint(v any) string {
 	b, _ := json.Marshal(v)
 	return hexID(16, string(b))
-}
-
-// page cuts items [offset, offset+size) and says where the next page starts
-// (-1 when this is the last).
-func page(n, offset, size int) (from, to, next int) {
-	from = min(offset, n)
-	to = min(from+size, n)
-	next = -1
-	if to < n {
-		next = to
-	}
-	return from, to, next
 }
 
 // listParam reads a flattened query list: Name.1, Name.2, … in index order.

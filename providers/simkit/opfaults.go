@@ -1,4 +1,4 @@
-package sim
+package simkit
 
 import (
 	"bytes"
@@ -8,12 +8,11 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
-// Faults are the per-operation faults: slow answers and hung requests. They
-// are set with Options.Delays and Options.Hang and changed at run time with
-// POST /_sim/faults (SetFaults).
+// Faults are the per-operation faults: slow answers and hung requests.
 type Faults struct {
 	// Delays holds back the answer of an operation: the operation takes
 	// effect at once (a stop is visible in /_sim/state), and its answer is
@@ -32,9 +31,15 @@ type faultsBody struct {
 	Hang   []string          `json:"hang"`
 }
 
-// SetFaults replaces the per-operation faults; negative delays and empty
-// keys are refused.
-func (s *Server) SetFaults(f Faults) error {
+// OpFaults holds the per-operation faults in effect; the zero value has
+// none. It is safe for concurrent use.
+type OpFaults struct {
+	mu sync.Mutex
+	f  Faults
+}
+
+// Set replaces the faults; negative delays and empty keys are refused.
+func (o *OpFaults) Set(f Faults) error {
 	for k, d := range f.Delays {
 		if strings.TrimSpace(k) == "" || d < 0 {
 			return fmt.Errorf("delay %q: %v: want an operation and a non-negative duration", k, d)
@@ -49,30 +54,31 @@ func (s *Server) SetFaults(f Faults) error {
 	for k, d := range f.Delays {
 		c.Delays[k] = d
 	}
-	s.faultMu.Lock()
-	s.faults = c
-	s.faultMu.Unlock()
+	o.mu.Lock()
+	o.f = c
+	o.mu.Unlock()
 	return nil
 }
 
-// CurrentFaults returns the per-operation faults in effect.
-func (s *Server) CurrentFaults() Faults {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	c := Faults{Delays: map[string]time.Duration{}, Hang: append([]string(nil), s.faults.Hang...)}
-	for k, d := range s.faults.Delays {
+// Current returns a copy of the faults in effect, hangs sorted.
+func (o *OpFaults) Current() Faults {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	c := Faults{Delays: map[string]time.Duration{}, Hang: append([]string(nil), o.f.Hang...)}
+	for k, d := range o.f.Delays {
 		c.Delays[k] = d
 	}
 	sort.Strings(c.Hang)
 	return c
 }
 
-// opFaults says whether a request hangs and how long its answer is held.
-func (s *Server) opFaults(req request) (hang bool, delay time.Duration) {
-	s.faultMu.Lock()
-	defer s.faultMu.Unlock()
-	keys := []string{req.op, req.service + ":" + req.op}
-	for _, h := range s.faults.Hang {
+// For says whether an operation hangs and how long its answer is held (the
+// longest delay of its two keys).
+func (o *OpFaults) For(service, op string) (hang bool, delay time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	keys := []string{op, service + ":" + op}
+	for _, h := range o.f.Hang {
 		for _, k := range keys {
 			if h == k {
 				hang = true
@@ -80,7 +86,7 @@ func (s *Server) opFaults(req request) (hang bool, delay time.Duration) {
 		}
 	}
 	for _, k := range keys {
-		if d, ok := s.faults.Delays[k]; ok && d > delay {
+		if d, ok := o.f.Delays[k]; ok && d > delay {
 			delay = d
 		}
 	}
@@ -134,7 +140,7 @@ func serveHeld(w http.ResponseWriter, r *http.Request, delay time.Duration, serv
 // serveFaults answers GET /_sim/faults with the faults in effect and POST
 // /_sim/faults {"delays": {"StopInstances": "2s"}, "hang": ["DescribeInstances"]}
 // by replacing them.
-func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
+func (k *Kit) serveFaults(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	if r.Method == http.MethodPost {
 		var body faultsBody
@@ -146,28 +152,28 @@ func (s *Server) serveFaults(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f := Faults{Delays: map[string]time.Duration{}, Hang: body.Hang}
-		for k, v := range body.Delays {
+		for key, v := range body.Delays {
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				w.WriteHeader(http.StatusBadRequest)
-				_ = enc.Encode(map[string]string{"error": fmt.Sprintf("delay %q: %v", k, err)})
+				_ = enc.Encode(map[string]string{"error": fmt.Sprintf("delay %q: %v", key, err)})
 				return
 			}
-			f.Delays[k] = d
+			f.Delays[key] = d
 		}
-		if err := s.SetFaults(f); err != nil {
+		if err := k.SetFaults(f); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
 			_ = enc.Encode(map[string]string{"error": err.Error()})
 			return
 		}
 	}
-	cur := s.CurrentFaults()
+	cur := k.CurrentFaults()
 	out := faultsBody{Delays: map[string]string{}, Hang: cur.Hang}
 	if out.Hang == nil {
 		out.Hang = []string{}
 	}
-	for k, d := range cur.Delays {
-		out.Delays[k] = d.String()
+	for key, d := range cur.Delays {
+		out.Delays[key] = d.String()
 	}
 	_ = enc.Encode(out)
 }

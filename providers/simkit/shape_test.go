@@ -1,4 +1,4 @@
-package sim
+package simkit
 
 import (
 	"math"
@@ -45,11 +45,11 @@ func lowestMean(p95, top float64, n int) float64 {
 	return (top + float64(q)*p95) / float64(n)
 }
 
-func TestShapeValuesHitsTheFiguresForAnyNumberOfWeeks(t *testing.T) {
+func TestShapeHitsTheFiguresForAnyNumberOfWeeks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	check := func(st fleet.Stats, n int, seed uint64) {
 		t.Helper()
-		values := shapeValues(st, n, seed)
+		values := Shape(st, n, seed)
 		if len(values) != n {
 			t.Fatalf("%+v n=%d: %d values", st, n, len(values))
 		}
@@ -103,12 +103,12 @@ func TestShapeValuesHitsTheFiguresForAnyNumberOfWeeks(t *testing.T) {
 	}
 }
 
-func TestShapeValuesFewHours(t *testing.T) {
+func TestShapeFewHours(t *testing.T) {
 	// Under 21 values the figures hold for the values themselves when some
 	// values can have them.
 	for n := 2; n <= 20; n++ {
 		st := fleet.Stats{Avg: 70, P95: 95, Max: 100}
-		values := shapeValues(st, n, 3)
+		values := Shape(st, n, 3)
 		if got := fileFigures(values); got.P95 != st.P95 || got.Max != st.Max {
 			t.Errorf("n=%d: %+v, want p95 95 and max 100", n, got)
 		}
@@ -116,40 +116,40 @@ func TestShapeValuesFewHours(t *testing.T) {
 			t.Errorf("n=%d: %+v, want avg 70", n, fileFigures(values))
 		}
 	}
-	if got := shapeValues(fleet.Stats{Avg: 12, P95: 30, Max: 40}, 1, 1); !slices.Equal(got, []float64{12}) {
+	if got := Shape(fleet.Stats{Avg: 12, P95: 30, Max: 40}, 1, 1); !slices.Equal(got, []float64{12}) {
 		t.Errorf("one hour: %v, want the mean", got)
 	}
-	if got := shapeValues(fleet.Stats{Avg: 12, P95: 30, Max: 40}, 0, 1); got != nil {
+	if got := Shape(fleet.Stats{Avg: 12, P95: 30, Max: 40}, 0, 1); got != nil {
 		t.Errorf("no hours: %v", got)
 	}
 }
 
-func TestShapeValuesIsDeterministic(t *testing.T) {
+func TestShapeIsDeterministic(t *testing.T) {
 	st := fleet.Stats{Avg: 35, P95: 46, Max: 71}
-	a, b := shapeValues(st, 168, seedOf("i-1", metricGPUUtil)), shapeValues(st, 168, seedOf("i-1", metricGPUUtil))
+	a, b := Shape(st, 168, Seed("i-1", "gpu")), Shape(st, 168, Seed("i-1", "gpu"))
 	if !slices.Equal(a, b) {
 		t.Fatal("same seed, different values")
 	}
-	if c := shapeValues(st, 168, seedOf("i-2", metricGPUUtil)); slices.Equal(a, c) {
+	if c := Shape(st, 168, Seed("i-2", "gpu")); slices.Equal(a, c) {
 		t.Error("two instances with the same figures have the same hours")
 	}
 }
 
-func TestShapeValuesImpossibleFigures(t *testing.T) {
+func TestShapeImpossibleFigures(t *testing.T) {
 	// A mean too low for p95 and max: max and p95 hold, the mean is the
 	// lowest possible.
-	values := shapeValues(fleet.Stats{Avg: 1, P95: 50, Max: 100}, 168, 1)
+	values := Shape(fleet.Stats{Avg: 1, P95: 50, Max: 100}, 168, 1)
 	got := fileFigures(values)
 	if got.P95 != 50 || got.Max != 100 || got.Avg != roundCents(lowestMean(50, 100, 168)) {
 		t.Errorf("got %+v", got)
 	}
 	// Out of order figures are lowered: p95 to max, the mean to p95.
-	if got := fileFigures(shapeValues(fleet.Stats{Avg: 90, P95: 80, Max: 70}, 168, 1)); got != (fleet.Stats{Avg: 70, P95: 70, Max: 70}) {
+	if got := fileFigures(Shape(fleet.Stats{Avg: 90, P95: 80, Max: 70}, 168, 1)); got != (fleet.Stats{Avg: 70, P95: 70, Max: 70}) {
 		t.Errorf("got %+v", got)
 	}
 }
 
-func onSlots(on *[weekHours]bool) []int {
+func onSlots(on *[WeekHours]bool) []int {
 	var out []int
 	for i, b := range on {
 		if b {
@@ -186,7 +186,7 @@ func TestBlockWeek(t *testing.T) {
 		{7, append(append(day(time.Monday, 8, 10), day(time.Tuesday, 8, 10)...), append(day(time.Wednesday, 8, 9), append(day(time.Thursday, 8, 9), day(time.Friday, 8, 9)...)...)...)},
 		{80, weekdays(8, 24)},
 		{84, append(append(day(time.Sunday, 8, 10), weekdays(8, 24)...), day(time.Saturday, 8, 10)...)},
-		{168, slotRange(0, weekHours)},
+		{168, slotRange(0, WeekHours)},
 	} {
 		got := onSlots(blockWeek(c.hours))
 		want := append([]int(nil), c.want...)
@@ -195,8 +195,8 @@ func TestBlockWeek(t *testing.T) {
 			t.Errorf("%d hours: slots %v\nwant %v", c.hours, got, want)
 		}
 	}
-	for h := 0; h <= weekHours; h++ {
-		if n := count(blockWeek(h)); n != h {
+	for h := 0; h <= WeekHours; h++ {
+		if n := CountHours(blockWeek(h)); n != h {
 			t.Errorf("%d hours a week: %d slots", h, n)
 		}
 	}
@@ -216,19 +216,19 @@ func TestRunningWeek(t *testing.T) {
 		{"schedule in Berlin", fleet.Usage{Schedule: &fleet.Schedule{Timezone: "Europe/Berlin", Windows: []fleet.Window{{Days: []string{"sat"}, Start: "00:00", End: "24:00"}}}}, "Europe/Berlin", 24},
 		{"half-hour zone", fleet.Usage{Schedule: &fleet.Schedule{Timezone: "Asia/Kolkata", Windows: []fleet.Window{{Days: []string{"mon"}, Start: "09:00", End: "17:00"}}}}, "Asia/Kolkata", 8},
 	} {
-		on, loc := runningWeek(c.usage)
-		if loc.String() != c.loc || count(on) != c.hours {
-			t.Errorf("%s: %d hours in %s, want %d in %s", c.name, count(on), loc, c.hours, c.loc)
+		on, loc := RunningWeek(c.usage)
+		if loc.String() != c.loc || CountHours(on) != c.hours {
+			t.Errorf("%s: %d hours in %s, want %d in %s", c.name, CountHours(on), loc, c.hours, c.loc)
 		}
 	}
 	// India is UTC+5:30: the hours start at :30 local, so 09:00–17:00 runs
 	// the hours starting 09:30 … 16:30, i.e. UTC 04:00 … 11:00.
-	on, loc := runningWeek(fleet.Usage{Schedule: &fleet.Schedule{Timezone: "Asia/Kolkata", Windows: []fleet.Window{{Days: []string{"mon"}, Start: "09:00", End: "17:00"}}}})
-	c := slotClock{loc: loc}
+	on, loc := RunningWeek(fleet.Usage{Schedule: &fleet.Schedule{Timezone: "Asia/Kolkata", Windows: []fleet.Window{{Days: []string{"mon"}, Start: "09:00", End: "17:00"}}}})
+	c := Clock{Loc: loc}
 	monday := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	var utc []int
 	for h := range 24 {
-		if on[c.slot(monday.Add(time.Duration(h)*time.Hour))] {
+		if on[c.Slot(monday.Add(time.Duration(h)*time.Hour))] {
 			utc = append(utc, h)
 		}
 	}
@@ -237,32 +237,32 @@ func TestRunningWeek(t *testing.T) {
 	}
 }
 
-func TestSlotClock(t *testing.T) {
+func TestClock(t *testing.T) {
 	// The UTC fast path agrees with time's own weekday, before and after 1970.
-	c, slow := slotClock{loc: time.UTC}, slotClock{loc: time.FixedZone("UTC0", 0)}
+	c, slow := Clock{Loc: time.UTC}, Clock{Loc: time.FixedZone("UTC0", 0)}
 	for _, at := range []time.Time{
 		time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC),
 		time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC),
 		time.Date(1960, 2, 29, 5, 0, 0, 0, time.UTC),
 	} {
-		if c.slot(at) != slow.slot(at) || c.slot(at) != int(at.Weekday())*24+at.Hour() {
-			t.Errorf("%s: slot %d, want %d", at, c.slot(at), int(at.Weekday())*24+at.Hour())
+		if c.Slot(at) != slow.Slot(at) || c.Slot(at) != int(at.Weekday())*24+at.Hour() {
+			t.Errorf("%s: slot %d, want %d", at, c.Slot(at), int(at.Weekday())*24+at.Hour())
 		}
 	}
 	// A window clock repeats every n hours from its anchor, also backwards.
 	anchor := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
-	w := slotClock{anchor: anchor, n: 168}
+	w := Clock{Anchor: anchor, N: 168}
 	for _, c := range []struct {
 		hours, want int
 	}{{0, 0}, {5, 5}, {168, 0}, {-1, 167}, {-168 * 3, 0}, {-170, 166}} {
-		if got := w.slot(anchor.Add(time.Duration(c.hours) * time.Hour)); got != c.want {
+		if got := w.Slot(anchor.Add(time.Duration(c.hours) * time.Hour)); got != c.want {
 			t.Errorf("anchor%+dh: slot %d, want %d", c.hours, got, c.want)
 		}
 	}
 }
 
 // minutesUp counts the minutes of [a, z) outside the down spans.
-func minutesUp(a, z time.Time, down []span) int {
+func minutesUp(a, z time.Time, down []Span) int {
 	n := 0
 	upRuns(a, z, down, 0, func(a, z time.Time, _ float64) { n += int(z.Sub(a) / time.Minute) })
 	return n
@@ -282,7 +282,7 @@ func TestRunLog(t *testing.T) {
 		}
 	}
 	// Started again at 18:40:10: 15, 16 and 17 are gone, 18 ran from 18:40.
-	r = runLog{gaps: []span{{t0, t0.Add(4*time.Hour + 19*time.Minute + 40*time.Second)}}}
+	r = runLog{gaps: []Span{{t0, t0.Add(4*time.Hour + 19*time.Minute + 40*time.Second)}}}
 	var down []int
 	for h := 12; h < 21; h++ {
 		if minutesUp(hour(h), hour(h+1), r.down()) == 0 {
@@ -295,7 +295,7 @@ func TestRunLog(t *testing.T) {
 	if got := minutesUp(hour(18), hour(19), r.down()); got != 20 {
 		t.Errorf("started at 18:40:10: %d minutes in hour 18, want 20 (18:40 … 18:59)", got)
 	}
-	if (instView{stopped: true}).ranAfter(time.Time{}.Add(time.Hour)) {
+	if (View{Stopped: true}).RanAfter(time.Time{}.Add(time.Hour)) {
 		t.Error("an instance stopped since ever ran")
 	}
 	if minutesUp(hour(0), hour(1), (runLog{stopped: true}).down()) != 0 {
