@@ -83,8 +83,9 @@ type Harness struct {
 	Provider fleet.Provider
 	// Fleet is the base fleet. It must have instances in at least two of
 	// Regions and none in at least one; at least one running instance with
-	// two or more GPUs, and running instances both with utilization and
-	// without (for the utilization and doctor cases).
+	// two or more GPUs, running instances both with utilization and
+	// without (for the utilization and doctor cases), and, for a provider
+	// with live prices, prices of its types in the first busy region.
 	Fleet *fleet.Fleet
 	// Regions are the regions to scan.
 	Regions []string
