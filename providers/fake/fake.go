@@ -258,9 +258,10 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 }
 
 // ReadUtilization implements providers.UtilizationReader: the fleet's own
-// utilization of each running instance (window ignored); those without are
-// named in the notes.
-func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, _ fleet.TimeRange) ([]string, error) {
+// utilization of each running instance, its samples cut to the window (a
+// zero window keeps them all; summary statistics are kept as they are);
+// those left without any are named in the notes.
+func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	f, err := p.enter(ctx, "ReadUtilization", scope)
 	if err != nil {
 		return nil, err
@@ -274,12 +275,15 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 		if in.State == fleet.Stopped {
 			continue
 		}
-		src, ok := p.instances[in.ID]
-		if !ok || src.Utilization == nil {
+		var u *fleet.Utilization
+		if src, ok := p.instances[in.ID]; ok {
+			u = inWindow(cloneUtilization(src.Utilization), window)
+		}
+		if u == nil {
 			notes = append(notes, fmt.Sprintf("%s: no GPU metrics in %s", in.ID, MetricsSource))
 			continue
 		}
-		in.Utilization = cloneUtilization(src.Utilization)
+		in.Utilization = u
 	}
 	return notes, nil
 }
@@ -416,6 +420,25 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []p
 		c.Fix = "give them utilization in the fleet"
 	}
 	return []providers.Check{c}
+}
+
+// inWindow keeps u's samples inside window (all of them for a zero
+// window); nil when nothing is left.
+func inWindow(u *fleet.Utilization, window fleet.TimeRange) *fleet.Utilization {
+	if u == nil || window.End.IsZero() || len(u.Samples) == 0 {
+		return u
+	}
+	kept := u.Samples[:0]
+	for _, s := range u.Samples {
+		if !s.Time.Before(window.Start) && s.Time.Before(window.End) {
+			kept = append(kept, s)
+		}
+	}
+	u.Samples = kept
+	if len(kept) == 0 && u.GPU == nil {
+		return nil
+	}
+	return u
 }
 
 func cloneTags(m map[string]string) map[string]string {

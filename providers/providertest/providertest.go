@@ -94,7 +94,10 @@ type Harness struct {
 	Now time.Time
 	// New returns a provider over s (starting a backend that serves
 	// s.Fleet with s.Faults), or the error its constructor returned, or
-	// ErrUnsupported. It is called once per case; clean up with t.Cleanup.
+	// ErrUnsupported. It is called for each provider a case needs; clean
+	// up with t.Cleanup. Providers of one case with the same CacheDir must
+	// share their cache: a harness whose cache is keyed by the backend's
+	// address serves one case from one address.
 	New func(t *testing.T, s Setup) (providers.Provider, error)
 	// NotStoppable reports the instances the cloud refuses to stop (AWS:
 	// one-time spot); nil means every instance can be stopped.
@@ -151,21 +154,16 @@ func Run(t *testing.T, h Harness) Summary {
 	end := h.Now.UTC().Truncate(time.Hour)
 	s.window = fleet.TimeRange{Start: end.Add(-7 * 24 * time.Hour), End: end}
 
-	s.run(t, "inventory", s.inventory)
-	s.run(t, "faults", s.faults)
-	s.run(t, "credentials", s.credentials)
-	s.run(t, "cancellation", s.cancellation)
-	s.run(t, "partial scopes", s.partialScopes)
-	s.run(t, "utilization", s.utilization)
-	s.run(t, "prices", s.prices)
-	s.run(t, "stop", s.stop)
-	s.run(t, "doctor", s.doctor)
+	t.Run("inventory", s.inventory)
+	t.Run("faults", s.faults)
+	t.Run("credentials", s.credentials)
+	t.Run("cancellation", s.cancellation)
+	t.Run("partial scopes", s.partialScopes)
+	t.Run("utilization", s.utilization)
+	t.Run("prices", s.prices)
+	t.Run("stop", s.stop)
+	t.Run("doctor", s.doctor)
 	return Summary{Skipped: s.skipped}
-}
-
-func (s *suite) run(t *testing.T, name string, f func(t *testing.T)) {
-	t.Helper()
-	t.Run(name, f)
 }
 
 // skip records and skips the case.
@@ -441,7 +439,7 @@ func (s *suite) regionInstances(region string) []fleet.Instance {
 	return out
 }
 
-// utilReader builds a provider over fl and returns it as a utilization reader.
+// utilReader builds a provider over setup and returns it as a utilization reader.
 func (s *suite) utilReader(t *testing.T, setup Setup) (providers.Provider, providers.UtilizationReader) {
 	t.Helper()
 	p := s.provider(t, setup)
