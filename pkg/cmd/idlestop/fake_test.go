@@ -2,7 +2,6 @@ package idlestop
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
@@ -73,10 +73,8 @@ func runFake(t *testing.T, p providers.Provider, args ...string) fakeRun {
 		IOStreams: ios,
 		Config:    func() (*config.Config, error) { return cfg, nil },
 		Catalog:   func() (pricing.Catalog, error) { return cat, nil },
-		Providers: func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
-			return []providers.Provider{p}, nil
-		},
-		Now: func() time.Time { return fakeNow },
+		Providers: cmdtest.Providers(p),
+		Now:       func() time.Time { return fakeNow },
 	}
 	cmd := NewCmdIdleStop(f, nil)
 	cmd.SetArgs(append([]string{"--provider", "aws", "-o", "json", "--grace-period", "0s", "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl")}, args...))
