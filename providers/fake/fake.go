@@ -50,6 +50,8 @@ type Fault struct {
 	Stop error
 	// Latency delays every call in the scope; a cancelled context ends the wait.
 	Latency time.Duration
+	// MetricsLatency delays ReadUtilization only (a hanging metrics service).
+	MetricsLatency time.Duration
 }
 
 // Options configure the fake.
@@ -167,22 +169,30 @@ func (p *Provider) enter(ctx context.Context, method string, scope providers.Sco
 	}
 	p.mu.Unlock()
 	f := p.fault(scope)
-	if f.Latency > 0 {
-		t := time.NewTimer(f.Latency)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return f, ctx.Err()
-		case <-t.C:
-		}
+	wait := f.Latency
+	if method == "ReadUtilization" {
+		wait += f.MetricsLatency
 	}
-	if err := ctx.Err(); err != nil {
+	if err := sleep(ctx, wait); err != nil {
 		return f, err
 	}
 	if p.opts.NoCredentials {
 		return f, fmt.Errorf("%s: %w", scope, providers.ErrCredentials)
 	}
 	return f, nil
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+	return ctx.Err()
 }
 
 // fault is the most specific fault of the scope.

@@ -179,3 +179,19 @@ func TestScopesFailsOnAFailedAccount(t *testing.T) {
 		t.Errorf("PartialScopes: %v, %v, %v", scopes, failed, err)
 	}
 }
+
+// TestMetricsLatencyDelaysOnlyMetrics: a hanging metrics service holds up
+// ReadUtilization, not the listing.
+func TestMetricsLatencyDelaysOnlyMetrics(t *testing.T) {
+	p := fake.New(testFleet(), fake.Options{Faults: map[string]fake.Fault{"us-east-1": {MetricsLatency: time.Minute}}})
+	scope := providers.Scope{Provider: fleet.AWS, Account: "111122223333", Region: "us-east-1"}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	listed, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		t.Fatalf("listing: %v", err)
+	}
+	if _, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadUtilization: %v, want context.DeadlineExceeded", err)
+	}
+}
