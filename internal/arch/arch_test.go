@@ -12,13 +12,15 @@ import (
 const mod = "github.com/gpufinops/gpufinops/"
 
 type pkg struct {
-	ImportPath string
-	Imports    []string
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
 }
 
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", mod+"...")
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", mod+"...")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -114,6 +116,10 @@ func TestImportRules(t *testing.T) {
 				fail("a simulator imports only pkg/fleet and providers/simkit of gpufinops: it shares no code with the client it checks")
 			case isSim(me) && strings.HasPrefix(imp, "github.com/aws/aws-sdk-go-v2"), isSim(me) && strings.HasPrefix(imp, "github.com/Azure/azure-sdk-for-go"), isSim(me) && strings.HasPrefix(imp, "cloud.google.com/go"):
 				fail("a simulator never imports the SDK it is checked with (wire codecs only)")
+			case ours && under(dep, "providers/fake", "providers/providertest"):
+				fail("only tests import the fake provider and the conformance suite")
+			case under(me, "providers/fake", "providers/providertest") && ours && dep != "providers" && !under(dep, "pkg/fleet", "pricing"):
+				fail("the fake and the conformance suite see only the provider contract, the snapshot and prices")
 			}
 		}
 	}
@@ -135,5 +141,29 @@ func TestSimAndStdlibHelpers(t *testing.T) {
 		if stdlib(path) != want {
 			t.Errorf("stdlib(%q) = %v", path, !want)
 		}
+	}
+}
+
+// TestCommandTestsUseNoCloud: the tests of the command packages (and of
+// pkg/cmdutil) get their providers from providers/fake or providers/file,
+// never from a cloud adapter or its simulator; end-to-end tests against the
+// simulators live in internal/e2e.
+func TestCommandTestsUseNoCloud(t *testing.T) {
+	clouds := []string{"providers/aws", "providers/azure", "providers/gcp", "providers/all", "providers/simkit"}
+	checked := 0
+	for _, p := range listPackages(t) {
+		me := rel(p.ImportPath)
+		if !under(me, "pkg/cmd", "pkg/cmdutil") {
+			continue
+		}
+		checked++
+		for _, imp := range append(p.TestImports, p.XTestImports...) {
+			if dep := rel(imp); strings.HasPrefix(imp, mod) && under(dep, clouds...) {
+				t.Errorf("a test of %s imports %s: command tests use providers/fake (or providers/file); simulator runs belong in internal/e2e", me, dep)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no command packages listed")
 	}
 }

@@ -1,16 +1,21 @@
 package aws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -603,24 +608,134 @@ func TestSimStop(t *testing.T) {
 	}
 }
 
+// TestSimConformance runs the whole conformance suite against the
+// simulator; it may skip nothing.
 func TestSimConformance(t *testing.T) {
 	f := scanFleet(t, 120)
-	providertest.Run(t, providertest.Harness{
-		Provider: fleet.AWS,
-		Fleet:    f,
-		Regions:  []string{"ap-south-1", "eu-west-1", "us-east-1", "us-west-2"},
-		New: func(t *testing.T, fl *fleet.Fleet, regions []string, faults providertest.Faults) (providers.Provider, error) {
-			srv, _ := scanSim(t, fl, sim.Options{ThrottleRate: faults.ThrottleRate, FailRegions: faults.FailRegions, Latency: faults.Latency, Regions: regions, Seed: 3})
-			if faults.NoCredentials {
-				t.Setenv("AWS_ACCESS_KEY_ID", "")
-				t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-				t.Setenv("AWS_SESSION_TOKEN", "")
-			} else {
-				t.Setenv("AWS_ACCESS_KEY_ID", "test")
-				t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-			}
-			return New(context.Background(), providers.Options{Endpoint: srv.URL, Regions: regions, Now: func() time.Time { return simNow }})
-		},
+	sum := providertest.Run(t, providertest.Harness{
+		Provider:     fleet.AWS,
+		Fleet:        f,
+		Regions:      []string{"ap-south-1", "eu-west-1", "us-east-1", "us-west-2"},
+		Now:          simNow,
+		New:          conformanceProvider,
+		NotStoppable: func(in fleet.Instance) bool { return in.Lifecycle == fleet.Spot },
+		UnknownID:    "i-0000000000doesnotexist",
+		PriceCache:   true,
+	})
+	if len(sum.Skipped) > 0 {
+		t.Errorf("the AWS adapter must pass every case; skipped: %q", sum.Skipped)
+	}
+}
+
+// conformanceRole is the second account of providertest.Faults.FailAccount.
+const conformanceRole = "arn:aws:iam::444455556666:role/gpufinops-read"
+
+// conformanceProvider is the harness's New: a simulator serving s.Fleet with
+// the faults as simulator options, fault hooks and a wrapper, and the
+// adapter pointed at it with fast retries.
+func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider, error) {
+	ft := s.Faults
+	opts := simcat.Options(s.Fleet, scanCatalog(t))
+	opts.ThrottleRate, opts.FailRegions, opts.Latency, opts.Regions, opts.Seed = ft.ThrottleRate, ft.FailRegions, ft.Latency, s.Regions, 3
+	opts.Fault = func(service, op, region string) (int, string) {
+		switch {
+		case service == "monitoring" && slices.Contains(ft.FailMetricsRegions, region):
+			return 500, "InternalFailure"
+		case ft.FailPrices && (service == "pricing" || service == "savingsplans" || op == "DescribeSpotPriceHistory"):
+			return 500, "InternalFailure"
+		case ft.DenyList && op == "DescribeInstances":
+			return 403, "UnauthorizedOperation"
+		case ft.DenyStop && op == "StopInstances":
+			return 403, "UnauthorizedOperation"
+		}
+		return 0, ""
+	}
+	var h http.Handler = sim.New(s.Fleet, withDefaults(t, s.Fleet, opts))
+	var roles []string
+	if ft.FailAccount {
+		roles = []string{conformanceRole}
+		h = denyAssumedRegions(h)
+	}
+	url := conformanceBackend(t, h)
+	if ft.NoCredentials {
+		t.Setenv("AWS_ACCESS_KEY_ID", "")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+		t.Setenv("AWS_SESSION_TOKEN", "")
+	} else {
+		t.Setenv("AWS_ACCESS_KEY_ID", "test")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	}
+	now := simNow
+	if !s.Now.IsZero() {
+		now = s.Now
+	}
+	regions := s.Regions
+	if ft.FailAccount {
+		regions = nil // listed with DescribeRegions, which fails for the role
+	}
+	return New(context.Background(), providers.Options{
+		Endpoint: url, Regions: regions, RoleARNs: roles, CacheDir: s.CacheDir,
+		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return now },
+	})
+}
+
+// conformanceBackends hold one server per test case, so that the providers
+// of a case share one endpoint, the origin the price cache is keyed by.
+var conformanceBackends sync.Map // *testing.T → *swapHandler
+
+type swapHandler struct {
+	h   atomic.Pointer[http.Handler]
+	url string
+}
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
+
+// conformanceBackend serves h at the case's address and returns it.
+func conformanceBackend(t *testing.T, h http.Handler) string {
+	sw := &swapHandler{}
+	sw.h.Store(&h)
+	if old, loaded := conformanceBackends.LoadOrStore(t, sw); loaded {
+		sw = old.(*swapHandler)
+		sw.h.Store(&h)
+		return sw.url
+	}
+	srv := httptest.NewServer(sw)
+	sw.url = srv.URL
+	t.Cleanup(func() { srv.Close(); conformanceBackends.Delete(t) })
+	return srv.URL
+}
+
+// withDefaults fills what scanSim fills.
+func withDefaults(t testing.TB, f *fleet.Fleet, opts sim.Options) sim.Options {
+	if opts.Types == nil {
+		opts.Types = scanTypes(t, f)
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return simNow }
+	}
+	if opts.AccountID == "" {
+		opts.AccountID = "111122223333"
+	}
+	return opts
+}
+
+// denyAssumedRegions answers DescribeRegions signed with credentials
+// AssumeRole issued (ASIA… keys) with UnauthorizedOperation: the assumed
+// account's scopes cannot be listed.
+func denyAssumedRegions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if strings.Contains(string(body), "Action=DescribeRegions") && strings.Contains(r.Header.Get("Authorization"), "Credential=ASIA") {
+			w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
+				`<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>`)
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -1,58 +1,28 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
-	"github.com/gpufinops/gpufinops/pricing"
-	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
-	_ "github.com/gpufinops/gpufinops/providers/aws"
-	"github.com/gpufinops/gpufinops/providers/aws/sim"
-	"github.com/gpufinops/gpufinops/providers/aws/simcat"
+	"github.com/gpufinops/gpufinops/providers/fake"
 	"github.com/gpufinops/gpufinops/providers/file"
 )
 
-// TestMain keeps the AWS SDK away from the real credential chain and the
-// instance metadata service.
-func TestMain(m *testing.M) {
-	for k, v := range map[string]string{
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
-	} {
-		os.Setenv(k, v)
-	}
-	os.Unsetenv("AWS_PROFILE")
-	os.Exit(m.Run())
-}
-
-var simNow = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
-
-// demoSim serves the demo fleet's AWS part; the handler may wrap it.
-func demoSim(t *testing.T, wrap func(http.Handler) http.Handler) string {
-	return demoSimWithout(t, wrap, 0)
-}
-
-// demoSimWithout serves the demo fleet's AWS part with the first n running
+// demoFake is the demo fleet's AWS part in a fake, with the first n running
 // AWS instances publishing no metrics.
-func demoSimWithout(t *testing.T, wrap func(http.Handler) http.Handler, n int) string {
+func demoFake(t *testing.T, n int, opts fake.Options) *fake.Provider {
 	t.Helper()
 	f, err := file.Demo()
 	if err != nil {
@@ -64,48 +34,22 @@ func demoSimWithout(t *testing.T, wrap func(http.Handler) http.Handler, n int) s
 			n--
 		}
 	}
-	cat, err := catalog.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pricing.Complete(f, cat); err != nil {
-		t.Fatal(err)
-	}
-	opts := simcat.Options(f, cat)
-	opts.Now = func() time.Time { return simNow }
-	var h http.Handler = sim.New(f, opts)
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return fake.New(f, opts)
 }
 
-// run runs `gpufinops doctor args…` against endpoint in-process.
-func run(t *testing.T, endpoint string, args ...string) (string, error) {
+// run runs `gpufinops doctor args…` in-process against p; build, when set,
+// replaces building p (to fail it).
+func run(t *testing.T, p providers.Provider, build error, args ...string) (string, error) {
 	t.Helper()
 	ios, _, out, _ := iostreams.Test()
 	f := &cmdutil.Factory{
 		IOStreams: ios,
 		Config:    func() (*config.Config, error) { return &config.Config{}, nil },
 		Providers: func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error) {
-			var out []providers.Provider
-			for _, name := range in.Providers {
-				ri, ok := providers.Find(fleet.Provider(name))
-				if !ok {
-					return nil, cmdutil.FlagErrorf("no %s adapter", name)
-				}
-				p, err := ri.New(ctx, providers.Options{Endpoint: endpoint, Regions: in.Regions, Now: func() time.Time { return simNow }})
-				if err != nil {
-					if errors.Is(err, providers.ErrCredentials) || errors.Is(err, providers.ErrPermission) {
-						return nil, &cmdutil.CredentialsError{Err: err}
-					}
-					return nil, err
-				}
-				out = append(out, p)
+			if build != nil {
+				return nil, build
 			}
-			return out, nil
+			return []providers.Provider{p}, nil
 		},
 	}
 	cmd := NewCmdDoctor(f, nil)
@@ -116,100 +60,100 @@ func run(t *testing.T, endpoint string, args ...string) (string, error) {
 	return out.String(), err
 }
 
-func TestDoctorAllGoodJSON(t *testing.T) {
-	out, err := run(t, demoSim(t, nil), "--region", "us-east-1,us-west-2", "-o", "json")
-	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitOK {
-		t.Fatalf("exit %d: %v\n%s", code, err, out)
-	}
-	validateSchema(t, out)
+func decode(t *testing.T, out string) Report {
+	t.Helper()
 	var rep Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	return rep
+}
+
+func TestDoctorAllGoodJSON(t *testing.T) {
+	p := demoFake(t, 0, fake.Options{Regions: []string{"us-east-1", "us-west-2"}})
+	out, err := run(t, p, nil, "-o", "json")
+	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	validateSchema(t, out)
+	rep := decode(t, out)
 	if len(rep.Scopes) != 3 || rep.Scopes[0].Scope.Region != "" || rep.Scopes[1].Scope.Region != "us-east-1" || rep.Scopes[2].Scope.Region != "us-west-2" {
 		t.Fatalf("scopes: %+v", rep.Scopes)
 	}
-	// Every action `gpufinops iam-policy aws` grants is checked.
-	checked := map[string]bool{}
-	for _, s := range rep.Scopes {
-		for _, c := range s.Checks {
-			checked[c.Action] = true
-			if c.Status == providers.CheckMissing || c.Status == providers.CheckError {
-				t.Errorf("%s %s: %s %s", s.Scope, c.Action, c.Status, c.Detail)
-			}
-		}
+	// The account scope has the account-wide checks; each region its
+	// permissions and its coverage.
+	if got := p.Calls("CheckPermissions", ""); got != 3 {
+		t.Errorf("CheckPermissions called %d times, want once per scope (3)", got)
 	}
-	for _, p := range iampolicy.AWSAnalyze {
-		if !checked[p.Action] {
-			t.Errorf("%s (in the analyze policy) is not checked", p.Action)
-		}
+	if got := p.Calls("ListGPUInstances", "us-east-1"); got != 1 {
+		t.Errorf("coverage listed us-east-1 %d times, want 1", got)
 	}
-	if rep.Summary.Missing != 0 || rep.Summary.Error != 0 || rep.Summary.OK == 0 {
+	if rep.Summary.Missing != 0 || rep.Summary.Error != 0 || rep.Summary.Warn != 0 || rep.Summary.OK != 1+2*5 {
 		t.Errorf("summary %+v", rep.Summary)
 	}
 }
 
-// denyEC2 answers the EC2 actions named with UnauthorizedOperation, as IAM does.
-func denyEC2(actions ...string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if form, err := url.ParseQuery(string(body)); err == nil {
-				for _, a := range actions {
-					if form.Get("Action") == a {
-						w.Header().Set("Content-Type", "text/xml")
-						w.WriteHeader(http.StatusForbidden)
-						io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>t</RequestID></Response>`)
-						return
-					}
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
 func TestDoctorPermissionMissingExits4(t *testing.T) {
-	out, err := run(t, demoSim(t, denyEC2("DescribeInstanceTypes")), "--region", "us-east-1")
+	p := demoFake(t, 0, fake.Options{Regions: []string{"us-east-1"}, Faults: map[string]fake.Fault{
+		"us-east-1": {Stop: providers.ErrPermission},
+	}})
+	out, err := run(t, p, nil)
 	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitCredentials {
 		t.Fatalf("exit %d: %v", code, err)
 	}
-	if !strings.Contains(err.Error(), "ec2:DescribeInstanceTypes") {
+	if !strings.Contains(err.Error(), "fake:StopInstances") {
 		t.Errorf("error does not name the action: %v", err)
 	}
 	// The table is written before the error.
-	if !strings.Contains(out, "ec2:DescribeInstanceTypes (DryRun)") || !strings.Contains(out, "grant ec2:DescribeInstanceTypes") {
+	if !strings.Contains(out, "fake:StopInstances (DryRun)") || !strings.Contains(out, "missing") {
 		t.Errorf("table:\n%s", out)
 	}
 }
 
-func TestDoctorNoCredentialsExits4(t *testing.T) {
-	t.Setenv("AWS_ACCESS_KEY_ID", "")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
-	os.Unsetenv("AWS_ACCESS_KEY_ID")
-	os.Unsetenv("AWS_SECRET_ACCESS_KEY")
-	out, err := run(t, demoSim(t, nil), "-o", "json")
-	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitCredentials {
+func TestDoctorScopeErrorExits3(t *testing.T) {
+	p := demoFake(t, 0, fake.Options{Regions: []string{"us-east-1", "us-west-2"}, Faults: map[string]fake.Fault{
+		"us-west-2": {List: errors.New("503 service unavailable")},
+	}})
+	out, err := run(t, p, nil, "-o", "json")
+	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitPartial {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
-	var rep Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
+	rep := decode(t, out)
+	if rep.Summary.Error != 2 { // the listing permission check and the coverage check
+		t.Errorf("summary %+v", rep.Summary)
 	}
-	if rep.Summary.Missing != 1 || rep.Scopes[0].Checks[0].Name != "credentials" {
-		t.Errorf("report %+v", rep)
+}
+
+func TestDoctorNoCredentialsExits4(t *testing.T) {
+	for name, tc := range map[string]struct {
+		p     providers.Provider
+		build error
+	}{
+		"calls fail":      {p: demoFake(t, 0, fake.Options{NoCredentials: true})},
+		"the build fails": {build: &cmdutil.CredentialsError{Err: providers.ErrCredentials}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, tc.p, tc.build, "-o", "json")
+			if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitCredentials {
+				t.Fatalf("exit %d: %v\n%s", code, err, out)
+			}
+			rep := decode(t, out)
+			if rep.Summary.Missing != 1 || rep.Scopes[0].Checks[0].Status != providers.CheckMissing {
+				t.Errorf("report %+v", rep)
+			}
+		})
 	}
 }
 
 func TestDoctorCoverageWarnsExits0(t *testing.T) {
-	out, err := run(t, demoSimWithout(t, nil, 3), "--region", "us-east-1")
+	p := demoFake(t, 3, fake.Options{Regions: []string{"us-east-1"}})
+	out, err := run(t, p, nil)
 	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitOK {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
 	for _, want := range []string{
-		"GPU metrics in CWAgent\twarn\t3 of 20 running GPU instances have no GPU metrics: install the CloudWatch agent with the nvidia_gpu block",
-		`"nvidia_gpu": {`, "amazon-cloudwatch-agent-ctl", "9 ok, 0 missing, 1 warnings, 0 errors",
+		"GPU metrics in " + fake.MetricsSource, "warn", "3 of 20 running GPU instances have no GPU metrics",
+		"give them utilization in the fleet", "5 ok, 0 missing, 1 warnings, 0 errors",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

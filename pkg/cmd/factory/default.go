@@ -40,7 +40,8 @@ func New() *cmdutil.Factory {
 
 // FileFleet returns the Factory's Fleet function: it reads the fleet file at
 // path ("-" is ios.In at the time of the call) or, when demo is true, the
-// embedded demo fleet. Its errors are InputErrors.
+// embedded demo fleet, through providers/file like a scan. Its errors are
+// InputErrors.
 func FileFleet(ios *iostreams.IOStreams) func(path string, demo bool) (*fleet.Fleet, error) {
 	return func(path string, demo bool) (*fleet.Fleet, error) {
 		var (
@@ -55,6 +56,6 @@ func FileFleet(ios *iostreams.IOStreams) func(path string, demo bool) (*fleet.Fl
 		if err != nil {
 			return nil, &cmdutil.InputError{Err: err}
 		}
-		return fl, nil
+		return (&scanner{io: ios}).readFile(fl)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -15,14 +16,20 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing/cache"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/file"
 )
 
-// scanner reads fleets live through the registered adapters.
+// scanner reads every fleet a command works on through providers: the
+// registered cloud adapters for a live scan, providers/file for a fleet
+// file or the demo.
 type scanner struct {
 	io  *iostreams.IOStreams
 	now func() time.Time
 	// retryMaxBackoff caps the adapters' retry waits; zero keeps theirs.
 	retryMaxBackoff time.Duration
+	// build makes the providers a live scan reads; nil is sc.providers
+	// (the registered adapters). Tests give fakes.
+	build func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error)
 }
 
 // scan builds each requested adapter from the flags and the configuration,
@@ -33,26 +40,54 @@ type scanner struct {
 func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) (*cmdutil.Scan, error) {
 	now := sc.now().UTC()
 	end := now.Truncate(time.Hour)
-	window := fleet.TimeRange{Start: end.Add(-time.Duration(in.LookbackDays) * 24 * time.Hour), End: end}
-	out := &cmdutil.Scan{Fleet: &fleet.Fleet{
-		APIVersion: fleet.APIVersion,
-		Kind:       fleet.Kind,
-		Metadata:   fleet.Metadata{Name: "scan", GeneratedAt: &now},
-	}}
 	// One bound for the whole scan, every provider and the progress
 	// display's scope listing included: past it, the scopes read are kept.
 	ctx, cancel := providers.WithTimeLimit(ctx, cfg.Timeouts.Run)
 	defer cancel()
-	provs, err := sc.providers(ctx, in, cfg)
+	build := sc.build
+	if build == nil {
+		build = sc.providers
+	}
+	provs, err := build(ctx, in, cfg)
 	if err != nil {
 		return nil, err
 	}
+	out, err := sc.collect(ctx, provs, collectOptions{
+		window:      fleet.TimeRange{Start: end.Add(-time.Duration(in.LookbackDays) * 24 * time.Hour), End: end},
+		concurrency: cfg.AWS.Concurrency,
+		progress:    !in.Quiet,
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Fleet.Metadata = fleet.Metadata{Name: "scan", GeneratedAt: &now,
+		Source: fmt.Sprintf("live scan of %v, %d days of utilization", in.Providers, in.LookbackDays)}
+	return out, nil
+}
+
+// collectOptions say how collect reads its providers.
+type collectOptions struct {
+	// window is the utilization window; zero reads what the listing has
+	// (a fleet file's own utilization).
+	window      fleet.TimeRange
+	concurrency int
+	// progress shows a progress bar per provider on a terminal.
+	progress bool
+	// skipPrices leaves live prices out.
+	skipPrices bool
+}
+
+// collect reads every scope of every provider into one snapshot: the one
+// path of every fleet, live or from a file.
+func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o collectOptions) (*cmdutil.Scan, error) {
+	out := &cmdutil.Scan{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
 	for _, p := range provs {
-		bar := sc.startProgress(ctx, p, in.Quiet)
+		bar := sc.startProgress(ctx, p, !o.progress)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
-			Window:      window,
-			Concurrency: cfg.AWS.Concurrency,
+			Window:      o.window,
+			Concurrency: o.concurrency,
 			Progress:    bar.scopeDone,
+			SkipPrices:  o.skipPrices,
 		})
 		bar.finish()
 		if err != nil {
@@ -69,8 +104,29 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 			out.Failures = append(out.Failures, f)
 		}
 	}
-	out.Fleet.Metadata.Source = fmt.Sprintf("live scan of %v, %d days of utilization", in.Providers, in.LookbackDays)
 	return out, nil
+}
+
+// readFile reads a fleet file (or the demo) through providers/file, keeping
+// the file's metadata (its name, source and recorded warnings).
+func (sc *scanner) readFile(fl *fleet.Fleet) (*fleet.Fleet, error) {
+	res, err := sc.collect(context.Background(), []providers.Provider{file.New(fl, file.Options{})}, collectOptions{skipPrices: true})
+	if err != nil {
+		return nil, err
+	}
+	res.Fleet.Metadata = fl.Metadata
+	if len(res.Fleet.Instances) != len(fl.Instances) {
+		return nil, fmt.Errorf("%s: %d of %d instances read", fl.Metadata.Name, len(res.Fleet.Instances), len(fl.Instances))
+	}
+	// A file's instances keep the file's order, which reports follow.
+	order := make(map[string]int, len(fl.Instances))
+	for i, in := range fl.Instances {
+		order[in.ID] = i
+	}
+	sort.Slice(res.Fleet.Instances, func(i, j int) bool {
+		return order[res.Fleet.Instances[i].ID] < order[res.Fleet.Instances[j].ID]
+	})
+	return res.Fleet, nil
 }
 
 // providers builds the adapters the flags name, with the configuration's

@@ -2,65 +2,70 @@ package factory
 
 import (
 	"context"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
-	"github.com/gpufinops/gpufinops/pricing"
-	"github.com/gpufinops/gpufinops/pricing/catalog"
-	"github.com/gpufinops/gpufinops/providers/aws/sim"
-	"github.com/gpufinops/gpufinops/providers/aws/simcat"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/fake"
 	"github.com/gpufinops/gpufinops/providers/file"
 )
 
 var simNow = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 
-// scanDemo scans the demo fleet's AWS part from the simulator with streams
-// whose stdout and stderr are terminals or not; it returns stderr.
-func scanDemo(t *testing.T, tty bool) string {
+// demoRegions are the regions of the demo fleet's AWS part in the tests.
+var demoRegions = []string{"eu-west-1", "us-east-1", "us-west-2"}
+
+// demoFleet is the demo fleet with its AWS instances spread over the three
+// regions, so that a failing region leaves others with instances.
+func demoFleet(t *testing.T) *fleet.Fleet {
 	t.Helper()
-	for k, v := range map[string]string{
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
-	} {
-		t.Setenv(k, v)
-	}
 	f, err := file.Demo()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.Embedded()
-	if err != nil {
-		t.Fatal(err)
+	n := 0
+	for i := range f.Instances {
+		if in := &f.Instances[i]; in.Provider == fleet.AWS {
+			in.Region = demoRegions[n%len(demoRegions)]
+			n++
+		}
 	}
-	if err := pricing.Complete(f, cat); err != nil {
-		t.Fatal(err)
-	}
-	opts := simcat.Options(f, cat)
-	opts.Now = func() time.Time { return simNow }
-	opts.Regions = []string{"eu-west-1", "us-east-1", "us-west-2"}
-	srv := httptest.NewServer(sim.New(f, opts))
-	t.Cleanup(srv.Close)
+	return f
+}
 
+// fakeScanner is a scanner whose live scans read p.
+func fakeScanner(ios *iostreams.IOStreams, p providers.Provider) *scanner {
+	return &scanner{io: ios, now: func() time.Time { return simNow }, build: func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
+		return []providers.Provider{p}, nil
+	}}
+}
+
+// scanDemo scans the demo fleet's AWS part with streams whose stdout and
+// stderr are terminals or not; it returns stderr.
+func scanDemo(t *testing.T, tty bool) string {
+	t.Helper()
+	p := fake.New(demoFleet(t), fake.Options{Regions: demoRegions})
 	ios, _, out, errOut := iostreams.Test()
 	ios.SetStdoutTTY(tty)
 	ios.SetStderrTTY(tty)
-	sc := &scanner{io: ios, now: func() time.Time { return simNow }}
-	cfg := &config.Config{AWS: config.AWSConfig{Endpoint: srv.URL}, Cache: config.CacheConfig{Dir: t.TempDir(), TTLHours: 24}}
-	res, err := sc.scan(context.Background(), cmdutil.FleetFlags{Providers: []string{"aws"}, LookbackDays: 7}, cfg)
+	res, err := fakeScanner(ios, p).scan(context.Background(), cmdutil.FleetFlags{Providers: []string{"aws"}, LookbackDays: 7}, &config.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Fleet.Instances) == 0 {
-		t.Fatal("no instances scanned")
+	if len(res.Fleet.Instances) != 20 {
+		t.Fatalf("%d instances scanned, want the demo's 20", len(res.Fleet.Instances))
 	}
 	if out.Len() != 0 {
 		t.Errorf("the scan wrote to stdout: %q", out.String())
+	}
+	// Sizing the bar lists the scopes once more, only on a terminal.
+	if want := map[bool]int{true: 2, false: 1}[tty]; p.Calls("Scopes", "") != want {
+		t.Errorf("Scopes called %d times, want %d", p.Calls("Scopes", ""), want)
 	}
 	return errOut.String()
 }
@@ -79,5 +84,33 @@ func TestScanProgressOnTTY(t *testing.T) {
 func TestScanProgressNotInPipes(t *testing.T) {
 	if got := scanDemo(t, false); got != "" {
 		t.Errorf("progress written when not on a terminal: %q", got)
+	}
+}
+
+// TestFileIsReadThroughTheProvider: a fleet file comes through
+// providers/file whole, in its order, with its metadata.
+func TestFileIsReadThroughTheProvider(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	ios.SetStdoutTTY(true)
+	ios.SetStderrTTY(true)
+	demo, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo.Metadata.Warnings = []fleet.ScanWarning{{Code: fleet.ScanScopeFailed, Provider: "aws", Account: "1", Region: "us-east-1", Reason: "x"}}
+	got, err := (&scanner{io: ios}).readFile(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Instances) != len(demo.Instances) || got.Metadata.Name != demo.Metadata.Name || len(got.Metadata.Warnings) != 1 {
+		t.Fatalf("read %d of %d instances, metadata %+v", len(got.Instances), len(demo.Instances), got.Metadata)
+	}
+	for i := range got.Instances {
+		if got.Instances[i].ID != demo.Instances[i].ID || (got.Instances[i].Utilization == nil) != (demo.Instances[i].Utilization == nil) {
+			t.Fatalf("instance %d: %s, the file has %s", i, got.Instances[i].ID, demo.Instances[i].ID)
+		}
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("reading a file showed progress: %q", errOut.String())
 	}
 }

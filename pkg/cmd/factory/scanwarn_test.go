@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
-	"io"
+	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,65 +24,27 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
-	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
-	"github.com/gpufinops/gpufinops/providers/aws/sim"
-	"github.com/gpufinops/gpufinops/providers/aws/simcat"
-	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/fake"
 )
 
-// demoRegions are the regions of the demo fleet's AWS part.
-var demoRegions = []string{"eu-west-1", "us-east-1", "us-west-2"}
-
-// faultySim serves the demo fleet's AWS part through the simulator with a
-// fault hook, a FailRegions list and an optional wrapper around the handler.
+// faultySim serves the demo fleet's AWS part, spread over three regions,
+// from the fake provider with faults per region.
 type faultySim struct {
-	url   string
+	p     providers.Provider
 	fleet *fleet.Fleet
 	// runTimeout is timeouts.run in the configuration; zero leaves it unbounded.
 	runTimeout time.Duration
 }
 
-func startFaultySim(t *testing.T, fault func(service, op, region string) (int, string), failRegions []string, wrap func(http.Handler) http.Handler) *faultySim {
+func startFaultySim(t *testing.T, opts fake.Options) *faultySim {
 	t.Helper()
-	for k, v := range map[string]string{
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
-	} {
-		t.Setenv(k, v)
+	f := demoFleet(t)
+	if opts.Regions == nil {
+		opts.Regions = demoRegions
 	}
-	f, err := file.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Spread the AWS instances over the three regions, so that a failing
-	// region leaves others with instances that must come through whole.
-	n := 0
-	for i := range f.Instances {
-		if in := &f.Instances[i]; in.Provider == fleet.AWS {
-			in.Region = demoRegions[n%len(demoRegions)]
-			n++
-		}
-	}
-	if err := pricing.Complete(f, cat); err != nil {
-		t.Fatal(err)
-	}
-	opts := simcat.Options(f, cat)
-	opts.Now = func() time.Time { return simNow }
-	opts.Regions = demoRegions
-	opts.Fault = fault
-	opts.FailRegions = failRegions
-	var h http.Handler = sim.New(f, opts)
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return &faultySim{url: srv.URL, fleet: f}
+	return &faultySim{p: fake.New(f, opts), fleet: f}
 }
 
 // awsIDs lists the IDs of the demo fleet's AWS instances in region.
@@ -105,20 +65,20 @@ type runResult struct {
 	err         error
 }
 
-// run runs analyze or inventory in-process with the real scanner against
-// the simulator (fast retries), stdin given.
+// run runs analyze or inventory in-process with the real scanner reading
+// the fake provider, stdin given.
 func (s *faultySim) run(t *testing.T, stdin string, command string, args ...string) runResult {
 	t.Helper()
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(stdin)
 	cfg := &config.Config{
 		Policy:   recommend.DefaultPolicy(),
-		AWS:      config.AWSConfig{Endpoint: s.url, Concurrency: 4, MetricsNamespace: "CWAgent"},
+		AWS:      config.AWSConfig{Concurrency: 4},
 		Cache:    config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
 		Report:   config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
 		Timeouts: config.TimeoutsConfig{Run: s.runTimeout},
 	}
-	sc := &scanner{io: ios, now: func() time.Time { return simNow }, retryMaxBackoff: time.Millisecond}
+	sc := fakeScanner(ios, s.p)
 	f := &cmdutil.Factory{
 		IOStreams: ios,
 		Config:    func() (*config.Config, error) { return cfg, nil },
@@ -145,73 +105,43 @@ func (s *faultySim) run(t *testing.T, stdin string, command string, args ...stri
 // failure is one way a part of a scan fails.
 type failure struct {
 	name string
-	// fault, failRegions and wrap break the simulator.
-	fault       func(service, op, region string) (int, string)
-	failRegions []string
-	wrap        func(http.Handler) http.Handler
+	// faults break the fake, per region.
+	faults map[string]fake.Fault
 	// scopeFailed are the regions whose listing fails; metricsFailed those
-	// whose CloudWatch fails.
+	// whose metrics fail.
 	scopeFailed, metricsFailed []string
 	// reason is a pattern the warning's reason matches.
 	reason string
 }
 
-// cloudWatchIn answers the CloudWatch calls op ("" for all) in region with
-// status and code.
-func cloudWatchIn(region, op string, status int, code string) func(string, string, string) (int, string) {
-	return func(service, o, r string) (int, string) {
-		if service == "monitoring" && r == region && (op == "" || o == op) {
-			return status, code
-		}
-		return 0, ""
-	}
-}
-
-// dropCloudWatch closes the connection of every CloudWatch request signed
-// for region without an answer, as a dead load balancer or a reset does.
-func dropCloudWatch(region string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if auth := r.Header.Get("Authorization"); strings.Contains(auth, "/"+region+"/monitoring/") {
-				if hj, ok := w.(http.Hijacker); ok {
-					if conn, _, err := hj.Hijack(); err == nil {
-						_ = conn.Close()
-						return
-					}
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
+// How each cloud's failures become these errors is the adapters' part
+// (providers/aws: TestCloudWatchFailuresAreMetricsFailures); here each kind
+// of failure must reach every format of the report.
 var failures = []failure{
-	{name: "region outage, 5xx after retries", failRegions: []string{"eu-west-1"}, scopeFailed: []string{"eu-west-1"}, reason: `(?i)500|internal|outage|retry`},
-	{name: "EC2 access denied in one region", fault: func(service, op, r string) (int, string) {
-		if service == "ec2" && op == "DescribeInstances" && r == "us-west-2" {
-			return 403, "UnauthorizedOperation"
-		}
-		return 0, ""
-	}, scopeFailed: []string{"us-west-2"}, reason: `(?i)permission denied.*docs/iam`},
-	{name: "GetMetricData 500 after retries", fault: cloudWatchIn("us-east-1", "GetMetricData", 500, "InternalFailure"), metricsFailed: []string{"us-east-1"}, reason: `(?i)500|InternalFailure|retry`},
-	{name: "every CloudWatch call 503", fault: cloudWatchIn("eu-west-1", "", 503, "ServiceUnavailable"), metricsFailed: []string{"eu-west-1"}, reason: `(?i)503|unavailable|retry`},
-	{name: "GetMetricData access denied", fault: cloudWatchIn("us-west-2", "GetMetricData", 400, "AccessDenied"), metricsFailed: []string{"us-west-2"}, reason: `(?i)permission denied`},
-	{name: "ListMetrics access denied", fault: cloudWatchIn("us-east-1", "ListMetrics", 400, "AccessDeniedException"), metricsFailed: []string{"us-east-1"}, reason: `(?i)permission denied`},
-	{name: "CloudWatch throttling exhausted", fault: cloudWatchIn("us-east-1", "", 400, "Throttling"), metricsFailed: []string{"us-east-1"}, reason: `(?i)throttl|retry`},
-	{name: "CloudWatch connection dropped", wrap: dropCloudWatch("us-west-2"), metricsFailed: []string{"us-west-2"}, reason: `(?i)EOF|reset|closed|connection|retry`},
-	{name: "region outage and CloudWatch denied elsewhere", failRegions: []string{"eu-west-1"}, fault: cloudWatchIn("us-east-1", "", 400, "AccessDeniedException"),
+	{name: "region outage", faults: map[string]fake.Fault{"eu-west-1": {List: errors.New("500 InternalError after 10 attempts")}},
+		scopeFailed: []string{"eu-west-1"}, reason: `(?i)500|internal|outage|retry`},
+	{name: "listing denied in one region", faults: map[string]fake.Fault{"us-west-2": {List: providers.ErrPermission}},
+		scopeFailed: []string{"us-west-2"}, reason: `(?i)permission denied.*docs/iam`},
+	{name: "metrics fail", faults: map[string]fake.Fault{"us-east-1": {Metrics: errors.New("500 InternalFailure after 10 attempts")}},
+		metricsFailed: []string{"us-east-1"}, reason: `(?i)500|InternalFailure|retry`},
+	{name: "metrics denied", faults: map[string]fake.Fault{"us-west-2": {Metrics: providers.ErrPermission}},
+		metricsFailed: []string{"us-west-2"}, reason: `(?i)permission denied`},
+	{name: "metrics throttled", faults: map[string]fake.Fault{"us-east-1": {Metrics: providers.ErrThrottled}},
+		metricsFailed: []string{"us-east-1"}, reason: `(?i)throttl`},
+	{name: "region outage and metrics denied elsewhere", faults: map[string]fake.Fault{
+		"eu-west-1": {List: errors.New("500 InternalError")}, "us-east-1": {Metrics: providers.ErrPermission}},
 		scopeFailed: []string{"eu-west-1"}, metricsFailed: []string{"us-east-1"}, reason: `(?i)500|internal|permission denied`},
 }
 
 // noUtilAdvice are the kinds that rest on utilization.
 var noUtilAdvice = map[string]bool{"idle-stop": true, "schedule": true, "rightsize": true, "quantize": true, "share": true}
 
-// TestScanFailuresAreInTheReport: against the AWS simulator, each way a
-// region or CloudWatch fails is a warning inside every format of the report
-// with its scope and reason, exit 3; a CloudWatch failure keeps the region's
-// instances, priced, utilization unknown, with no advice that rests on use.
+// TestScanFailuresAreInTheReport: each way a region or its metrics fail is
+// a warning inside every format of the report with its scope and reason,
+// exit 3; a metrics failure keeps the region's instances, priced,
+// utilization unknown, with no advice that rests on use.
 func TestScanFailuresAreInTheReport(t *testing.T) {
-	baseline := startFaultySim(t, nil, nil, nil)
+	baseline := startFaultySim(t, fake.Options{})
 	base := baseline.run(t, "", "analyze", "--provider", "aws", "-o", "json")
 	if base.code != cmdutil.ExitOK {
 		t.Fatalf("baseline: exit %d: %v\n%s", base.code, base.err, base.errOut)
@@ -229,18 +159,10 @@ func TestScanFailuresAreInTheReport(t *testing.T) {
 		}
 	}
 
-	cases := failures
-	if testing.Short() {
-		cases = cases[:3] // about 3 s each
-	}
-	for _, fc := range cases {
+	for _, fc := range failures {
 		t.Run(fc.name, func(t *testing.T) {
-			s := startFaultySim(t, fc.fault, fc.failRegions, fc.wrap)
-			start := time.Now()
+			s := startFaultySim(t, fake.Options{Faults: fc.faults})
 			js := s.run(t, "", "analyze", "--provider", "aws", "-o", "json")
-			if d := time.Since(start); d > 30*time.Second {
-				t.Errorf("the failing scan took %s: retries are not fast in tests", d)
-			}
 			if js.code != cmdutil.ExitPartial {
 				t.Fatalf("exit %d (%v), want 3\n%s", js.code, js.err, js.errOut)
 			}
@@ -277,8 +199,8 @@ func TestScanFailuresAreInTheReport(t *testing.T) {
 			}
 			for _, r := range fc.metricsFailed {
 				w, ok := byRegion[r]
-				if !ok || w.Code != fleet.ScanMetricsFailed || w.Scope.Source != "cloudwatch" {
-					t.Errorf("%s: no metrics-failed cloudwatch warning: %+v", r, ws)
+				if !ok || w.Code != fleet.ScanMetricsFailed || w.Scope.Source != fake.MetricsSource {
+					t.Errorf("%s: no metrics-failed %s warning: %+v", r, fake.MetricsSource, ws)
 				}
 				ids := s.awsIDs(r)
 				if w.InstanceCount != len(ids) {
@@ -291,7 +213,7 @@ func TestScanFailuresAreInTheReport(t *testing.T) {
 					in := instanceOf(rep, id)
 					switch {
 					case in == nil:
-						t.Errorf("%s of %s (CloudWatch failed) is missing: the inventory was thrown away", id, r)
+						t.Errorf("%s of %s (metrics failed) is missing: the inventory was thrown away", id, r)
 						continue
 					case !in.Priced || in.CurrentMonthlyCost == nil:
 						t.Errorf("%s is not priced", id)
@@ -514,36 +436,14 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// denyAssumedDescribeRegions answers DescribeRegions signed with credentials
-// AssumeRole issued (ASIA… keys) with EC2's UnauthorizedOperation, and the
-// base account's too when all is set.
-func denyAssumedDescribeRegions(all bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			assumed := strings.Contains(r.Header.Get("Authorization"), "Credential=ASIA")
-			if strings.Contains(string(body), "Action=DescribeRegions") && (assumed || all) {
-				w.Header().Set("Content-Type", "text/xml;charset=UTF-8")
-				w.WriteHeader(http.StatusForbidden)
-				_, _ = io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+
-					`<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to perform this operation.</Message></Error></Errors><RequestID>x</RequestID></Response>`)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
 // TestAccountFailureIsAWarning: with several accounts, one whose regions
 // cannot be listed is a scope-failed warning naming the account (no region),
 // and the other account's instances are reported; exit 3. When no account
 // can be listed the scan fails as a whole (exit 4 for a permission).
 func TestAccountFailureIsAWarning(t *testing.T) {
-	const role = "arn:aws:iam::444455556666:role/gpufinops-read"
-	s := startFaultySim(t, nil, nil, denyAssumedDescribeRegions(false))
+	s := startFaultySim(t, fake.Options{AccountErrors: map[string]error{"444455556666": providers.ErrPermission}})
 	for _, format := range []string{"json", "table", "markdown", "html", "csv"} {
-		res := s.run(t, "", "analyze", "--provider", "aws", "--role-arn", role, "-o", format)
+		res := s.run(t, "", "analyze", "--provider", "aws", "-o", format)
 		if res.code != cmdutil.ExitPartial {
 			t.Fatalf("-o %s: exit %d (%v), want 3\n%s", format, res.code, res.err, res.errOut)
 		}
@@ -568,8 +468,8 @@ func TestAccountFailureIsAWarning(t *testing.T) {
 		}
 	}
 
-	all := startFaultySim(t, nil, nil, denyAssumedDescribeRegions(true))
-	res := all.run(t, "", "analyze", "--provider", "aws", "--role-arn", role, "-o", "json")
+	all := startFaultySim(t, fake.Options{AccountErrors: map[string]error{"111122223333": providers.ErrPermission, "444455556666": providers.ErrPermission}})
+	res := all.run(t, "", "analyze", "--provider", "aws", "-o", "json")
 	if res.code != cmdutil.ExitCredentials || res.out != "" {
 		t.Errorf("no account listed: exit %d (%v), stdout %d bytes", res.code, res.err, len(res.out))
 	}

@@ -1,78 +1,51 @@
 package factory
 
 import (
-	"bytes"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/providers/fake"
 )
 
-// hang answers no request that match selects: the handler waits until the
-// client gives up, as an endpoint that accepts connections and never answers.
-func hang(match func(r *http.Request) bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if match(r) {
-				// The server notices the client leaving only once the body
-				// has been read.
-				_, _ = io.Copy(io.Discard, r.Body)
-				select {
-				case <-r.Context().Done():
-				case <-time.After(time.Minute):
-				}
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// signedFor matches the requests signed for a region and service.
-func signedFor(region, service string) func(r *http.Request) bool {
-	return func(r *http.Request) bool {
-		return strings.Contains(r.Header.Get("Authorization"), "/"+region+"/"+service+"/")
-	}
-}
-
-// TestScanTimeLimit: a scan whose endpoints hang ends at --run-timeout (or
+// TestScanTimeLimit: a scan whose calls hang ends at --run-timeout (or
 // timeouts.run) with a one-line reason and exit 3, even when each request
 // may take far longer; the scopes that answered stay in the report and the
-// ones cut short are warnings naming the time limit.
+// ones cut short are warnings naming the time limit. (That the AWS adapter
+// gives up a hung call when its context ends is providertest's cancellation
+// case, run against the simulator.)
 func TestScanTimeLimit(t *testing.T) {
+	hung := fake.Fault{Latency: time.Hour}
 	cases := []struct {
-		name string
-		// hang selects the requests that never get an answer.
-		hang func(*http.Request) bool
-		args []string
+		name   string
+		faults map[string]fake.Fault
+		// fromConfig sets timeouts.run instead of --run-timeout.
+		fromConfig bool
 		// cut are the regions whose listing is cut short; metrics those
-		// whose CloudWatch reads are; listing: the scopes themselves.
+		// whose utilization read is; listing: the scopes themselves.
 		cut, metrics []string
 		listing      bool
 	}{
-		{name: "EC2 hangs in one region", hang: signedFor("us-west-2", "ec2"), cut: []string{"us-west-2"}},
-		{name: "CloudWatch hangs in one region", hang: signedFor("eu-west-1", "monitoring"), metrics: []string{"eu-west-1"}},
-		{name: "EC2 hangs in two regions, limit from the config key", hang: func(r *http.Request) bool {
-			return signedFor("us-east-1", "ec2")(r) && strings.Contains(readForm(r), "DescribeInstances") || signedFor("eu-west-1", "ec2")(r) && strings.Contains(readForm(r), "DescribeInstances")
-		}, cut: []string{"eu-west-1", "us-east-1"}},
-		{name: "listing the regions hangs", hang: func(r *http.Request) bool { return strings.Contains(readForm(r), "DescribeRegions") }, listing: true},
+		{name: "listing hangs in one region", faults: map[string]fake.Fault{"us-west-2": hung}, cut: []string{"us-west-2"}},
+		{name: "metrics hang in one region", faults: map[string]fake.Fault{"eu-west-1": {MetricsLatency: time.Hour}}, metrics: []string{"eu-west-1"}},
+		{name: "two regions hang, limit from the config key", fromConfig: true,
+			faults: map[string]fake.Fault{"us-east-1": hung, "eu-west-1": hung}, cut: []string{"eu-west-1", "us-east-1"}},
+		{name: "listing the regions hangs", faults: map[string]fake.Fault{"*": hung}, listing: true},
 	}
+	const limit = 300 * time.Millisecond
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startFaultySim(t, nil, nil, hang(tc.hang))
+			s := startFaultySim(t, fake.Options{Faults: tc.faults})
 			args := []string{"--provider", "aws", "-o", "json", "--request-timeout", "1m"}
-			limit := 1500 * time.Millisecond
-			if !strings.Contains(tc.name, "config key") {
+			if tc.fromConfig {
+				s.runTimeout = limit
+			} else {
 				args = append(args, "--run-timeout", limit.String())
 			}
-			s.runTimeout = limit
 			start := time.Now()
 			res := s.run(t, "", "analyze", args...)
-			took := time.Since(start)
-			if took > limit+20*time.Second {
+			if took := time.Since(start); took > limit+10*time.Second {
 				t.Errorf("took %s with a %s limit", took, limit)
 			}
 			if res.code != cmdutil.ExitPartial {
@@ -106,8 +79,8 @@ func TestScanTimeLimit(t *testing.T) {
 					t.Errorf("no warning for %s: %+v", r, ws)
 				}
 			}
-			// The regions that answered are whole; CloudWatch's keep their
-			// inventory with utilization unknown.
+			// The regions that answered are whole; a hung metrics read
+			// keeps its region's inventory with utilization unknown.
 			cut := map[string]bool{}
 			for _, r := range tc.cut {
 				cut[r] = true
@@ -115,13 +88,10 @@ func TestScanTimeLimit(t *testing.T) {
 			for _, region := range demoRegions {
 				for _, id := range s.awsIDs(region) {
 					in := instanceOf(rep, id)
-					if cut[region] {
-						if in != nil {
-							t.Errorf("%s in cut region %s is in the report", id, region)
-						}
-						continue
-					}
-					if in == nil {
+					switch {
+					case cut[region] && in != nil:
+						t.Errorf("%s in cut region %s is in the report", id, region)
+					case !cut[region] && in == nil:
 						t.Errorf("%s in %s is missing from the report", id, region)
 					}
 				}
@@ -130,12 +100,22 @@ func TestScanTimeLimit(t *testing.T) {
 	}
 }
 
-// readForm is r's body, left in place for the handler.
-func readForm(r *http.Request) string {
-	if r.Body == nil {
-		return ""
+// TestScanTimeoutFlags: the flags are refused out of range and without a
+// live scan, naming the flag.
+func TestScanTimeoutFlags(t *testing.T) {
+	s := startFaultySim(t, fake.Options{})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--provider", "aws", "--run-timeout", "0s"}, "--run-timeout"},
+		{[]string{"--provider", "aws", "--run-timeout", "48h"}, "--run-timeout"},
+		{[]string{"--provider", "aws", "--request-timeout", "2h"}, "--request-timeout"},
+		{[]string{"--demo", "--run-timeout", "1m"}, "needs --provider"},
+	} {
+		res := s.run(t, "", "analyze", tc.args...)
+		if res.code != cmdutil.ExitUsage || res.err == nil || !strings.Contains(res.err.Error(), tc.want) {
+			t.Errorf("%v: exit %d (%v), want 2 naming %s", tc.args, res.code, res.err, tc.want)
+		}
 	}
-	b, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	return string(b)
 }

@@ -1,15 +1,19 @@
-// Package cmdtest holds helpers for testing commands' flag parsing.
+// Package cmdtest holds helpers for command tests: flag parsing and
+// providers for the Factory.
 package cmdtest
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // Parse builds a command with newCmd on test streams, executes it with args
@@ -41,4 +45,12 @@ func CheckErr(t *testing.T, err error, wantErr string) bool {
 		t.Fatal(err)
 	}
 	return false
+}
+
+// Providers is a Factory.Providers that builds ps whatever the flags say,
+// for command tests over providers/fake.
+func Providers(ps ...providers.Provider) func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
+	return func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
+		return ps, nil
+	}
 }
