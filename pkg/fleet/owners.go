@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ManagedBy names the controller that owns an instance: an Auto Scaling
@@ -146,6 +148,38 @@ var OwnerRules = []OwnerRule{
 	{Key: "controlled-by", ValueNotIn: iacTools, Kind: OwnerController},
 }
 
+var (
+	ownerMu sync.RWMutex
+	// registered are the clouds' rules (RegisterOwnerRules); combined is
+	// them followed by OwnerRules, built once per registration.
+	registered, combined []OwnerRule
+)
+
+// RegisterOwnerRules adds a cloud's rules, tried in order before the
+// cloud-neutral OwnerRules; the provider registry calls it for each cloud.
+func RegisterOwnerRules(rules ...OwnerRule) {
+	if len(rules) == 0 {
+		return
+	}
+	ownerMu.Lock()
+	defer ownerMu.Unlock()
+	registered = slices.Concat(registered, rules)
+	combined = slices.Concat(registered, OwnerRules)
+}
+
+// AllOwnerRules are the registered clouds' rules followed by OwnerRules,
+// the order DetectOwner tries them in.
+func AllOwnerRules() []OwnerRule { return slices.Clone(ownerRules()) }
+
+func ownerRules() []OwnerRule {
+	ownerMu.RLock()
+	defer ownerMu.RUnlock()
+	if combined == nil {
+		return OwnerRules
+	}
+	return combined
+}
+
 // idOwnerMarkers in an instance id mean a scale-set or instance-group member
 // (Azure VMSS instance ids, GCP instance-group paths).
 var idOwnerMarkers = []struct {
@@ -166,7 +200,7 @@ func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
-		for _, r := range OwnerRules {
+		for _, r := range ownerRules() {
 			want := NormTagKey(r.Key)
 			for _, k := range keys {
 				nk := NormTagKey(k)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -82,7 +83,10 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 			opts.Output = output.Value
 			opts.Ctx = cmd.Context()
 			if len(opts.Input.Providers) == 0 {
-				opts.Input.Providers = []string{"aws"}
+				opts.Input.Providers = defaultClouds()
+				if len(opts.Input.Providers) == 0 {
+					return cmdutil.FlagErrorf("give --provider: this build checks no cloud by default")
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -127,9 +131,12 @@ func Run(ctx context.Context, build func(context.Context, cmdutil.FleetFlags, *c
 			if !errors.As(err, &credErr) {
 				return nil, err
 			}
+			fix := "configure the credentials of " + name + " (see 'gpufinops help environment')"
+			if ri, ok := providers.Find(fleet.Provider(name)); ok && ri.Doctor.CredentialsFix != "" {
+				fix = ri.Doctor.CredentialsFix
+			}
 			rep.add(ScopeResult{Scope: providers.Scope{Provider: fleet.Provider(name)}, Checks: []providers.Check{{
-				Name: "credentials", Status: providers.CheckMissing, Detail: err.Error(),
-				Fix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
+				Name: "credentials", Status: providers.CheckMissing, Detail: err.Error(), Fix: fix,
 			}}})
 			continue
 		}
@@ -204,6 +211,17 @@ func (rep *Report) check(ctx context.Context, p providers.Provider) {
 	}
 }
 
+// defaultClouds are the registered clouds doctor checks without --provider.
+func defaultClouds() []string {
+	var out []string
+	for _, ri := range providers.Registered() {
+		if ri.CanScan() && ri.Doctor.Default {
+			out = append(out, string(ri.Name))
+		}
+	}
+	return out
+}
+
 func (rep *Report) add(r ScopeResult) {
 	for _, c := range r.Checks {
 		switch c.Status {
@@ -225,6 +243,7 @@ func (rep *Report) add(r ScopeResult) {
 // scope could not be checked, else nil. Warnings do not fail it.
 func (rep *Report) Err() error {
 	var missing, failed []error
+	var clouds []string
 	for _, r := range rep.Scopes {
 		for _, c := range r.Checks {
 			what := c.Action
@@ -234,6 +253,9 @@ func (rep *Report) Err() error {
 			switch c.Status {
 			case providers.CheckMissing:
 				missing = append(missing, fmt.Errorf("%s %s", scopeLabel(r.Scope), what))
+				if !slices.Contains(clouds, string(r.Scope.Provider)) {
+					clouds = append(clouds, string(r.Scope.Provider))
+				}
 			case providers.CheckError:
 				failed = append(failed, fmt.Errorf("%s %s: %s", scopeLabel(r.Scope), what, c.Detail))
 			}
@@ -244,7 +266,11 @@ func (rep *Report) Err() error {
 		for i, e := range missing {
 			names[i] = e.Error()
 		}
-		return &cmdutil.CredentialsError{Err: fmt.Errorf("%d credential or permission check(s) failed: %s (gpufinops iam-policy aws)", len(missing), strings.Join(names, ", "))}
+		hints := make([]string, len(clouds))
+		for i, c := range clouds {
+			hints[i] = "gpufinops iam-policy " + c
+		}
+		return &cmdutil.CredentialsError{Err: fmt.Errorf("%d credential or permission check(s) failed: %s (%s)", len(missing), strings.Join(names, ", "), strings.Join(hints, "; "))}
 	}
 	if len(failed) > 0 {
 		return &cmdutil.PartialError{Failures: failed}

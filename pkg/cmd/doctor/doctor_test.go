@@ -16,7 +16,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -139,7 +138,8 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range iampolicy.AWSAnalyze {
+	ri, _ := providers.Find(fleet.AWS)
+	for _, p := range ri.Policy.Analyze {
 		if !checked[p.Action] {
 			t.Errorf("%s (in the analyze policy) is not checked", p.Action)
 		}

@@ -47,7 +47,7 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		bar := sc.startProgress(ctx, p, in.Quiet)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      window,
-			Concurrency: cfg.AWS.Concurrency,
+			Concurrency: cfg.Concurrency(string(p.Name())),
 			Progress:    bar.scopeDone,
 		})
 		bar.finish()
@@ -79,20 +79,10 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 		if !ok {
 			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Names())
 		}
-		p, err := ri.New(ctx, providers.Options{
-			Endpoint:         cfg.AWS.Endpoint,
-			Regions:          first(in.Regions, cfg.AWS.Regions),
-			Profiles:         first(in.Profiles, cfg.AWS.Profiles),
-			RoleARNs:         first(in.RoleARNs, cfg.AWS.RoleARNs),
-			MetricsNamespace: cfg.AWS.MetricsNamespace,
-			Lookback:         time.Duration(in.LookbackDays) * 24 * time.Hour,
-			Concurrency:      cfg.AWS.Concurrency,
-			CacheDir:         cacheDir(cfg.Cache.Dir),
-			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
-			RequestTimeout:   cfg.Timeouts.Request,
-			RetryMaxBackoff:  sc.retryMaxBackoff,
-			Now:              sc.now,
-		})
+		if !ri.CanScan() {
+			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Scannable())
+		}
+		p, err := ri.New(ctx, sc.options(ri, in, cfg))
 		if err != nil {
 			return nil, fatal(err)
 		}
@@ -188,13 +178,6 @@ func fatal(err error) error {
 		return &cmdutil.CredentialsError{Err: err}
 	}
 	return err
-}
-
-func first(a, b []string) []string {
-	if len(a) > 0 {
-		return a
-	}
-	return b
 }
 
 // cacheDir is the configured price cache, else the default one

@@ -13,6 +13,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
@@ -51,7 +52,7 @@ func scanDemo(t *testing.T, tty bool) string {
 	ios.SetStdoutTTY(tty)
 	ios.SetStderrTTY(tty)
 	sc := &scanner{io: ios, now: func() time.Time { return simNow }}
-	cfg := &config.Config{AWS: config.AWSConfig{Endpoint: srv.URL}, Cache: config.CacheConfig{Dir: t.TempDir(), TTLHours: 24}}
+	cfg := &config.Config{Providers: map[string]providers.Values{"aws": {providers.OptEndpoint: srv.URL}}, Cache: config.CacheConfig{Dir: t.TempDir(), TTLHours: 24}}
 	res, err := sc.scan(context.Background(), cmdutil.FleetFlags{Providers: []string{"aws"}, LookbackDays: 7}, cfg)
 	if err != nil {
 		t.Fatal(err)

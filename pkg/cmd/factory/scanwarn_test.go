@@ -28,6 +28,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/report"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
@@ -110,10 +111,10 @@ func (s *faultySim) run(t *testing.T, stdin string, command string, args ...stri
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(stdin)
 	cfg := &config.Config{
-		Policy: recommend.DefaultPolicy(),
-		AWS:    config.AWSConfig{Endpoint: s.url, Concurrency: 4, MetricsNamespace: "CWAgent"},
-		Cache:  config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
-		Report: config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
+		Policy:    recommend.DefaultPolicy(),
+		Providers: map[string]providers.Values{"aws": {providers.OptEndpoint: s.url, providers.OptConcurrency: 4}},
+		Cache:     config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
+		Report:    config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
 	}
 	sc := &scanner{io: ios, now: func() time.Time { return simNow }, retryMaxBackoff: time.Millisecond}
 	f := &cmdutil.Factory{
