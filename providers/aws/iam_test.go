@@ -270,4 +270,3 @@ func TestIAMReadmeNamesEveryAction(t *testing.T) {
 		}
 	}
 }
-
