@@ -246,10 +246,12 @@ func Scannable() []string {
 
 // Flags are the adapter flags of every registered cloud, each once, with the
 // clouds that read it. Two clouds may share a flag only with the same type.
-func Flags() ([]Flag, error) {
+func Flags() ([]Flag, error) { return flagsOf(Registered()) }
+
+func flagsOf(clouds []*RegInfo) ([]Flag, error) {
 	var out []Flag
 	idx := map[string]int{}
-	for _, ri := range Registered() {
+	for _, ri := range clouds {
 		for _, o := range ri.Options {
 			if o.Flag == "" {
 				continue
@@ -277,8 +279,12 @@ type Flag struct {
 // PurchaseDefaults are the registered clouds' commitment kinds, payments
 // and names, keyed by cloud, for the policy's defaults.
 func PurchaseDefaults() (plans, payments, names map[string]string) {
+	return purchasesOf(Registered())
+}
+
+func purchasesOf(clouds []*RegInfo) (plans, payments, names map[string]string) {
 	plans, payments, names = map[string]string{}, map[string]string{}, map[string]string{}
-	for _, ri := range Registered() {
+	for _, ri := range clouds {
 		if ri.Purchase == nil {
 			continue
 		}
