@@ -278,6 +278,7 @@ func Load(opts Options) (*Config, error) {
 
 		lookupEnv: lookup,
 	}
+	applyPurchases(&cfg.Policy.Commitment, clouds)
 	for _, k := range keysOf(nil) {
 		if val, ok := lookup(EnvVar(k)); ok && strings.TrimSpace(val) != "" {
 			v.Set(k, strings.TrimSpace(val))

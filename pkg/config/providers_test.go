@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -93,5 +94,25 @@ func TestProviderSections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A cloud's registered purchase names are the policy's defaults; the file wins.
+func TestPurchaseDefaults(t *testing.T) {
+	gcp := &providers.RegInfo{Name: "gcp", Purchase: &providers.Purchase{Plan: pricing.ResourceCUD, Payment: pricing.PayMonthly, Name: "CUD"}}
+	cfg, err := Load(Options{LookupEnv: env(nil), Providers: []*providers.RegInfo{gcp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Policy.Commitment
+	if c.Plans["gcp"] != "resource-cud" || c.Payments["gcp"] != "monthly" || c.Names["gcp"] != "CUD" {
+		t.Errorf("commitment %+v", c)
+	}
+	file := write(t, "c.yaml", "policy: {commitment: {names: {gcp: flexible CUD}}}\n")
+	if cfg, err = Load(Options{File: file, LookupEnv: env(nil), Providers: []*providers.RegInfo{gcp}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := cfg.Policy.Commitment.Names["gcp"]; n != "flexible CUD" {
+		t.Errorf("name %q, want the file's", n)
 	}
 }
