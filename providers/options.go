@@ -132,6 +132,8 @@ type DoctorInfo struct {
 	Default bool
 	// CredentialsFix says how to configure credentials when there are none.
 	CredentialsFix string
+	// Checks says, for the help, what doctor checks on the cloud and how.
+	Checks string
 }
 
 // Purchase names how a cloud sells commitments: the kind and payment the

@@ -43,6 +43,11 @@ func Registration() *providers.RegInfo {
 		Doctor: providers.DoctorInfo{
 			Default:        true,
 			CredentialsFix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
+			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
+(EC2 calls with DryRun, which change nothing; one cheap read each for
+CloudWatch, the Price List and Savings Plans), and how many running GPU
+instances publish GPU metrics, with the CloudWatch agent configuration that
+adds them.`,
 		},
 		Policy:     Policy(),
 		OwnerRules: OwnerRules,

@@ -65,19 +65,17 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(*DoctorOptions) error) *cobra.Co
 	opts := &DoctorOptions{IO: f.IOStreams, Config: f.Config, Providers: f.Providers}
 	var output *cmdutil.OutputFlag
 	cmd := &cobra.Command{
-		Use:   "doctor [--provider aws] [--region R]",
+		Use:   "doctor [--provider CLOUD] [--region R]",
 		Short: "Check credentials, permissions and GPU metric coverage",
 		Long: `Check, per provider, account and region, that gpufinops can do its job:
-the credentials (sts:GetCallerIdentity), each permission the commands need
-(EC2 calls with DryRun, which change nothing; one cheap read each for
-CloudWatch, the Price List and Savings Plans), and how many running GPU
-instances publish GPU metrics, with the agent configuration that adds them.
+the credentials, each permission the commands need (without changing
+anything), and how many running GPU instances publish the GPU metrics the
+engine reads, with how to fix what is missing.` + cloudChecks() + `
 
 Exit codes: 0 all good (metric gaps are warnings), 3 a scope could not be
 reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 		Example: `  $ gpufinops doctor
-  $ gpufinops doctor --provider aws --region us-east-1,eu-west-1
-  $ gpufinops doctor --profile prod --role-arn arn:aws:iam::111122223333:role/gpufinops -o json`,
+  $ gpufinops doctor --provider aws --region us-east-1,eu-west-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Output = output.Value
@@ -209,6 +207,17 @@ func (rep *Report) check(ctx context.Context, p providers.Provider) {
 	for _, r := range results {
 		rep.add(r)
 	}
+}
+
+// cloudChecks are the registered clouds' own words on what doctor checks.
+func cloudChecks() string {
+	var b strings.Builder
+	for _, ri := range providers.Registered() {
+		if ri.CanScan() && ri.Doctor.Checks != "" {
+			fmt.Fprintf(&b, "\n\n%s: %s", ri.Name, ri.Doctor.Checks)
+		}
+	}
+	return b.String()
 }
 
 // defaultClouds are the registered clouds doctor checks without --provider.
