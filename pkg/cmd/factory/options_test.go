@@ -10,6 +10,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -67,5 +68,16 @@ func TestAdapterOptions(t *testing.T) {
 	o := sc.options(ri, cmdutil.FleetFlags{Providers: []string{"aws"}, LookbackDays: 1}, &config.Config{})
 	if o.Adapter.String("metrics_namespace") != "CWAgent" || o.Concurrency != 8 || len(o.Adapter.Strings("profiles")) != 0 {
 		t.Errorf("defaults %+v", o)
+	}
+}
+
+// The engine's fallback commitment defaults (used where no registry fills
+// them, e.g. the engine's own tests) agree with what the clouds register,
+// which is what the binary uses.
+func TestRegisteredPurchasesMatchEngineFallback(t *testing.T) {
+	plans, payments, names := providers.PurchaseDefaults()
+	c := recommend.DefaultPolicy().Commitment
+	if !reflect.DeepEqual(plans, c.Plans) || !reflect.DeepEqual(payments, c.Payments) || !reflect.DeepEqual(names, c.Names) {
+		t.Errorf("registered %v %v %v\nengine fallback %v %v %v", plans, payments, names, c.Plans, c.Payments, c.Names)
 	}
 }
