@@ -179,8 +179,9 @@ type Options struct {
 	File string
 	// LookupEnv reads the environment; os.LookupEnv when nil.
 	LookupEnv func(string) (string, bool)
-	// Providers are the clouds whose options providers.<cloud>.* holds;
-	// nil means every registered one (providers.Registered).
+	// Providers are the registered clouds: those with an adapter have a
+	// providers.<cloud> section, all may give purchase defaults; nil means
+	// providers.Registered().
 	Providers []*providers.RegInfo
 }
 
@@ -203,7 +204,7 @@ func Keys() []string { return keysOf(providers.Registered()) }
 func keysOf(clouds []*providers.RegInfo) []string {
 	var keys []string
 	walk(reflect.TypeOf(Config{}), "", &keys)
-	for _, ri := range clouds {
+	for _, ri := range scannable(clouds) {
 		for _, o := range ri.AllOptions() {
 			keys = append(keys, o.ConfigKey(string(ri.Name)))
 		}
@@ -284,7 +285,7 @@ func Load(opts Options) (*Config, error) {
 			v.Set(k, strings.TrimSpace(val))
 		}
 	}
-	sections := newProviderSections(clouds)
+	sections := newProviderSections(scannable(clouds))
 
 	file := opts.File
 	if file == "" {

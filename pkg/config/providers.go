@@ -32,6 +32,17 @@ type providerSections struct {
 	warnings []string
 }
 
+// scannable are the clouds with an adapter: only they have options.
+func scannable(clouds []*providers.RegInfo) []*providers.RegInfo {
+	var out []*providers.RegInfo
+	for _, ri := range clouds {
+		if ri.CanScan() {
+			out = append(out, ri)
+		}
+	}
+	return out
+}
+
 func newProviderSections(clouds []*providers.RegInfo) *providerSections {
 	s := &providerSections{clouds: clouds, values: map[string]providers.Values{}, source: map[string]string{}}
 	for _, ri := range clouds {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,7 +15,7 @@ import (
 // acme is a cloud registered for the tests: the common options and two of
 // its own, one checked.
 func init() {
-	providers.Register(&providers.RegInfo{Name: "acme", Options: []providers.Option{
+	providers.Register(&providers.RegInfo{Name: "acme", New: func(context.Context, providers.Options) (providers.Provider, error) { return nil, nil }, Options: []providers.Option{
 		{Name: "profiles", Flag: "profile", Default: []string{}},
 		{Name: "namespace", Default: "Agent", Validate: func(v any) error {
 			switch s := v.(string); {
@@ -26,6 +27,8 @@ func init() {
 			return nil
 		}},
 	}})
+	// A cloud with data only has no section.
+	providers.Register(&providers.RegInfo{Name: "dataonly"})
 }
 
 func TestProviderDefaults(t *testing.T) {
@@ -37,7 +40,7 @@ func TestProviderDefaults(t *testing.T) {
 	if got := cfg.Provider("acme"); !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults %v, want %v", got, want)
 	}
-	if cfg.Provider("oracle") != nil || len(cfg.Warnings) != 0 {
+	if cfg.Provider("oracle") != nil || cfg.Provider("dataonly") != nil || len(cfg.Warnings) != 0 {
 		t.Errorf("unregistered cloud %v, warnings %v", cfg.Provider("oracle"), cfg.Warnings)
 	}
 	keys := strings.Join(Keys(), " ")

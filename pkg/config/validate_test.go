@@ -88,6 +88,7 @@ func TestRangesNameTheSource(t *testing.T) {
 		{"adapter option check in env", "providers.acme.namespace", "", map[string]string{"GPUFINOPS_PROVIDERS_ACME_NAMESPACE": "bad/ns"}, "no slashes"},
 		{"unknown adapter option", "providers.acme.profile", "providers: {acme: {profile: prod}}", nil, "unknown key; acme options: endpoint, regions, concurrency, profiles, namespace"},
 		{"unknown cloud", "providers.oracle", "providers: {oracle: {regions: [a]}}", nil, "unknown cloud; clouds: acme"},
+		{"cloud without an adapter", "providers.dataonly", "providers: {dataonly: {regions: [a]}}", nil, "unknown cloud; clouds: acme"},
 		{"list of maps", "providers.acme.profiles", "providers: {acme: {profiles: [{a: 1}]}}", nil, "want a list of words"},
 		{"section not a map", "providers.acme", "providers: {acme: 3}", nil, "want a section of acme options"},
 		{"ttl negative in env", "cache.ttl_hours", "", map[string]string{"GPUFINOPS_CACHE_TTL_HOURS": "-1"}, "outside 0–8760"},
