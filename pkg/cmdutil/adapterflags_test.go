@@ -80,7 +80,7 @@ func TestProviderCompletionAndHelp(t *testing.T) {
 	if h := cmd.Flags().Lookup("provider").Usage; h != "clouds to scan: aws" {
 		t.Errorf("help %q", h)
 	}
-	if h := cmd.Flags().Lookup("account").Usage; !strings.Contains(h, "accounts to scan (aws)") {
+	if h := cmd.Flags().Lookup("account").Usage; !strings.Contains(h, "aws: accounts to scan") {
 		t.Errorf("help %q", h)
 	}
 	comp, ok := cmd.GetFlagCompletionFunc("provider")

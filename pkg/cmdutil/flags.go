@@ -143,7 +143,7 @@ func addAdapterFlags(cmd *cobra.Command) AdapterFlags {
 	fs := cmd.Flags()
 	for _, fl := range flags {
 		a := &AdapterFlag{Flag: fl}
-		help := fl.Help + " (" + strings.Join(fl.Clouds, ", ") + ")"
+		help := strings.Join(fl.Clouds, ", ") + ": " + fl.Help
 		switch d := fl.Default.(type) {
 		case []string:
 			v := new([]string)
