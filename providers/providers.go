@@ -243,19 +243,13 @@ func (e *ScopeError) Error() string {
 }
 func (e *ScopeError) Unwrap() error { return e.Err }
 
-// Options configure an adapter. Adapters read the fields that apply to them.
+// Options configure an adapter: what every adapter reads, and in Adapter
+// the values of the adapter's own options (RegInfo.Options).
 type Options struct {
 	// Endpoint points every service of the cloud at one URL (a simulator).
 	Endpoint string
 	// Regions limits the scan; empty means every enabled region.
 	Regions []string
-	// Profiles are named credential profiles to scan (AWS); empty means the
-	// default credential chain.
-	Profiles []string
-	// RoleARNs are roles to assume for more accounts (AWS STS).
-	RoleARNs []string
-	// MetricsNamespace is where GPU metrics live (AWS CloudWatch agent: CWAgent).
-	MetricsNamespace string
 	// Lookback is how far back utilization is read.
 	Lookback time.Duration
 	// Concurrency bounds parallel calls per provider.
@@ -274,13 +268,35 @@ type Options struct {
 	RetryMaxBackoff time.Duration
 	// Now is the clock.
 	Now func() time.Time
+	// Adapter holds the adapter's own option values by name (flags over
+	// configuration over defaults); an option missing has its default.
+	Adapter Values
 }
 
-// RegInfo describes an adapter.
+// RegInfo describes a cloud: its adapter and options, and the data about
+// it that the rest of gpufinops reads from the registry instead of knowing
+// the cloud (doctor hints, the least-privilege policy, the tags that name an
+// instance's owner, the commitments it sells, its metrics retention).
 type RegInfo struct {
 	Name        fleet.Provider
 	Description string
-	New         func(ctx context.Context, opts Options) (Provider, error)
+	// New builds the adapter; nil for a cloud whose data is registered but
+	// whose adapter this build does not have yet (it cannot be scanned).
+	New func(ctx context.Context, opts Options) (Provider, error)
+	// Options are the adapter's own options, after CommonOptions: config
+	// keys providers.<name>.*, environment variables and flags.
+	Options []Option
+	// Doctor is what doctor says about the cloud besides its checks.
+	Doctor DoctorInfo
+	// Policy is the least-privilege policy `gpufinops iam-policy` prints.
+	Policy *Policy
+	// OwnerRules are the tags the cloud's services put on the instances
+	// they manage; they join fleet.DetectOwner's rules.
+	OwnerRules []fleet.OwnerRule
+	// Purchase is how the cloud sells commitments (the policy's defaults).
+	Purchase *Purchase
+	// Lookback is the longest utilization history the adapter can read.
+	Lookback Lookback
 }
 
 var (
@@ -288,14 +304,19 @@ var (
 	registry = map[fleet.Provider]*RegInfo{}
 )
 
-// Register adds an adapter; adapters call it from init.
+// Register adds a cloud; adapters call it from init. Its owner rules join
+// fleet.DetectOwner's.
 func Register(ri *RegInfo) {
 	regMu.Lock()
 	defer regMu.Unlock()
 	if _, dup := registry[ri.Name]; dup {
 		panic("providers: " + string(ri.Name) + " registered twice")
 	}
+	if err := ri.checkOptions(); err != nil {
+		panic("providers: " + string(ri.Name) + ": " + err.Error())
+	}
 	registry[ri.Name] = ri
+	fleet.RegisterOwnerRules(ri.OwnerRules...)
 }
 
 // Find returns the registered adapter for a cloud.

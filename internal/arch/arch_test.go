@@ -96,6 +96,10 @@ func TestImportRules(t *testing.T) {
 				fail("only commands import command packages")
 			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, adapterRoot(dep)):
 				fail("adapters are reached through providers/all and the factory only")
+			case me == "pkg/config" && ours && dep != "providers" && !under(dep, "pkg/fleet", "pkg/recommend", "pkg/idlestop"):
+				fail("pkg/config reads the policies it fills and the provider registry's option declarations, nothing else of gpufinops")
+			case me == "providers" && ours && !under(dep, "pkg/fleet", "pricing"):
+				fail("the provider contract imports only the snapshot and pricing")
 			case me == "pkg/money" && ours:
 				fail("pkg/money is a leaf: it formats amounts and imports nothing of gpufinops")
 			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance", "pkg/money"):

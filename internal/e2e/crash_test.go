@@ -79,7 +79,7 @@ func (e *crashEnv) start(extra ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buff
 	cmd := exec.Command(e.bin, args...)
 	cmd.Env = []string{
 		"HOME=" + e.dir, "XDG_STATE_HOME=" + e.dir, "XDG_CONFIG_HOME=" + e.dir, "PATH=" + os.Getenv("PATH"),
-		"GPUFINOPS_AWS_ENDPOINT=" + e.srv.URL, "GPUFINOPS_AWS_REGIONS=us-east-1",
+		"GPUFINOPS_PROVIDERS_AWS_ENDPOINT=" + e.srv.URL, "GPUFINOPS_PROVIDERS_AWS_REGIONS=us-east-1",
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
 		"AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/doctor"
-	"github.com/gpufinops/gpufinops/pkg/cmd/iampolicy"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -29,7 +28,7 @@ import (
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
-	_ "github.com/gpufinops/gpufinops/providers/aws" // registers the adapter
+	"github.com/gpufinops/gpufinops/providers/aws"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
@@ -133,7 +132,7 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range iampolicy.AWSAnalyze {
+	for _, p := range aws.Policy().Analyze {
 		if !checked[p.Action] {
 			t.Errorf("%s (in the analyze policy) is not checked", p.Action)
 		}

@@ -130,7 +130,7 @@ func (e *simEnv) options(t testing.TB, execute bool, audit string, wrap func(pro
 	ios, _, _, _ := iostreams.Test()
 	out, errOut := &strings.Builder{}, &strings.Builder{}
 	ios.Out, ios.ErrOut = out, errOut
-	cfg := &config.Config{Policy: recommend.DefaultPolicy(), IdleStop: idlestop.DefaultPolicy(), AWS: config.AWSConfig{Concurrency: 4, MetricsNamespace: "CWAgent"}}
+	cfg := &config.Config{Policy: recommend.DefaultPolicy(), IdleStop: idlestop.DefaultPolicy(), Providers: map[string]providers.Values{"aws": {providers.OptConcurrency: 4}}}
 	return &idlestopcmd.IdleStopOptions{
 		IO:      ios,
 		Config:  func() (*config.Config, error) { return cfg, nil },

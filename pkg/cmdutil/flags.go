@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // OutputFlag is an -o/--output value restricted to a list of formats.
@@ -52,12 +56,13 @@ func AddOutputFlag(cmd *cobra.Command, allowed ...string) *OutputFlag {
 type FleetFlags struct {
 	Path string
 	Demo bool
-	// Providers are the clouds to scan (--provider aws).
+	// Providers are the clouds to scan (--provider).
 	Providers []string
-	// Regions, Profiles and RoleARNs narrow or widen the scan.
-	Regions  []string
-	Profiles []string
-	RoleARNs []string
+	// Regions narrows the scan.
+	Regions []string
+	// Adapter are the registered adapters' own flags (AWS: --profile,
+	// --role-arn), added by AddScopeFlags.
+	Adapter AdapterFlags
 	// LookbackDays is how much utilization history to read.
 	LookbackDays int
 	// Quiet suppresses the scan's progress display; commands set it when
@@ -81,38 +86,177 @@ func AddFleetFlags(cmd *cobra.Command, f *FleetFlags) {
 	_ = cmd.MarkFlagFilename("fleet", "json", "yaml", "yml")
 }
 
-// AddScopeFlags adds --provider, --region, --profile and --role-arn, the
-// clouds and accounts a command works on; purpose ends the --provider help.
+// AddScopeFlags adds --provider and --region, the clouds and regions a
+// command works on, and each registered adapter's own flags (e.g. AWS's
+// --profile and --role-arn); purpose ends the --provider help.
 func AddScopeFlags(cmd *cobra.Command, f *FleetFlags, purpose string) {
-	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, "clouds to "+purpose+": aws")
+	clouds := providers.Scannable()
+	help := "clouds to " + purpose
+	if len(clouds) > 0 {
+		help += ": " + strings.Join(clouds, ", ")
+	}
+	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, help)
 	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions (default: every enabled region)")
-	cmd.Flags().StringSliceVar(&f.Profiles, "profile", nil, "AWS profiles, one account each (default: the standard credential chain)")
-	cmd.Flags().StringSliceVar(&f.RoleARNs, "role-arn", nil, "AWS roles to assume for more accounts")
+	f.Adapter = addAdapterFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"aws"}, cobra.ShellCompDirectiveNoFileComp
+		return providers.Scannable(), cobra.ShellCompDirectiveNoFileComp
 	})
+}
+
+// AdapterFlags are the adapter flags of a command, by flag name.
+type AdapterFlags map[string]*AdapterFlag
+
+// AdapterFlag is one adapter flag: the option it sets in each of its clouds
+// and the value given, if any.
+type AdapterFlag struct {
+	providers.Flag
+	// value points at the flag's variable; changed says whether it was given.
+	value   any
+	changed func() bool
+}
+
+// Set reports whether the flag was given.
+func (a *AdapterFlag) Set() bool { return a.changed != nil && a.changed() }
+
+// Value is the flag's value, of the option's type.
+func (a *AdapterFlag) Value() any {
+	switch v := a.value.(type) {
+	case *[]string:
+		return *v
+	case *string:
+		return *v
+	case *int:
+		return *v
+	case *bool:
+		return *v
+	case *time.Duration:
+		return *v
+	}
+	return nil
+}
+
+// addAdapterFlags adds the registered adapters' flags; a flag two clouds
+// share (same type) sets the option of each.
+func addAdapterFlags(cmd *cobra.Command) AdapterFlags {
+	flags, err := providers.Flags()
+	if err != nil {
+		panic("cmdutil: " + err.Error()) // two adapters registered a flag with different types
+	}
+	out := AdapterFlags{}
+	fs := cmd.Flags()
+	for _, fl := range flags {
+		a := &AdapterFlag{Flag: fl}
+		help := strings.Join(fl.Clouds, ", ") + ": " + fl.Help
+		switch d := fl.Default.(type) {
+		case []string:
+			v := new([]string)
+			fs.StringSliceVar(v, fl.Option.Flag, nil, help)
+			a.value = v
+		case string:
+			v := new(string)
+			fs.StringVar(v, fl.Option.Flag, d, help)
+			a.value = v
+		case int:
+			v := new(int)
+			fs.IntVar(v, fl.Option.Flag, d, help)
+			a.value = v
+		case bool:
+			v := new(bool)
+			fs.BoolVar(v, fl.Option.Flag, d, help)
+			a.value = v
+		case time.Duration:
+			v := new(time.Duration)
+			fs.DurationVar(v, fl.Option.Flag, d, help)
+			a.value = v
+		}
+		name := fl.Option.Flag
+		a.changed = func() bool { return fs.Changed(name) }
+		out[name] = a
+	}
+	return out
+}
+
+// Given are the names of the adapter flags given, sorted.
+func (a AdapterFlags) Given() []string {
+	var out []string
+	for name, f := range a {
+		if f.Set() {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Values are the options of one cloud the flags set.
+func (a AdapterFlags) Values(cloud string) providers.Values {
+	out := providers.Values{}
+	for _, f := range a {
+		if f.Set() && slices.Contains(f.Clouds, cloud) {
+			out[f.Option.Name] = f.Value()
+		}
+	}
+	return out
 }
 
 // Validate requires exactly one input and sane scan settings.
 func (f *FleetFlags) Validate() error {
 	if f.Path == "" && !f.Demo && len(f.Providers) == 0 {
-		return FlagErrorf("give a fleet: --fleet FILE, --demo or --provider aws")
+		return FlagErrorf("give a fleet: --fleet FILE, --demo or --provider %s", cloudChoice())
 	}
 	for _, p := range f.Providers {
 		if !fleet.Provider(p).Valid() {
-			return FlagErrorf("--provider: %q is not one of aws, azure, gcp", p)
+			return FlagErrorf("--provider: %q is not one of %s", p, snapshotClouds())
 		}
 	}
-	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(f.Profiles) > 0 || len(f.RoleARNs) > 0) {
-		return FlagErrorf("--region, --profile and --role-arn need --provider")
+	given := f.Adapter.Given()
+	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(given) > 0) {
+		names := []string{"--region"}
+		for _, g := range given {
+			names = append(names, "--"+g)
+		}
+		return FlagErrorf("%s need --provider", strings.Join(names, ", "))
 	}
-	if f.LookbackDays < 1 || f.LookbackDays > 455 {
-		return FlagErrorf("--lookback-days: %d is outside 1–455 (CloudWatch keeps hourly data 455 days)", f.LookbackDays)
+	for _, g := range given {
+		fl := f.Adapter[g]
+		if !slices.ContainsFunc(f.Providers, func(p string) bool { return slices.Contains(fl.Clouds, p) }) {
+			return FlagErrorf("--%s is a flag of %s, which --provider does not name", g, strings.Join(fl.Clouds, ", "))
+		}
+	}
+	if f.LookbackDays < 1 || f.LookbackDays > MaxLookbackDays {
+		return FlagErrorf("--lookback-days: %d is outside 1–%d", f.LookbackDays, MaxLookbackDays)
+	}
+	for _, p := range f.Providers {
+		if ri, ok := providers.Find(fleet.Provider(p)); ok && ri.Lookback.MaxDays > 0 && f.LookbackDays > ri.Lookback.MaxDays {
+			return FlagErrorf("--lookback-days: %d is outside 1–%d (%s)", f.LookbackDays, ri.Lookback.MaxDays, ri.Lookback.Why)
+		}
 	}
 	if err := f.Timeouts.validate(len(f.Providers) > 0); err != nil {
 		return err
 	}
 	return f.Metrics.validate()
+}
+
+// MaxLookbackDays bounds --lookback-days for every source; each adapter may
+// bound it further (providers.RegInfo.Lookback).
+const MaxLookbackDays = 455
+
+// cloudChoice is what --provider takes, for messages: the clouds this build
+// can scan.
+func cloudChoice() string {
+	if c := providers.Scannable(); len(c) > 0 {
+		return strings.Join(c, "|")
+	}
+	return "CLOUD"
+}
+
+// snapshotClouds are the clouds a fleet can hold.
+func snapshotClouds() string {
+	out := make([]string, len(fleet.Providers))
+	for i, p := range fleet.Providers {
+		out[i] = string(p)
+	}
+	return strings.Join(out, ", ")
 }
 
 // SourceName is what messages call the fleet: its path, "<stdin>" or

@@ -20,8 +20,10 @@ import (
 
 	"github.com/spf13/viper"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // EnvPrefix starts every environment variable gpufinops reads.
@@ -31,8 +33,9 @@ const EnvPrefix = "GPUFINOPS"
 type Config struct {
 	// Policy holds the engine's thresholds.
 	Policy recommend.Policy `mapstructure:"policy"`
-	// AWS configures the AWS adapter.
-	AWS AWSConfig `mapstructure:"aws"`
+	// Providers holds each registered cloud's options by cloud and option
+	// name (providers.<cloud>.<option>), defaults filled in; see Provider.
+	Providers map[string]providers.Values `mapstructure:"-"`
 	// Cache configures the on-disk price cache.
 	Cache CacheConfig `mapstructure:"cache"`
 	// IdleStop is idle-stop's policy; its flags win over it.
@@ -49,6 +52,9 @@ type Config struct {
 	Audit AuditConfig `mapstructure:"audit"`
 	// File is the configuration file that was read, if any.
 	File string `mapstructure:"-"`
+	// Warnings are things to tell the user about the configuration, e.g. a
+	// deprecated key; the factory prints them on stderr.
+	Warnings []string `mapstructure:"-"`
 
 	// lookupEnv reads GPUFINOPS_REPORT_EXCHANGE_RATES_<CODE>.
 	lookupEnv func(string) (string, bool)
@@ -159,23 +165,6 @@ func (c *Config) ExchangeRate(code string) (rate, source string, ok bool) {
 	return "", "", false
 }
 
-// AWSConfig configures the AWS adapter; flags (--region, --profile,
-// --role-arn) win over it.
-type AWSConfig struct {
-	// Endpoint sends every AWS call to one URL, e.g. cmd/cloudsim's.
-	Endpoint string `mapstructure:"endpoint"`
-	// Profiles are shared-config profiles to scan, one account each.
-	Profiles []string `mapstructure:"profiles"`
-	// RoleARNs are roles to assume for more accounts.
-	RoleARNs []string `mapstructure:"role_arns"`
-	// Regions limits the scan; empty means every enabled region.
-	Regions []string `mapstructure:"regions"`
-	// MetricsNamespace is the CloudWatch agent's namespace.
-	MetricsNamespace string `mapstructure:"metrics_namespace"`
-	// Concurrency bounds the regions scanned at once.
-	Concurrency int `mapstructure:"concurrency"`
-}
-
 // CacheConfig configures the price cache.
 type CacheConfig struct {
 	// Dir is where cached price lists live; empty means the user cache dir.
@@ -190,6 +179,10 @@ type Options struct {
 	File string
 	// LookupEnv reads the environment; os.LookupEnv when nil.
 	LookupEnv func(string) (string, bool)
+	// Providers are the registered clouds: those with an adapter have a
+	// providers.<cloud> section, all may give purchase defaults; nil means
+	// providers.Registered().
+	Providers []*providers.RegInfo
 }
 
 // DefaultFile is $XDG_CONFIG_HOME/gpufinops/config.yaml, or
@@ -204,10 +197,18 @@ func DefaultFile(lookup func(string) (string, bool)) string {
 	return ""
 }
 
-// Keys lists every configuration key, e.g. "policy.idle.gpu_percent", sorted.
-func Keys() []string {
+// Keys lists every configuration key, e.g. "policy.idle.gpu_percent", those
+// of every registered cloud's options included, sorted.
+func Keys() []string { return keysOf(providers.Registered()) }
+
+func keysOf(clouds []*providers.RegInfo) []string {
 	var keys []string
 	walk(reflect.TypeOf(Config{}), "", &keys)
+	for _, ri := range scannable(clouds) {
+		for _, o := range ri.AllOptions() {
+			keys = append(keys, o.ConfigKey(string(ri.Name)))
+		}
+	}
 	sort.Strings(keys)
 	return keys
 }
@@ -238,8 +239,8 @@ func walk(t reflect.Type, prefix string, keys *[]string) {
 			// Per-provider maps get a key per cloud; other maps (tag
 			// selectors) are set in the file only.
 			if strings.HasPrefix(key, "policy.commitment.") {
-				for _, p := range []string{"aws", "azure", "gcp"} {
-					*keys = append(*keys, key+"."+p)
+				for _, p := range fleet.Providers {
+					*keys = append(*keys, key+"."+string(p))
 				}
 			}
 		case reflect.Slice:
@@ -262,12 +263,15 @@ func Load(opts Options) (*Config, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
+	clouds := opts.Providers
+	if clouds == nil {
+		clouds = providers.Registered()
+	}
 	v := viper.New()
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(keySeparator)
 	cfg := &Config{
 		Policy:   recommend.DefaultPolicy(),
-		AWS:      AWSConfig{MetricsNamespace: "CWAgent", Concurrency: 8},
 		Cache:    CacheConfig{TTLHours: 24},
 		IdleStop: idlestop.DefaultPolicy(),
 		Timeouts: TimeoutsConfig{Request: DefaultRequestTimeout, Run: DefaultRunTimeout, Grace: idlestop.DefaultGrace},
@@ -275,11 +279,13 @@ func Load(opts Options) (*Config, error) {
 
 		lookupEnv: lookup,
 	}
-	for _, k := range Keys() {
+	applyPurchases(&cfg.Policy.Commitment, clouds)
+	for _, k := range keysOf(nil) {
 		if val, ok := lookup(EnvVar(k)); ok && strings.TrimSpace(val) != "" {
 			v.Set(k, strings.TrimSpace(val))
 		}
 	}
+	sections := newProviderSections(scannable(clouds))
 
 	file := opts.File
 	if file == "" {
@@ -301,6 +307,14 @@ func Load(opts Options) (*Config, error) {
 			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
 		}
 		cfg.File = file
+		rest, err := sections.takeFile(fileViper.AllSettings(), "config file "+file)
+		if err != nil {
+			return nil, err
+		}
+		fileViper = viper.New()
+		if err := fileViper.MergeConfigMap(rest); err != nil {
+			return nil, fmt.Errorf("config file %s: %s", file, oneLine(err))
+		}
 		if err := fileViper.UnmarshalExact(cfg); err != nil {
 			msg := oneLine(err)
 			if m := quotedKey.FindStringSubmatch(msg); m != nil && !strings.HasPrefix(msg, "unknown key") {
@@ -316,6 +330,13 @@ func Load(opts Options) (*Config, error) {
 			return nil, &KeyError{Key: m[1], Source: "environment " + EnvVar(m[1]), Msg: decodeMsg(strings.TrimSpace(strings.Replace(msg, m[0], "", 1)))}
 		}
 		return nil, fmt.Errorf("environment: %s", msg)
+	}
+	if err := sections.takeEnv(lookup); err != nil {
+		return nil, err
+	}
+	cfg.Providers, cfg.Warnings = sections.values, append(cfg.Warnings, sections.warnings...)
+	if err := sections.validate(); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -410,9 +431,6 @@ func (c *Config) Validate() error {
 		if !currencyCode.MatchString(code) {
 			return c.errorAt(key, "%q is not a currency code such as EUR", code)
 		}
-	}
-	if c.AWS.Concurrency < 1 || c.AWS.Concurrency > 64 {
-		return c.errorAt("aws.concurrency", "%d is outside 1–64", c.AWS.Concurrency)
 	}
 	if c.Cache.TTLHours < 0 || c.Cache.TTLHours > MaxCacheTTLHours {
 		return c.errorAt("cache.ttl_hours", "%d is outside 0–%d", c.Cache.TTLHours, MaxCacheTTLHours)

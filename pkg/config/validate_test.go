@@ -81,8 +81,16 @@ func TestRangesNameTheSource(t *testing.T) {
 		{"threshold above 100 in file", "policy.idle.gpu_percent", "policy: {idle: {gpu_percent: 100.01}}", nil, "is outside 0–100"},
 		{"huge count in env", "policy.quantize.batch", "", map[string]string{"GPUFINOPS_POLICY_QUANTIZE_BATCH": "99999999999"}, "out of range"},
 		{"huge int in file", "policy.quantize.context", "policy: {quantize: {context: 100000000000}}", nil, "out of range"},
-		{"int with a fraction", "aws.concurrency", "", map[string]string{"GPUFINOPS_AWS_CONCURRENCY": "2.5"}, "want a whole number"},
-		{"concurrency zero", "aws.concurrency", "aws: {concurrency: 0}", nil, "outside 1–64"},
+		{"int with a fraction", "providers.acme.concurrency", "", map[string]string{"GPUFINOPS_PROVIDERS_ACME_CONCURRENCY": "2.5"}, "want a whole number"},
+		{"concurrency zero", "providers.acme.concurrency", "providers: {acme: {concurrency: 0}}", nil, "outside 1–64"},
+		{"concurrency zero in the deprecated section", "providers.acme.concurrency", "acme: {concurrency: 0}", nil, "outside 1–64"},
+		{"adapter option check", "providers.acme.namespace", "providers: {acme: {namespace: ''}}", nil, "empty namespace"},
+		{"adapter option check in env", "providers.acme.namespace", "", map[string]string{"GPUFINOPS_PROVIDERS_ACME_NAMESPACE": "bad/ns"}, "no slashes"},
+		{"unknown adapter option", "providers.acme.profile", "providers: {acme: {profile: prod}}", nil, "unknown key; acme options: endpoint, regions, concurrency, profiles, namespace"},
+		{"unknown cloud", "providers.oracle", "providers: {oracle: {regions: [a]}}", nil, "unknown cloud; clouds: acme"},
+		{"cloud without an adapter", "providers.dataonly", "providers: {dataonly: {regions: [a]}}", nil, "unknown cloud; clouds: acme"},
+		{"list of maps", "providers.acme.profiles", "providers: {acme: {profiles: [{a: 1}]}}", nil, "want a list of words"},
+		{"section not a map", "providers.acme", "providers: {acme: 3}", nil, "want a section of acme options"},
 		{"ttl negative in env", "cache.ttl_hours", "", map[string]string{"GPUFINOPS_CACHE_TTL_HOURS": "-1"}, "outside 0–8760"},
 		{"ttl ten years", "cache.ttl_hours", "cache: {ttl_hours: 87600}", nil, "outside 0–8760"},
 		{"discount above 1", "policy.commitment.discounts_1y.aws", "", map[string]string{"GPUFINOPS_POLICY_COMMITMENT_DISCOUNTS_1Y_AWS": "1.5"}, "fraction"},
@@ -117,12 +125,12 @@ func TestRangesNameTheSource(t *testing.T) {
 }
 
 func TestBlankEnvIsUnset(t *testing.T) {
-	cfg, err := Load(Options{LookupEnv: env(map[string]string{"GPUFINOPS_POLICY_IDLE_GPU_PERCENT": "  ", "GPUFINOPS_AWS_CONCURRENCY": " 4 "})})
+	cfg, err := Load(Options{LookupEnv: env(map[string]string{"GPUFINOPS_POLICY_IDLE_GPU_PERCENT": "  ", "GPUFINOPS_PROVIDERS_ACME_CONCURRENCY": " 4 ", "GPUFINOPS_PROVIDERS_ACME_REGIONS": " "})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Policy.Idle.GPUPercent != 15 || cfg.AWS.Concurrency != 4 {
-		t.Errorf("got %v and %d", cfg.Policy.Idle.GPUPercent, cfg.AWS.Concurrency)
+	if cfg.Policy.Idle.GPUPercent != 15 || cfg.Provider("acme").Int("concurrency") != 4 || len(cfg.Provider("acme").Strings("regions")) != 0 {
+		t.Errorf("got %v and %v", cfg.Policy.Idle.GPUPercent, cfg.Provider("acme"))
 	}
 	if got := cfg.Source("policy.idle.gpu_percent"); got != "default" {
 		t.Errorf("Source = %q", got)

@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ManagedBy names the controller that owns an instance: an Auto Scaling
@@ -98,52 +100,49 @@ type OwnerRule struct {
 // managed-by tag naming one does not make the instance owned.
 var iacTools = []string{"terraform", "opentofu", "pulumi", "cloudformation", "cdk", "aws-cdk", "ansible", "crossplane-ignore", "manual", "human", "console", ""}
 
-// OwnerRules are the tags that say another controller manages an instance,
-// most specific first (an EKS managed node is also an Auto Scaling group
-// member; it is named as the node group). The AWS rows are the tags the
-// services put on their instances; Azure and GCP rows apply to fleet files
-// from those clouds.
+// OwnerRules are the cloud-neutral tags that say another controller
+// manages an instance. Each cloud registers the tags its own services put on
+// their instances (RegisterOwnerRules, from the provider registry); they are
+// tried first, most specific first.
 var OwnerRules = []OwnerRule{
-	// AWS
-	{Provider: AWS, Key: "karpenter.sh/", Prefix: true, Kind: OwnerKarpenter},
-	{Provider: AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: OwnerKarpenter},
-	{Provider: AWS, Key: "eks:nodegroup-name", Kind: OwnerEKSNodeGroup},
-	{Provider: AWS, Key: "eks:cluster-name", Kind: OwnerEKSNodeGroup},
-	{Provider: AWS, Key: "eks:eks-cluster-name", Kind: OwnerEKSNodeGroup},
-	{Provider: AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: OwnerEKSNodeGroup},
-	{Provider: AWS, Key: "k8s.io/cluster-autoscaler/", Prefix: true, Kind: OwnerClusterAutoscaler, NameFromKey: true},
-	{Provider: AWS, Key: "sagemaker:", Prefix: true, Kind: OwnerSageMaker},
-	{Provider: AWS, Key: "aws:sagemaker:", Prefix: true, Kind: OwnerSageMaker},
-	{Provider: AWS, Key: "AWSBatchServiceTag", Kind: OwnerBatch},
-	{Provider: AWS, Key: "aws:batch:", Prefix: true, Kind: OwnerBatch},
-	{Provider: AWS, Key: "aws:elasticmapreduce:", Prefix: true, Kind: OwnerEMR},
-	{Provider: AWS, Key: "parallelcluster:", Prefix: true, Kind: OwnerParallelCluster},
-	{Provider: AWS, Key: "aws-parallelcluster", Prefix: true, Kind: OwnerParallelCluster},
-	{Provider: AWS, Key: "aws:ec2spot:fleet-request-id", Kind: OwnerSpotFleet},
-	{Provider: AWS, Key: "aws:ec2:fleet-id", Kind: OwnerEC2Fleet},
-	{Provider: AWS, Key: "AmazonECSManaged", Kind: OwnerECS},
-	{Provider: AWS, Key: "aws:ecs:", Prefix: true, Kind: OwnerECS},
-	{Provider: AWS, Key: "elasticbeanstalk:", Prefix: true, Kind: OwnerElasticBeanstalk},
-	{Provider: AWS, Key: "kubernetes.io/cluster/", Prefix: true, Kind: OwnerKubernetes, NameFromKey: true},
-	{Provider: AWS, Key: "aws:autoscaling:groupName", Kind: OwnerAutoScalingGroup},
-	// Azure
-	{Provider: Azure, Key: "aks-managed-", Prefix: true, Kind: OwnerAKSNodePool},
-	{Provider: Azure, Key: "kubernetes.azure.com/", Prefix: true, Kind: OwnerAKSNodePool},
-	{Provider: Azure, Key: "azureml", Prefix: true, Kind: OwnerAzureML},
-	{Provider: Azure, Key: "virtualMachineScaleSet", Kind: OwnerVMSS},
-	// GCP
-	{Provider: GCP, Key: "goog-gke-", Prefix: true, Kind: OwnerGKENodePool},
-	{Provider: GCP, Key: "goog-k8s-", Prefix: true, Kind: OwnerGKENodePool},
-	{Provider: GCP, Key: "gke-", Prefix: true, Kind: OwnerGKENodePool},
-	{Provider: GCP, Key: "goog-dataproc-", Prefix: true, Kind: OwnerDataproc},
-	{Provider: GCP, Key: "goog-vertex-", Prefix: true, Kind: OwnerVertexAI},
-	{Provider: GCP, Key: "created-by", ValueContains: "instanceGroupManagers", Kind: OwnerMIG},
 	// Any cloud
 	{Key: "Vendor", ValueContains: "databricks", Kind: OwnerDatabricks},
 	{Key: "databricks-instance-pool-id", Kind: OwnerDatabricks},
 	{Key: "app.kubernetes.io/managed-by", ValueNotIn: iacTools, Kind: OwnerController},
 	{Key: "managed-by", ValueNotIn: iacTools, Kind: OwnerController},
 	{Key: "controlled-by", ValueNotIn: iacTools, Kind: OwnerController},
+}
+
+var (
+	ownerMu sync.RWMutex
+	// registered are the clouds' rules (RegisterOwnerRules); combined is
+	// them followed by OwnerRules, built once per registration.
+	registered, combined []OwnerRule
+)
+
+// RegisterOwnerRules adds a cloud's rules, tried in order before the
+// cloud-neutral OwnerRules; the provider registry calls it for each cloud.
+func RegisterOwnerRules(rules ...OwnerRule) {
+	if len(rules) == 0 {
+		return
+	}
+	ownerMu.Lock()
+	defer ownerMu.Unlock()
+	registered = slices.Concat(registered, rules)
+	combined = slices.Concat(registered, OwnerRules)
+}
+
+// AllOwnerRules are the registered clouds' rules followed by OwnerRules,
+// the order DetectOwner tries them in.
+func AllOwnerRules() []OwnerRule { return slices.Clone(ownerRules()) }
+
+func ownerRules() []OwnerRule {
+	ownerMu.RLock()
+	defer ownerMu.RUnlock()
+	if combined == nil {
+		return OwnerRules
+	}
+	return combined
 }
 
 // idOwnerMarkers in an instance id mean a scale-set or instance-group member
@@ -166,7 +165,7 @@ func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
-		for _, r := range OwnerRules {
+		for _, r := range ownerRules() {
 			want := NormTagKey(r.Key)
 			for _, k := range keys {
 				nk := NormTagKey(k)

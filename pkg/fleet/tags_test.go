@@ -129,7 +129,7 @@ func TestOwnerRulesMatchEverySpelling(t *testing.T) {
 		}
 		return b.String()
 	}
-	for _, rule := range OwnerRules {
+	for _, rule := range AllOwnerRules() {
 		for range 50 {
 			key := respell(rule.Key)
 			if rule.Prefix {
@@ -158,7 +158,7 @@ func FuzzDetectOwner(f *testing.F) {
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
 		tags := map[string]string{k1: v1, k2: v2}
 		got := DetectOwner("i-1", tags)
-		for _, r := range OwnerRules {
+		for _, r := range AllOwnerRules() {
 			if r.Prefix || r.ValueContains != "" || r.ValueNotIn != nil {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
@@ -188,7 +189,10 @@ func (p parser) parseFilter(name span, op Op, val span) (Filter, error) {
 			allowed = append(allowed, string(k))
 		}
 	default:
-		allowed = []string{"aws", "azure", "gcp"}
+		// Every cloud a fleet (and so a report) can hold.
+		for _, c := range fleet.Providers {
+			allowed = append(allowed, string(c))
+		}
 	}
 	if !slices.Contains(allowed, f.Value) {
 		return f, p.errorf(val.off, "expected %s to be one of %s, got %q", f.Field, strings.Join(allowed, ", "), f.Value)

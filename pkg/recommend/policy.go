@@ -161,6 +161,9 @@ func DefaultPolicy() Policy {
 			RestartMinutes:          10,
 			InterruptionsPerMonth:   1,
 		},
+		// The per-cloud plans, payments and names below are the engine's
+		// fallback when no registry fills them; in the binary pkg/config
+		// sets them from each cloud's registration (providers.RegInfo.Purchase).
 		Commitment: CommitmentPolicy{
 			Term:         "1y",
 			Plans:        map[string]string{"aws": string(pricing.ComputeSavingsPlan), "azure": string(pricing.Reservation), "gcp": string(pricing.ResourceCUD)},

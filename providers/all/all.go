@@ -1,7 +1,9 @@
-// Package all registers every cloud adapter; only the command factory imports it.
+// Package all registers every cloud; only the command factory imports it.
 package all
 
 import (
-	// Register the adapters.
+	// Register the clouds.
 	_ "github.com/gpufinops/gpufinops/providers/aws"
+	_ "github.com/gpufinops/gpufinops/providers/azure"
+	_ "github.com/gpufinops/gpufinops/providers/gcp"
 )

@@ -31,14 +31,6 @@ import (
 	"github.com/gpufinops/gpufinops/providers"
 )
 
-func init() {
-	providers.Register(&providers.RegInfo{
-		Name:        fleet.AWS,
-		Description: "Amazon Web Services: EC2 GPU instances, CloudWatch agent GPU metrics, Price List, spot and Savings Plans prices",
-		New:         New,
-	})
-}
-
 // DefaultNamespace is where the CloudWatch agent publishes nvidia_smi metrics.
 const DefaultNamespace = "CWAgent"
 
@@ -56,6 +48,7 @@ type account struct {
 // Provider reads one or more AWS accounts.
 type Provider struct {
 	opts     providers.Options
+	aws      options
 	accounts []*account
 
 	mu      sync.Mutex
@@ -69,12 +62,10 @@ type Provider struct {
 var _ providers.Provider = (*Provider)(nil)
 
 // New loads credentials (the default chain, each --profile, each role to
-// assume) and checks each with GetCallerIdentity. Missing or rejected
-// credentials are providers.ErrCredentials.
+// assume, from opts.Adapter: OptProfiles, OptRoleARNs) and checks each with
+// GetCallerIdentity. Missing or rejected credentials are
+// providers.ErrCredentials.
 func New(ctx context.Context, opts providers.Options) (providers.Provider, error) {
-	if opts.MetricsNamespace == "" {
-		opts.MetricsNamespace = DefaultNamespace
-	}
 	if opts.Lookback <= 0 {
 		opts.Lookback = DefaultLookback
 	}
@@ -84,8 +75,8 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Provider{opts: opts, ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
-	profiles := opts.Profiles
+	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
+	profiles := p.aws.profiles
 	if len(profiles) == 0 {
 		profiles = []string{""}
 	}
@@ -99,7 +90,7 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 			label = "default"
 		}
 		p.accounts = append(p.accounts, &account{label: label, cfg: cfg})
-		for _, arn := range opts.RoleARNs {
+		for _, arn := range p.aws.roleARNs {
 			assumed := cfg.Copy()
 			assumed.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg, p.stsOptions), arn))
 			p.accounts = append(p.accounts, &account{label: arn, cfg: assumed})

@@ -116,7 +116,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 				return dryRun(err)
 			}},
 			{"cloudwatch:ListMetrics", "one call", func(ctx context.Context) error {
-				_, err := cwc.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(p.opts.MetricsNamespace), MetricName: aws.String(MetricGPUUtilization)})
+				_, err := cwc.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String(p.aws.metricsNamespace), MetricName: aws.String(MetricGPUUtilization)})
 				return err
 			}},
 			{"cloudwatch:GetMetricData", "one call", func(ctx context.Context) error {
@@ -125,7 +125,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 					MetricDataQueries: []cwtypes.MetricDataQuery{{
 						Id: aws.String("doctor"),
 						MetricStat: &cwtypes.MetricStat{
-							Metric: &cwtypes.Metric{Namespace: aws.String(p.opts.MetricsNamespace), MetricName: aws.String(MetricGPUUtilization),
+							Metric: &cwtypes.Metric{Namespace: aws.String(p.aws.metricsNamespace), MetricName: aws.String(MetricGPUUtilization),
 								Dimensions: []cwtypes.Dimension{{Name: aws.String("InstanceId"), Value: aws.String("i-00000000000000000")}}},
 							Period: aws.Int32(3600), Stat: aws.String("Average"),
 						},
@@ -198,7 +198,7 @@ func firstLine(err error) string {
 // utilization in the metrics namespace. Instances without it are a warning
 // with the agent configuration that adds them.
 func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
-	c := providers.Check{Name: "metrics", Action: "GPU metrics in " + p.opts.MetricsNamespace, Status: providers.CheckOK}
+	c := providers.Check{Name: "metrics", Action: "GPU metrics in " + p.aws.metricsNamespace, Status: providers.CheckOK}
 	instances, err := p.ListGPUInstances(ctx, scope)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, firstLine(err)
@@ -237,7 +237,7 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []p
 	}
 	c.Status = providers.CheckWarn
 	c.Detail = fmt.Sprintf("%d of %d running GPU instances have no GPU metrics: install the CloudWatch agent with the nvidia_gpu block", missing, len(want))
-	c.Fix = "save as /opt/aws/amazon-cloudwatch-agent/etc/gpufinops.json" + namespaceNote(p.opts.MetricsNamespace) + ":\n" + AgentConfig + "\nand load it with:\n" + AgentLoad
+	c.Fix = "save as /opt/aws/amazon-cloudwatch-agent/etc/gpufinops.json" + namespaceNote(p.aws.metricsNamespace) + ":\n" + AgentConfig + "\nand load it with:\n" + AgentLoad
 	return []providers.Check{c}
 }
 

@@ -213,7 +213,8 @@ func testInstance(id, typ, state string, lifecycle types.InstanceLifecycleType, 
 
 func unitProvider() *Provider {
 	return &Provider{
-		opts:    providers.Options{MetricsNamespace: DefaultNamespace, Lookback: DefaultLookback, Concurrency: 4, Now: time.Now},
+		opts:    providers.Options{Lookback: DefaultLookback, Concurrency: 4, Now: time.Now},
+		aws:     optionsFrom(nil),
 		typeMap: map[string]instanceTypeInfo{},
 	}
 }

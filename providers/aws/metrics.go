@@ -206,7 +206,7 @@ func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instan
 		}
 		if !hasGPU(samples) {
 			in.Utilization = nil
-			notes = append(notes, fmt.Sprintf("%s: no GPU metrics in %s: install the CloudWatch agent with the nvidia_gpu block (append_dimensions InstanceId)", in.ID, p.opts.MetricsNamespace))
+			notes = append(notes, fmt.Sprintf("%s: no GPU metrics in %s: install the CloudWatch agent with the nvidia_gpu block (append_dimensions InstanceId)", in.ID, p.aws.metricsNamespace))
 			continue
 		}
 		w := window
@@ -263,7 +263,7 @@ func (p *Provider) discoverSeries(ctx context.Context, c cloudwatch.ListMetricsA
 		src := metricSources[k]
 		ns := NamespaceEC2
 		if src.agent {
-			ns = p.opts.MetricsNamespace
+			ns = p.aws.metricsNamespace
 		}
 		pg := cloudwatch.NewListMetricsPaginator(c, &cloudwatch.ListMetricsInput{
 			Namespace:  aws.String(ns),

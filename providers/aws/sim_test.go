@@ -674,7 +674,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		regions = nil // listed with DescribeRegions, which fails for the role
 	}
 	return New(context.Background(), providers.Options{
-		Endpoint: url, Regions: regions, RoleARNs: roles, CacheDir: s.CacheDir,
+		Endpoint: url, Regions: regions, Adapter: providers.Values{OptRoleARNs: roles}, CacheDir: s.CacheDir,
 		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return now },
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,25 +65,26 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(*DoctorOptions) error) *cobra.Co
 	opts := &DoctorOptions{IO: f.IOStreams, Config: f.Config, Providers: f.Providers}
 	var output *cmdutil.OutputFlag
 	cmd := &cobra.Command{
-		Use:   "doctor [--provider aws] [--region R]",
+		Use:   "doctor [--provider CLOUD] [--region R]",
 		Short: "Check credentials, permissions and GPU metric coverage",
 		Long: `Check, per provider, account and region, that gpufinops can do its job:
-the credentials (sts:GetCallerIdentity), each permission the commands need
-(EC2 calls with DryRun, which change nothing; one cheap read each for
-CloudWatch, the Price List and Savings Plans), and how many running GPU
-instances publish GPU metrics, with the agent configuration that adds them.
+the credentials, each permission the commands need (without changing
+anything), and how many running GPU instances publish the GPU metrics the
+engine reads, with how to fix what is missing.` + cloudChecks() + `
 
 Exit codes: 0 all good (metric gaps are warnings), 3 a scope could not be
 reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 		Example: `  $ gpufinops doctor
-  $ gpufinops doctor --provider aws --region us-east-1,eu-west-1
-  $ gpufinops doctor --profile prod --role-arn arn:aws:iam::111122223333:role/gpufinops -o json`,
+  $ gpufinops doctor --provider aws --region us-east-1,eu-west-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Output = output.Value
 			opts.Ctx = cmd.Context()
 			if len(opts.Input.Providers) == 0 {
-				opts.Input.Providers = []string{"aws"}
+				opts.Input.Providers = defaultClouds()
+				if len(opts.Input.Providers) == 0 {
+					return cmdutil.FlagErrorf("give --provider: this build checks no cloud by default")
+				}
 			}
 			if runF != nil {
 				return runF(opts)
@@ -127,9 +129,12 @@ func Run(ctx context.Context, build func(context.Context, cmdutil.FleetFlags, *c
 			if !errors.As(err, &credErr) {
 				return nil, err
 			}
+			fix := "configure the credentials of " + name + " (see 'gpufinops help environment')"
+			if ri, ok := providers.Find(fleet.Provider(name)); ok && ri.Doctor.CredentialsFix != "" {
+				fix = ri.Doctor.CredentialsFix
+			}
 			rep.add(ScopeResult{Scope: providers.Scope{Provider: fleet.Provider(name)}, Checks: []providers.Check{{
-				Name: "credentials", Status: providers.CheckMissing, Detail: err.Error(),
-				Fix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
+				Name: "credentials", Status: providers.CheckMissing, Detail: err.Error(), Fix: fix,
 			}}})
 			continue
 		}
@@ -204,6 +209,28 @@ func (rep *Report) check(ctx context.Context, p providers.Provider) {
 	}
 }
 
+// cloudChecks are the registered clouds' own words on what doctor checks.
+func cloudChecks() string {
+	var b strings.Builder
+	for _, ri := range providers.Registered() {
+		if ri.CanScan() && ri.Doctor.Checks != "" {
+			fmt.Fprintf(&b, "\n\n%s: %s", ri.Name, ri.Doctor.Checks)
+		}
+	}
+	return b.String()
+}
+
+// defaultClouds are the registered clouds doctor checks without --provider.
+func defaultClouds() []string {
+	var out []string
+	for _, ri := range providers.Registered() {
+		if ri.CanScan() && ri.Doctor.Default {
+			out = append(out, string(ri.Name))
+		}
+	}
+	return out
+}
+
 func (rep *Report) add(r ScopeResult) {
 	for _, c := range r.Checks {
 		switch c.Status {
@@ -225,6 +252,7 @@ func (rep *Report) add(r ScopeResult) {
 // scope could not be checked, else nil. Warnings do not fail it.
 func (rep *Report) Err() error {
 	var missing, failed []error
+	var clouds []string
 	for _, r := range rep.Scopes {
 		for _, c := range r.Checks {
 			what := c.Action
@@ -234,6 +262,9 @@ func (rep *Report) Err() error {
 			switch c.Status {
 			case providers.CheckMissing:
 				missing = append(missing, fmt.Errorf("%s %s", scopeLabel(r.Scope), what))
+				if !slices.Contains(clouds, string(r.Scope.Provider)) {
+					clouds = append(clouds, string(r.Scope.Provider))
+				}
 			case providers.CheckError:
 				failed = append(failed, fmt.Errorf("%s %s: %s", scopeLabel(r.Scope), what, c.Detail))
 			}
@@ -244,7 +275,11 @@ func (rep *Report) Err() error {
 		for i, e := range missing {
 			names[i] = e.Error()
 		}
-		return &cmdutil.CredentialsError{Err: fmt.Errorf("%d credential or permission check(s) failed: %s (gpufinops iam-policy aws)", len(missing), strings.Join(names, ", "))}
+		hints := make([]string, len(clouds))
+		for i, c := range clouds {
+			hints[i] = "gpufinops iam-policy " + c
+		}
+		return &cmdutil.CredentialsError{Err: fmt.Errorf("%d credential or permission check(s) failed: %s (%s)", len(missing), strings.Join(names, ", "), strings.Join(hints, "; "))}
 	}
 	if len(failed) > 0 {
 		return &cmdutil.PartialError{Failures: failed}

@@ -190,3 +190,16 @@ func validateSchema(t *testing.T, out string) {
 		t.Errorf("doctor -o json does not match its schema: %v", err)
 	}
 }
+
+// Without --provider doctor checks the clouds whose registration asks for it,
+// and its help has each cloud's own words on the checks.
+func TestDoctorDefaultsFromRegistry(t *testing.T) {
+	if got := defaultClouds(); len(got) != 1 || got[0] != "aws" {
+		t.Errorf("default clouds %v", got)
+	}
+	ios, _, _, _ := iostreams.Test()
+	cmd := NewCmdDoctor(&cmdutil.Factory{IOStreams: ios}, nil)
+	if !strings.Contains(cmd.Long, "\n\naws: the credentials (sts:GetCallerIdentity)") {
+		t.Errorf("help:\n%s", cmd.Long)
+	}
+}

@@ -2,6 +2,7 @@
 package factory
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/file"
 
 	// Register every cloud adapter.
@@ -28,6 +30,9 @@ func New() *cmdutil.Factory {
 		if err != nil {
 			return nil, &cmdutil.InputError{Err: err}
 		}
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(f.IOStreams.ErrOut, "warning: %s\n", w)
+		}
 		return cfg, nil
 	})
 	sc := &scanner{io: f.IOStreams, now: f.Now}
@@ -36,6 +41,39 @@ func New() *cmdutil.Factory {
 	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
 	f.Fleet = FileFleet(f.IOStreams)
 	return f
+}
+
+// options are an adapter's Options: the shared settings, and its own
+// options from the configuration (providers.<cloud>.*) with its flags (and
+// --region) laid over them.
+func (sc *scanner) options(ri *providers.RegInfo, in cmdutil.FleetFlags, cfg *config.Config) providers.Options {
+	cloud := string(ri.Name)
+	vals := providers.Values{}
+	for k, v := range ri.Defaults() {
+		vals[k] = v
+	}
+	for k, v := range cfg.Provider(cloud) {
+		vals[k] = v
+	}
+	for k, v := range in.Adapter.Values(cloud) {
+		vals[k] = v
+	}
+	regions := vals.Strings(providers.OptRegions)
+	if len(in.Regions) > 0 {
+		regions = in.Regions
+	}
+	return providers.Options{
+		Endpoint:        vals.String(providers.OptEndpoint),
+		Regions:         regions,
+		Lookback:        time.Duration(in.LookbackDays) * 24 * time.Hour,
+		Concurrency:     cfg.Concurrency(cloud),
+		CacheDir:        cacheDir(cfg.Cache.Dir),
+		CacheTTL:        time.Duration(cfg.Cache.TTLHours) * time.Hour,
+		RequestTimeout:  cfg.Timeouts.Request,
+		RetryMaxBackoff: sc.retryMaxBackoff,
+		Now:             sc.now,
+		Adapter:         vals,
+	}
 }
 
 // FileFleet returns the Factory's Fleet function: it reads the fleet file at

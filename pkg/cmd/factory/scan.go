@@ -54,7 +54,7 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 	}
 	out, err := sc.collect(ctx, provs, collectOptions{
 		window:      fleet.TimeRange{Start: end.Add(-time.Duration(in.LookbackDays) * 24 * time.Hour), End: end},
-		concurrency: cfg.AWS.Concurrency,
+		concurrency: func(name fleet.Provider) int { return cfg.Concurrency(string(name)) },
 		progress:    !in.Quiet,
 	})
 	if err != nil {
@@ -69,12 +69,21 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 type collectOptions struct {
 	// window is the utilization window; zero reads what the listing has
 	// (a fleet file's own utilization).
-	window      fleet.TimeRange
-	concurrency int
+	window fleet.TimeRange
+	// concurrency bounds the scopes of a provider read at once; nil or
+	// zero is Collect's default.
+	concurrency func(fleet.Provider) int
 	// progress shows a progress bar per provider on a terminal.
 	progress bool
 	// skipPrices leaves live prices out.
 	skipPrices bool
+}
+
+func (o collectOptions) conc(name fleet.Provider) int {
+	if o.concurrency == nil {
+		return 0
+	}
+	return o.concurrency(name)
 }
 
 // collect reads every scope of every provider into one snapshot: the one
@@ -85,7 +94,7 @@ func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o co
 		bar := sc.startProgress(ctx, p, !o.progress)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      o.window,
-			Concurrency: o.concurrency,
+			Concurrency: o.conc(p.Name()),
 			Progress:    bar.scopeDone,
 			SkipPrices:  o.skipPrices,
 		})
@@ -139,20 +148,10 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 		if !ok {
 			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Names())
 		}
-		p, err := ri.New(ctx, providers.Options{
-			Endpoint:         cfg.AWS.Endpoint,
-			Regions:          first(in.Regions, cfg.AWS.Regions),
-			Profiles:         first(in.Profiles, cfg.AWS.Profiles),
-			RoleARNs:         first(in.RoleARNs, cfg.AWS.RoleARNs),
-			MetricsNamespace: cfg.AWS.MetricsNamespace,
-			Lookback:         time.Duration(in.LookbackDays) * 24 * time.Hour,
-			Concurrency:      cfg.AWS.Concurrency,
-			CacheDir:         cacheDir(cfg.Cache.Dir),
-			CacheTTL:         time.Duration(cfg.Cache.TTLHours) * time.Hour,
-			RequestTimeout:   cfg.Timeouts.Request,
-			RetryMaxBackoff:  sc.retryMaxBackoff,
-			Now:              sc.now,
-		})
+		if !ri.CanScan() {
+			return nil, cmdutil.FlagErrorf("--provider %s: this build has no %s adapter yet (available: %v)", name, name, providers.Scannable())
+		}
+		p, err := ri.New(ctx, sc.options(ri, in, cfg))
 		if err != nil {
 			return nil, fatal(err)
 		}
@@ -252,13 +251,6 @@ func fatal(err error) error {
 		return &cmdutil.IncompleteError{Err: err}
 	}
 	return err
-}
-
-func first(a, b []string) []string {
-	if len(a) > 0 {
-		return a
-	}
-	return b
 }
 
 // cacheDir is the configured price cache, else the default one

@@ -72,11 +72,11 @@ func (s *faultySim) run(t *testing.T, stdin string, command string, args ...stri
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString(stdin)
 	cfg := &config.Config{
-		Policy:   recommend.DefaultPolicy(),
-		AWS:      config.AWSConfig{Concurrency: 4},
-		Cache:    config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
-		Report:   config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
-		Timeouts: config.TimeoutsConfig{Run: s.runTimeout},
+		Policy:    recommend.DefaultPolicy(),
+		Providers: map[string]providers.Values{"aws": {providers.OptConcurrency: 4}},
+		Cache:     config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
+		Report:    config.ReportConfig{ExchangeRates: map[string]float64{"EUR": 0.9}},
+		Timeouts:  config.TimeoutsConfig{Run: s.runTimeout},
 	}
 	sc := fakeScanner(ios, s.p)
 	f := &cmdutil.Factory{

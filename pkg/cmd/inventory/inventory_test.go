@@ -101,7 +101,7 @@ func TestNewCmdInventory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(InventoryOptions{}, "IO", "Fleet", "Catalog", "Config", "Scan", "Ctx"), cmpopts.IgnoreFields(cmdutil.FleetFlags{}, "LookbackDays")); d != "" {
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(InventoryOptions{}, "IO", "Fleet", "Catalog", "Config", "Scan", "Ctx"), cmpopts.IgnoreFields(cmdutil.FleetFlags{}, "LookbackDays", "Adapter")); d != "" {
 				t.Errorf("options (-want +got):\n%s", d)
 			}
 			if got.IO == nil || got.Fleet == nil || got.Catalog == nil {

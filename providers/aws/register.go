@@ -1,0 +1,159 @@
+package aws
+
+import (
+	"embed"
+	"fmt"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+func init() { providers.Register(Registration()) }
+
+// The adapter's own options: providers.aws.<name> in the configuration,
+// GPUFINOPS_PROVIDERS_AWS_<NAME> in the environment.
+const (
+	OptProfiles         = "profiles"
+	OptRoleARNs         = "role_arns"
+	OptMetricsNamespace = "metrics_namespace"
+)
+
+// MaxLookbackDays is how long CloudWatch keeps hourly data.
+const MaxLookbackDays = 455
+
+// Registration is what the adapter registers: its options and flags, doctor
+// hints, IAM policy, the owner tags of AWS services and how AWS sells
+// commitments.
+func Registration() *providers.RegInfo {
+	return &providers.RegInfo{
+		Name:        fleet.AWS,
+		Description: "Amazon Web Services: EC2 GPU instances, CloudWatch agent GPU metrics, Price List, spot and Savings Plans prices",
+		New:         New,
+		Options: []providers.Option{
+			{Name: OptProfiles, Flag: "profile", Default: []string{}, Help: "AWS profiles, one account each (default: the standard credential chain)"},
+			{Name: OptRoleARNs, Flag: "role-arn", Default: []string{}, Help: "AWS roles to assume for more accounts"},
+			{Name: OptMetricsNamespace, Default: DefaultNamespace, Help: "CloudWatch namespace of the agent's GPU metrics", Validate: func(v any) error {
+				if v.(string) == "" {
+					return fmt.Errorf("empty; want a CloudWatch namespace such as %s", DefaultNamespace)
+				}
+				return nil
+			}},
+		},
+		Doctor: providers.DoctorInfo{
+			Default:        true,
+			CredentialsFix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
+			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
+(EC2 calls with DryRun, which change nothing; one cheap read each for
+CloudWatch, the Price List and Savings Plans), and how many running GPU
+instances publish GPU metrics, with the CloudWatch agent configuration that
+adds them.`,
+		},
+		Policy:     Policy(),
+		OwnerRules: OwnerRules,
+		Purchase:   &providers.Purchase{Plan: pricing.ComputeSavingsPlan, Payment: pricing.PayNoUpfront, Name: "Compute Savings Plan"},
+		Lookback:   providers.Lookback{MaxDays: MaxLookbackDays, Why: "CloudWatch keeps hourly data 455 days"},
+	}
+}
+
+// options are the adapter's own option values.
+type options struct {
+	profiles         []string
+	roleARNs         []string
+	metricsNamespace string
+}
+
+// optionsFrom reads the adapter's options, defaults filled in.
+func optionsFrom(v providers.Values) options {
+	o := options{
+		profiles:         v.Strings(OptProfiles),
+		roleARNs:         v.Strings(OptRoleARNs),
+		metricsNamespace: v.String(OptMetricsNamespace),
+	}
+	if o.metricsNamespace == "" {
+		o.metricsNamespace = DefaultNamespace
+	}
+	return o
+}
+
+// iamDocs holds byte-identical copies of docs/iam/aws-*.json.
+//
+//go:embed iam/*.json
+var iamDocs embed.FS
+
+// IAMAnalyze is what the adapter calls to inventory, measure and price a
+// fleet: read-only, on every resource (none of these actions can be scoped
+// to resources). docs/iam/aws-analyze.json grants exactly these.
+var IAMAnalyze = []providers.Permission{
+	{Action: "cloudwatch:GetMetricData", Purpose: "read the CloudWatch agent's GPU, GPU memory and host metrics"},
+	{Action: "cloudwatch:ListMetrics", Purpose: "find which instances publish GPU metrics, and their dimensions"},
+	{Action: "ec2:DescribeInstanceTypes", Purpose: "GPU model, count and memory of each instance type"},
+	{Action: "ec2:DescribeInstances", Purpose: "list GPU instances, their state, lifecycle and tags"},
+	{Action: "ec2:DescribeRegions", Purpose: "find the account's enabled regions"},
+	{Action: "ec2:DescribeSpotPriceHistory", Purpose: "live spot prices per zone"},
+	{Action: "pricing:GetProducts", Purpose: "live on-demand prices from the Price List"},
+	{Action: "savingsplans:DescribeSavingsPlansOfferingRates", Purpose: "live Savings Plans rates"},
+	{Action: "sts:GetCallerIdentity", Purpose: "check the credentials and name the account"},
+}
+
+// IAMIdleStop is what idle-stop adds: stopping instances tagged
+// AutoShutdown=true, never those tagged auto-shutdown-exempt=true.
+// docs/iam/aws-idle-stop.json grants IAMAnalyze and these.
+var IAMIdleStop = []providers.Permission{
+	{Action: "ec2:StopInstances", Purpose: "stop idle instances tagged AutoShutdown=true (a dry run first checks the permission); never those tagged auto-shutdown-exempt=true"},
+}
+
+// IAMAssumeRole is what the base credentials need to scan more accounts
+// with --role-arn; it belongs on the caller, scoped to the role ARNs (see
+// docs/iam/README.md), not in the policies above.
+var IAMAssumeRole = []providers.Permission{
+	{Action: "sts:AssumeRole", Purpose: "scan other accounts through the roles given with --role-arn"},
+}
+
+// Policy is the adapter's least-privilege IAM policy.
+func Policy() *providers.Policy {
+	return &providers.Policy{
+		Kind:     "IAM policy",
+		Analyze:  IAMAnalyze,
+		IdleStop: IAMIdleStop,
+		Extra:    IAMAssumeRole,
+		Document: func(idleStop bool) ([]byte, error) {
+			if idleStop {
+				return iamDocs.ReadFile("iam/idle-stop.json")
+			}
+			return iamDocs.ReadFile("iam/analyze.json")
+		},
+		Notes: `The same documents are in docs/iam/ (aws-analyze.json, aws-idle-stop.json), with
+how to attach them and the extra sts:AssumeRole permission for scanning more
+accounts with --role-arn:
+  $ gpufinops iam-policy aws > gpufinops-analyze.json
+  $ aws iam create-policy --policy-name gpufinops-analyze --policy-document file://gpufinops-analyze.json`,
+	}
+}
+
+// OwnerRules are the tags AWS services put on the instances they manage,
+// most specific first (an EKS managed node is also an Auto Scaling group
+// member; it is named as the node group).
+var OwnerRules = []fleet.OwnerRule{
+	{Provider: fleet.AWS, Key: "karpenter.sh/", Prefix: true, Kind: fleet.OwnerKarpenter},
+	{Provider: fleet.AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: fleet.OwnerKarpenter},
+	{Provider: fleet.AWS, Key: "eks:nodegroup-name", Kind: fleet.OwnerEKSNodeGroup},
+	{Provider: fleet.AWS, Key: "eks:cluster-name", Kind: fleet.OwnerEKSNodeGroup},
+	{Provider: fleet.AWS, Key: "eks:eks-cluster-name", Kind: fleet.OwnerEKSNodeGroup},
+	{Provider: fleet.AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: fleet.OwnerEKSNodeGroup},
+	{Provider: fleet.AWS, Key: "k8s.io/cluster-autoscaler/", Prefix: true, Kind: fleet.OwnerClusterAutoscaler, NameFromKey: true},
+	{Provider: fleet.AWS, Key: "sagemaker:", Prefix: true, Kind: fleet.OwnerSageMaker},
+	{Provider: fleet.AWS, Key: "aws:sagemaker:", Prefix: true, Kind: fleet.OwnerSageMaker},
+	{Provider: fleet.AWS, Key: "AWSBatchServiceTag", Kind: fleet.OwnerBatch},
+	{Provider: fleet.AWS, Key: "aws:batch:", Prefix: true, Kind: fleet.OwnerBatch},
+	{Provider: fleet.AWS, Key: "aws:elasticmapreduce:", Prefix: true, Kind: fleet.OwnerEMR},
+	{Provider: fleet.AWS, Key: "parallelcluster:", Prefix: true, Kind: fleet.OwnerParallelCluster},
+	{Provider: fleet.AWS, Key: "aws-parallelcluster", Prefix: true, Kind: fleet.OwnerParallelCluster},
+	{Provider: fleet.AWS, Key: "aws:ec2spot:fleet-request-id", Kind: fleet.OwnerSpotFleet},
+	{Provider: fleet.AWS, Key: "aws:ec2:fleet-id", Kind: fleet.OwnerEC2Fleet},
+	{Provider: fleet.AWS, Key: "AmazonECSManaged", Kind: fleet.OwnerECS},
+	{Provider: fleet.AWS, Key: "aws:ecs:", Prefix: true, Kind: fleet.OwnerECS},
+	{Provider: fleet.AWS, Key: "elasticbeanstalk:", Prefix: true, Kind: fleet.OwnerElasticBeanstalk},
+	{Provider: fleet.AWS, Key: "kubernetes.io/cluster/", Prefix: true, Kind: fleet.OwnerKubernetes, NameFromKey: true},
+	{Provider: fleet.AWS, Key: "aws:autoscaling:groupName", Kind: fleet.OwnerAutoScalingGroup},
+}
