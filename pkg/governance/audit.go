@@ -135,6 +135,9 @@ func AuditTags(items []Item, p Policy) Audit {
 	}
 
 	total, bad := decimal.Zero, decimal.Zero
+	// Most instances of a large fleet lack the same tags: their messages are
+	// held once.
+	msgs := interner{}
 	for _, it := range items {
 		cost, _ := costs(it)
 		if !it.Priced {
@@ -142,6 +145,9 @@ func AuditTags(items []Item, p Policy) Audit {
 		}
 		total = total.Add(cost)
 		iv := auditItem(it, p)
+		for i := range iv.Violations {
+			iv.Violations[i].Message = msgs.intern(iv.Violations[i].Message)
+		}
 		for _, v := range iv.Violations {
 			s := summaries[fold(v.Tag)]
 			switch v.Kind {
@@ -181,6 +187,17 @@ func AuditTags(items []Item, p Policy) Audit {
 	a.CompliancePercentByInstances = percent(decimal.NewFromInt(int64(a.CompliantCount)), decimal.NewFromInt(int64(a.InstanceCount)))
 	a.CompliancePercentBySpend = percent(total.Sub(bad), total)
 	return a
+}
+
+// interner holds one copy of each string it has seen.
+type interner map[string]string
+
+func (in interner) intern(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
 }
 
 // auditItem checks one item: each required tag, then the allowed values of

@@ -89,6 +89,7 @@ type change struct {
 type engine struct {
 	cat      pricing.Catalog
 	policy   Policy
+	opts     Options
 	warnings []Warning
 	sharing  sharing.Plan
 	commits  commitplan.Plan
@@ -117,7 +118,23 @@ var phases = []phase{
 // give the same plan. The fleet must have been completed from the catalog
 // (pricing.Complete) so that every instance has its GPU facts.
 func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
-	e := &engine{cat: cat, policy: p}
+	return RunWith(f, cat, p, Options{})
+}
+
+// Options say how much of its working the plan keeps; they never change a
+// decision, a figure or a recommendation.
+type Options struct {
+	// AuditSummary keeps of each instance's tag audit only what a report
+	// prints (the tags missing, invalid or spelt differently, and the cost),
+	// not each violation's detail. The tagging recommendations carry that
+	// detail already; for a large fleet a second copy is a large part of the
+	// plan.
+	AuditSummary bool
+}
+
+// RunWith is Run with options.
+func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
+	e := &engine{cat: cat, policy: p, opts: o}
 	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
 	states := make([]*state, len(f.Instances))
 	for i := range f.Instances {

@@ -529,10 +529,13 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	// Read the prices before a release clears the plan's parts.
 	stale := stalePriceWarnings(*plan, meta.GeneratedAt)
 	for i := range plan.Recommendations {
-		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i]))
+		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i], release))
 		if release {
 			plan.Recommendations[i] = recommend.Recommendation{}
 		}
+	}
+	if release {
+		plan.Recommendations = nil
 	}
 	// An instance a failed metrics source left without utilization is
 	// marked unknown, and its engine warning says why.
@@ -553,6 +556,9 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 			plan.Instances[i] = recommend.InstanceCost{}
 		}
 	}
+	if release {
+		plan.Instances = nil
+	}
 	for _, sw := range meta.ScanWarnings {
 		r.Warnings = append(r.Warnings, newScanWarning(sw))
 	}
@@ -565,7 +571,7 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	}
 	r.Warnings = append(r.Warnings, stale...)
 	if release {
-		plan.Recommendations, plan.Instances, plan.Warnings = nil, nil, nil
+		plan.Warnings = nil
 	}
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
@@ -689,8 +695,24 @@ func newSummary(s recommend.Summary) Summary {
 	}
 }
 
-func newRecommendation(rec recommend.Recommendation) Recommendation {
+// newRecommendation is rec in the report's types. Its maps and lists are
+// copied unless move: then rec is the caller's to give up and they are taken.
+func newRecommendation(rec recommend.Recommendation, move bool) Recommendation {
 	ev := rec.Evidence
+	riskNotes, notes := rec.RiskNotes, ev.Notes
+	metrics, thresholds := ev.Metrics, ev.Thresholds
+	if !move || riskNotes == nil {
+		riskNotes = copyStrings(riskNotes)
+	}
+	if !move || notes == nil {
+		notes = copyStrings(notes)
+	}
+	if !move || metrics == nil {
+		metrics = copyFloats(metrics)
+	}
+	if !move || thresholds == nil {
+		thresholds = copyFloats(thresholds)
+	}
 	prices := make([]Price, 0, len(ev.Prices))
 	for _, p := range ev.Prices {
 		prices = append(prices, newPrice(p))
@@ -710,16 +732,16 @@ func newRecommendation(rec recommend.Recommendation) Recommendation {
 		MonthlySavings:       NewMoney(rec.MonthlySavings),
 		Confidence:           string(rec.Confidence),
 		Risk:                 string(rec.Risk),
-		RiskNotes:            copyStrings(rec.RiskNotes),
+		RiskNotes:            riskNotes,
 		Rationale:            rec.Rationale,
 		Evidence: Evidence{
-			Metrics:            copyFloats(ev.Metrics),
-			Thresholds:         copyFloats(ev.Thresholds),
+			Metrics:            metrics,
+			Thresholds:         thresholds,
 			Prices:             prices,
 			MonthlyHoursBefore: ev.HoursBefore,
 			MonthlyHoursAfter:  ev.HoursAfter,
 			Formula:            ev.Formula,
-			Notes:              copyStrings(ev.Notes),
+			Notes:              notes,
 			Purchase:           newPurchase(ev.Purchase),
 		},
 		After: rec.After,
