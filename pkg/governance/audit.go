@@ -114,7 +114,13 @@ type Audit struct {
 }
 
 // AuditTags checks every item's tags against the policy.
-func AuditTags(items []Item, p Policy) Audit {
+func AuditTags(items []Item, p Policy) Audit { return AuditTagsEach(items, p, nil) }
+
+// AuditTagsEach is AuditTags handing each instance's violations, whole, to
+// each (when not nil) before the audit keeps them: each may use the detail
+// and leave the audit only what it needs (the counts and costs are taken
+// before). Instances come in the items' order.
+func AuditTagsEach(items []Item, p Policy, each func(*InstanceViolations)) Audit {
 	a := Audit{Policy: p, InstanceCount: len(items), Tags: []TagSummary{}, Violations: []InstanceViolations{}}
 	summaries := map[string]*TagSummary{}
 	var order []string
@@ -169,6 +175,9 @@ func AuditTags(items []Item, p Policy) Audit {
 			bad = bad.Add(cost)
 		}
 		if len(iv.Violations) > 0 {
+			if each != nil {
+				each(&iv)
+			}
 			a.Violations = append(a.Violations, iv)
 		}
 	}

@@ -23,16 +23,17 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		}
 		items[i] = it
 	}
-	rep := governance.Build(items, e.policy.Governance)
-	byID := map[string]*state{}
+	byID := make(map[string]*state, len(states))
 	for _, s := range states {
 		byID[s.inst.ID] = s
 	}
 	// A large fleet's untagged instances mostly lack the same tags: each
 	// distinct explanation is held once, shared by its recommendations.
 	texts := taggingTexts{}
-	for i := range rep.Audit.Violations {
-		v := &rep.Audit.Violations[i]
+	// Each instance's recommendation is made as it is audited, so that the
+	// audit's detail need not be kept (AuditSummary). The order they are made
+	// in does not matter: one per instance, and the plan sorts them.
+	each := func(v *governance.InstanceViolations) {
 		s := byID[v.ResourceID]
 		if !v.Compliant && s != nil && s.priced && !s.stopped && s.inst.State == "running" {
 			t := texts.of(v)
@@ -55,6 +56,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 			v.Violations, v.Action = nil, ""
 		}
 	}
+	rep := governance.BuildEach(items, e.policy.Governance, each)
 	return rep
 }
 
