@@ -172,7 +172,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	}
 	plan.Instances = make([]InstanceCost, 0, len(states))
 	plan.Recommendations = make([]Recommendation, 0, nrecs)
-	for _, s := range states {
+	for i, s := range states {
 		ic := s.cost0
 		if ic.Priced {
 			ic.OptimizedCost = s.cost()
@@ -181,8 +181,10 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 		}
 		plan.Instances = append(plan.Instances, ic)
 		plan.Recommendations = append(plan.Recommendations, s.recs...)
-		s.recs = nil
+		// Merged: the state may go (e.all is the same slice).
+		states[i] = nil
 	}
+	e.all = nil
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings
 	if plan.Warnings == nil {
