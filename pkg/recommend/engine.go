@@ -96,6 +96,29 @@ type engine struct {
 	// all is every instance's state, for group rules that report on the
 	// instances they leave out too.
 	all []*state
+	// prices holds one copy of each price instances are costed at (see shared).
+	prices map[pricing.Price]*pricing.Price
+}
+
+// maxSharedPrices bounds the prices shared: a fleet's catalog prices are a
+// few hundred; prices of its own (hourlyPrice) may be one per instance.
+const maxSharedPrices = 4096
+
+// shared is a pointer to a copy of p, the same one for every instance costed
+// at p (the same catalog price), so that a large fleet's instances do not
+// each hold one. InstanceCost.Hourly is read, never written.
+func (e *engine) shared(p pricing.Price) *pricing.Price {
+	if sp, ok := e.prices[p]; ok {
+		return sp
+	}
+	sp := &p
+	if e.prices == nil {
+		e.prices = map[pricing.Price]*pricing.Price{}
+	}
+	if len(e.prices) < maxSharedPrices {
+		e.prices[p] = sp
+	}
+	return sp
 }
 
 func (e *engine) warn(id, code, format string, args ...any) {
@@ -227,8 +250,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	}
 	s.priced = true
 	ic.Priced = true
-	p := price
-	ic.Hourly = &p
+	ic.Hourly = e.shared(price)
 	s.price = price
 	ic.MonthlyCost = s.cost()
 	ic.OptimizedCost = ic.MonthlyCost

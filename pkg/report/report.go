@@ -546,8 +546,10 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 			noUtil[w.ResourceID] = true
 		}
 	}
+	// Instances costed at one price (the plan shares it) share its report form.
+	prices := map[*pricing.Price]*Price{}
 	for i := range plan.Instances {
-		in := newInstance(plan.Instances[i])
+		in := newInstance(plan.Instances[i], prices)
 		if _, ok := unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
 			in.UtilizationSource = fleet.UtilizationUnknown
 		}
@@ -763,7 +765,12 @@ func newPrice(p pricing.Price) Price {
 	}
 }
 
-func newInstance(ic recommend.InstanceCost) Instance {
+// maxSharedPrices bounds the prices newInstance shares, as the engine does.
+const maxSharedPrices = 4096
+
+// newInstance is ic in the report's types; prices (nil: none) maps the
+// plan's prices to their report form, made once each.
+func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) Instance {
 	in := Instance{
 		ResourceID:   ic.ResourceID,
 		Provider:     string(ic.Provider),
@@ -784,8 +791,15 @@ func newInstance(ic recommend.InstanceCost) Instance {
 		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)
 		in.CurrentMonthlyCost, in.OptimizedMonthlyCost, in.MonthlySavings = &cur, &opt, &sav
 		if ic.Hourly != nil {
-			p := newPrice(*ic.Hourly)
-			in.HourlyPrice = &p
+			p, ok := prices[ic.Hourly]
+			if !ok {
+				np := newPrice(*ic.Hourly)
+				p = &np
+				if prices != nil && len(prices) < maxSharedPrices {
+					prices[ic.Hourly] = p
+				}
+			}
+			in.HourlyPrice = p
 		}
 	}
 	return in
