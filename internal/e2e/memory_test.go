@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,12 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmd/root"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/report"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 )
 
 // bigFleetOptions is the realistic large fleet: mixed providers, regions,
@@ -118,6 +124,51 @@ const memoryFleetSize = 150000
 // memoryBudget is what analysing memoryFleetSize instances may take.
 const memoryBudget = 1 << 30
 
+// ciFleetSize is the fleet TestAnalyzeMemoryRegression analyses on every
+// run: a fifth of the budget's fleet, seconds rather than minutes.
+const ciFleetSize = 30000
+
+// ciMemoryBound is what analysing ciFleetSize instances takes at most today
+// (about 455 MiB measured), with a margin: a change that makes analyze hold
+// more per instance fails the test. It is above the budget's share of a
+// 30,000-instance fleet; lower it as the peak comes down.
+const ciMemoryBound = 560 << 20
+
+// analysis is what one measured analyze run took.
+type analysis struct {
+	fileBytes, outBytes int64
+	// peakHeap and peakTotal are the largest live-and-unswept heap and the
+	// largest total of memory the Go runtime held (about the RSS).
+	peakHeap, peakTotal uint64
+	// allocBytes and allocs are what the run allocated in all.
+	allocBytes, allocs uint64
+	wall               time.Duration
+}
+
+func (a analysis) String() string {
+	return fmt.Sprintf("fleet file %d MiB, report %d MiB; peak heap %d MiB, peak Go memory %d MiB; allocated %d MiB in %d objects; %v",
+		a.fileBytes>>20, a.outBytes>>20, a.peakHeap>>20, a.peakTotal>>20, a.allocBytes>>20, a.allocs, a.wall.Round(time.Millisecond))
+}
+
+// measureAnalyze runs `analyze --fleet FILE -o json` on the fleet file at
+// path and measures it.
+func measureAnalyze(tb testing.TB, path string, size int64) analysis {
+	tb.Helper()
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	p := startPeakSampler()
+	n := analyzeFile(tb, path, "json")
+	p.finish()
+	wall := time.Since(start)
+	runtime.ReadMemStats(&after)
+	return analysis{
+		fileBytes: size, outBytes: n, peakHeap: p.heap, peakTotal: p.total,
+		allocBytes: after.TotalAlloc - before.TotalAlloc, allocs: after.Mallocs - before.Mallocs, wall: wall,
+	}
+}
+
 // BenchmarkAnalyze150k runs `analyze --fleet FILE -o json` on a generated
 // 150,000-instance fleet file and reports bytes/op, the peak heap and the
 // peak of all memory the Go runtime holds (about the process's RSS).
@@ -144,12 +195,65 @@ func TestAnalyze150kMemory(t *testing.T) {
 		t.Skip("set GPUFINOPS_MEMORY_TEST=1 to analyse a 150,000-instance fleet (minutes)")
 	}
 	path, size := writeBigFleet(t, memoryFleetSize)
-	runtime.GC()
-	p := startPeakSampler()
-	n := analyzeFile(t, path, "json")
-	p.finish()
-	t.Logf("fleet file %d MiB, report %d MiB; peak heap %d MiB, peak Go memory %d MiB", size>>20, n>>20, p.heap>>20, p.total>>20)
-	if p.total > memoryBudget {
-		t.Errorf("peak Go memory %d MiB, over the budget of %d MiB", p.total>>20, memoryBudget>>20)
+	a := measureAnalyze(t, path, size)
+	t.Log(a)
+	if a.peakTotal > memoryBudget {
+		t.Errorf("peak Go memory %d MiB, over the budget of %d MiB", a.peakTotal>>20, memoryBudget>>20)
+	}
+}
+
+// TestAnalyzeMemoryRegression analyses a 30,000-instance fleet file and fails
+// when it takes more than ciMemoryBound: the cheap, every-run guard of the
+// 150,000-instance budget. Skipped under -short.
+func TestAnalyzeMemoryRegression(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyses a 30,000-instance fleet")
+	}
+	path, size := writeBigFleet(t, ciFleetSize)
+	a := measureAnalyze(t, path, size)
+	t.Log(a)
+	if a.peakTotal > ciMemoryBound {
+		t.Errorf("peak Go memory %d MiB analysing %d instances, over the bound of %d MiB", a.peakTotal>>20, ciFleetSize, ciMemoryBound>>20)
+	}
+}
+
+// TestAnalyzeAuditSummarySameReport: the plan analyze builds for its report
+// (the tag audit summarised, the plan consumed part by part) prints the same
+// report, byte for byte in every format, as a plan kept whole.
+func TestAnalyzeAuditSummarySameReport(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := func() *fleet.Fleet {
+		f := fleetgen.Generate(bigFleetOptions(1500))
+		if err := pricing.Complete(f, cat); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	meta := report.Meta{GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), FleetName: "big"}
+	whole := recommend.Run(gen(), cat, recommend.DefaultPolicy())
+	compact := recommend.RunWith(gen(), cat, recommend.DefaultPolicy(), recommend.Options{AuditSummary: true})
+	if len(compact.Governance.Audit.Violations) == 0 {
+		t.Fatal("the generated fleet has no tag violations")
+	}
+	for _, v := range compact.Governance.Audit.Violations {
+		if v.Violations != nil || v.Action != "" {
+			t.Fatalf("%s: the summarised audit keeps its detail", v.ResourceID)
+		}
+	}
+	want, got := report.New(whole, meta), report.Consume(&compact, meta)
+	for _, format := range report.Formats {
+		var w, g bytes.Buffer
+		if err := report.Write(&w, want, format, report.PrintOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := report.Write(&g, got, format, report.PrintOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.Bytes(), g.Bytes()) {
+			t.Errorf("-o %s: the summarised plan's report differs (%d bytes, whole plan %d)", format, g.Len(), w.Len())
+		}
 	}
 }

@@ -120,6 +120,7 @@ func decodeInstances(raw json.RawMessage) ([]Instance, error) {
 		return nil, err
 	}
 	out := []Instance{}
+	strs := interner{}
 	var elem json.RawMessage
 	for i := 0; dec.More(); i++ {
 		if err := dec.Decode(&elem); err != nil {
@@ -144,9 +145,55 @@ func decodeInstances(raw json.RawMessage) ([]Instance, error) {
 				return nil, err
 			}
 		}
+		strs.instance(&in)
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// maxInterned bounds the strings an interner holds: a fleet's repeated
+// strings are far fewer, and unique ones (names, IDs) gain nothing.
+const maxInterned = 1 << 16
+
+// interner makes the strings that repeat across a large fleet's instances
+// (providers, regions, types, tag keys and values) one copy each, instead of
+// one per instance as the decoder allocates them.
+type interner map[string]string
+
+func (t interner) str(s string) string {
+	if v, ok := t[s]; ok {
+		return v
+	}
+	if len(t) < maxInterned {
+		t[s] = s
+	}
+	return s
+}
+
+func (t interner) instance(in *Instance) {
+	in.Provider = Provider(t.str(string(in.Provider)))
+	in.Account = t.str(in.Account)
+	in.Region = t.str(in.Region)
+	in.Zone = t.str(in.Zone)
+	in.InstanceType = t.str(in.InstanceType)
+	in.GPU.Model = t.str(in.GPU.Model)
+	in.Lifecycle = Lifecycle(t.str(string(in.Lifecycle)))
+	in.State = State(t.str(string(in.State)))
+	if len(in.Tags) > 0 {
+		tags := make(map[string]string, len(in.Tags))
+		for k, v := range in.Tags {
+			tags[t.str(k)] = t.str(v)
+		}
+		in.Tags = tags
+	}
+	if w := in.Workload; w != nil {
+		w.Type = WorkloadType(t.str(string(w.Type)))
+		w.Model = t.str(w.Model)
+		w.Precision = t.str(w.Precision)
+	}
+	if u := in.Utilization; u != nil {
+		u.Source = t.str(u.Source)
+	}
 }
 
 // redecode decodes a checked generic value into its typed form.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // parseBoth parses data piecewise and as a whole tree.
@@ -96,4 +97,32 @@ func FuzzParsePiecewise(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameResult(t, "fleet.json", data)
 	})
+}
+
+func TestDecodeLargeInterns(t *testing.T) {
+	doc := `{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instances": [
+	  {"id": "i-1", "provider": "aws", "region": "us-east-1", "instanceType": "g5.xlarge", "tags": {"Team": "ml"}},
+	  {"id": "i-2", "provider": "aws", "region": "us-east-1", "instanceType": "g5.xlarge", "tags": {"Team": "ml"}}]}`
+	f, err := Parse("f.json", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := f.Instances[0], f.Instances[1]
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are two strings", what, x, y)
+		}
+	}
+	same("region", a.Region, b.Region)
+	same("instance type", a.InstanceType, b.InstanceType)
+	same("tag value", a.Tags["Team"], b.Tags["Team"])
+	for ka := range a.Tags {
+		for kb := range b.Tags {
+			same("tag key", ka, kb)
+		}
+	}
+	if a.ID == b.ID {
+		t.Error("IDs merged")
+	}
 }

@@ -114,7 +114,13 @@ type Audit struct {
 }
 
 // AuditTags checks every item's tags against the policy.
-func AuditTags(items []Item, p Policy) Audit {
+func AuditTags(items []Item, p Policy) Audit { return AuditTagsEach(items, p, nil) }
+
+// AuditTagsEach is AuditTags handing each instance's violations, whole, to
+// each (when not nil) before the audit keeps them: each may use the detail
+// and leave the audit only what it needs (the counts and costs are taken
+// before). Instances come in the items' order.
+func AuditTagsEach(items []Item, p Policy, each func(*InstanceViolations)) Audit {
 	a := Audit{Policy: p, InstanceCount: len(items), Tags: []TagSummary{}, Violations: []InstanceViolations{}}
 	summaries := map[string]*TagSummary{}
 	var order []string
@@ -135,6 +141,9 @@ func AuditTags(items []Item, p Policy) Audit {
 	}
 
 	total, bad := decimal.Zero, decimal.Zero
+	// Most instances of a large fleet lack the same tags: their messages are
+	// held once.
+	msgs := interner{}
 	for _, it := range items {
 		cost, _ := costs(it)
 		if !it.Priced {
@@ -142,6 +151,9 @@ func AuditTags(items []Item, p Policy) Audit {
 		}
 		total = total.Add(cost)
 		iv := auditItem(it, p)
+		for i := range iv.Violations {
+			iv.Violations[i].Message = msgs.intern(iv.Violations[i].Message)
+		}
 		for _, v := range iv.Violations {
 			s := summaries[fold(v.Tag)]
 			switch v.Kind {
@@ -163,6 +175,9 @@ func AuditTags(items []Item, p Policy) Audit {
 			bad = bad.Add(cost)
 		}
 		if len(iv.Violations) > 0 {
+			if each != nil {
+				each(&iv)
+			}
 			a.Violations = append(a.Violations, iv)
 		}
 	}
@@ -181,6 +196,17 @@ func AuditTags(items []Item, p Policy) Audit {
 	a.CompliancePercentByInstances = percent(decimal.NewFromInt(int64(a.CompliantCount)), decimal.NewFromInt(int64(a.InstanceCount)))
 	a.CompliancePercentBySpend = percent(total.Sub(bad), total)
 	return a
+}
+
+// interner holds one copy of each string it has seen.
+type interner map[string]string
+
+func (in interner) intern(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
 }
 
 // auditItem checks one item: each required tag, then the allowed values of

@@ -3,6 +3,7 @@ package governance
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
@@ -338,5 +339,38 @@ func TestAuditNonRequiredAllowedTagIsSummarized(t *testing.T) {
 	}
 	if !strings.Contains(a.Violations[0].Action, `Set Tier to one of gold (not "bronze")`) {
 		t.Errorf("action %q", a.Violations[0].Action)
+	}
+}
+
+func TestAuditTagsEach(t *testing.T) {
+	items := []Item{
+		item("a", fleet.AWS, nil, nil, "5"),
+		item("b", fleet.AWS, map[string]string{"Team": "x"}, nil, "9"),
+		item("c", fleet.AWS, nil, nil, "1"),
+	}
+	whole := AuditTags(items, DefaultPolicy())
+	var seen []string
+	trimmed := AuditTagsEach(items, DefaultPolicy(), func(iv *InstanceViolations) {
+		if len(iv.Violations) == 0 || iv.Action == "" {
+			t.Errorf("%s: handed without its detail", iv.ResourceID)
+		}
+		seen = append(seen, iv.ResourceID)
+		iv.Violations, iv.Action = nil, ""
+	})
+	if d := cmp.Diff([]string{"a", "b", "c"}, seen); d != "" {
+		t.Errorf("instances handed (-want +got):\n%s", d)
+	}
+	// The same audit but for the detail each dropped: counts, costs, order.
+	for i := range whole.Violations {
+		whole.Violations[i].Violations, whole.Violations[i].Action = nil, ""
+	}
+	if d := cmp.Diff(whole, trimmed); d != "" {
+		t.Errorf("(-whole +trimmed):\n%s", d)
+	}
+	// Identical messages are held once (costliest first: b, a, c).
+	v := AuditTags(items, DefaultPolicy()).Violations
+	a, c := v[1].Violations[0].Message, v[2].Violations[0].Message
+	if a != c || unsafe.StringData(a) != unsafe.StringData(c) {
+		t.Errorf("%q and %q are two strings", a, c)
 	}
 }

@@ -28,9 +28,13 @@ type Report struct {
 }
 
 // Build audits, allocates and measures items under a policy.
-func Build(items []Item, p Policy) Report {
+func Build(items []Item, p Policy) Report { return BuildEach(items, p, nil) }
+
+// BuildEach is Build handing each instance's tag violations to each as
+// AuditTagsEach does.
+func BuildEach(items []Item, p Policy, each func(*InstanceViolations)) Report {
 	return Report{
-		Audit:      AuditTags(items, p),
+		Audit:      AuditTagsEach(items, p, each),
 		Allocation: Allocate(items, p),
 		Metrics:    ComputeMetrics(items),
 	}

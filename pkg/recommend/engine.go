@@ -89,12 +89,36 @@ type change struct {
 type engine struct {
 	cat      pricing.Catalog
 	policy   Policy
+	opts     Options
 	warnings []Warning
 	sharing  sharing.Plan
 	commits  commitplan.Plan
 	// all is every instance's state, for group rules that report on the
 	// instances they leave out too.
 	all []*state
+	// prices holds one copy of each price instances are costed at (see shared).
+	prices map[pricing.Price]*pricing.Price
+}
+
+// maxSharedPrices bounds the prices shared: a fleet's catalog prices are a
+// few hundred; prices of its own (hourlyPrice) may be one per instance.
+const maxSharedPrices = 4096
+
+// shared is a pointer to a copy of p, the same one for every instance costed
+// at p (the same catalog price), so that a large fleet's instances do not
+// each hold one. InstanceCost.Hourly is read, never written.
+func (e *engine) shared(p pricing.Price) *pricing.Price {
+	if sp, ok := e.prices[p]; ok {
+		return sp
+	}
+	sp := &p
+	if e.prices == nil {
+		e.prices = map[pricing.Price]*pricing.Price{}
+	}
+	if len(e.prices) < maxSharedPrices {
+		e.prices[p] = sp
+	}
+	return sp
 }
 
 func (e *engine) warn(id, code, format string, args ...any) {
@@ -117,7 +141,23 @@ var phases = []phase{
 // give the same plan. The fleet must have been completed from the catalog
 // (pricing.Complete) so that every instance has its GPU facts.
 func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
-	e := &engine{cat: cat, policy: p}
+	return RunWith(f, cat, p, Options{})
+}
+
+// Options say how much of its working the plan keeps; they never change a
+// decision, a figure or a recommendation.
+type Options struct {
+	// AuditSummary keeps of each instance's tag audit only what a report
+	// prints (the tags missing, invalid or spelt differently, and the cost),
+	// not each violation's detail. The tagging recommendations carry that
+	// detail already; for a large fleet a second copy is a large part of the
+	// plan.
+	AuditSummary bool
+}
+
+// RunWith is Run with options.
+func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
+	e := &engine{cat: cat, policy: p, opts: o}
 	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
 	states := make([]*state, len(f.Instances))
 	for i := range f.Instances {
@@ -155,7 +195,7 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	}
 	plan.Instances = make([]InstanceCost, 0, len(states))
 	plan.Recommendations = make([]Recommendation, 0, nrecs)
-	for _, s := range states {
+	for i, s := range states {
 		ic := s.cost0
 		if ic.Priced {
 			ic.OptimizedCost = s.cost()
@@ -164,8 +204,10 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 		}
 		plan.Instances = append(plan.Instances, ic)
 		plan.Recommendations = append(plan.Recommendations, s.recs...)
-		s.recs = nil
+		// Merged: the state may go (e.all is the same slice).
+		states[i] = nil
 	}
+	e.all = nil
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings
 	if plan.Warnings == nil {
@@ -208,8 +250,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	}
 	s.priced = true
 	ic.Priced = true
-	p := price
-	ic.Hourly = &p
+	ic.Hourly = e.shared(price)
 	s.price = price
 	ic.MonthlyCost = s.cost()
 	ic.OptimizedCost = ic.MonthlyCost

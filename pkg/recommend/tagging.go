@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/governance"
@@ -22,34 +23,65 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		}
 		items[i] = it
 	}
-	rep := governance.Build(items, e.policy.Governance)
-	byID := map[string]*state{}
+	byID := make(map[string]*state, len(states))
 	for _, s := range states {
 		byID[s.inst.ID] = s
 	}
-	for _, v := range rep.Audit.Violations {
+	// A large fleet's untagged instances mostly lack the same tags: each
+	// distinct explanation is held once, shared by its recommendations.
+	texts := taggingTexts{}
+	// Each instance's recommendation is made as it is audited, so that the
+	// audit's detail need not be kept (AuditSummary). The order they are made
+	// in does not matter: one per instance, and the plan sorts them.
+	each := func(v *governance.InstanceViolations) {
 		s := byID[v.ResourceID]
-		if v.Compliant || s == nil || !s.priced || s.stopped || s.inst.State != "running" {
-			continue
+		if !v.Compliant && s != nil && s.priced && !s.stopped && s.inst.State == "running" {
+			t := texts.of(v)
+			e.record(s, &change{
+				kind:       KindTagging,
+				target:     t.target,
+				keep:       true,
+				confidence: High,
+				risk:       Low,
+				action:     v.Action,
+				rationale:  t.rationale,
+				evidence: Evidence{
+					Prices:  priceList(s.price),
+					Formula: "no saving of its own: tagging makes the spend attributable (docs/governance.md)",
+					Notes:   t.problems,
+				},
+			})
 		}
-		var problems []string
-		for _, vi := range v.Violations {
-			problems = append(problems, vi.Message)
+		if e.opts.AuditSummary {
+			v.Violations, v.Action = nil, ""
 		}
-		e.record(s, &change{
-			kind:       KindTagging,
-			target:     "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", "),
-			keep:       true,
-			confidence: High,
-			risk:       Low,
-			action:     v.Action,
-			rationale:  "Untagged GPU spend cannot be shown back to a team or project, and escapes budgets and reviews: " + strings.Join(problems, "; ") + ".",
-			evidence: Evidence{
-				Prices:  priceList(s.price),
-				Formula: "no saving of its own: tagging makes the spend attributable (docs/governance.md)",
-				Notes:   problems,
-			},
-		})
 	}
+	rep := governance.BuildEach(items, e.policy.Governance, each)
 	return rep
+}
+
+// taggingText is what the tagging recommendations of instances with the same
+// violations share: the target, the rationale and the problems.
+type taggingText struct {
+	target, rationale string
+	problems          []string
+}
+
+type taggingTexts map[string]*taggingText
+
+// of is the text for an instance's violations.
+func (ts taggingTexts) of(v *governance.InstanceViolations) *taggingText {
+	var problems []string
+	for _, vi := range v.Violations {
+		problems = append(problems, vi.Message)
+	}
+	target := "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", ")
+	rationale := "Untagged GPU spend cannot be shown back to a team or project, and escapes budgets and reviews: " + strings.Join(problems, "; ") + "."
+	key := target + "\x00" + rationale
+	if t, ok := ts[key]; ok {
+		return t
+	}
+	t := &taggingText{target: target, rationale: rationale, problems: slices.Clip(problems)}
+	ts[key] = t
+	return t
 }

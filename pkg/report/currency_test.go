@@ -186,11 +186,11 @@ func TestConvertedJSONValidates(t *testing.T) {
 func TestUtilizationSource(t *testing.T) {
 	cov := 0.75
 	ic := recommend.InstanceCost{ResourceID: "i-1", Provider: fleet.AWS, UtilizationSource: "prometheus", UtilizationCoverage: &cov}
-	in := newInstance(ic)
+	in := newInstance(ic, nil)
 	if in.UtilizationSource != "prometheus" || in.UtilizationCoverage == nil || *in.UtilizationCoverage != 0.75 {
 		t.Errorf("instance = %+v", in)
 	}
-	if in := newInstance(recommend.InstanceCost{ResourceID: "i-2"}); in.UtilizationSource != "" || in.UtilizationCoverage != nil {
+	if in := newInstance(recommend.InstanceCost{ResourceID: "i-2"}, nil); in.UtilizationSource != "" || in.UtilizationCoverage != nil {
 		t.Errorf("instance = %+v", in)
 	}
 }

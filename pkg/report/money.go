@@ -22,7 +22,12 @@ type Money struct {
 }
 
 // NewMoney rounds d to cents, half away from zero.
-func NewMoney(d decimal.Decimal) Money { return Money{d: d.Round(2)} }
+func NewMoney(d decimal.Decimal) Money {
+	if d.Exponent() == -2 { // in cents already: the engine's amounts are
+		return Money{d: d}
+	}
+	return Money{d: d.Round(2)}
+}
 
 // Decimal returns the amount.
 func (m Money) Decimal() decimal.Decimal { return m.d }

@@ -529,10 +529,13 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	// Read the prices before a release clears the plan's parts.
 	stale := stalePriceWarnings(*plan, meta.GeneratedAt)
 	for i := range plan.Recommendations {
-		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i]))
+		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i], release))
 		if release {
 			plan.Recommendations[i] = recommend.Recommendation{}
 		}
+	}
+	if release {
+		plan.Recommendations = nil
 	}
 	// An instance a failed metrics source left without utilization is
 	// marked unknown, and its engine warning says why.
@@ -543,8 +546,10 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 			noUtil[w.ResourceID] = true
 		}
 	}
+	// Instances costed at one price (the plan shares it) share its report form.
+	prices := map[*pricing.Price]*Price{}
 	for i := range plan.Instances {
-		in := newInstance(plan.Instances[i])
+		in := newInstance(plan.Instances[i], prices)
 		if _, ok := unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
 			in.UtilizationSource = fleet.UtilizationUnknown
 		}
@@ -552,6 +557,9 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 		if release {
 			plan.Instances[i] = recommend.InstanceCost{}
 		}
+	}
+	if release {
+		plan.Instances = nil
 	}
 	for _, sw := range meta.ScanWarnings {
 		r.Warnings = append(r.Warnings, newScanWarning(sw))
@@ -565,7 +573,7 @@ func build(plan *recommend.Plan, meta Meta, release bool) *Report {
 	}
 	r.Warnings = append(r.Warnings, stale...)
 	if release {
-		plan.Recommendations, plan.Instances, plan.Warnings = nil, nil, nil
+		plan.Warnings = nil
 	}
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
@@ -689,8 +697,24 @@ func newSummary(s recommend.Summary) Summary {
 	}
 }
 
-func newRecommendation(rec recommend.Recommendation) Recommendation {
+// newRecommendation is rec in the report's types. Its maps and lists are
+// copied unless move: then rec is the caller's to give up and they are taken.
+func newRecommendation(rec recommend.Recommendation, move bool) Recommendation {
 	ev := rec.Evidence
+	riskNotes, notes := rec.RiskNotes, ev.Notes
+	metrics, thresholds := ev.Metrics, ev.Thresholds
+	if !move || riskNotes == nil {
+		riskNotes = copyStrings(riskNotes)
+	}
+	if !move || notes == nil {
+		notes = copyStrings(notes)
+	}
+	if !move || metrics == nil {
+		metrics = copyFloats(metrics)
+	}
+	if !move || thresholds == nil {
+		thresholds = copyFloats(thresholds)
+	}
 	prices := make([]Price, 0, len(ev.Prices))
 	for _, p := range ev.Prices {
 		prices = append(prices, newPrice(p))
@@ -710,16 +734,16 @@ func newRecommendation(rec recommend.Recommendation) Recommendation {
 		MonthlySavings:       NewMoney(rec.MonthlySavings),
 		Confidence:           string(rec.Confidence),
 		Risk:                 string(rec.Risk),
-		RiskNotes:            copyStrings(rec.RiskNotes),
+		RiskNotes:            riskNotes,
 		Rationale:            rec.Rationale,
 		Evidence: Evidence{
-			Metrics:            copyFloats(ev.Metrics),
-			Thresholds:         copyFloats(ev.Thresholds),
+			Metrics:            metrics,
+			Thresholds:         thresholds,
 			Prices:             prices,
 			MonthlyHoursBefore: ev.HoursBefore,
 			MonthlyHoursAfter:  ev.HoursAfter,
 			Formula:            ev.Formula,
-			Notes:              copyStrings(ev.Notes),
+			Notes:              notes,
 			Purchase:           newPurchase(ev.Purchase),
 		},
 		After: rec.After,
@@ -741,7 +765,12 @@ func newPrice(p pricing.Price) Price {
 	}
 }
 
-func newInstance(ic recommend.InstanceCost) Instance {
+// maxSharedPrices bounds the prices newInstance shares, as the engine does.
+const maxSharedPrices = 4096
+
+// newInstance is ic in the report's types; prices (nil: none) maps the
+// plan's prices to their report form, made once each.
+func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) Instance {
 	in := Instance{
 		ResourceID:   ic.ResourceID,
 		Provider:     string(ic.Provider),
@@ -762,8 +791,15 @@ func newInstance(ic recommend.InstanceCost) Instance {
 		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)
 		in.CurrentMonthlyCost, in.OptimizedMonthlyCost, in.MonthlySavings = &cur, &opt, &sav
 		if ic.Hourly != nil {
-			p := newPrice(*ic.Hourly)
-			in.HourlyPrice = &p
+			p, ok := prices[ic.Hourly]
+			if !ok {
+				np := newPrice(*ic.Hourly)
+				p = &np
+				if prices != nil && len(prices) < maxSharedPrices {
+					prices[ic.Hourly] = p
+				}
+			}
+			in.HourlyPrice = p
 		}
 	}
 	return in

@@ -170,7 +170,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		source = "demo"
 	}
 
-	plan := recommend.Run(fl, cat, policy)
+	// The report prints the tag audit's summary; the tagging
+	// recommendations carry its detail.
+	plan := recommend.RunWith(fl, cat, policy, recommend.Options{AuditSummary: true})
 	// The plan is all the rest needs: let the fleet (its samples above all) go
 	// before the report is built beside the plan.
 	fleetName, scanWarnings := fl.Metadata.Name, fl.Metadata.Warnings

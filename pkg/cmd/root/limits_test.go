@@ -13,7 +13,8 @@ import (
 )
 
 // TestPanicIsInternalError: a panic anywhere under a command (here the
-// catalog, an index out of range, a nil map write, a custom value) exits 1
+// catalog, an index out of range, a nil map write, an allocation too large, a
+// custom value) exits 1
 // with one line on stderr, no goroutine dump.
 func TestPanicIsInternalError(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,6 +28,9 @@ func TestPanicIsInternalError(t *testing.T) {
 			_ = a[i%len(a)+len(a)*0+i-i+func() int { return i - 157 + 157 }()-i+i]
 		}, "index out of range [157] with length 157"},
 		{"nil map", func() { var m map[string]int; m["x"] = 1 }, "assignment to entry in nil map"},
+		// An allocation the runtime refuses (a size from a huge input)
+		// panics rather than dying: one line, exit 1.
+		{"allocation too large", func() { n := int(^uint(0) >> 1); _ = make([]uint64, n) }, "makeslice: len out of range"},
 		{"error value", func() { panic(errors.New("engine: two\nlines")) }, "engine: two lines"},
 		{"string", func() { panic("boom") }, "boom"},
 	} {
