@@ -142,3 +142,10 @@ func Group(d decimal.Decimal, places int32) string {
 	}
 	return out
 }
+
+// Percent is a percentage for people, with one decimal: "12.5 %".
+func Percent(d decimal.Decimal) string { return d.StringFixed(1) + " %" }
+
+// Decimals are written to JSON as numbers, not strings: every amount in a
+// JSON document is a number a reader can compute with.
+func init() { decimal.MarshalJSONWithoutQuotes = true }

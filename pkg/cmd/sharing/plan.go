@@ -3,7 +3,6 @@ package sharing
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -37,12 +36,14 @@ type PlanOptions struct {
 	Input cmdutil.FleetFlags
 	// Format is table, json or yaml (the GPU Operator manifests).
 	Format string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdPlan builds `sharing plan`; runF replaces the run function in tests.
 func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	opts := &PlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan}
-	var out *cmdutil.OutputFlag
+	var out *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "plan (--fleet FILE | --demo)",
 		Short: "Pack lightly used GPUs onto fewer GPUs by time-slicing or MIG",
@@ -66,7 +67,7 @@ docs/sharing.md for how to apply them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Format = out.Value
+			opts.Format, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -77,12 +78,12 @@ docs/sharing.md for how to apply them.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlag(cmd, "table", "json", "yaml")
+	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatYAML)
 	return cmd
 }
 
 func planRun(opts *PlanOptions) (err error) {
-	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
@@ -92,29 +93,27 @@ func planRun(opts *PlanOptions) (err error) {
 	plan := recommend.Run(fl, cat, cfg.Policy)
 	sp := plan.Sharing
 
-	switch opts.Format {
-	case "json":
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(sp)
-	case "yaml":
-		b, err := sharing.Manifests(sp)
-		if err != nil {
-			return err
-		}
-		if _, err := opts.IO.Out.Write(b); err != nil {
-			return err
-		}
-		writeSummary(opts.IO.ErrOut, sp)
-		return nil
-	default:
-		if err := writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), sp); err != nil {
-			return err
-		}
-		writeSummary(opts.IO.ErrOut, sp)
-		return nil
-	}
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, sharing.NewDocument(sp), cmdutil.Printers{
+		// -o yaml is the GPU Operator's manifests, not the plan.
+		cmdutil.FormatYAML: func(w io.Writer) error {
+			b, err := sharing.Manifests(sp)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			writeSummary(opts.IO.ErrOut, sp)
+			return nil
+		},
+		cmdutil.FormatTable: func(w io.Writer) error {
+			if err := writeTable(w, opts.IO.IsStdoutTTY(), sp); err != nil {
+				return err
+			}
+			writeSummary(opts.IO.ErrOut, sp)
+			return nil
+		},
+	})
 }
 
 func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
