@@ -77,7 +77,7 @@ func AddOutputFlags(cmd *cobra.Command, formats ...string) *Output {
 	}
 	cmd.Flags().StringVarP(&o.jq, "jq", "q", "", "filter the JSON output with a jq expression (implies -o json)")
 	cmd.Flags().DurationVar(&o.jqTimeout, "jq-timeout", DefaultJQTimeout, "stop a --jq program that runs longer than this")
-	cmd.Flags().StringVarP(&o.template, "template", "t", "", "format the JSON output with a Go template (implies -o json; see 'gpufinops help formatting')")
+	cmd.Flags().StringVarP(&o.template, "template", "t", "", "format the JSON output with a Go template (implies -o json; see docs/output.md)")
 	cmd.MarkFlagsMutuallyExclusive("jq", "template")
 	check := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
