@@ -14,3 +14,12 @@ func PluralOf(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// PluralNumber is Plural for a count that may be fractional, as GPU counts
+// are: "1 GPU", "0.5 GPUs", "8 GPUs".
+func PluralNumber(n float64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatFloat(n, 'g', -1, 64) + " " + noun + "s"
+}

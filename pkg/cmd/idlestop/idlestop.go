@@ -574,7 +574,7 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 		}
 		tp.AddRow(d.ResourceID, string(d.Provider), d.Region, d.InstanceType, string(d.Decision), string(d.Reason),
 			fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent), fmt.Sprint(d.Metrics.Samples),
-			d.HourlySavings.StringFixed(4), money.Plain(d.MonthlySavings.Decimal, money.USD), res)
+			money.CellPlaces(d.HourlySavings.Decimal, money.USD, 4, tty), money.Cell(d.MonthlySavings.Decimal, money.USD, tty), res)
 	}
 	if err := tp.Render(); err != nil {
 		return err

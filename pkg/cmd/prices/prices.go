@@ -23,6 +23,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -314,11 +315,7 @@ func datesWithAge(dates []string, today time.Time) string {
 	for i, d := range dates {
 		parts[i] = d
 		if a := ageDays(today, d); a != nil {
-			unit := "days"
-			if *a == 1 {
-				unit = "day"
-			}
-			parts[i] = fmt.Sprintf("%s, %d %s old", d, *a, unit)
+			parts[i] = fmt.Sprintf("%s, %s old", d, text.Plural(*a, "day"))
 		}
 	}
 	return strings.Join(parts, "; ")

@@ -20,6 +20,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -136,7 +137,7 @@ func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
 			t.AddRow(string(g.Mode), string(g.Provider), dash(g.Account), g.Region, g.InstanceType, g.GPUModel, h.InstanceID,
 				strings.Join(h.Tenants, " "), num(h.GPULoadPercent)+"%",
 				num(h.GPUMemoryGiB)+" of "+num(g.GPUMemoryGiB)+" GiB",
-				layoutText(g, h), strings.Join(frees, " "), money.Plain(freed, money.USD))
+				layoutText(g, h), strings.Join(frees, " "), money.Cell(freed, money.USD, tty))
 		}
 	}
 	return t.Render()
@@ -176,18 +177,11 @@ func writeSummary(w io.Writer, sp sharing.Plan) {
 	if freed == 0 {
 		fmt.Fprintln(w, "No GPU can be shared: nothing to free.")
 	} else {
-		fmt.Fprintf(w, "Frees %d %s: %s %s a month.\n", freed, plural(freed, "instance", "instances"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
+		fmt.Fprintf(w, "Frees %s: %s %s a month.\n", text.Plural(freed, "instance"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
 	}
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func dash(s string) string {

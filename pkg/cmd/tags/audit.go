@@ -235,12 +235,7 @@ type printer struct {
 	tty bool
 }
 
-func (p printer) usd(d decimal.Decimal) string {
-	if p.tty {
-		return money.Format(d, money.USD)
-	}
-	return money.Plain(d, money.USD)
-}
+func (p printer) usd(d decimal.Decimal) string { return money.Cell(d, money.USD, p.tty) }
 
 // perMonth is "$1,234.56/month" on a terminal, "1234.56 USD/month" elsewhere.
 func (p printer) perMonth(d decimal.Decimal) string {
@@ -273,10 +268,7 @@ func (p printer) unitCost(u *governance.UnitCost) string {
 	if u == nil {
 		return "-"
 	}
-	if p.tty {
-		return money.FormatPlaces(u.Decimal, money.USD, 4)
-	}
-	return u.StringFixed(4)
+	return money.CellPlaces(u.Decimal, money.USD, 4, p.tty)
 }
 
 func (p printer) optMoney(m *governance.Money) string {
