@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/root"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
@@ -100,31 +101,33 @@ func factory() (*cmdutil.Factory, *bytes.Buffer) {
 	}, out
 }
 
+// outputCases are a command line for each JSON document, its schema and kind.
+var outputCases = []struct {
+	schema string
+	args   []string
+	kind   string
+}{
+	{"prices.schema.json", []string{"prices", "--gpu", "H100", "-o", "json"}, "PriceList"},
+	{"prices.schema.json", []string{"prices", "--provider", "aws", "--region", "us-east-1", "-o", "json"}, "PriceList"},
+	{"prices.schema.json", []string{"prices", "--gpu", "no-such-gpu", "-o", "json"}, "PriceList"},
+	{"sharing-plan.schema.json", []string{"sharing", "plan", "--demo", "-o", "json"}, "SharingPlan"},
+	{"commit-plan.schema.json", []string{"commit-plan", "--demo", "-o", "json"}, "CommitPlan"},
+	{"tags-audit.schema.json", []string{"tags", "audit", "--demo", "-o", "json"}, "TagsAudit"},
+	{"fit.schema.json", []string{"fit", "--model", "llama-3.1-70b", "-o", "json"}, "Fit"},
+	{"fit.schema.json", []string{"fit", "--model", "llama-3.1-405b", "--precision", "fp32", "-o", "json"}, "Fit"},
+	{"models.schema.json", []string{"fit", "--list-models", "-o", "json"}, "ModelList"},
+	{"report.schema.json", []string{"analyze", "--demo", "-o", "json"}, ""},
+	{"fleet.schema.json", []string{"inventory", "--demo", "-o", "json"}, "Fleet"},
+	{"diff.schema.json", []string{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json", "-o", "json"}, "ReportDiff"},
+}
+
 // TestOutputsValidate runs the commands and validates each real -o json
 // document against its committed schema, and checks its envelope. Doctor's
 // and idle-stop's documents, which need a cloud, are validated by their own
 // tests (pkg/cmd/doctor, internal/e2e).
 func TestOutputsValidate(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	cases := []struct {
-		schema string
-		args   []string
-		kind   string
-	}{
-		{"prices.schema.json", []string{"prices", "--gpu", "H100", "-o", "json"}, "PriceList"},
-		{"prices.schema.json", []string{"prices", "--provider", "aws", "--region", "us-east-1", "-o", "json"}, "PriceList"},
-		{"prices.schema.json", []string{"prices", "--gpu", "no-such-gpu", "-o", "json"}, "PriceList"},
-		{"sharing-plan.schema.json", []string{"sharing", "plan", "--demo", "-o", "json"}, "SharingPlan"},
-		{"commit-plan.schema.json", []string{"commit-plan", "--demo", "-o", "json"}, "CommitPlan"},
-		{"tags-audit.schema.json", []string{"tags", "audit", "--demo", "-o", "json"}, "TagsAudit"},
-		{"fit.schema.json", []string{"fit", "--model", "llama-3.1-70b", "-o", "json"}, "Fit"},
-		{"fit.schema.json", []string{"fit", "--model", "llama-3.1-405b", "--precision", "fp32", "-o", "json"}, "Fit"},
-		{"models.schema.json", []string{"fit", "--list-models", "-o", "json"}, "ModelList"},
-		{"report.schema.json", []string{"analyze", "--demo", "-o", "json"}, ""},
-		{"fleet.schema.json", []string{"inventory", "--demo", "-o", "json"}, "Fleet"},
-		{"diff.schema.json", []string{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json", "-o", "json"}, "ReportDiff"},
-	}
-	for _, c := range cases {
+	for _, c := range outputCases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			f, out := factory()
 			cmd := root.NewCmdRoot(f)
@@ -174,4 +177,60 @@ func TestSchemasRejectStrays(t *testing.T) {
 	if err := s.Validate(v); err != nil {
 		t.Errorf("a later minor version fails: %v", err)
 	}
+}
+
+// TestEveryJSONOutputFiltered walks the command tree: every command with
+// -o json takes --jq, --jq-timeout and --template, and its document is one
+// TestOutputsValidate validates or one named here as validated elsewhere.
+func TestEveryJSONOutputFiltered(t *testing.T) {
+	validated := map[string]bool{}
+	for _, c := range outputCases {
+		validated[commandOf(c.args)] = true
+	}
+	elsewhere := map[string]string{
+		"doctor":     "pkg/cmd/doctor validates it against doctor.schema.json",
+		"idle-stop":  "internal/e2e validates it against idle-stop.schema.json",
+		"iam-policy": "the cloud's own policy document, without an envelope",
+	}
+	f, _ := factory()
+	var walk func(c *cobra.Command)
+	seen := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		o := c.Flags().Lookup("output")
+		if o == nil || !strings.Contains(o.Usage, "json") {
+			return
+		}
+		seen++
+		name := strings.TrimPrefix(c.CommandPath(), "gpufinops ")
+		for _, flag := range []string{"jq", "jq-timeout", "template"} {
+			if c.Flags().Lookup(flag) == nil {
+				t.Errorf("%s has -o json but no --%s", name, flag)
+			}
+		}
+		if !validated[name] && elsewhere[name] == "" {
+			t.Errorf("%s -o json is validated against no schema", name)
+		}
+	}
+	walk(root.NewCmdRoot(f))
+	if seen < 10 {
+		t.Errorf("only %d commands with -o json", seen)
+	}
+}
+
+// commandOf is the command path in args: the words before the first flag.
+func commandOf(args []string) string {
+	var words []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		words = append(words, a)
+	}
+	if len(words) > 0 && words[0] == "diff" {
+		words = words[:1]
+	}
+	return strings.Join(words, " ")
 }

@@ -152,13 +152,19 @@ func pricesRun(opts *PricesOptions) error {
 
 	if len(rows) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no offers match %s\n", describeFilters(opts))
-		if opts.Output != cmdutil.FormatJSON {
-			return nil
+	}
+	// No offers: an empty list in JSON, nothing in a table or CSV.
+	some := func(p cmdutil.Printer) cmdutil.Printer {
+		return func(w io.Writer) error {
+			if len(rows) == 0 {
+				return nil
+			}
+			return p(w)
 		}
 	}
 	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, document(opts, rows), cmdutil.Printers{
-		cmdutil.FormatTable: func(io.Writer) error { return writeTable(opts, rows) },
-		cmdutil.FormatCSV:   func(io.Writer) error { return writeCSV(opts, rows) },
+		cmdutil.FormatTable: some(func(io.Writer) error { return writeTable(opts, rows) }),
+		cmdutil.FormatCSV:   some(func(io.Writer) error { return writeCSV(opts, rows) }),
 	})
 }
 
