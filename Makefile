@@ -9,7 +9,7 @@ LDFLAGS  := -s -w -X $(PKG)/pkg/build.Version=$(VERSION) -X $(PKG)/pkg/build.Com
 .PHONY: help build test lint fuzz bench docs docs-check golden demo clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/gpufinops with version information
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpufinops ./cmd/gpufinops
