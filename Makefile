@@ -6,10 +6,10 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X $(PKG)/pkg/build.Version=$(VERSION) -X $(PKG)/pkg/build.Commit=$(COMMIT) -X $(PKG)/pkg/build.Date=$(DATE)
 
-.PHONY: help build test lint fuzz bench docs golden demo clean
+.PHONY: help build test lint fuzz bench docs docs-check golden demo clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## build bin/gpufinops with version information
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/gpufinops ./cmd/gpufinops
@@ -22,6 +22,10 @@ lint: ## gofmt, go vet and the import rules
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -count=1 -run TestImportRules ./internal/arch/
+
+docs-check: ## fail when a committed schema under docs/schema is stale
+	$(MAKE) docs
+	git diff --exit-code docs/schema
 
 # FUZZTIME is how long `make fuzz` runs each fuzz target; CI keeps it short
 # (the committed corpora run as plain tests in `make test` too).
@@ -39,11 +43,11 @@ fuzz: ## run every FuzzXxx target briefly, FUZZTIME each (go test -fuzz takes on
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-docs: ## regenerate the JSON schemas under docs/schema
-	$(GO) generate ./...
+docs: ## regenerate every JSON schema under docs/schema from the Go types
+	$(GO) run ./cmd/gen-schemas
 
-golden: ## rewrite golden files after an intended output change
-	$(GO) test ./... -update
+golden: ## rewrite golden files after an intended output change, in every package
+	GPUFINOPS_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
 
 demo: ## analyze the embedded demo fleet
 	$(GO) run ./cmd/gpufinops analyze --demo

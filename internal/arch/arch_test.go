@@ -102,12 +102,14 @@ func TestImportRules(t *testing.T) {
 				fail("the provider contract imports only the snapshot and pricing")
 			case me == "pkg/money" && ours:
 				fail("pkg/money is a leaf: it formats amounts and imports nothing of gpufinops")
+			case me == "pkg/envelope" && ours:
+				fail("pkg/envelope is a leaf: it heads JSON documents and imports nothing of gpufinops")
 			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance", "pkg/money"):
 				fail("the engine sees only the snapshot, the catalog, the pure strategy packages and the money formatter")
 			case under(me, "pkg/metrics") && ours && !under(dep, "pkg/fleet", "pkg/metrics"):
 				fail("metrics sources import only the snapshot and each other")
-			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money"):
-				fail("strategy packages are pure: they import only the snapshot, the catalog, pkg/llm and the money formatter")
+			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money", "pkg/envelope"):
+				fail("strategy packages are pure: they import only the snapshot, the catalog, pkg/llm, the money formatter and the document header")
 			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
 				fail("pricing imports only pkg/fleet and itself")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):

@@ -18,39 +18,6 @@ import (
 	"github.com/gpufinops/gpufinops/providers"
 )
 
-// OutputFlag is an -o/--output value restricted to a list of formats.
-type OutputFlag struct {
-	Value   string
-	Allowed []string
-}
-
-// String implements pflag.Value.
-func (o *OutputFlag) String() string { return o.Value }
-
-// Set implements pflag.Value and rejects formats not in Allowed.
-func (o *OutputFlag) Set(v string) error {
-	for _, a := range o.Allowed {
-		if v == a {
-			o.Value = v
-			return nil
-		}
-	}
-	return fmt.Errorf("%q is not one of %s", v, strings.Join(o.Allowed, ", "))
-}
-
-// Type implements pflag.Value.
-func (o *OutputFlag) Type() string { return "format" }
-
-// AddOutputFlag adds -o/--output with the allowed formats; the first is the default.
-func AddOutputFlag(cmd *cobra.Command, allowed ...string) *OutputFlag {
-	o := &OutputFlag{Value: allowed[0], Allowed: allowed}
-	cmd.Flags().VarP(o, "output", "o", "output format: "+strings.Join(allowed, "|"))
-	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return allowed, cobra.ShellCompDirectiveNoFileComp
-	})
-	return o
-}
-
 // FleetFlags are the inputs shared by commands that read a fleet: a snapshot
 // file, the demo fleet, or a live scan of one or more clouds.
 type FleetFlags struct {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/itchyny/gojq"
-	"github.com/spf13/cobra"
 )
 
 // Limits of a --jq program: a program that loops (def f: f; f) or builds
@@ -40,17 +39,6 @@ type JQ struct {
 	MaxMemory uint64
 }
 
-// AddJQFlag adds --jq; the command checks it with CheckJQ.
-func AddJQFlag(cmd *cobra.Command, expr *string) {
-	cmd.Flags().StringVarP(expr, "jq", "q", "", "filter the JSON output with a jq expression (needs -o json)")
-}
-
-// AddJQTimeoutFlag adds --jq-timeout, the time limit of a --jq program;
-// the command checks it with CheckJQTimeout.
-func AddJQTimeoutFlag(cmd *cobra.Command, d *time.Duration) {
-	cmd.Flags().DurationVar(d, "jq-timeout", DefaultJQTimeout, "stop a --jq program that runs longer than this")
-}
-
 // CheckJQTimeout refuses a --jq-timeout that is not positive or is above
 // MaxJQTimeout.
 func CheckJQTimeout(d time.Duration) error {
@@ -58,19 +46,6 @@ func CheckJQTimeout(d time.Duration) error {
 		return FlagErrorf("--jq-timeout: %s is outside 1ms–%s", d, MaxJQTimeout)
 	}
 	return nil
-}
-
-// CheckJQ compiles expr for a command printing format. An empty expr gives
-// nil. A format other than json, or an expression that does not parse or
-// compile, is a FlagError (exit code 2).
-func CheckJQ(expr, format string) (*JQ, error) {
-	if expr == "" {
-		return nil, nil
-	}
-	if format != "json" {
-		return nil, FlagErrorf("--jq needs -o json (the output is %s)", format)
-	}
-	return CompileJQ(expr)
 }
 
 // CompileJQ parses and compiles a jq expression; errors are one-line FlagErrors.

@@ -20,7 +20,7 @@ func TestJQRun(t *testing.T) {
 		{"$ENV | length", "0\n"},
 	} {
 		t.Run(tc.expr, func(t *testing.T) {
-			q, err := CheckJQ(tc.expr, "json")
+			q, err := CompileJQ(tc.expr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,18 +35,14 @@ func TestJQRun(t *testing.T) {
 	}
 }
 
-func TestCheckJQErrors(t *testing.T) {
-	if q, err := CheckJQ("", "table"); q != nil || err != nil {
-		t.Errorf("empty expression: %v %v", q, err)
-	}
-	for _, tc := range []struct{ expr, format, want string }{
-		{".a", "table", "--jq needs -o json (the output is table)"},
-		{".a |", "json", `--jq ".a |": unexpected EOF`},
-		{".[", "json", `--jq ".[": unexpected EOF`},
-		{"nosuchfunc(1)", "json", `--jq "nosuchfunc(1)": function not defined: nosuchfunc/1`},
+func TestCompileJQErrors(t *testing.T) {
+	for _, tc := range []struct{ expr, want string }{
+		{".a |", `--jq ".a |": unexpected EOF`},
+		{".[", `--jq ".[": unexpected EOF`},
+		{"nosuchfunc(1)", `--jq "nosuchfunc(1)": function not defined: nosuchfunc/1`},
 	} {
 		t.Run(tc.expr, func(t *testing.T) {
-			_, err := CheckJQ(tc.expr, tc.format)
+			_, err := CompileJQ(tc.expr)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}

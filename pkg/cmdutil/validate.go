@@ -11,6 +11,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -104,8 +105,8 @@ func CheckCatalogFacts(fl *fleet.Fleet, cat pricing.Catalog) error {
 		}
 		where := fmt.Sprintf("instances[%d] (id %q)", i, in.ID)
 		if in.GPU.Count != 0 && math.Abs(in.GPU.Count-t.GPUCount) > 1e-9 {
-			errs = append(errs, fmt.Errorf("%s: gpu.count: %v contradicts the catalog: %s %s has %v GPU%s",
-				where, in.GPU.Count, in.Provider, t.Name, t.GPUCount, plural(t.GPUCount)))
+			errs = append(errs, fmt.Errorf("%s: gpu.count: %v contradicts the catalog: %s %s has %s",
+				where, in.GPU.Count, in.Provider, t.Name, text.PluralNumber(t.GPUCount, "GPU")))
 			continue
 		}
 		if err := checkSampleWidths(in, t); err != nil {
@@ -126,19 +127,12 @@ func checkSampleWidths(in *fleet.Instance, t pricing.InstanceType) error {
 			v    fleet.PerGPU
 		}{{"gpu", s.GPU}, {"gpuMemory", s.GPUMemory}} {
 			if len(f.v) > 1 && len(f.v) > gpus {
-				return fmt.Errorf("utilization.samples[%d].%s: %d values, but %s %s has %d GPU%s",
-					j, f.name, len(f.v), in.Provider, t.Name, gpus, plural(float64(gpus)))
+				return fmt.Errorf("utilization.samples[%d].%s: %d values, but %s %s has %s",
+					j, f.name, len(f.v), in.Provider, t.Name, text.Plural(gpus, "GPU"))
 			}
 		}
 	}
 	return nil
-}
-
-func plural(n float64) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // SanePrices drops live prices above fleet.MaxHourlyPrice an hour (a unit

@@ -30,6 +30,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -794,3 +795,19 @@ func splitCents(total decimal.Decimal, ids []string, weights []float64) []decima
 	}
 	return parts
 }
+
+// Kind and SchemaVersion head the JSON document of a plan.
+const (
+	Kind          = "CommitPlan"
+	SchemaVersion = "1.0"
+)
+
+// Document is the JSON document of `gpufinops commit-plan -o json`: the
+// header, then the plan.
+type Document struct {
+	envelope.Header
+	Plan
+}
+
+// NewDocument is p's JSON document.
+func NewDocument(p Plan) Document { return Document{envelope.New(Kind, SchemaVersion), p} }

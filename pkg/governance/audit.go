@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -406,4 +408,41 @@ func attributes(tags []string) bool {
 		}
 	}
 	return false
+}
+
+// Kind and SchemaVersion head the JSON document of an audit.
+const (
+	Kind          = "TagsAudit"
+	SchemaVersion = "1.0"
+)
+
+// Document is the JSON document of `gpufinops tags audit -o json`: the
+// header, where the audit came from, then the report.
+type Document struct {
+	envelope.Header
+	// GeneratedAt is when the audit ran (RFC 3339, UTC).
+	GeneratedAt time.Time `json:"generatedAt"`
+	// Currency of every amount: USD.
+	Currency string `json:"currency"`
+	// Fleet is the snapshot audited.
+	Fleet DocumentFleet `json:"fleet"`
+	Report
+}
+
+// DocumentFleet names the snapshot an audit read.
+type DocumentFleet struct {
+	Name   string `json:"name,omitempty"`
+	Source string `json:"source"`
+}
+
+// NewDocument is r's JSON document, generated at now from the fleet named
+// name read from source.
+func NewDocument(r Report, now time.Time, name, source string) Document {
+	return Document{
+		Header:      envelope.New(Kind, SchemaVersion),
+		GeneratedAt: now.UTC(),
+		Currency:    "USD",
+		Fleet:       DocumentFleet{Name: name, Source: source},
+		Report:      r,
+	}
 }

@@ -142,3 +142,26 @@ func Group(d decimal.Decimal, places int32) string {
 	}
 	return out
 }
+
+// Percent is a percentage for people, with one decimal: "12.5 %".
+func Percent(d decimal.Decimal) string { return d.StringFixed(1) + " %" }
+
+// Decimals are written to JSON as numbers, not strings: every amount in a
+// JSON document is a number a reader can compute with.
+func init() { decimal.MarshalJSONWithoutQuotes = true }
+
+// Cell is d as a table prints it: for people on a terminal (Format,
+// "$12,345.67"), plain in pipes (Plain, "12345.67"). Every table writes
+// money through it.
+func Cell(d decimal.Decimal, code string, tty bool) string {
+	return CellPlaces(d, code, Scale(code), tty)
+}
+
+// CellPlaces is Cell with places decimals, for hourly prices: "$1.0060" on
+// a terminal, "1.0060" in pipes.
+func CellPlaces(d decimal.Decimal, code string, places int32, tty bool) string {
+	if tty {
+		return FormatPlaces(d, code, places)
+	}
+	return d.StringFixed(places)
+}

@@ -1,6 +1,7 @@
 package money
 
 import (
+	"encoding/json"
 	"math/rand"
 	"strings"
 	"testing"
@@ -114,4 +115,29 @@ func FuzzFormat(f *testing.F) {
 			t.Fatalf("Format(%s, %q) = %q lost its sign", a, code, s)
 		}
 	})
+}
+
+func TestCellAndPercent(t *testing.T) {
+	v := d("12345.675")
+	for _, tc := range []struct{ got, want string }{
+		{Cell(v, USD, true), "$12,345.68"},
+		{Cell(v, USD, false), "12345.68"},
+		{Cell(v, "JPY", true), "¥12,346"},
+		{Cell(v, "JPY", false), "12346"},
+		{CellPlaces(decimal.RequireFromString("1.006"), USD, 4, true), "$1.0060"},
+		{CellPlaces(decimal.RequireFromString("1.006"), USD, 4, false), "1.0060"},
+		{Percent(decimal.RequireFromString("92.25")), "92.3 %"},
+		{Percent(decimal.Zero), "0.0 %"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestDecimalsAreJSONNumbers(t *testing.T) {
+	b, err := json.Marshal(struct{ A decimal.Decimal }{decimal.RequireFromString("443.40")})
+	if err != nil || string(b) != `{"A":443.4}` {
+		t.Errorf("got %s, %v: want a number", b, err)
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
-//go:generate go run ../../cmd/gen-report-schema -src . -o ../../docs/schema/report.schema.json
-
 // SchemaID is the $id of the report's JSON Schema.
 const SchemaID = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/report.schema.json"
 

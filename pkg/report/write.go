@@ -9,7 +9,9 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/text"
 )
 
 // Formats lists the output formats Write accepts, in the order help shows them.
@@ -193,13 +195,8 @@ func actionText(rec Recommendation) string {
 	return rec.Action + " → " + rec.Target
 }
 
-// plural writes n and the noun, adding "s" unless n is 1.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural writes n and the noun, adding "s" unless n is 1 (text.Plural).
+func plural(n int, noun string) string { return text.Plural(n, noun) }
 
-// percent renders the savings percentage with one decimal.
-func percent(n Number) string { return n.d.StringFixed(1) + " %" }
+// percent renders the savings percentage with one decimal (money.Percent).
+func percent(n Number) string { return money.Percent(n.d) }

@@ -14,16 +14,24 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/report"
 )
 
 // Version is the version of the diff's JSON form, "major.minor". Additive
 // changes bump the minor; removals and renames bump the major.
-const Version = "1.0"
+const Version = "1.1"
+
+// Kind names the diff's JSON document.
+const Kind = "ReportDiff"
 
 // Diff is what changed from an old report to a new one.
 type Diff struct {
-	// DiffVersion is the version of this JSON form, "major.minor".
+	// Header is the version of this JSON form ("major.minor", Version) and
+	// its kind, ReportDiff, as every gpufinops document starts (since 1.1).
+	envelope.Header
+	// DiffVersion is the version of this JSON form, "major.minor"; the same
+	// as schemaVersion, kept for readers of 1.0.
 	DiffVersion string `json:"diffVersion"`
 	// Currency of every amount.
 	Currency string `json:"currency"`
@@ -180,6 +188,7 @@ func Compare(old, new *report.Report, oldFile, newFile string) (*Diff, error) {
 	}
 	os, ns := old.Summary, new.Summary
 	d := &Diff{
+		Header:      envelope.New(Kind, Version),
 		DiffVersion: Version,
 		Currency:    new.Currency,
 		Old:         side(old, oldFile),

@@ -29,9 +29,14 @@ func JSONSchema() ([]byte, error) {
 		},
 	}
 	s := rf.Reflect(&Diff{})
-	if v, ok := s.Properties.Get("diffVersion"); ok {
-		major, _, _ := strings.Cut(Version, ".")
-		v.Pattern = "^" + major + `\.[0-9]+$`
+	major, _, _ := strings.Cut(Version, ".")
+	for _, name := range []string{"schemaVersion", "diffVersion"} {
+		if v, ok := s.Properties.Get(name); ok {
+			v.Pattern = "^" + major + `\.[0-9]+$`
+		}
+	}
+	if k, ok := s.Properties.Get("kind"); ok {
+		k.Const = Kind
 	}
 	s.ID = SchemaID
 	s.Title = "gpufinops report diff"

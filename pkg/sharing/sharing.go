@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -190,3 +191,19 @@ func (p Plan) MoveOf(instanceID string) (Group, Move, bool) {
 	}
 	return Group{}, Move{}, false
 }
+
+// Kind and SchemaVersion head the JSON document of a plan.
+const (
+	Kind          = "SharingPlan"
+	SchemaVersion = "1.0"
+)
+
+// Document is the JSON document of `gpufinops sharing plan -o json`: the
+// header, then the plan.
+type Document struct {
+	envelope.Header
+	Plan
+}
+
+// NewDocument is p's JSON document.
+func NewDocument(p Plan) Document { return Document{envelope.New(Kind, SchemaVersion), p} }

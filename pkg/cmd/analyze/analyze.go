@@ -3,9 +3,9 @@
 package analyze
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -44,8 +44,8 @@ type AnalyzeOptions struct {
 	// Gates are the --fail-on expressions, evaluated on the USD report
 	// after it is written.
 	Gates []gates.Gate
-	// JQ filters the JSON output (--jq); nil prints it whole.
-	JQ *cmdutil.JQ
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 	// Currency is the --currency code; "USD" prints the report as priced.
 	Currency string
 	// ExchangeRate is --exchange-rate; nil takes the configured rate.
@@ -56,10 +56,9 @@ type AnalyzeOptions struct {
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
-	var jqTimeout time.Duration
-	var term, jq, currency, rate string
+	var term, currency, rate string
 	var failOn []string
-	var out *cmdutil.OutputFlag
+	var out *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "analyze (--fleet FILE | --demo)",
 		Short: "Recommend how to cut a GPU fleet's spend, with the saving of each change",
@@ -82,7 +81,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Format = out.Value
+			opts.Format, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -103,15 +102,6 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				return &cmdutil.FlagError{Err: err}
 			}
 			opts.Gates = gs
-			if opts.JQ, err = cmdutil.CheckJQ(jq, opts.Format); err != nil {
-				return err
-			}
-			if err := cmdutil.CheckJQTimeout(jqTimeout); err != nil {
-				return err
-			}
-			if opts.JQ != nil {
-				opts.JQ.Timeout = jqTimeout
-			}
 			if opts.Currency, err = report.ParseCurrency(currency); err != nil {
 				return cmdutil.FlagErrorf("--currency: %v", err)
 			}
@@ -132,20 +122,18 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlag(cmd, report.Formats...)
+	out = cmdutil.AddOutputFlags(cmd, report.Formats...)
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 5 after writing the report when an expression holds, e.g. 'savings>5000', 'idle-gpus>0', 'savings:spot>1000&&confidence=high' (repeatable; commas separate too)")
-	cmdutil.AddJQFlag(cmd, &jq)
-	cmdutil.AddJQTimeoutFlag(cmd, &jqTimeout)
 	cmd.Flags().StringVar(&currency, "currency", pricing.Currency, "print amounts in this currency (prices stay USD); needs a rate")
 	cmd.Flags().StringVar(&rate, "exchange-rate", "", "units of --currency one USD buys (default: config report.exchange_rates.<CODE>)")
 	return cmd
 }
 
 func analyzeRun(opts *AnalyzeOptions) (err error) {
-	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
@@ -201,15 +189,12 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	if opts.IO.ColorEnabled() {
 		popts.Color = opts.IO.ColorScheme()
 	}
-	if opts.JQ != nil {
-		var doc bytes.Buffer
-		if err := report.Write(&doc, printed, "json", popts); err != nil {
-			return err
-		}
-		if err := opts.JQ.Run(opts.Ctx, opts.IO.Out, doc.Bytes()); err != nil {
-			return err
-		}
-	} else if err := report.Write(opts.IO.Out, printed, opts.Format, popts); err != nil {
+	// The report has a printer for each of its formats, JSON (streamed) too.
+	printers := cmdutil.Printers{}
+	for _, format := range report.Formats {
+		printers[format] = func(w io.Writer) error { return report.Write(w, printed, format, popts) }
+	}
+	if err := cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, nil, printers); err != nil {
 		return err
 	}
 	// The report is written; now the gates, on the USD figures.

@@ -134,6 +134,15 @@ func TestJQ(t *testing.T) {
 	if err != nil || out != "nb-g4dn-8\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
+	// --jq and --template without -o select json, as gh's do.
+	out, err, _ = runAnalyze(t, nil, false, "--demo", "--jq", ".summary.monthlySavings")
+	if err != nil || out != "86904.45\n" {
+		t.Errorf("--jq without -o: got %q, %v", out, err)
+	}
+	out, err, _ = runAnalyze(t, nil, false, "--demo", "--template", `{{.schemaVersion}} {{money .summary.monthlySavings .currency}} {{percent .summary.savingsPercent}}{{"\n"}}`)
+	if err != nil || !strings.HasSuffix(out, " $86,904.45 92.2 %\n") {
+		t.Errorf("--template: got %q, %v", out, err)
+	}
 	// A gate still applies, after the filtered output.
 	out, err, code := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".currency", "--fail-on", "savings>5000")
 	if out != "USD\n" || code != cmdutil.ExitGate {
@@ -144,7 +153,9 @@ func TestJQ(t *testing.T) {
 		want string
 		code cmdutil.ExitCode
 	}{
-		{[]string{"--jq", ".summary"}, "--jq needs -o json (the output is table)", cmdutil.ExitUsage},
+		{[]string{"-o", "table", "--jq", ".summary"}, "--jq needs -o json (the output is table)", cmdutil.ExitUsage},
+		{[]string{"-o", "markdown", "--template", "{{.currency}}"}, "--template needs -o json (the output is markdown)", cmdutil.ExitUsage},
+		{[]string{"--template", "{{.currency"}, "--template: ", cmdutil.ExitUsage},
 		{[]string{"-o", "json", "--jq", ".summary |"}, `--jq ".summary |": unexpected EOF`, cmdutil.ExitUsage},
 		{[]string{"-o", "json", "--jq", "nope"}, `--jq "nope": function not defined: nope/0`, cmdutil.ExitUsage},
 		{[]string{"-o", "json", "--jq", ".summary.monthlySavings | keys"}, `--jq ".summary.monthlySavings | keys": `, cmdutil.ExitError},

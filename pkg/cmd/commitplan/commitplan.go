@@ -5,7 +5,6 @@ package commitplan
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -54,12 +53,14 @@ type CommitPlanOptions struct {
 	Term string
 	// Output is table or json.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdCommitPlan builds the command; runF replaces the run function in tests.
 func NewCmdCommitPlan(f *cmdutil.Factory, runF func(*CommitPlanOptions) error) *cobra.Command {
 	opts := &CommitPlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
-	var out *cmdutil.OutputFlag
+	var out *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "commit-plan (--fleet FILE | --demo)",
 		Short: "Size savings plans, reservations and committed use discounts from hourly usage",
@@ -86,7 +87,7 @@ docs/commit-plan.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Output = out.Value
+			opts.Output, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -104,12 +105,12 @@ docs/commit-plan.md.`,
 	_ = cmd.RegisterFlagCompletionFunc("term", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{cplan.Term1y, cplan.Term3y, termBoth}, cobra.ShellCompDirectiveNoFileComp
 	})
-	out = cmdutil.AddOutputFlag(cmd, "table", "json")
+	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
 }
 
 func commitPlanRun(opts *CommitPlanOptions) (err error) {
-	opts.Input.Quiet = opts.Output != "table" && opts.Output != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Output)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
@@ -125,17 +126,14 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	// quantization, sharing and spot, at each type's commitment rate; this
 	// command shows that plan in full.
 	p := onlyTerm(recommend.Run(fl, cat, policy).Commitments, opts.Term)
-	if opts.Output == "json" {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(p)
-	}
 	source := opts.Input.SourceName()
 	if opts.Input.Demo {
 		source = "demo"
 	}
-	return writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}, p)
+	h := header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, cplan.NewDocument(p), cmdutil.Printers{
+		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts.IO.IsStdoutTTY(), h, p) },
+	})
 }
 
 // onlyTerm keeps one term of each group ("both" keeps every term), its

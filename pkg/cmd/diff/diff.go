@@ -3,6 +3,7 @@
 package diff
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -27,12 +28,14 @@ type DiffOptions struct {
 	NewPath string
 	// Output is table, json or markdown.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdDiff builds the command; runF replaces the run function in tests.
 func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Command {
 	opts := &DiffOptions{IO: f.IOStreams}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "diff OLD.json NEW.json",
 		Short: "Show what changed between two JSON reports",
@@ -59,14 +62,14 @@ details folded.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.OldPath, opts.NewPath = args[0], args[1]
-			opts.Output = output.Value
+			opts.Output, opts.Filter = output.Format(), output.Filter
 			if runF != nil {
 				return runF(opts)
 			}
 			return diffRun(opts)
 		},
 	}
-	output = cmdutil.AddOutputFlag(cmd, reportdiff.Formats...)
+	output = cmdutil.AddOutputFlags(cmd, reportdiff.Formats...)
 	return cmd
 }
 
@@ -83,7 +86,12 @@ func diffRun(opts *DiffOptions) error {
 	if err != nil {
 		return &cmdutil.InputError{Err: err}
 	}
-	return reportdiff.Write(opts.IO.Out, d, opts.Output, reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY()})
+	popts := reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY()}
+	printers := cmdutil.Printers{}
+	for _, format := range reportdiff.Formats {
+		printers[format] = func(w io.Writer) error { return reportdiff.Write(w, d, format, popts) }
+	}
+	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, d, printers)
 }
 
 // load reads one report; every failure is a one-line InputError naming the file.

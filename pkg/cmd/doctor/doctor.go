@@ -6,9 +6,9 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
@@ -35,10 +36,19 @@ type DoctorOptions struct {
 	Input cmdutil.FleetFlags
 	// Output is table or json.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
+
+// Kind and SchemaVersion head the JSON document.
+const (
+	Kind          = "DoctorReport"
+	SchemaVersion = "1.0"
+)
 
 // Report is the `gpufinops doctor -o json` document.
 type Report struct {
+	envelope.Header
 	// Scopes are the checked scopes in order: per provider, each account
 	// (account-wide checks, no region), then its regions.
 	Scopes []ScopeResult `json:"scopes"`
@@ -63,7 +73,7 @@ type Summary struct {
 // NewCmdDoctor builds the command; runF replaces the run function in tests.
 func NewCmdDoctor(f *cmdutil.Factory, runF func(*DoctorOptions) error) *cobra.Command {
 	opts := &DoctorOptions{IO: f.IOStreams, Config: f.Config, Providers: f.Providers}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "doctor [--provider CLOUD] [--region R]",
 		Short: "Check credentials, permissions and GPU metric coverage",
@@ -78,7 +88,7 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
   $ gpufinops doctor --provider aws --region us-east-1,eu-west-1 -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Output = output.Value
+			opts.Output, opts.Filter = output.Format(), output.Filter
 			opts.Ctx = cmd.Context()
 			if len(opts.Input.Providers) == 0 {
 				opts.Input.Providers = defaultClouds()
@@ -93,7 +103,7 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 		},
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Input, "check")
-	output = cmdutil.AddOutputFlag(cmd, "table", "json")
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
 }
 
@@ -110,7 +120,10 @@ func doctorRun(opts *DoctorOptions) error {
 	if err != nil {
 		return err
 	}
-	if werr := write(opts, rep); werr != nil {
+	werr := cmdutil.Print(ctx, opts.IO.Out, opts.Output, opts.Filter, rep, cmdutil.Printers{
+		cmdutil.FormatTable: func(io.Writer) error { return write(opts, rep) },
+	})
+	if werr != nil {
 		return werr
 	}
 	return rep.Err()
@@ -119,7 +132,7 @@ func doctorRun(opts *DoctorOptions) error {
 // Run checks every provider the flags name. Credentials that cannot be loaded
 // at all become a missing credentials check of the provider.
 func Run(ctx context.Context, build func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error), in cmdutil.FleetFlags, cfg *config.Config) (*Report, error) {
-	rep := &Report{Scopes: []ScopeResult{}}
+	rep := &Report{Header: envelope.New(Kind, SchemaVersion), Scopes: []ScopeResult{}}
 	for _, name := range in.Providers {
 		one := in
 		one.Providers = []string{name}
@@ -303,13 +316,8 @@ func firstLine(s string) string {
 	return first
 }
 
+// write prints the checks as a table, then the fixes.
 func write(opts *DoctorOptions, rep *Report) error {
-	if opts.Output == "json" {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
-	}
 	cs := opts.IO.ColorScheme()
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "scope", "check", "status", "detail")
 	var fixes []string

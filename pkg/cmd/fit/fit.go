@@ -4,8 +4,10 @@
 package fit
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/llm"
@@ -49,12 +52,14 @@ type FitOptions struct {
 	ListModels bool
 	// Output is table or json.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdFit builds the command; runF replaces the run function in tests.
 func NewCmdFit(f *cmdutil.Factory, runF func(*FitOptions) error) *cobra.Command {
 	opts := &FitOptions{IO: f.IOStreams, Catalog: f.Catalog}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	var precision, kvPrecision string
 	cmd := &cobra.Command{
 		Use:   "fit {--model NAME | --params COUNT} [flags]",
@@ -84,7 +89,7 @@ list prices. Formulas and limits: docs/fit.md.`,
   $ gpufinops fit --list-models`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Output = output.Value
+			opts.Output, opts.Filter = output.Format(), output.Filter
 			if err := opts.complete(precision, kvPrecision); err != nil {
 				return err
 			}
@@ -105,7 +110,7 @@ list prices. Formulas and limits: docs/fit.md.`,
 	fl.StringVar(&opts.Region, "region", "", "only this region, e.g. us-east-1, eastus, us-central1")
 	fl.BoolVar(&opts.AllRegions, "all-regions", false, "the cheapest instance in every region, not only per cloud")
 	fl.BoolVar(&opts.ListModels, "list-models", false, "list the known models and their shapes")
-	output = cmdutil.AddOutputFlag(cmd, "table", "json")
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := make([]string, len(fleet.Providers))
 		for i, p := range fleet.Providers {
@@ -228,10 +233,9 @@ func fitRun(opts *FitOptions) error {
 	if len(plan.Options) == 0 && len(plan.MultiInstance) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no GPU offers match %s\n", describeFilters(opts))
 	}
-	if opts.Output == "json" {
-		return writeJSON(opts, m, w, plan)
-	}
-	return writeTable(opts, m, w, plan)
+	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, NewDocument(m, w, plan), cmdutil.Printers{
+		cmdutil.FormatTable: func(io.Writer) error { return writeTable(opts, m, w, plan) },
+	})
 }
 
 func describeFilters(opts *FitOptions) string {
@@ -381,30 +385,40 @@ func formatGiB(v float64) string {
 	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0")
 }
 
-// jsonFit is the JSON output. Memory is in GiB rounded to 2 places; money is a
-// JSON number in USD.
-type jsonFit struct {
-	Model        string         `json:"model"`
-	ModelSource  string         `json:"modelSource"`
-	Estimated    bool           `json:"estimated"`
-	ShapeFrom    string         `json:"shapeFrom,omitempty"`
-	Params       float64        `json:"params"`
-	ActiveParams float64        `json:"activeParams"`
-	Precision    llm.Precision  `json:"precision"`
-	KVPrecision  llm.Precision  `json:"kvPrecision"`
-	Context      int            `json:"context"`
-	Batch        int            `json:"batch"`
-	WeightsGiB   float64        `json:"weightsGiB"`
-	KVCacheGiB   float64        `json:"kvCacheGiB"`
-	OverheadGiB  float64        `json:"overheadGiB"`
-	RequiredGiB  float64        `json:"requiredGiB"`
-	Currency     string         `json:"currency"`
-	Options      []jsonOption   `json:"options"`
-	Multi        []jsonMulti    `json:"multiInstance,omitempty"`
-	Assumptions  jsonAssumption `json:"assumptions"`
+// Kind and SchemaVersion head the JSON documents: the fit and the model list.
+const (
+	Kind          = "Fit"
+	ModelListKind = "ModelList"
+	SchemaVersion = "1.0"
+)
+
+// Document is the JSON document of `gpufinops fit -o json`. Memory is in GiB
+// rounded to 2 places; money is a JSON number in USD.
+type Document struct {
+	envelope.Header
+	Model        string          `json:"model"`
+	ModelSource  string          `json:"modelSource"`
+	Estimated    bool            `json:"estimated"`
+	ShapeFrom    string          `json:"shapeFrom,omitempty"`
+	Params       float64         `json:"params"`
+	ActiveParams float64         `json:"activeParams"`
+	Precision    llm.Precision   `json:"precision"`
+	KVPrecision  llm.Precision   `json:"kvPrecision"`
+	Context      int             `json:"context"`
+	Batch        int             `json:"batch"`
+	WeightsGiB   float64         `json:"weightsGiB"`
+	KVCacheGiB   float64         `json:"kvCacheGiB"`
+	OverheadGiB  float64         `json:"overheadGiB"`
+	RequiredGiB  float64         `json:"requiredGiB"`
+	Currency     string          `json:"currency"`
+	Options      []Option        `json:"options"`
+	Multi        []MultiInstance `json:"multiInstance,omitempty"`
+	Assumptions  Assumptions     `json:"assumptions"`
 }
 
-type jsonOption struct {
+// Option is one way to serve the model: an instance type with its GPUs split
+// by tensor parallelism and replicas, its price and throughput.
+type Option struct {
 	Provider        fleet.Provider `json:"provider"`
 	Region          string         `json:"region"`
 	InstanceType    string         `json:"instanceType"`
@@ -421,7 +435,9 @@ type jsonOption struct {
 	AsOf            string         `json:"asOf"`
 }
 
-type jsonMulti struct {
+// MultiInstance is a model too large for one instance: how many instances
+// of a type it needs.
+type MultiInstance struct {
 	Provider     fleet.Provider `json:"provider"`
 	Region       string         `json:"region"`
 	InstanceType string         `json:"instanceType"`
@@ -435,7 +451,8 @@ type jsonMulti struct {
 	Message      string         `json:"message"`
 }
 
-type jsonAssumption struct {
+// Assumptions are the fractions and efficiencies the estimate uses.
+type Assumptions struct {
 	UsableFraction      float64 `json:"usableFraction"`
 	OverheadFraction    float64 `json:"overheadFraction"`
 	MinOverheadGiB      float64 `json:"minOverheadGiB"`
@@ -443,23 +460,25 @@ type jsonAssumption struct {
 	ComputeEfficiency   float64 `json:"computeEfficiency"`
 }
 
-func writeJSON(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) error {
+// NewDocument is the JSON document of the plan for model m and workload w.
+func NewDocument(m llm.Model, w llm.Workload, plan llm.Plan) Document {
 	n := plan.Need
-	j := jsonFit{
-		Model: m.Name, ModelSource: m.Source, Estimated: m.Estimated, ShapeFrom: m.ShapeFrom,
+	j := Document{
+		Header: envelope.New(Kind, SchemaVersion),
+		Model:  m.Name, ModelSource: m.Source, Estimated: m.Estimated, ShapeFrom: m.ShapeFrom,
 		Params: m.Params, ActiveParams: m.ActiveParams,
 		Precision: w.Precision, KVPrecision: w.KV(), Context: w.Context, Batch: w.Batch,
 		WeightsGiB: round(n.WeightsGiB, 2), KVCacheGiB: round(n.KVCacheGiB, 2),
 		OverheadGiB: round(n.OverheadGiB, 2), RequiredGiB: round(n.RequiredGiB, 2),
 		Currency: pricing.Currency,
-		Options:  []jsonOption{},
-		Assumptions: jsonAssumption{
+		Options:  []Option{},
+		Assumptions: Assumptions{
 			UsableFraction: llm.UsableFraction, OverheadFraction: llm.OverheadFraction, MinOverheadGiB: llm.MinOverheadGiB,
 			BandwidthEfficiency: llm.BandwidthEfficiency, ComputeEfficiency: llm.ComputeEfficiency,
 		},
 	}
 	for _, o := range plan.Options {
-		j.Options = append(j.Options, jsonOption{
+		j.Options = append(j.Options, Option{
 			Provider: o.Provider, Region: o.Region, InstanceType: o.InstanceType, GPUModel: o.GPUModel,
 			GPUCount: o.GPUCount, GPUMemoryGiB: o.GPUMemoryGiB, TensorParallel: o.TensorParallel, Replicas: o.Replicas,
 			RequiredGiB: round(o.RequiredGiB, 2), Hourly: json.Number(o.Hourly.String()),
@@ -468,27 +487,25 @@ func writeJSON(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) err
 		})
 	}
 	for _, mi := range plan.MultiInstance {
-		j.Multi = append(j.Multi, jsonMulti{
+		j.Multi = append(j.Multi, MultiInstance{
 			Provider: mi.Provider, Region: mi.Region, InstanceType: mi.InstanceType, GPUModel: mi.GPUModel,
 			GPUCount: mi.GPUCount, GPUMemoryGiB: mi.GPUMemoryGiB, Instances: mi.Instances,
 			Hourly: json.Number(mi.Hourly.String()), TotalHourly: json.Number(mi.TotalHourly.String()),
 			AsOf: mi.AsOf, Message: mi.String(),
 		})
 	}
-	enc := json.NewEncoder(opts.IO.Out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(j)
+	return j
 }
 
 func listModels(opts *FitOptions) error {
 	ms := llm.Models()
-	if opts.Output == "json" {
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(ms)
-	}
+	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, envelope.NewList(ModelListKind, SchemaVersion, ms), cmdutil.Printers{
+		cmdutil.FormatTable: func(io.Writer) error { return writeModels(opts, ms) },
+	})
+}
+
+// writeModels lists the known models with their shapes.
+func writeModels(opts *FitOptions, ms []llm.Model) error {
 	tty := opts.IO.IsStdoutTTY()
 	t := tableprinter.New(opts.IO.Out, tty, "model", "params", "active", "layers", "heads", "KV heads", "head size",
 		"KiB KV per token", "max context")

@@ -6,7 +6,9 @@
 package iampolicy
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,12 +58,14 @@ type IAMPolicyOptions struct {
 	IdleStop bool
 	// Output is json (the policy document) or table (the actions and why).
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdIAMPolicy builds the command; runF replaces the run function in tests.
 func NewCmdIAMPolicy(f *cmdutil.Factory, runF func(*IAMPolicyOptions) error) *cobra.Command {
 	opts := &IAMPolicyOptions{IO: f.IOStreams}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "iam-policy <cloud> [--idle-stop]",
 		Short: "Print the least-privilege IAM policy gpufinops needs",
@@ -83,7 +87,7 @@ auto-shutdown-exempt=true. Clouds: ` + strings.Join(Clouds(), ", ") + "." + poli
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Cloud = strings.ToLower(args[0])
-			opts.Output = output.Value
+			opts.Output, opts.Filter = output.Format(), output.Filter
 			if _, err := Policy(opts.Cloud, false); err != nil {
 				return &cmdutil.FlagError{Err: err}
 			}
@@ -94,7 +98,7 @@ auto-shutdown-exempt=true. Clouds: ` + strings.Join(Clouds(), ", ") + "." + poli
 		},
 	}
 	cmd.Flags().BoolVar(&opts.IdleStop, "idle-stop", false, "add the permission to stop idle instances tagged AutoShutdown=true")
-	output = cmdutil.AddOutputFlag(cmd, "json", "table")
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatJSON, cmdutil.FormatTable)
 	return cmd
 }
 
@@ -103,16 +107,25 @@ func iamPolicyRun(opts *IAMPolicyOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == "json" {
-		_, err := opts.IO.Out.Write(doc)
-		return err
-	}
+	// The JSON document is the cloud's own policy format, to hand to the
+	// cloud as it is: it has no gpufinops envelope.
+	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, nil, cmdutil.Printers{
+		cmdutil.FormatJSON: func(w io.Writer) error {
+			_, err := w.Write(doc)
+			return err
+		},
+		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts) },
+	})
+}
+
+// writeTable lists the policy's permissions and why each is needed.
+func writeTable(w io.Writer, opts *IAMPolicyOptions) error {
 	p, err := policyOf(opts.Cloud)
 	if err != nil {
 		return err
 	}
 	perms := p.Permissions(opts.IdleStop)
-	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "action", "why")
+	t := tableprinter.New(w, opts.IO.IsStdoutTTY(), "action", "why")
 	for _, p := range perms {
 		t.AddRow(p.Action, p.Purpose)
 	}

@@ -4,9 +4,9 @@ package idlestop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -40,6 +40,8 @@ type IdleStopOptions struct {
 	Webhook   string
 	Output    string
 	Selectors []string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 
 	// Policy overrides from flags; nil when not given.
 	Threshold         *float64
@@ -69,7 +71,7 @@ func NewCmdIdleStop(f *cmdutil.Factory, runF func(*IdleStopOptions) error) *cobr
 		exemptTag               string
 		includeProd, requireOpt bool
 		protectStore            bool
-		out                     *cmdutil.OutputFlag
+		out                     *cmdutil.Output
 		checkRun                func() error
 	)
 	cmd := &cobra.Command{
@@ -102,7 +104,7 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Output = out.Value
+			opts.Output, opts.Filter = out.Format(), out.Filter
 			if len(opts.Input.Providers) == 0 {
 				return cmdutil.FlagErrorf("idle-stop acts on clouds: give --provider aws")
 			}
@@ -171,7 +173,7 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmd.Flags().BoolVar(&protectStore, "protect-instance-store", def.ProtectInstanceStore, "leave machines with local instance-store disks running (their data is lost on stop)")
 	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
 	checkRun = addRunFlags(cmd, &opts.Run)
-	out = cmdutil.AddOutputFlag(cmd, "table", "json")
+	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
 }
 
@@ -552,25 +554,16 @@ func credentials(err error) error {
 	return err
 }
 
-// jsonOutput is the -o json document: one object per machine considered,
-// and the run's summary.
-type jsonOutput struct {
-	Machines []idlestop.Decision `json:"machines"`
-	Summary  idlestop.Summary    `json:"summary"`
-}
-
 func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decision, runErr error, auditLog string) error {
 	final := decisions // Execute updates them in place
-	if opts.Output == "json" {
-		doc := jsonOutput{Machines: final, Summary: s}
-		if doc.Machines == nil {
-			doc.Machines = []idlestop.Decision{}
-		}
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(doc)
-	}
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, idlestop.NewDocument(final, s), cmdutil.Printers{
+		cmdutil.FormatTable: func(io.Writer) error { return writeTable(opts, s, final, auditLog) },
+	})
+}
+
+// writeTable prints one row per machine considered, then the run's warnings
+// and summary on stderr.
+func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Decision, auditLog string) error {
 	tty := opts.IO.IsStdoutTTY()
 	tp := tableprinter.New(opts.IO.Out, tty, "resource", "provider", "region", "type", "decision", "reason", "gpu max %", "samples", "per hour", "per month", "result")
 	tp.AlignRight(6, 7, 8, 9)
@@ -581,7 +574,7 @@ func write(opts *IdleStopOptions, s idlestop.Summary, decisions []idlestop.Decis
 		}
 		tp.AddRow(d.ResourceID, string(d.Provider), d.Region, d.InstanceType, string(d.Decision), string(d.Reason),
 			fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent), fmt.Sprint(d.Metrics.Samples),
-			d.HourlySavings.StringFixed(4), money.Plain(d.MonthlySavings.Decimal, money.USD), res)
+			money.CellPlaces(d.HourlySavings.Decimal, money.USD, 4, tty), money.Cell(d.MonthlySavings.Decimal, money.USD, tty), res)
 	}
 	if err := tp.Render(); err != nil {
 		return err

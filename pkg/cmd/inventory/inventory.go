@@ -5,6 +5,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -33,12 +34,14 @@ type InventoryOptions struct {
 	Input cmdutil.FleetFlags
 	// Output is table, wide, json or yaml.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdInventory builds the command; runF replaces the run function in tests.
 func NewCmdInventory(f *cmdutil.Factory, runF func(*InventoryOptions) error) *cobra.Command {
 	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Config: f.Config, Scan: f.Scan}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "inventory {--fleet FILE | --demo} [flags]",
 		Short: "List the GPU instances of a fleet snapshot",
@@ -58,7 +61,7 @@ metadata.warnings, exits 3, and a report of the snapshot repeats it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Output = output.Value
+			opts.Output, opts.Filter = output.Format(), output.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -69,29 +72,35 @@ metadata.warnings, exits 3, and a report of the snapshot repeats it.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	output = cmdutil.AddOutputFlag(cmd, "table", "wide", "json", "yaml")
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatWide, cmdutil.FormatJSON, cmdutil.FormatYAML)
 	return cmd
 }
 
 func inventoryRun(opts *InventoryOptions) (err error) {
-	opts.Input.Quiet = opts.Output != "table" && opts.Output != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Output)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
 	defer in.Finish(opts.IO.ErrOut, &err)
 	f := in.Fleet
-	switch opts.Output {
-	case "json":
-		return fleet.Write(opts.IO.Out, f, fleet.FormatJSON)
-	case "yaml":
-		return fleet.Write(opts.IO.Out, f, fleet.FormatYAML)
+	table := func(wide bool) cmdutil.Printer {
+		return func(io.Writer) error {
+			if len(f.Instances) == 0 {
+				fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
+				return nil
+			}
+			return writeTable(opts, f, wide)
+		}
 	}
-	if len(f.Instances) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
-		return nil
-	}
-	return writeTable(opts, f, opts.Output == "wide")
+	// The document is the snapshot in the fleet file format, versioned by
+	// its apiVersion and kind, which every command reads back.
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, f, cmdutil.Printers{
+		cmdutil.FormatJSON:  func(w io.Writer) error { return fleet.Write(w, f, fleet.FormatJSON) },
+		cmdutil.FormatYAML:  func(w io.Writer) error { return fleet.Write(w, f, fleet.FormatYAML) },
+		cmdutil.FormatTable: table(false),
+		cmdutil.FormatWide:  table(true),
+	})
 }
 
 func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {

@@ -4,9 +4,11 @@ package prices
 
 import (
 	"cmp"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,10 +18,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -38,14 +42,18 @@ type PricesOptions struct {
 	SpotOnly bool
 	// Output is table, json or csv.
 	Output string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 	// Now is the clock the prices' ages are counted to; nil is time.Now.
 	Now func() time.Time
+	// Ctx bounds the --jq program; nil is context.Background().
+	Ctx context.Context
 }
 
 // NewCmdPrices builds the command; runF replaces the run function in tests.
 func NewCmdPrices(f *cmdutil.Factory, runF func(*PricesOptions) error) *cobra.Command {
 	opts := &PricesOptions{IO: f.IOStreams, Catalog: f.Catalog, Now: f.Now}
-	var output *cmdutil.OutputFlag
+	var output *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "prices [flags]",
 		Short: "List GPU instance prices from the embedded catalog",
@@ -67,7 +75,7 @@ each price's, and the spot advice's, separately).`,
   $ gpufinops prices --min-gpu-memory 80 --spot-only -o csv > offers.csv`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Output = output.Value
+			opts.Output, opts.Filter, opts.Ctx = output.Format(), output.Filter, cmd.Context()
 			opts.Provider = strings.ToLower(opts.Provider)
 			if opts.Provider != "" && !fleet.Provider(opts.Provider).Valid() {
 				return cmdutil.FlagErrorf("invalid --provider %q: want aws, azure or gcp", opts.Provider)
@@ -88,7 +96,7 @@ each price's, and the spot advice's, separately).`,
 	fl.StringVar(&opts.InstanceType, "instance-type", "", "only this instance type")
 	fl.Float64Var(&opts.MinGPUMemory, "min-gpu-memory", 0, "only types with at least this much memory per GPU, in GiB")
 	fl.BoolVar(&opts.SpotOnly, "spot-only", false, "only offers with a spot price, cheapest spot $/GPU-hour first")
-	output = cmdutil.AddOutputFlag(cmd, "table", "json", "csv")
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatCSV)
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		names := make([]string, len(fleet.Providers))
 		for i, p := range fleet.Providers {
@@ -144,20 +152,20 @@ func pricesRun(opts *PricesOptions) error {
 
 	if len(rows) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no offers match %s\n", describeFilters(opts))
-		if opts.Output == "json" {
-			_, err := fmt.Fprintln(opts.IO.Out, "[]")
-			return err
+	}
+	// No offers: an empty list in JSON, nothing in a table or CSV.
+	some := func(p cmdutil.Printer) cmdutil.Printer {
+		return func(w io.Writer) error {
+			if len(rows) == 0 {
+				return nil
+			}
+			return p(w)
 		}
-		return nil
 	}
-	switch opts.Output {
-	case "json":
-		return writeJSON(opts, rows)
-	case "csv":
-		return writeCSV(opts, rows)
-	default:
-		return writeTable(opts, rows)
-	}
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, document(opts, rows), cmdutil.Printers{
+		cmdutil.FormatTable: some(func(io.Writer) error { return writeTable(opts, rows) }),
+		cmdutil.FormatCSV:   some(func(io.Writer) error { return writeCSV(opts, rows) }),
+	})
 }
 
 // perGPU is an hourly price divided by the GPU count; nil when unknown.
@@ -313,11 +321,7 @@ func datesWithAge(dates []string, today time.Time) string {
 	for i, d := range dates {
 		parts[i] = d
 		if a := ageDays(today, d); a != nil {
-			unit := "days"
-			if *a == 1 {
-				unit = "day"
-			}
-			parts[i] = fmt.Sprintf("%s, %d %s old", d, *a, unit)
+			parts[i] = fmt.Sprintf("%s, %s old", d, text.Plural(*a, "day"))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -343,9 +347,15 @@ func asOfDates(rows []row, today time.Time) string {
 	return datesWithAge(dates, today)
 }
 
-// jsonRow is one offer in JSON output. Money is a JSON number with the
+// Kind and SchemaVersion head the JSON document, a List of Offers.
+const (
+	Kind          = "PriceList"
+	SchemaVersion = "1.0"
+)
+
+// Offer is one offer in the JSON document. Money is a JSON number with the
 // catalog's precision; null when unknown.
-type jsonRow struct {
+type Offer struct {
 	Provider         fleet.Provider      `json:"provider"`
 	Region           string              `json:"region"`
 	InstanceType     string              `json:"instanceType"`
@@ -357,18 +367,18 @@ type jsonRow struct {
 	MemoryGiB        float64             `json:"memoryGiB"`
 	Arch             string              `json:"arch"`
 	Currency         string              `json:"currency"`
-	OnDemandHourly   *json.Number        `json:"onDemandHourly"`
-	SpotHourly       *json.Number        `json:"spotHourly"`
+	OnDemandHourly   *json.Number        `json:"onDemandHourly" jsonschema:"oneof_type=number;null"`
+	SpotHourly       *json.Number        `json:"spotHourly" jsonschema:"oneof_type=number;null"`
 	SpotZone         string              `json:"spotZone,omitempty"`
-	PerGPUHourly     *json.Number        `json:"perGpuHourly"`
-	SpotPerGPUHourly *json.Number        `json:"spotPerGpuHourly"`
+	PerGPUHourly     *json.Number        `json:"perGpuHourly" jsonschema:"oneof_type=number;null"`
+	SpotPerGPUHourly *json.Number        `json:"spotPerGpuHourly" jsonschema:"oneof_type=number;null"`
 	SpotAdvice       *pricing.SpotAdvice `json:"spotAdvice,omitempty"`
 	Source           string              `json:"source"`
 	AsOf             string              `json:"asOf"`
 	// OnDemandAgeDays, SpotAgeDays and SpotAdviceAgeDays are the days since
 	// each one's as-of date; null when there is none.
-	OnDemandAgeDays   *int `json:"onDemandAgeDays"`
-	SpotAgeDays       *int `json:"spotAgeDays"`
+	OnDemandAgeDays   *int `json:"onDemandAgeDays" jsonschema:"oneof_type=integer;null"`
+	SpotAgeDays       *int `json:"spotAgeDays" jsonschema:"oneof_type=integer;null"`
 	SpotAdviceAgeDays *int `json:"spotAdviceAgeDays,omitempty"`
 }
 
@@ -388,9 +398,9 @@ func rounded(d *decimal.Decimal) *decimal.Decimal {
 	return &r
 }
 
-func toJSONRow(r row, today time.Time) jsonRow {
+func toOffer(r row, today time.Time) Offer {
 	o := r.offer
-	j := jsonRow{
+	j := Offer{
 		Provider: o.Type.Provider, Region: o.Region, InstanceType: o.Type.Name, Family: o.Type.Family,
 		GPUModel: o.Type.GPUModel, GPUCount: o.Type.GPUCount, GPUMemoryGiB: o.Type.GPUMemoryGiB,
 		VCPUs: o.Type.VCPUs, MemoryGiB: o.Type.MemoryGiB, Arch: o.Type.Arch, Currency: pricing.Currency,
@@ -418,16 +428,14 @@ func toJSONRow(r row, today time.Time) jsonRow {
 	return j
 }
 
-func writeJSON(opts *PricesOptions, rows []row) error {
-	out := make([]jsonRow, len(rows))
+// document is the JSON document of rows.
+func document(opts *PricesOptions, rows []row) envelope.List[Offer] {
+	out := make([]Offer, len(rows))
 	today := opts.today()
 	for i, r := range rows {
-		out[i] = toJSONRow(r, today)
+		out[i] = toOffer(r, today)
 	}
-	enc := json.NewEncoder(opts.IO.Out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return envelope.NewList(Kind, SchemaVersion, out)
 }
 
 var csvHeader = []string{
@@ -456,7 +464,7 @@ func writeCSV(opts *PricesOptions, rows []row) error {
 		return strconv.Itoa(*d)
 	}
 	for _, r := range rows {
-		j := toJSONRow(r, today)
+		j := toOffer(r, today)
 		var savings, band string
 		if j.SpotAdvice != nil {
 			savings, band = strconv.Itoa(j.SpotAdvice.SavingsPercent), j.SpotAdvice.Band

@@ -76,7 +76,7 @@ func TestNewCmdPrices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(PricesOptions{}, "IO", "Catalog", "Now")); d != "" {
+			if d := cmp.Diff(tc.want, *got, cmpopts.IgnoreFields(PricesOptions{}, "IO", "Catalog", "Now", "Ctx")); d != "" {
 				t.Errorf("options (-want +got):\n%s", d)
 			}
 		})
@@ -140,7 +140,7 @@ func TestPricesRunNoRows(t *testing.T) {
 		}
 		want := ""
 		if format == "json" {
-			want = "[]\n"
+			want = "{\n  \"schemaVersion\": \"1.0\",\n  \"kind\": \"PriceList\",\n  \"items\": []\n}\n"
 		}
 		if out != want {
 			t.Errorf("%s: stdout = %q, want %q", format, out, want)
@@ -161,10 +161,11 @@ func TestPricesRunCatalogError(t *testing.T) {
 // prices as null.
 func TestJSONMoneyIsNumbers(t *testing.T) {
 	out, _ := runPrices(t, false, PricesOptions{Provider: "azure", InstanceType: "Standard_ND96isr_H100_v5", Region: "eastus", Output: "json"})
-	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+	var doc struct{ Items []map[string]any }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
+	rows := doc.Items
 	if len(rows) != 1 {
 		t.Fatalf("%d rows", len(rows))
 	}
@@ -198,8 +199,10 @@ func TestPricesAges(t *testing.T) {
 		if err := pricesRun(&opts); err != nil {
 			t.Fatal(err)
 		}
-		var rows []map[string]any
-		if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 1 {
+		var doc struct{ Items []map[string]any }
+		err := json.Unmarshal(out.Bytes(), &doc)
+		rows := doc.Items
+		if err != nil || len(rows) != 1 {
 			t.Fatalf("%v %d", err, len(rows))
 		}
 		r := rows[0]

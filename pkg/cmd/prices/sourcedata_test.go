@@ -238,12 +238,11 @@ func TestPricesAgreeWithSourceData(t *testing.T) {
 			}
 			tc.opts.Output = "json"
 			out, _ := runPrices(t, false, tc.opts)
-			var got []shownRow
-			if len(want) > 0 {
-				if err := json.Unmarshal([]byte(out), &got); err != nil {
-					t.Fatalf("output is not JSON: %v", err)
-				}
+			var doc struct{ Items []shownRow }
+			if err := json.Unmarshal([]byte(out), &doc); err != nil {
+				t.Fatalf("output is not JSON: %v", err)
 			}
+			got := doc.Items
 			if len(got) != len(want) {
 				t.Errorf("prices shows %d offers, the source data has %d", len(got), len(want))
 			}

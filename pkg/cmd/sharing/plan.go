@@ -3,7 +3,6 @@ package sharing
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
+	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -37,12 +37,14 @@ type PlanOptions struct {
 	Input cmdutil.FleetFlags
 	// Format is table, json or yaml (the GPU Operator manifests).
 	Format string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 }
 
 // NewCmdPlan builds `sharing plan`; runF replaces the run function in tests.
 func NewCmdPlan(f *cmdutil.Factory, runF func(*PlanOptions) error) *cobra.Command {
 	opts := &PlanOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan}
-	var out *cmdutil.OutputFlag
+	var out *cmdutil.Output
 	cmd := &cobra.Command{
 		Use:   "plan (--fleet FILE | --demo)",
 		Short: "Pack lightly used GPUs onto fewer GPUs by time-slicing or MIG",
@@ -66,7 +68,7 @@ docs/sharing.md for how to apply them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Format = out.Value
+			opts.Format, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -77,12 +79,12 @@ docs/sharing.md for how to apply them.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlag(cmd, "table", "json", "yaml")
+	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatYAML)
 	return cmd
 }
 
 func planRun(opts *PlanOptions) (err error) {
-	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
@@ -92,29 +94,27 @@ func planRun(opts *PlanOptions) (err error) {
 	plan := recommend.Run(fl, cat, cfg.Policy)
 	sp := plan.Sharing
 
-	switch opts.Format {
-	case "json":
-		enc := json.NewEncoder(opts.IO.Out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(sp)
-	case "yaml":
-		b, err := sharing.Manifests(sp)
-		if err != nil {
-			return err
-		}
-		if _, err := opts.IO.Out.Write(b); err != nil {
-			return err
-		}
-		writeSummary(opts.IO.ErrOut, sp)
-		return nil
-	default:
-		if err := writeTable(opts.IO.Out, opts.IO.IsStdoutTTY(), sp); err != nil {
-			return err
-		}
-		writeSummary(opts.IO.ErrOut, sp)
-		return nil
-	}
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, sharing.NewDocument(sp), cmdutil.Printers{
+		// -o yaml is the GPU Operator's manifests, not the plan.
+		cmdutil.FormatYAML: func(w io.Writer) error {
+			b, err := sharing.Manifests(sp)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			writeSummary(opts.IO.ErrOut, sp)
+			return nil
+		},
+		cmdutil.FormatTable: func(w io.Writer) error {
+			if err := writeTable(w, opts.IO.IsStdoutTTY(), sp); err != nil {
+				return err
+			}
+			writeSummary(opts.IO.ErrOut, sp)
+			return nil
+		},
+	})
 }
 
 func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
@@ -137,7 +137,7 @@ func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
 			t.AddRow(string(g.Mode), string(g.Provider), dash(g.Account), g.Region, g.InstanceType, g.GPUModel, h.InstanceID,
 				strings.Join(h.Tenants, " "), num(h.GPULoadPercent)+"%",
 				num(h.GPUMemoryGiB)+" of "+num(g.GPUMemoryGiB)+" GiB",
-				layoutText(g, h), strings.Join(frees, " "), money.Plain(freed, money.USD))
+				layoutText(g, h), strings.Join(frees, " "), money.Cell(freed, money.USD, tty))
 		}
 	}
 	return t.Render()
@@ -177,18 +177,11 @@ func writeSummary(w io.Writer, sp sharing.Plan) {
 	if freed == 0 {
 		fmt.Fprintln(w, "No GPU can be shared: nothing to free.")
 	} else {
-		fmt.Fprintf(w, "Frees %d %s: %s %s a month.\n", freed, plural(freed, "instance", "instances"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
+		fmt.Fprintf(w, "Frees %s: %s %s a month.\n", text.Plural(freed, "instance"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
 	}
 	for _, n := range sp.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 func dash(s string) string {

@@ -3,7 +3,6 @@ package tags
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -41,6 +40,8 @@ type AuditOptions struct {
 	Input cmdutil.FleetFlags
 	// Format is table, json or csv.
 	Format string
+	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
+	Filter cmdutil.Filter
 	// Require replaces the policy's required tags; nil keeps them.
 	Require []string
 }
@@ -49,7 +50,7 @@ type AuditOptions struct {
 func NewCmdAudit(f *cmdutil.Factory, runF func(*AuditOptions) error) *cobra.Command {
 	opts := &AuditOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var require string
-	var out *cmdutil.OutputFlag
+	var out *cmdutil.Output
 	def := governance.DefaultPolicy()
 	cmd := &cobra.Command{
 		Use:   "audit (--fleet FILE | --demo)",
@@ -76,7 +77,7 @@ engine as analyze. Docs: docs/governance.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
-			opts.Format = out.Value
+			opts.Format, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
 			}
@@ -94,7 +95,7 @@ engine as analyze. Docs: docs/governance.md.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlag(cmd, "table", "json", "csv")
+	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatCSV)
 	cmd.Flags().StringVar(&require, "require", strings.Join(def.RequiredTags, ","), "comma-separated tags every instance must carry")
 	return cmd
 }
@@ -109,7 +110,7 @@ type result struct {
 }
 
 func auditRun(opts *AuditOptions) (err error) {
-	opts.Input.Quiet = opts.Format != "table" && opts.Format != "wide"
+	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
@@ -135,17 +136,17 @@ func auditRun(opts *AuditOptions) (err error) {
 	if opts.Input.Demo {
 		res.source = "demo"
 	}
-	switch opts.Format {
-	case "json":
-		return writeJSON(opts.IO.Out, res, opts.Now())
-	case "csv":
-		return writeCSV(opts.IO.Out, res)
-	}
-	if len(fl.Instances) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
-		return nil
-	}
-	return writeTable(opts.IO, res)
+	doc := governance.NewDocument(res.Report, opts.Now(), res.fleetName, res.source)
+	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, doc, cmdutil.Printers{
+		cmdutil.FormatCSV: func(w io.Writer) error { return writeCSV(w, res) },
+		cmdutil.FormatTable: func(io.Writer) error {
+			if len(fl.Instances) == 0 {
+				fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
+				return nil
+			}
+			return writeTable(opts.IO, res)
+		},
+	})
 }
 
 // joinCosts pairs a fleet's instances with the engine's costs of them.
@@ -167,31 +168,6 @@ func joinCosts(fl *fleet.Fleet, plan recommend.Plan) []governance.Item {
 		items[i] = it
 	}
 	return items
-}
-
-// jsonReport is the JSON document: where the audit came from, then the report.
-type jsonReport struct {
-	GeneratedAt time.Time `json:"generatedAt"`
-	Currency    string    `json:"currency"`
-	Fleet       jsonFleet `json:"fleet"`
-	governance.Report
-}
-
-type jsonFleet struct {
-	Name   string `json:"name,omitempty"`
-	Source string `json:"source"`
-}
-
-func writeJSON(w io.Writer, res *result, now time.Time) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(jsonReport{
-		GeneratedAt: now.UTC(),
-		Currency:    "USD",
-		Fleet:       jsonFleet{Name: res.fleetName, Source: res.source},
-		Report:      res.Report,
-	})
 }
 
 // writeCSV writes one row per instance: its attribution, what its tags lack,
@@ -259,12 +235,7 @@ type printer struct {
 	tty bool
 }
 
-func (p printer) usd(d decimal.Decimal) string {
-	if p.tty {
-		return money.Format(d, money.USD)
-	}
-	return money.Plain(d, money.USD)
-}
+func (p printer) usd(d decimal.Decimal) string { return money.Cell(d, money.USD, p.tty) }
 
 // perMonth is "$1,234.56/month" on a terminal, "1234.56 USD/month" elsewhere.
 func (p printer) perMonth(d decimal.Decimal) string {
@@ -297,10 +268,7 @@ func (p printer) unitCost(u *governance.UnitCost) string {
 	if u == nil {
 		return "-"
 	}
-	if p.tty {
-		return money.FormatPlaces(u.Decimal, money.USD, 4)
-	}
-	return u.StringFixed(4)
+	return money.CellPlaces(u.Decimal, money.USD, 4, p.tty)
 }
 
 func (p printer) optMoney(m *governance.Money) string {

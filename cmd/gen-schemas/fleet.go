@@ -1,20 +1,8 @@
-// Command gen-schema writes docs/schema/fleet.schema.json, the JSON Schema of
-// the fleet file, from the Go types in pkg/fleet plus the descriptions, enums
-// and limits below. Run it from the repository root:
-//
-//	go run ./cmd/gen-schema
-//
-// or through go generate ./... . A test fails when the committed file is stale.
 package main
 
-//go:generate go run . -o ../../docs/schema/fleet.schema.json
-
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"reflect"
 	"strconv"
 
@@ -24,31 +12,14 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
-// SchemaID is the schema's $id: where the committed file is published.
-const SchemaID = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/fleet.schema.json"
+// fleetID is the fleet schema's $id: where the committed file is published.
+const fleetID = BaseID + "fleet.schema.json"
 
-func main() {
-	out := flag.String("o", "docs/schema/fleet.schema.json", "file to write (- for stdout)")
-	flag.Parse()
-	b, err := generate()
-	if err == nil {
-		if *out == "-" {
-			_, err = os.Stdout.Write(b)
-		} else {
-			err = os.WriteFile(*out, b, 0o644)
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "gen-schema:", err)
-		os.Exit(1)
-	}
-}
-
-// generateSchema reflects the fleet types and annotates the result.
-func generateSchema() (*jsonschema.Schema, error) {
-	r := &jsonschema.Reflector{ExpandedStruct: true, Mapper: mapType}
+// fleetSchemaObject reflects the fleet types and annotates the result.
+func fleetSchemaObject() (*jsonschema.Schema, error) {
+	r := &jsonschema.Reflector{ExpandedStruct: true, Mapper: fleetMapType}
 	s := r.Reflect(&fleet.Fleet{})
-	s.ID = SchemaID
+	s.ID = fleetID
 	s.Title = "gpufinops fleet"
 	if err := annotate(s); err != nil {
 		return nil, err
@@ -56,24 +27,18 @@ func generateSchema() (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// generate returns the schema as indented JSON.
-func generate() ([]byte, error) {
-	s, err := generateSchema()
+// fleetSchema is the fleet file's schema, the description of each property
+// written below rather than taken from doc comments.
+func fleetSchema(string) ([]byte, error) {
+	s, err := fleetSchemaObject()
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return encode(s)
 }
 
-// mapType gives the schema of types whose JSON form is not their Go shape.
-func mapType(t reflect.Type) *jsonschema.Schema {
+// fleetMapType gives the schema of fleet types whose JSON form is not their Go shape.
+func fleetMapType(t reflect.Type) *jsonschema.Schema {
 	switch t {
 	case reflect.TypeFor[decimal.Decimal]():
 		return &jsonschema.Schema{Type: "number", Minimum: "0"}
