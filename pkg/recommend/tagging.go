@@ -39,6 +39,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		e.record(s, &change{
 			kind:       KindTagging,
 			target:     "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", "),
+			short:      "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", "),
 			keep:       true,
 			confidence: High,
 			risk:       Low,

@@ -193,6 +193,18 @@ func actionText(rec Recommendation) string {
 	return rec.Action + " → " + rec.Target
 }
 
+// shortActionText is what the table's action column shows: the short action,
+// else (a report older than 1.5) where the change leads, else the sentence.
+func shortActionText(rec Recommendation) string {
+	switch {
+	case rec.ShortAction != "":
+		return rec.ShortAction
+	case rec.Target != "":
+		return "→ " + rec.Target
+	}
+	return rec.Action
+}
+
 // plural writes n and the noun, adding "s" unless n is 1.
 func plural(n int, noun string) string {
 	if n == 1 {

@@ -2,6 +2,7 @@ package tableprinter
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,86 @@ func TestRender(t *testing.T) {
 				t.Errorf("got %q want %q", b.String(), tc.want)
 			}
 		})
+	}
+}
+
+func TestFit(t *testing.T) {
+	build := func(width int) string {
+		var b bytes.Buffer
+		tp := New(&b, true, "resource", "action", "current", "savings", "confidence")
+		tp.SetWidth(width)
+		tp.Key(0)
+		tp.TruncateStart(0, 8)
+		tp.Truncate(1, 10)
+		tp.AlignRight(2, 3)
+		tp.DropOrder(4, 2)
+		tp.AddRow("/subscriptions/abc/vm/nd-h100-eval", "schedule Mon–Fri 08–18", "$71,773.60", "$71,773.60", "high")
+		tp.AddRow("nb-g4dn-8", "stop", "$383.98", "$383.98", "medium")
+		if err := tp.Render(); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		width int
+		want  string
+	}{
+		{0, "RESOURCE                            ACTION                     CURRENT     SAVINGS  CONFIDENCE\n" +
+			"/subscriptions/abc/vm/nd-h100-eval  schedule Mon–Fri 08–18  $71,773.60  $71,773.60  high\n" +
+			"nb-g4dn-8                           stop                       $383.98     $383.98  medium\n"},
+		// Shortening first, the most room first: resource keeps its end.
+		{80, "RESOURCE              ACTION                     CURRENT     SAVINGS  CONFIDENCE\n" +
+			"…abc/vm/nd-h100-eval  schedule Mon–Fri 08–18  $71,773.60  $71,773.60  high\n" +
+			"nb-g4dn-8             stop                       $383.98     $383.98  medium\n"},
+		// Then the columns in drop order, as few as make it fit.
+		{50, "RESOURCE     ACTION            CURRENT     SAVINGS\n" +
+			"…-h100-eval  schedule Mon…  $71,773.60  $71,773.60\n" +
+			"nb-g4dn-8    stop              $383.98     $383.98\n"},
+		{40, "RESOURCE      ACTION             SAVINGS\n" +
+			"…d-h100-eval  schedule Mon–…  $71,773.60\n" +
+			"nb-g4dn-8     stop               $383.98\n"},
+	} {
+		got := build(tc.width)
+		if got != tc.want {
+			t.Errorf("width %d: got\n%s\nwant\n%s", tc.width, got, tc.want)
+		}
+		if tc.width > 0 {
+			for _, l := range strings.Split(got, "\n") {
+				if n := Width(l); n > tc.width {
+					t.Errorf("width %d: line of %d: %q", tc.width, n, l)
+				}
+			}
+		}
+	}
+}
+
+func TestSectionsShareWidthsAndStyle(t *testing.T) {
+	var b bytes.Buffer
+	tp := New(&b, true, "name", "n")
+	tp.AlignRight(1)
+	tp.Style(func(row, col int, s string) string {
+		if col == 1 {
+			return "<" + s + ">"
+		}
+		return s
+	})
+	tp.Section("first")
+	tp.AddRow("a", "1")
+	tp.Section("\nsecond")
+	tp.AddRow("longer-name", "22")
+	if err := tp.Render(); err != nil {
+		t.Fatal(err)
+	}
+	want := "first\nNAME          N\na             <1>\n\nsecond\nNAME          N\nlonger-name  <22>\n"
+	if b.String() != want {
+		t.Errorf("got %q want %q", b.String(), want)
+	}
+	b.Reset()
+	tp.tty = false
+	if err := tp.Render(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "first\nname\tn\na\t1\n\nsecond\nname\tn\nlonger-name\t22\n"; b.String() != want {
+		t.Errorf("pipe: got %q want %q", b.String(), want)
 	}
 }
