@@ -293,4 +293,3 @@ func warningText(wn Warning) string {
 	}
 	return msg + " [" + wn.Code + "]"
 }
-
