@@ -24,6 +24,15 @@ type PrintOptions struct {
 	Color *iostreams.ColorScheme
 	// Width is the terminal width the table fits; 0 means 120.
 	Width int
+	// MarkdownSummary prints the markdown format's summary instead of the
+	// whole report; the summary is printed anyway when the whole report
+	// would exceed MarkdownLimit characters.
+	MarkdownSummary bool
+	// FullReport says where the whole report is (a link or a path), for the
+	// summary's pointer to it.
+	FullReport string
+	// Top is how many recommendations the summary lists; 0 means 10.
+	Top int
 }
 
 // DefaultWidth is the table width used when PrintOptions.Width is 0.
@@ -41,7 +50,7 @@ func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
 	case "csv":
 		return writeCSV(w, r)
 	case "markdown":
-		return writeMarkdown(w, r)
+		return writeMarkdown(w, r, opts)
 	case "html":
 		return writeHTML(w, r)
 	}
