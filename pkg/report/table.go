@@ -220,51 +220,10 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	b.WriteString("\n" + c.gray("Amounts are "+currencyNote(r)+" per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
 	out := b.String()
 	if tty && !wide {
-		out = wrapLines(out, width)
+		out = tableprinter.Wrap(out, width)
 	}
 	_, err := io.WriteString(w, out)
 	return err
-}
-
-// wrapLines breaks the lines of s wider than width between words; the
-// continuation lines are indented by two spaces. The tables already fit, so
-// only prose (headlines, warnings, notes) is wrapped.
-func wrapLines(s string, width int) string {
-	const indent = "  "
-	lines := strings.Split(s, "\n")
-	var out []string
-	for _, l := range lines {
-		if tableprinter.Width(l) <= width {
-			out = append(out, l)
-			continue
-		}
-		cur, prefix := "", ""
-		for _, word := range strings.Split(l, " ") {
-			for tableprinter.Width(prefix+word) > width {
-				// A word longer than a line is cut.
-				r := []rune(word)
-				n := max(1, width-tableprinter.Width(prefix))
-				if cur != "" {
-					out = append(out, cur)
-					cur, prefix = "", indent
-					continue
-				}
-				out = append(out, prefix+string(r[:min(n, len(r))]))
-				word, prefix = string(r[min(n, len(r)):]), indent
-			}
-			switch {
-			case cur == "":
-				cur = prefix + word
-			case tableprinter.Width(cur+" "+word) <= width:
-				cur += " " + word
-			default:
-				out = append(out, cur)
-				cur, prefix = indent+word, indent
-			}
-		}
-		out = append(out, cur)
-	}
-	return strings.Join(out, "\n")
 }
 
 // title names the fleet and counts what is in it.

@@ -9,6 +9,10 @@
 // can, and shortens again. Key columns are never hidden; they shorten like
 // the others when the caller allows it, and otherwise only when everything
 // else is already as narrow as it may be.
+//
+// A table that says nothing of this has defaults: the first column is the
+// key and keeps its end, text columns may shorten to ten characters, numbers
+// (right-aligned) never shorten, and columns give way from the right.
 package tableprinter
 
 import (
@@ -208,6 +212,7 @@ func (t *Table) renderTTY(b *strings.Builder) {
 // layout chooses the columns shown and their widths: the fewest hidden
 // columns with which shortening makes the table fit.
 func (t *Table) layout(headers []string, cells [][]string) ([]int, []int) {
+	t.defaults()
 	natural := make([]int, len(headers))
 	for j, h := range headers {
 		natural[j] = cw.StringWidth(h)
@@ -245,6 +250,36 @@ func (t *Table) layout(headers []string, cells [][]string) ([]int, []int) {
 	}
 	t.shrink(visible, widths, func(int) (int, bool) { return 1, true })
 	return visible, widths
+}
+
+// defaultMin is how short a text column may get by default.
+const defaultMin = 10
+
+// defaults fills in what the caller left unsaid (see the package comment).
+func (t *Table) defaults() {
+	if len(t.headers) == 0 {
+		return
+	}
+	if len(t.key) == 0 {
+		t.key[0] = true
+		if _, ok := t.trunc[0]; !ok {
+			t.trunc[0] = truncation{min: defaultMin, start: true}
+		}
+	}
+	if len(t.trunc) <= 1 {
+		for j := range t.headers {
+			if _, ok := t.trunc[j]; !ok && !t.right[j] && !t.key[j] {
+				t.trunc[j] = truncation{min: defaultMin}
+			}
+		}
+	}
+	if t.drop == nil {
+		for j := len(t.headers) - 1; j > 0; j-- {
+			if !t.key[j] {
+				t.drop = append(t.drop, j)
+			}
+		}
+	}
 }
 
 // shrink takes a character at a time from the visible column with the most
@@ -338,4 +373,46 @@ func (t *Table) renderTSV(b *strings.Builder) {
 			b.WriteByte('\n')
 		}
 	}
+}
+
+// Wrap breaks the lines of s wider than width between words, indenting the
+// continuation lines by two spaces; a word longer than a line is cut. Tables
+// that fit are left as they are, so it can wrap a whole page of prose and
+// tables at once.
+func Wrap(s string, width int) string {
+	const indent = "  "
+	lines := strings.Split(s, "\n")
+	var out []string
+	for _, l := range lines {
+		if Width(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		cur, prefix := "", ""
+		for _, word := range strings.Split(l, " ") {
+			for Width(prefix+word) > width {
+				// A word longer than a line is cut.
+				r := []rune(word)
+				n := max(1, width-Width(prefix))
+				if cur != "" {
+					out = append(out, cur)
+					cur, prefix = "", indent
+					continue
+				}
+				out = append(out, prefix+string(r[:min(n, len(r))]))
+				word, prefix = string(r[min(n, len(r)):]), indent
+			}
+			switch {
+			case cur == "":
+				cur = prefix + word
+			case Width(cur+" "+word) <= width:
+				cur += " " + word
+			default:
+				out = append(out, cur)
+				cur, prefix = indent+word, indent
+			}
+		}
+		out = append(out, cur)
+	}
+	return strings.Join(out, "\n")
 }

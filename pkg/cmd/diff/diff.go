@@ -83,7 +83,7 @@ func diffRun(opts *DiffOptions) error {
 	if err != nil {
 		return &cmdutil.InputError{Err: err}
 	}
-	return reportdiff.Write(opts.IO.Out, d, opts.Output, reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY()})
+	return reportdiff.Write(opts.IO.Out, d, opts.Output, reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth()})
 }
 
 // load reads one report; every failure is a one-line InputError naming the file.

@@ -277,6 +277,11 @@ func write(opts *DoctorOptions, rep *Report) error {
 	}
 	cs := opts.IO.ColorScheme()
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "scope", "check", "status", "detail")
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(0, 1, 2, 3)
+	t.Truncate(0, 10)
+	t.Truncate(1, 18)
+	t.Truncate(3, 20)
 	var fixes []string
 	fixed := map[string]bool{}
 	for _, r := range rep.Scopes {

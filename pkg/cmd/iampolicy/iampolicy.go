@@ -140,6 +140,9 @@ func iamPolicyRun(opts *IAMPolicyOptions) error {
 		perms = append(append([]Permission{}, AWSAnalyze...), AWSIdleStop...)
 	}
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "action", "why")
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(0, 1)
+	t.Truncate(1, 20)
 	for _, p := range perms {
 		t.AddRow(p.Action, p.Purpose)
 	}
