@@ -305,7 +305,7 @@ func writePage(out io.Writer, tty bool, width int, m llm.Model, w llm.Workload, 
 			"tensor parallel", "replicas", "tokens per s", "per hour", "per 1M tokens")
 		t.AlignRight(4, 5, 6, 7, 8, 9, 10)
 		t.SetWidth(width)
-		t.Key(2, 9, 10)
+		t.Key(1, 2, 9, 10)
 		t.Truncate(1, 14)
 		t.DropOrder(0, 5, 6, 4, 7, 1, 3)
 		for _, o := range plan.Options {

@@ -229,7 +229,7 @@ func writeTable(opts *PricesOptions, rows []row) error {
 	// On a terminal the type and its prices stay; the age, the host's size,
 	// the GPU memory, the provider, the GPU count and model give way.
 	t.SetWidth(opts.IO.TerminalWidth())
-	t.Key(2, 8, 9, 10)
+	t.Key(1, 2, 8, 9, 10)
 	t.Truncate(1, 14)
 	t.DropOrder(11, 7, 6, 5, 0, 4, 3)
 	price := func(d *decimal.Decimal) string {
