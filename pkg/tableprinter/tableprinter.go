@@ -174,7 +174,8 @@ func (t *Table) renderTTY(b *strings.Builder) {
 		var l strings.Builder
 		last := len(visible) - 1
 		for k, j := range visible {
-			text := fit(row[j], widths[j], t.trunc[j].start)
+			// Headers lose their end, whichever end the cells lose.
+			text := fit(row[j], widths[j], t.trunc[j].start && rowIndex >= 0)
 			pad := strings.Repeat(" ", widths[j]-cw.StringWidth(text))
 			if rowIndex >= 0 && t.style != nil {
 				text = t.style(rowIndex, j, text)

@@ -111,3 +111,53 @@ func TestSectionsShareWidthsAndStyle(t *testing.T) {
 		t.Errorf("pipe: got %q want %q", b.String(), want)
 	}
 }
+
+// FuzzFit: whatever the cells and the width, no terminal line is wider than
+// the width (when the columns can shrink that far), key columns are never
+// hidden, and a pipe keeps every cell whole.
+func FuzzFit(f *testing.F) {
+	f.Add("i-0123456789abcdef0", "schedule Mon–Fri 08–18", "$71,773.60", "high", uint8(80))
+	f.Add("/subscriptions/0/vm/nd-h100", "→ g5.xlarge", "1", "", uint8(20))
+	f.Add("", "", "", "", uint8(0))
+	f.Fuzz(func(t *testing.T, a, b, c, d string, w uint8) {
+		width := int(w)
+		var out bytes.Buffer
+		tp := New(&out, true, "resource", "action", "savings", "risk")
+		tp.SetWidth(width)
+		tp.Key(0, 2)
+		tp.TruncateStart(0, 6)
+		tp.Truncate(1, 8)
+		tp.AlignRight(2)
+		tp.DropOrder(3, 1)
+		tp.AddRow(a, b, c, d)
+		tp.AddRow(d, c, b, a)
+		if err := tp.Render(); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines: %q", len(lines), out.String())
+		}
+		if !strings.HasPrefix(lines[0], "R") {
+			t.Errorf("key column hidden: %q", lines[0])
+		}
+		if !strings.Contains(lines[0], "S") {
+			t.Errorf("savings hidden: %q", lines[0])
+		}
+		if width >= 2*gap+3 {
+			for _, l := range lines {
+				if n := Width(l); n > width {
+					t.Errorf("line of %d at width %d: %q", n, width, l)
+				}
+			}
+		}
+		var pipe bytes.Buffer
+		tp.w, tp.tty = &pipe, false
+		if err := tp.Render(); err != nil {
+			t.Fatal(err)
+		}
+		if want := tsvCell.Replace(a); !strings.Contains(pipe.String(), want) {
+			t.Errorf("pipe lost %q: %q", want, pipe.String())
+		}
+	})
+}
