@@ -27,18 +27,52 @@ const DefaultTop = 10
 // when asked or when the whole would not fit a comment.
 func writeMarkdown(w io.Writer, r *Report, opts PrintOptions) error {
 	var out string
-	if !opts.MarkdownSummary {
-		out = markdownFull(r)
+	over := opts.MarkdownSummary
+	if !over {
+		out, over = markdownFull(r, MarkdownLimit)
 	}
-	if opts.MarkdownSummary || len(out) > MarkdownLimit {
+	if over {
 		out = markdownSummary(r, opts, !opts.MarkdownSummary)
 	}
 	_, err := io.WriteString(w, out)
 	return err
 }
 
+// textWriter is where the markdown is written: a strings.Builder or capped.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// capped keeps text up to limit characters (all of it when limit is 0) and
+// past that only notes that there was more, so that a whole report too long
+// for a comment is never held in memory.
+type capped struct {
+	b     strings.Builder
+	limit int
+	n     int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.n += len(p)
+	if !c.over() {
+		c.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *capped) WriteString(s string) (int, error) {
+	c.n += len(s)
+	if !c.over() {
+		c.b.WriteString(s)
+	}
+	return len(s), nil
+}
+
+func (c *capped) over() bool { return c.limit > 0 && c.n > c.limit }
+
 // markdownHead is the title, the headline and the partial-scan warning.
-func markdownHead(b *strings.Builder, r *Report) {
+func markdownHead(b textWriter, r *Report) {
 	s := r.Summary
 	name := r.Source.Fleet
 	if name == "" {
@@ -55,7 +89,7 @@ func markdownHead(b *strings.Builder, r *Report) {
 func mdMoney(m Money) string { return formatMoney(m, true) }
 
 // markdownStrategies is the table of savings per strategy, with the total.
-func markdownStrategies(b *strings.Builder, r *Report, secs []section) {
+func markdownStrategies(b textWriter, r *Report, secs []section) {
 	s := r.Summary
 	if len(secs) == 0 {
 		b.WriteString("\nNo savings found.\n")
@@ -69,7 +103,7 @@ func markdownStrategies(b *strings.Builder, r *Report, secs []section) {
 }
 
 // markdownFooter is the tool, schema, time, fleet and price data line.
-func markdownFooter(b *strings.Builder, r *Report) {
+func markdownFooter(b textWriter, r *Report) {
 	footer := []string{strings.TrimSpace(mdText(r.Tool.Name + " " + r.Tool.Version)),
 		"report schema " + mdText(r.SchemaVersion), "generated " + r.GeneratedAt.UTC().Format(time.RFC3339)}
 	if r.Source.Path != "" {
@@ -83,58 +117,62 @@ func markdownFooter(b *strings.Builder, r *Report) {
 
 // markdownFull is the whole report: a headline, a summary table, one table
 // per strategy folded in <details> with its evidence, the cost, AI metrics
-// and tags sections, and the warnings.
-func markdownFull(r *Report) string {
+// and tags sections, and the warnings. It stops, reporting over, once the
+// text passes limit characters (0: no limit).
+func markdownFull(r *Report, limit int) (text string, over bool) {
 	s := r.Summary
-	var b strings.Builder
-	markdownHead(&b, r)
+	b := &capped{limit: limit}
+	markdownHead(b, r)
 
 	instances := strconv.Itoa(s.InstanceCount)
 	if s.UnpricedCount > 0 {
 		instances += fmt.Sprintf(" (%d unpriced, left out of the costs)", s.UnpricedCount)
 	}
 	b.WriteString("| | |\n|---|---:|\n")
-	fmt.Fprintf(&b, "| Current monthly cost | %s |\n", mdMoney(s.CurrentMonthlyCost))
-	fmt.Fprintf(&b, "| Optimized monthly cost | %s |\n", mdMoney(s.OptimizedMonthlyCost))
-	fmt.Fprintf(&b, "| Monthly savings | %s (%s) |\n", mdMoney(s.MonthlySavings), percent(s.SavingsPercent))
-	fmt.Fprintf(&b, "| Instances | %s |\n", instances)
-	fmt.Fprintf(&b, "| GPUs | %s |\n", strconv.FormatFloat(s.GPUCount, 'f', -1, 64))
+	fmt.Fprintf(b, "| Current monthly cost | %s |\n", mdMoney(s.CurrentMonthlyCost))
+	fmt.Fprintf(b, "| Optimized monthly cost | %s |\n", mdMoney(s.OptimizedMonthlyCost))
+	fmt.Fprintf(b, "| Monthly savings | %s (%s) |\n", mdMoney(s.MonthlySavings), percent(s.SavingsPercent))
+	fmt.Fprintf(b, "| Instances | %s |\n", instances)
+	fmt.Fprintf(b, "| GPUs | %s |\n", strconv.FormatFloat(s.GPUCount, 'f', -1, 64))
 
 	secs := sections(r)
-	markdownStrategies(&b, r, secs)
+	markdownStrategies(b, r, secs)
 
 	for _, sec := range secs {
-		fmt.Fprintf(&b, "\n<details><summary><strong>%s</strong></summary>\n\n", mdText(sectionHeading(sec, s.SavingsByKind[sec.kind],
+		if b.over() {
+			return "", true
+		}
+		fmt.Fprintf(b, "\n<details><summary><strong>%s</strong></summary>\n\n", mdText(sectionHeading(sec, s.SavingsByKind[sec.kind],
 			func(m Money) string { return mdMoney(m) + "/mo" })))
 		b.WriteString("| Resource | Instance type | Action | Current/mo | Projected/mo | Savings/mo | Confidence | Risk |\n")
 		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
 		for _, rec := range sec.recs {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				mdCode(rec.ResourceID), mdCode(rec.InstanceType), mdText(actionText(rec)),
 				mdMoney(rec.CurrentMonthlyCost), mdMoney(rec.ProjectedMonthlyCost), mdMoney(rec.MonthlySavings),
 				mdText(rec.Confidence), mdText(rec.Risk))
 		}
 		b.WriteString("\n#### Evidence\n")
 		for _, rec := range sec.recs {
-			writeEvidence(&b, rec)
+			writeEvidence(b, rec)
 		}
 		b.WriteString("\n</details>\n")
 	}
 
-	writeMarkdownSections(&b, r)
+	writeMarkdownSections(b, r)
 
 	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, "\n### Warnings (%d)\n\n", len(r.Warnings))
+		fmt.Fprintf(b, "\n### Warnings (%d)\n\n", len(r.Warnings))
 		for _, wn := range r.Warnings {
 			b.WriteString("- ")
 			if wn.ResourceID != "" {
 				b.WriteString(mdCode(wn.ResourceID) + ": ")
 			}
-			fmt.Fprintf(&b, "%s (%s)\n", mdText(wn.Message), mdCode(wn.Code))
+			fmt.Fprintf(b, "%s (%s)\n", mdText(wn.Message), mdCode(wn.Code))
 		}
 	}
-	markdownFooter(&b, r)
-	return b.String()
+	markdownFooter(b, r)
+	return b.b.String(), b.over()
 }
 
 // Bounds that keep the summary short whatever the fleet: warnings are
@@ -244,7 +282,7 @@ func mdLink(s string) string {
 }
 
 // writeEvidence writes one recommendation's evidence as a list.
-func writeEvidence(b *strings.Builder, rec Recommendation) {
+func writeEvidence(b textWriter, rec Recommendation) {
 	ev := rec.Evidence
 	fmt.Fprintf(b, "\n**%s** %s: %s\n\n", mdText(rec.ID), mdCode(rec.ResourceID), mdText(rec.Rationale))
 	if ev.Formula != "" {

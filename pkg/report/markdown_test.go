@@ -35,11 +35,15 @@ func TestMarkdownSummaryOfALargeFleet(t *testing.T) {
 	if len(r.Recommendations) < 200 {
 		t.Fatalf("only %d recommendations: the fleet does not test the limit", len(r.Recommendations))
 	}
-	if full := markdownFull(r); len(full) <= MarkdownLimit {
+	full, _ := markdownFull(r, 0)
+	if len(full) <= MarkdownLimit {
 		t.Fatalf("the whole report is %d characters, within the limit: nothing to summarize", len(full))
 	}
+	if text, over := markdownFull(r, MarkdownLimit); !over || len(text) > MarkdownLimit {
+		t.Errorf("capped at the limit: %d characters, over %v", len(text), over)
+	}
 	auto := write(t, r, "markdown", PrintOptions{})
-	t.Logf("%d recommendations, %d warnings: whole %d characters, summary %d", len(r.Recommendations), len(r.Warnings), len(markdownFull(r)), len(auto))
+	t.Logf("%d recommendations, %d warnings: whole %d characters, summary %d", len(r.Recommendations), len(r.Warnings), len(full), len(auto))
 	if len(auto) >= MarkdownLimit {
 		t.Errorf("summary of %d characters", len(auto))
 	}

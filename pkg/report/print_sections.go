@@ -284,7 +284,7 @@ func writeAIMetrics(b *strings.Builder, m *AIMetrics, cur string, c colors, tty,
 }
 
 // writeMarkdownSections writes the same sections as markdown.
-func writeMarkdownSections(b *strings.Builder, r *Report) {
+func writeMarkdownSections(b textWriter, r *Report) {
 	money := func(m Money) string { return formatMoney(m, true) }
 	for _, v := range allocationViews(r) {
 		fmt.Fprintf(b, "\n### %s\n\n", v.title)
