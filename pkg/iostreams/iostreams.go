@@ -92,6 +92,9 @@ func (s *IOStreams) TerminalWidth() int {
 	return 80
 }
 
+// SetTerminalWidth overrides the detected terminal width (tests).
+func (s *IOStreams) SetTerminalWidth(w int) { s.width = w }
+
 // ColorScheme returns colour helpers that are no-ops when colour is off.
 func (s *IOStreams) ColorScheme() *ColorScheme { return &ColorScheme{enabled: s.colorEnabled} }
 

@@ -250,7 +250,9 @@ func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitpla
 		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
 	}
 	var buy string
+	short := tp.Term + " " + commitmentShort(kind) + " " + hourlyShort(tp.PayHourly)
 	if tp.Quantity > 0 {
+		short += fmt.Sprintf(", %d×%s", tp.Quantity, tp.UnitType)
 		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
 		if t, ok := e.cat.InstanceType(s.inst.Provider, tp.UnitType); ok {
 			q := float64(tp.Quantity)
@@ -272,6 +274,7 @@ func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitpla
 	c := &change{
 		kind:       KindCommitment,
 		target:     term + " " + kind.Label(),
+		short:      short,
 		lifecycle:  fleet.Committed,
 		price:      committed,
 		hours:      s.hours,

@@ -67,6 +67,7 @@ type phase struct {
 type change struct {
 	kind      Kind
 	action    string
+	short     string
 	target    string
 	typ       *pricing.InstanceType
 	price     pricing.Price
@@ -277,6 +278,7 @@ func (e *engine) record(s *state, c *change) {
 		InstanceType:     in.InstanceType,
 		Kind:             c.kind,
 		Action:           c.action,
+		ShortAction:      c.short,
 		Target:           c.target,
 		CurrentMonthly:   before,
 		ProjectedMonthly: after,

@@ -58,6 +58,7 @@ func idleStopChange(e *engine, s *state) *change {
 		kind:       KindIdleStop,
 		stop:       true,
 		target:     "stopped",
+		short:      "stop",
 		confidence: e.confidenceFor(s),
 		risk:       Low,
 		action:     fmt.Sprintf("Stop it: the busiest GPU's p95 was %s%% over %s (idle below %s%%)", pct(sum.GPU.P95), windowText(sum), pct(thr)),
@@ -79,6 +80,7 @@ func idleStopChange(e *engine, s *state) *change {
 		c.risk = Medium
 	}
 	if o := s.inst.Owner(); o != nil {
+		c.short = "shrink " + ownerShort(o)
 		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s%% over %s (idle below %s%%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
 		c.riskNotes = append(c.riskNotes, ownerRisk(o))
 		c.risk = Medium
@@ -135,6 +137,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 	c := &change{
 		kind:       KindSchedule,
 		target:     sched,
+		short:      "schedule " + scheduleShort(windows),
 		schedule:   fleetSchedule(windows),
 		price:      s.price,
 		hours:      after,
@@ -164,6 +167,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 		c.riskNotes = append(c.riskNotes, "work outside the observed hours will find it stopped: agree the schedule with its users")
 	}
 	if o := s.inst.Owner(); o != nil {
+		c.short = "schedule " + ownerShort(o) + " " + scheduleShort(windows)
 		c.action = fmt.Sprintf("Scale its owner on a schedule, %s (%s h/week instead of %s): %s, with a scheduled scale-down policy outside these hours", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth), ownerAction(o))
 		c.risk = Medium
 		c.riskNotes = append(c.riskNotes, ownerRisk(o))

@@ -99,6 +99,7 @@ func spotRule(e *engine, s *state) *change {
 	default:
 		c.riskNotes = append(c.riskNotes, "keep checkpointing on; an interruption costs the work since the last checkpoint")
 	}
+	c.short = "spot " + hourlyShort(spot.Hourly) + ", ckpt " + minutesShort(cp.intervalMinutes)
 	c.action = fmt.Sprintf("Run the %s workload on spot at $%s/h instead of $%s/h (interruptions %s); checkpoint every %s min", w.Type, spot.Hourly.StringFixed(4), odHourly.StringFixed(4), band, num(math.Round(cp.intervalMinutes)))
 	c.rationale = fmt.Sprintf("%s jobs can be interrupted and resumed, so they need not pay the on-demand price.", titleCase(string(w.Type)))
 	return c

@@ -240,10 +240,12 @@ func (e *engine) quantizeChanges(g *replicaGroup, o, alt quantizeOption, showAlt
 			t := o.typ
 			c.typ, c.price, c.hours = &t, o.price, s.hours
 			c.target = o.typ.Name + " " + strings.ToUpper(string(o.prec))
+			c.short = strings.ToUpper(string(o.prec)) + " → " + o.typ.Name
 			c.action = fmt.Sprintf("Quantize to %s and move to %s: %s (%s GiB instead of %s)", strings.ToUpper(string(o.prec)), o.typ.Name, summary, num(toNeed.RequiredGiB), num(fromNeed.RequiredGiB))
 		} else {
 			c.stop = true
 			c.target = "removed"
+			c.short = "remove (" + strings.ToUpper(string(o.prec)) + " replicas)"
 			c.action = fmt.Sprintf("Remove this replica: at %s, %s (%s) carry today's load", strings.ToUpper(string(o.prec)), strings.Join(kept, ", "), o.typ.Name)
 		}
 		c.rationale = fmt.Sprintf("%d replicas of %s at %s carry a load of %s replicas (sum of GPU p95); at %s a replica decodes %s tokens/s instead of %s, so %d replica(s) at ≤ %s%% load suffice: %s.",

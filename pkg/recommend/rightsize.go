@@ -66,6 +66,7 @@ func rightsizeRule(e *engine, s *state) *change {
 		kind:       KindRightsize,
 		typ:        &best,
 		target:     best.Name,
+		short:      "→ " + best.Name,
 		price:      bestPrice,
 		hours:      s.hours,
 		confidence: e.confidenceFor(s),

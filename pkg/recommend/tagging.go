@@ -40,6 +40,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 			e.record(s, &change{
 				kind:       KindTagging,
 				target:     t.target,
+				short:      t.target,
 				keep:       true,
 				confidence: High,
 				risk:       Low,

@@ -55,7 +55,10 @@ type Recommendation struct {
 	InstanceType string         `json:"instanceType"`
 	Kind         Kind           `json:"kind"`
 	// Action says what to do, in a sentence.
-	Action           string          `json:"action"`
+	Action string `json:"action"`
+	// ShortAction says what to do in a few words, with the figure to act on
+	// (a price, an amount, a schedule), for a table column.
+	ShortAction      string          `json:"shortAction"`
 	CurrentMonthly   decimal.Decimal `json:"currentMonthlyCost"`
 	ProjectedMonthly decimal.Decimal `json:"projectedMonthlyCost"`
 	MonthlySavings   decimal.Decimal `json:"monthlySavings"`

@@ -44,7 +44,7 @@ func testPlan() recommend.Plan {
 		{
 			ID: "schedule-gpu-train-01", ResourceID: "gpu-train-01", Provider: fleet.GCP, Account: "ml-prod",
 			Region: "us-central1", InstanceType: "a2-highgpu-8g", Kind: recommend.KindSchedule,
-			Action: "Run on a schedule", Target: "Mon–Fri 07:00–19:00 UTC",
+			Action: "Run on a schedule", Target: "Mon–Fri 07:00–19:00 UTC", ShortAction: "schedule Mon–Fri 07–19",
 			CurrentMonthly: dec("21453.17"), ProjectedMonthly: dec("9169.02"), MonthlySavings: dec("12284.15"),
 			Confidence: recommend.High, Risk: recommend.Low,
 			RiskNotes: []string{"Jobs started outside the window wait for the next one."},
@@ -60,7 +60,7 @@ func testPlan() recommend.Plan {
 		{
 			ID: "spot-gpu-train-01", ResourceID: "gpu-train-01", Provider: fleet.GCP, Account: "ml-prod",
 			Region: "us-central1", InstanceType: "a2-highgpu-8g", Kind: recommend.KindSpot,
-			Action: "Move to spot", Target: "spot",
+			Action: "Move to spot", Target: "spot", ShortAction: "spot $1.234/h, ckpt 20 min",
 			CurrentMonthly: dec("9169.02"), ProjectedMonthly: dec("2750.72"), MonthlySavings: dec("6418.30"),
 			Confidence: recommend.Medium, Risk: recommend.High,
 			RiskNotes: []string{"Preemption can stop a run at any time; the job checkpoints every 30 minutes."},
@@ -91,7 +91,7 @@ func testPlan() recommend.Plan {
 		{
 			ID: "rightsize-infer-a100-01", ResourceID: azureVM, Provider: fleet.Azure, Account: "0000-1111",
 			Region: "eastus", InstanceType: "Standard_NC24ads_A100_v4", Kind: recommend.KindRightsize,
-			Action: "Move to a smaller GPU", Target: "Standard_NC8as_T4_v3",
+			Action: "Move to a smaller GPU", Target: "Standard_NC8as_T4_v3", ShortAction: "→ Standard_NC8as_T4_v3",
 			CurrentMonthly: dec("2681.29"), ProjectedMonthly: dec("548.96"), MonthlySavings: dec("2132.33"),
 			Confidence: recommend.Medium, Risk: recommend.Medium,
 			RiskNotes: []string{"T4 has 16 GiB per GPU | peak use was 11.2 GiB."},
@@ -107,7 +107,7 @@ func testPlan() recommend.Plan {
 		{
 			ID: "commitment-infer-a100-01", ResourceID: azureVM, Provider: fleet.Azure, Account: "0000-1111",
 			Region: "eastus", InstanceType: "Standard_NC24ads_A100_v4", Kind: recommend.KindCommitment,
-			Action: "Buy a 1-year reservation", Target: "1y reserved",
+			Action: "Buy a 1-year reservation", Target: "1y reserved", ShortAction: "1y reservation $2.10/h, 1×Standard_NC24ads_A100_v4",
 			CurrentMonthly: dec("548.96"), ProjectedMonthly: dec("356.82"), MonthlySavings: dec("192.14"),
 			Confidence: recommend.High, Risk: recommend.Medium,
 			RiskNotes: []string{"You pay for the term even if the instance goes away."},
@@ -156,7 +156,7 @@ func testPlan() recommend.Plan {
 		{
 			ID: "commitment-infer-a100-02", ResourceID: "infer-a100-02", Provider: fleet.GCP, Account: "ml-prod",
 			Region: "us-central1", InstanceType: "a2-highgpu-1g", Kind: recommend.KindCommitment,
-			Action: "Cover it with a 1-year committed use discount", Target: "1-year committed use discount",
+			Action: "Cover it with a 1-year committed use discount", Target: "1-year committed use discount", ShortAction: "1y CUD $0.445/h, 1×g2-standard-8",
 			CurrentMonthly: dec("623.14"), ProjectedMonthly: dec("392.58"), MonthlySavings: dec("230.56"),
 			Confidence: recommend.High, Risk: recommend.Low,
 			RiskNotes: []string{"A commitment is paid whether or not the capacity is used."},

@@ -3,84 +3,107 @@ package report
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/money"
 )
 
-// writeMarkdown prints the report for CI logs and pull-request comments
-// (GitHub-flavoured markdown): a headline, a summary table, one table per
-// strategy with the evidence folded in <details>, and the warnings.
-func writeMarkdown(w io.Writer, r *Report) error {
-	s := r.Summary
-	usd := func(m Money) string { return formatMoney(m, true) }
-	var b strings.Builder
+// MarkdownLimit is the most characters the markdown format prints whole: a
+// GitHub comment holds 65,536, and the rest is room for what CI adds. A
+// longer report is printed as its summary.
+const MarkdownLimit = 60000
 
+// DefaultTop is how many recommendations the markdown summary lists.
+const DefaultTop = 10
+
+// writeMarkdown prints the report for CI logs and pull-request comments
+// (GitHub-flavoured markdown): whole (see writeMarkdownFull), or its summary
+// when asked or when the whole would not fit a comment.
+func writeMarkdown(w io.Writer, r *Report, opts PrintOptions) error {
+	var out string
+	over := opts.MarkdownSummary
+	if !over {
+		out, over = markdownFull(r, MarkdownLimit)
+	}
+	if over {
+		out = markdownSummary(r, opts, !opts.MarkdownSummary)
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+// textWriter is where the markdown is written: a strings.Builder or capped.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// capped keeps text up to limit characters (all of it when limit is 0) and
+// past that only notes that there was more, so that a whole report too long
+// for a comment is never held in memory.
+type capped struct {
+	b     strings.Builder
+	limit int
+	n     int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.n += len(p)
+	if !c.over() {
+		c.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *capped) WriteString(s string) (int, error) {
+	c.n += len(s)
+	if !c.over() {
+		c.b.WriteString(s)
+	}
+	return len(s), nil
+}
+
+func (c *capped) over() bool { return c.limit > 0 && c.n > c.limit }
+
+// markdownHead is the title, the headline and the partial-scan warning.
+func markdownHead(b textWriter, r *Report) {
+	s := r.Summary
 	name := r.Source.Fleet
 	if name == "" {
 		name = "(unnamed)"
 	}
-	fmt.Fprintf(&b, "## GPU cost report: %s\n\n", mdText(name))
-	fmt.Fprintf(&b, "**Current %s/mo → optimized %s/mo, saving %s/mo (%s)**\n\n",
-		usd(s.CurrentMonthlyCost), usd(s.OptimizedMonthlyCost), usd(s.MonthlySavings), percent(s.SavingsPercent))
+	fmt.Fprintf(b, "## GPU cost report: %s\n\n", mdText(name))
+	fmt.Fprintf(b, "**Current %s/mo → optimized %s/mo, saving %s/mo (%s)**\n\n",
+		mdMoney(s.CurrentMonthlyCost), mdMoney(s.OptimizedMonthlyCost), mdMoney(s.MonthlySavings), percent(s.SavingsPercent))
 	if line := partialScanLine(r); line != "" {
-		fmt.Fprintf(&b, "> **Warning:** %s\n\n", mdText(line))
+		fmt.Fprintf(b, "> **Warning:** %s\n\n", mdText(line))
 	}
+}
 
-	instances := strconv.Itoa(s.InstanceCount)
-	if s.UnpricedCount > 0 {
-		instances += fmt.Sprintf(" (%d unpriced, left out of the costs)", s.UnpricedCount)
-	}
-	b.WriteString("| | |\n|---|---:|\n")
-	fmt.Fprintf(&b, "| Current monthly cost | %s |\n", usd(s.CurrentMonthlyCost))
-	fmt.Fprintf(&b, "| Optimized monthly cost | %s |\n", usd(s.OptimizedMonthlyCost))
-	fmt.Fprintf(&b, "| Monthly savings | %s (%s) |\n", usd(s.MonthlySavings), percent(s.SavingsPercent))
-	fmt.Fprintf(&b, "| Instances | %s |\n", instances)
-	fmt.Fprintf(&b, "| GPUs | %s |\n", strconv.FormatFloat(s.GPUCount, 'f', -1, 64))
+func mdMoney(m Money) string { return formatMoney(m, true) }
 
-	secs := sections(r)
+// markdownStrategies is the table of savings per strategy, with the total.
+func markdownStrategies(b textWriter, r *Report, secs []section) {
+	s := r.Summary
 	if len(secs) == 0 {
 		b.WriteString("\nNo savings found.\n")
-	} else {
-		b.WriteString("\n| Strategy | Recommendations | Savings/mo |\n|---|---:|---:|\n")
-		for _, sec := range secs {
-			fmt.Fprintf(&b, "| %s | %d | %s |\n", mdText(sec.kind), len(sec.recs), usd(s.SavingsByKind[sec.kind]))
-		}
-		fmt.Fprintf(&b, "| **Total** | **%d** | **%s** |\n", len(r.Recommendations), usd(s.MonthlySavings))
+		return
 	}
-
+	b.WriteString("\n| Strategy | Recommendations | Savings/mo |\n|---|---:|---:|\n")
 	for _, sec := range secs {
-		fmt.Fprintf(&b, "\n### %s\n\n", mdText(sectionHeading(sec, s.SavingsByKind[sec.kind],
-			func(m Money) string { return usd(m) + "/mo" })))
-		b.WriteString("| Resource | Instance type | Action | Current/mo | Projected/mo | Savings/mo | Confidence | Risk |\n")
-		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
-		for _, rec := range sec.recs {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				mdCode(rec.ResourceID), mdCode(rec.InstanceType), mdText(actionText(rec)),
-				usd(rec.CurrentMonthlyCost), usd(rec.ProjectedMonthlyCost), usd(rec.MonthlySavings),
-				mdText(rec.Confidence), mdText(rec.Risk))
-		}
-		b.WriteString("\n<details><summary>Evidence</summary>\n")
-		for _, rec := range sec.recs {
-			writeEvidence(&b, rec)
-		}
-		b.WriteString("\n</details>\n")
+		fmt.Fprintf(b, "| %s | %d | %s |\n", mdText(sec.kind), len(sec.recs), mdMoney(s.SavingsByKind[sec.kind]))
 	}
+	fmt.Fprintf(b, "| **Total** | **%d** | **%s** |\n", len(r.Recommendations), mdMoney(s.MonthlySavings))
+}
 
-	writeMarkdownSections(&b, r)
-
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, "\n### Warnings (%d)\n\n", len(r.Warnings))
-		for _, wn := range r.Warnings {
-			b.WriteString("- ")
-			if wn.ResourceID != "" {
-				b.WriteString(mdCode(wn.ResourceID) + ": ")
-			}
-			fmt.Fprintf(&b, "%s (%s)\n", mdText(wn.Message), mdCode(wn.Code))
-		}
-	}
-
+// markdownFooter is the tool, schema, time, fleet and price data line.
+func markdownFooter(b textWriter, r *Report) {
 	footer := []string{strings.TrimSpace(mdText(r.Tool.Name + " " + r.Tool.Version)),
 		"report schema " + mdText(r.SchemaVersion), "generated " + r.GeneratedAt.UTC().Format(time.RFC3339)}
 	if r.Source.Path != "" {
@@ -89,13 +112,177 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	if cat := catalogText(r.Catalog); cat != "" {
 		footer = append(footer, "prices: "+cat)
 	}
-	fmt.Fprintf(&b, "\n<sub>%s</sub>\n", strings.Join(footer, " · "))
-	_, err := io.WriteString(w, b.String())
-	return err
+	fmt.Fprintf(b, "\n<sub>%s</sub>\n", strings.Join(footer, " · "))
+}
+
+// markdownFull is the whole report: a headline, a summary table, one table
+// per strategy folded in <details> with its evidence, the cost, AI metrics
+// and tags sections, and the warnings. It stops, reporting over, once the
+// text passes limit characters (0: no limit).
+func markdownFull(r *Report, limit int) (text string, over bool) {
+	s := r.Summary
+	b := &capped{limit: limit}
+	markdownHead(b, r)
+
+	instances := strconv.Itoa(s.InstanceCount)
+	if s.UnpricedCount > 0 {
+		instances += fmt.Sprintf(" (%d unpriced, left out of the costs)", s.UnpricedCount)
+	}
+	b.WriteString("| | |\n|---|---:|\n")
+	fmt.Fprintf(b, "| Current monthly cost | %s |\n", mdMoney(s.CurrentMonthlyCost))
+	fmt.Fprintf(b, "| Optimized monthly cost | %s |\n", mdMoney(s.OptimizedMonthlyCost))
+	fmt.Fprintf(b, "| Monthly savings | %s (%s) |\n", mdMoney(s.MonthlySavings), percent(s.SavingsPercent))
+	fmt.Fprintf(b, "| Instances | %s |\n", instances)
+	fmt.Fprintf(b, "| GPUs | %s |\n", strconv.FormatFloat(s.GPUCount, 'f', -1, 64))
+
+	secs := sections(r)
+	markdownStrategies(b, r, secs)
+
+	for _, sec := range secs {
+		if b.over() {
+			return "", true
+		}
+		fmt.Fprintf(b, "\n<details><summary><strong>%s</strong></summary>\n\n", mdText(sectionHeading(sec, s.SavingsByKind[sec.kind],
+			func(m Money) string { return mdMoney(m) + "/mo" })))
+		b.WriteString("| Resource | Instance type | Action | Current/mo | Projected/mo | Savings/mo | Confidence | Risk |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---|---|\n")
+		for _, rec := range sec.recs {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				mdCode(rec.ResourceID), mdCode(rec.InstanceType), mdText(actionText(rec)),
+				mdMoney(rec.CurrentMonthlyCost), mdMoney(rec.ProjectedMonthlyCost), mdMoney(rec.MonthlySavings),
+				mdText(rec.Confidence), mdText(rec.Risk))
+		}
+		b.WriteString("\n#### Evidence\n")
+		for _, rec := range sec.recs {
+			writeEvidence(b, rec)
+		}
+		b.WriteString("\n</details>\n")
+	}
+
+	writeMarkdownSections(b, r)
+
+	if len(r.Warnings) > 0 {
+		fmt.Fprintf(b, "\n### Warnings (%d)\n\n", len(r.Warnings))
+		for _, wn := range r.Warnings {
+			b.WriteString("- ")
+			if wn.ResourceID != "" {
+				b.WriteString(mdCode(wn.ResourceID) + ": ")
+			}
+			fmt.Fprintf(b, "%s (%s)\n", mdText(wn.Message), mdCode(wn.Code))
+		}
+	}
+	markdownFooter(b, r)
+	return b.b.String(), b.over()
+}
+
+// Bounds that keep the summary short whatever the fleet: warnings are
+// grouped by code, and a group's first message is cut.
+const (
+	maxWarningGroups  = 20
+	maxWarningMessage = 300
+)
+
+// markdownSummary is the report in the size of a pull-request comment: the
+// headline, the savings per strategy, the top recommendations by saving with
+// their short actions, the warnings grouped by code and where the whole
+// report is. auto says it replaces a whole report that was too long.
+func markdownSummary(r *Report, opts PrintOptions, auto bool) string {
+	var b strings.Builder
+	markdownHead(&b, r)
+	s := r.Summary
+	fmt.Fprintf(&b, "%s · %s GPUs", plural(s.InstanceCount, "instance"), strconv.FormatFloat(s.GPUCount, 'f', -1, 64))
+	if s.UnpricedCount > 0 {
+		fmt.Fprintf(&b, " · %d unpriced, left out of the costs", s.UnpricedCount)
+	}
+	b.WriteString("\n")
+	markdownStrategies(&b, r, sections(r))
+
+	top := opts.Top
+	if top <= 0 {
+		top = DefaultTop
+	}
+	recs := make([]Recommendation, 0, len(r.Recommendations))
+	for _, rec := range r.Recommendations {
+		if rec.MonthlySavings.d.IsPositive() {
+			recs = append(recs, rec)
+		}
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		if c := recs[i].MonthlySavings.d.Cmp(recs[j].MonthlySavings.d); c != 0 {
+			return c > 0
+		}
+		return recs[i].ID < recs[j].ID
+	})
+	if len(recs) > 0 {
+		shown := recs[:min(top, len(recs))]
+		fmt.Fprintf(&b, "\n### Top %d by saving\n\n", len(shown))
+		b.WriteString("| Resource | Strategy | Action | Savings/mo | Risk |\n|---|---|---|---:|---|\n")
+		for _, rec := range shown {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCode(rec.ResourceID), mdText(rec.Kind),
+				mdText(shortActionText(rec)), mdMoney(rec.MonthlySavings), mdText(rec.Risk))
+		}
+		if rest := len(r.Recommendations) - len(shown); rest > 0 {
+			fmt.Fprintf(&b, "\n%s in the full report.\n", plural(rest, "more recommendation"))
+		}
+	}
+
+	if len(r.Warnings) > 0 {
+		type group struct {
+			code, first string
+			n           int
+		}
+		var groups []*group
+		byCode := map[string]*group{}
+		for _, wn := range r.Warnings {
+			g := byCode[wn.Code]
+			if g == nil {
+				msg := wn.Message
+				if wn.ResourceID != "" {
+					msg = wn.ResourceID + ": " + msg
+				}
+				g = &group{code: wn.Code, first: truncate(msg, maxWarningMessage)}
+				byCode[wn.Code] = g
+				groups = append(groups, g)
+			}
+			g.n++
+		}
+		fmt.Fprintf(&b, "\n### Warnings (%d)\n\n", len(r.Warnings))
+		for i, g := range groups {
+			if i == maxWarningGroups {
+				fmt.Fprintf(&b, "- and %d more kinds\n", len(groups)-i)
+				break
+			}
+			if g.n == 1 {
+				fmt.Fprintf(&b, "- %s: %s\n", mdCode(g.code), mdText(g.first))
+			} else {
+				fmt.Fprintf(&b, "- %s × %d, e.g. %s\n", mdCode(g.code), g.n, mdText(g.first))
+			}
+		}
+	}
+
+	b.WriteString("\n")
+	if auto {
+		fmt.Fprintf(&b, "This is a summary: the whole report is over %s characters, more than a comment holds. ", money.Group(decimal.NewFromInt(MarkdownLimit), 0))
+	}
+	if opts.FullReport != "" {
+		fmt.Fprintf(&b, "**Full report:** %s\n", mdLink(opts.FullReport))
+	} else {
+		b.WriteString("**Full report:** not attached; write it with `gpufinops analyze -o html` or `-o json` (and link it with `--full-report`).\n")
+	}
+	markdownFooter(&b, r)
+	return b.String()
+}
+
+// mdLink is a URL as a link, anything else (a path, an artifact's name) as code.
+func mdLink(s string) string {
+	if u, err := url.Parse(s); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+		return "<" + strings.NewReplacer("<", "%3C", ">", "%3E", " ", "%20").Replace(s) + ">"
+	}
+	return mdCode(s)
 }
 
 // writeEvidence writes one recommendation's evidence as a list.
-func writeEvidence(b *strings.Builder, rec Recommendation) {
+func writeEvidence(b textWriter, rec Recommendation) {
 	ev := rec.Evidence
 	fmt.Fprintf(b, "\n**%s** %s: %s\n\n", mdText(rec.ID), mdCode(rec.ResourceID), mdText(rec.Rationale))
 	if ev.Formula != "" {

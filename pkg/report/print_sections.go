@@ -210,51 +210,32 @@ func writeTableSections(b *strings.Builder, r *Report, c colors, tty, wide bool,
 }
 
 // writeAllocationTables writes cost by team, project and workload type. On
-// a terminal the three tables line up; with fit, long keys are cut to width.
+// a terminal the three tables line up; with fit, long keys are cut to width
+// and the optimized cost gives way.
 func writeAllocationTables(b *strings.Builder, r *Report, c colors, tty, fit bool, width int) error {
 	views := allocationViews(r)
-	cells := make([][][]string, len(views))
-	widths := make([]int, 5)
-	for i, v := range views {
-		widths[0] = max(widths[0], utf8.RuneCountInString(v.header))
+	if len(views) == 0 {
+		return nil
+	}
+	tp := tableprinter.New(b, tty, views[0].header, "instances", "current", "optimized", "share")
+	tp.AlignRight(1, 2, 3, 4)
+	tp.Key(0)
+	tp.Truncate(0, minKeyWidth)
+	tp.DropOrder(3, 1)
+	if fit {
+		tp.SetWidth(width)
+	}
+	for _, v := range views {
+		tp.Section("\n"+c.bold(v.title), v.header, "instances", "current", "optimized", "share")
 		for _, row := range v.rows {
-			cs := []string{row.key, strconv.Itoa(row.instances), formatMoney(row.current, tty), formatMoney(row.optimized, tty), row.share}
-			cells[i] = append(cells[i], cs)
-			for j, cell := range cs {
-				widths[j] = max(widths[j], utf8.RuneCountInString(cell))
-			}
+			tp.AddRow(row.key, strconv.Itoa(row.instances), formatMoney(row.current, tty), formatMoney(row.optimized, tty), row.share)
 		}
 	}
-	for j, h := range []string{"", "instances", "current", "optimized", "share"} {
-		widths[j] = max(widths[j], utf8.RuneCountInString(h))
-	}
-	if fit && tableWidth(widths) > width {
-		widths[0] = max(minShrinkWidth, widths[0]-(tableWidth(widths)-width))
-	}
-	for i, v := range views {
-		fmt.Fprintf(b, "\n%s\n", c.bold(v.title))
-		tp := tableprinter.New(b, tty, v.header, "instances", "current", "optimized", "share")
-		tp.AlignRight(1, 2, 3, 4)
-		for _, row := range cells[i] {
-			if tty {
-				row[0] = truncate(row[0], widths[0])
-				for j, cell := range row {
-					pad := strings.Repeat(" ", max(0, widths[j]-utf8.RuneCountInString(cell)))
-					if j == 0 {
-						row[j] = cell + pad
-					} else {
-						row[j] = pad + cell
-					}
-				}
-			}
-			tp.AddRow(row...)
-		}
-		if err := tp.Render(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tp.Render()
 }
+
+// minKeyWidth is how short a team, project or training run's name may be cut.
+const minKeyWidth = 12
 
 // writeAIMetrics writes the fleet's AI cost metrics and its training runs;
 // with fit, long run IDs are cut to width.
@@ -284,17 +265,14 @@ func writeAIMetrics(b *strings.Builder, m *AIMetrics, cur string, c colors, tty,
 		for _, tr := range m.TrainingRuns {
 			rows = append(rows, trainingRunCells(tr, tty))
 		}
-		if fit {
-			ws := columnWidthsOf(trainingRunHeaders, rows)
-			if tableWidth(ws) > width {
-				ws[0] = max(minShrinkWidth, ws[0]-(tableWidth(ws)-width))
-				for _, row := range rows {
-					row[0] = truncate(row[0], ws[0])
-				}
-			}
-		}
 		tp := tableprinter.New(b, tty, trainingRunHeaders...)
 		tp.AlignRight(1, 2, 3, 4, 5)
+		tp.Key(0)
+		tp.Truncate(0, minKeyWidth)
+		tp.DropOrder(3, 1, 2)
+		if fit {
+			tp.SetWidth(width)
+		}
 		for _, row := range rows {
 			tp.AddRow(row...)
 		}
@@ -306,7 +284,7 @@ func writeAIMetrics(b *strings.Builder, m *AIMetrics, cur string, c colors, tty,
 }
 
 // writeMarkdownSections writes the same sections as markdown.
-func writeMarkdownSections(b *strings.Builder, r *Report) {
+func writeMarkdownSections(b textWriter, r *Report) {
 	money := func(m Money) string { return formatMoney(m, true) }
 	for _, v := range allocationViews(r) {
 		fmt.Fprintf(b, "\n### %s\n\n", v.title)
@@ -347,20 +325,6 @@ func writeMarkdownSections(b *strings.Builder, r *Report) {
 		}
 		fmt.Fprintf(b, "\n### Tags\n\n%s\n", line)
 	}
-}
-
-// columnWidthsOf is the widest cell or header of each column.
-func columnWidthsOf(headers []string, rows [][]string) []int {
-	widths := make([]int, len(headers))
-	for j, h := range headers {
-		widths[j] = utf8.RuneCountInString(h)
-	}
-	for _, row := range rows {
-		for j, cell := range row {
-			widths[j] = max(widths[j], utf8.RuneCountInString(cell))
-		}
-	}
-	return widths
 }
 
 // usd renders an amount in the report's currency cur with the given

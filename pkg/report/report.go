@@ -35,7 +35,10 @@ import (
 // utilizationSource "unknown" for an instance whose metrics source failed, and
 // evidence.purchase on commitment recommendations: what to buy in the cloud's
 // own unit, its hourly cost, discount, break-even and rate source.
-const SchemaVersion = "1.4"
+//
+// 1.5 added shortAction per recommendation: the action in a few words with
+// the price, amount or schedule to act on, for tables.
+const SchemaVersion = "1.5"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -311,6 +314,9 @@ type Recommendation struct {
 	Kind string `json:"kind"`
 	// Action says what to do, in a sentence.
 	Action string `json:"action"`
+	// ShortAction says what to do in a few words with the figure to act on,
+	// e.g. "spot $7.25/h, ckpt 17 min" (since 1.5); the table shows it.
+	ShortAction string `json:"shortAction,omitempty"`
 	// Target is the proposed instance type, purchase option or schedule.
 	Target string `json:"target,omitempty"`
 	// CurrentMonthlyCost is the cost before this change, after any earlier
@@ -728,6 +734,7 @@ func newRecommendation(rec recommend.Recommendation, move bool) Recommendation {
 		InstanceType:         rec.InstanceType,
 		Kind:                 string(rec.Kind),
 		Action:               rec.Action,
+		ShortAction:          rec.ShortAction,
 		Target:               rec.Target,
 		CurrentMonthlyCost:   NewMoney(rec.CurrentMonthly),
 		ProjectedMonthlyCost: NewMoney(rec.ProjectedMonthly),

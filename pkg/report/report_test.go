@@ -16,6 +16,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 
@@ -40,6 +41,8 @@ func TestWriteGolden(t *testing.T) {
 	}{
 		{"table_tty.golden", "table", PrintOptions{TTY: true, Width: 120}},
 		{"table_tty_100.golden", "table", PrintOptions{TTY: true, Width: 100}},
+		{"table_tty_80.golden", "table", PrintOptions{TTY: true, Width: 80}},
+		{"table_tty_200.golden", "table", PrintOptions{TTY: true, Width: 200}},
 		{"table_pipe.golden", "table", PrintOptions{}},
 		{"wide_tty.golden", "wide", PrintOptions{TTY: true, Width: 120}},
 		{"wide_pipe.golden", "wide", PrintOptions{}},
@@ -118,13 +121,25 @@ func TestWriteTableFitsWidth(t *testing.T) {
 
 // A terminal wide enough for the sentences gets them whole; a narrow one gets
 // the targets.
-func TestWriteTableActionOrTarget(t *testing.T) {
+// The table shows the short action, else (reports before 1.5) the target,
+// else the sentence; wide shows the sentence.
+func TestWriteTableShortAction(t *testing.T) {
 	r := testReport()
-	if out := write(t, r, "table", PrintOptions{TTY: true, Width: 200}); !strings.Contains(out, "Run on a schedule → Mon–Fri 07:00–19:00 UTC") {
-		t.Errorf("width 200: no whole action:\n%s", out)
+	for _, w := range []int{80, 200} {
+		out := write(t, r, "table", PrintOptions{TTY: true, Width: w})
+		for _, want := range []string{"schedule Mon–Fri 07–19", "spot $1.234/h, ckpt 20 min", "1y CUD $0.445/h", "Stop the instance", "→ g2-standard-8"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("width %d: no %q in\n%s", w, want, out)
+			}
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if n := tableprinter.Width(l); n > w {
+				t.Errorf("width %d: line of %d: %q", w, n, l)
+			}
+		}
 	}
-	if out := write(t, r, "table", PrintOptions{TTY: true, Width: 120}); !strings.Contains(out, "→ spot ") {
-		t.Errorf("width 120: no target:\n%s", out)
+	if out := write(t, r, "wide", PrintOptions{TTY: true, Width: 80}); !strings.Contains(out, "Run on a schedule → Mon–Fri 07:00–19:00 UTC") {
+		t.Errorf("wide: no whole action:\n%s", out)
 	}
 }
 

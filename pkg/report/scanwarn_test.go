@@ -38,7 +38,7 @@ func scanReport(t *testing.T, ws []fleet.ScanWarning) *Report {
 
 func TestScanWarningsInEveryFormat(t *testing.T) {
 	r := scanReport(t, scanWarningCases)
-	if r.SchemaVersion != "1.4" {
+	if r.SchemaVersion != SchemaVersion {
 		t.Errorf("schema %s", r.SchemaVersion)
 	}
 	// They lead the warnings, in order, with scope, reason and count.

@@ -6,19 +6,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 )
 
-// How the table format fits a terminal: long resource IDs give way first,
-// down to longResourceWidth; then, if the action sentences still do not fit,
-// the targets replace them; then resource and action shorten together, down
-// to minShrinkWidth, and last the instance type.
+// How the table format fits a terminal: long resource IDs shorten (keeping
+// their end) down to minResourceWidth, instance types down to minTypeWidth
+// and the short actions down to minActionWidth, which keeps the figure to act
+// on; if that is not enough, the projected cost, the confidence, the current
+// cost, the instance type and the risk give way in that order. The resource,
+// the action and the savings always stay.
 const (
-	longResourceWidth = 24
-	minShrinkWidth    = 12
+	minResourceWidth = 12
+	minTypeWidth     = 10
+	minActionWidth   = 26
 )
 
 // colors applies a scheme that may be nil (no colour).
@@ -42,7 +44,12 @@ func (c colors) gray(s string) string   { return c.apply((*iostreams.ColorScheme
 type column struct {
 	header string
 	right  bool
-	cell   func(Recommendation, bool) string
+	// key columns are never hidden; min > 0 lets the column shorten to min
+	// characters, from its start when fromStart is set.
+	key       bool
+	min       int
+	fromStart bool
+	cell      func(Recommendation, bool) string
 	// color, if set, colours the cell's text on a terminal.
 	color func(colors, Recommendation, string) string
 }
@@ -62,7 +69,12 @@ func tableColumns(wide bool) []column {
 	field := func(f func(Recommendation) string) func(Recommendation, bool) string {
 		return func(rec Recommendation, _ bool) string { return f(rec) }
 	}
-	resource := column{header: resourceHeader, cell: field(func(r Recommendation) string { return r.ResourceID })}
+	resource := column{header: resourceHeader, key: true, min: minResourceWidth, fromStart: true,
+		cell: field(func(r Recommendation) string { return r.ResourceID })}
+	action := column{header: actionHeader, key: true, min: minActionWidth, cell: field(shortActionText)}
+	if wide {
+		action = column{header: actionHeader, key: true, cell: field(actionText)}
+	}
 	cols := []column{resource}
 	if wide {
 		cols = append(cols,
@@ -72,11 +84,11 @@ func tableColumns(wide bool) []column {
 		)
 	}
 	cols = append(cols,
-		column{header: typeHeader, cell: field(func(r Recommendation) string { return r.InstanceType })},
-		column{header: actionHeader, cell: field(actionText)},
+		column{header: typeHeader, min: minTypeWidth, cell: field(func(r Recommendation) string { return r.InstanceType })},
+		action,
 		column{header: "current", right: true, cell: money(func(r Recommendation) Money { return r.CurrentMonthlyCost })},
 		column{header: "projected", right: true, cell: money(func(r Recommendation) Money { return r.ProjectedMonthlyCost })},
-		column{header: "savings", right: true, cell: money(func(r Recommendation) Money { return r.MonthlySavings }),
+		column{header: "savings", right: true, key: true, cell: money(func(r Recommendation) Money { return r.MonthlySavings }),
 			color: func(c colors, _ Recommendation, s string) string { return c.green(s) }},
 		column{header: "confidence", cell: field(func(r Recommendation) string { return r.Confidence })},
 		column{header: "risk", cell: field(func(r Recommendation) string { return r.Risk }),
@@ -93,10 +105,17 @@ func tableColumns(wide bool) []column {
 	return cols
 }
 
+// dropOrder is the order in which columns give way on a narrow terminal.
+var dropOrder = []string{"projected", "confidence", "current", typeHeader, "risk"}
+
 // writeTable prints the table and wide formats: a title and headline, one
 // section per strategy, totals, warnings and a pointer to the evidence.
 func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	tty := opts.TTY
+	width := opts.Width
+	if width <= 0 {
+		width = DefaultWidth
+	}
 	c := colors{}
 	if tty {
 		c.cs = opts.Color
@@ -126,32 +145,57 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 		b.WriteString("\nNo savings found.\n")
 	}
 	cols := tableColumns(wide)
-	cells := tableCells(secs, cols, tty, wide, opts.Width)
-	widths := columnWidths(cols, cells)
-	for i, sec := range secs {
-		fmt.Fprintf(&b, "\n%s\n", c.bold(sectionHeading(sec, s.SavingsByKind[sec.kind], perMonth)))
+	if len(secs) > 0 {
 		headers := make([]string, len(cols))
-		var right []int
 		for j, col := range cols {
 			headers[j] = col.header
-			if col.right {
-				right = append(right, j)
+		}
+		tp := tableprinter.New(&b, tty, headers...)
+		if tty && !wide {
+			tp.SetWidth(width)
+		}
+		var drop []int
+		for _, h := range dropOrder {
+			if j := slices.IndexFunc(cols, func(c column) bool { return c.header == h }); j >= 0 {
+				drop = append(drop, j)
 			}
 		}
-		var tb strings.Builder
-		tp := tableprinter.New(&tb, tty, headers...)
-		tp.AlignRight(right...)
-		for k, rec := range sec.recs {
-			row := cells[i][k]
-			if tty {
-				row = styleRow(c, cols, rec, row, widths)
+		tp.DropOrder(drop...)
+		var recs []Recommendation
+		for j, col := range cols {
+			if col.right {
+				tp.AlignRight(j)
 			}
-			tp.AddRow(row...)
+			if col.key {
+				tp.Key(j)
+			}
+			switch {
+			case col.min > 0 && col.fromStart:
+				tp.TruncateStart(j, col.min)
+			case col.min > 0:
+				tp.Truncate(j, col.min)
+			}
+		}
+		tp.Style(func(row, j int, text string) string {
+			if cols[j].color == nil {
+				return text
+			}
+			return cols[j].color(c, recs[row], text)
+		})
+		for _, sec := range secs {
+			tp.Section("\n" + c.bold(sectionHeading(sec, s.SavingsByKind[sec.kind], perMonth)))
+			for _, rec := range sec.recs {
+				row := make([]string, len(cols))
+				for j, col := range cols {
+					row[j] = col.cell(rec, tty)
+				}
+				tp.AddRow(row...)
+				recs = append(recs, rec)
+			}
 		}
 		if err := tp.Render(); err != nil {
 			return err
 		}
-		b.WriteString(trimColorTail(tb.String()))
 	}
 	if len(secs) > 0 {
 		fmt.Fprintf(&b, "\nTotal: %s, saving %s of %s (%s)\n",
@@ -164,7 +208,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	case s.UnpricedCount > 1:
 		fmt.Fprintf(&b, "%d instances have no price and are left out of the costs.\n", s.UnpricedCount)
 	}
-	if err := writeTableSections(&b, r, c, tty, wide, opts.Width); err != nil {
+	if err := writeTableSections(&b, r, c, tty, wide, width); err != nil {
 		return err
 	}
 	if len(r.Warnings) > 0 {
@@ -174,28 +218,12 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 		}
 	}
 	b.WriteString("\n" + c.gray("Amounts are "+currencyNote(r)+" per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// colorReset ends an ANSI colour.
-const colorReset = "\x1b[0m"
-
-// trimColorTail drops the spaces the terminal table leaves before a colour
-// reset at the end of a line, so coloured and plain lines end alike.
-func trimColorTail(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		for {
-			head, ok := strings.CutSuffix(strings.TrimRight(l, " "), colorReset)
-			if !ok || head == strings.TrimRight(head, " ") {
-				break
-			}
-			l = strings.TrimRight(head, " ") + colorReset
-		}
-		lines[i] = l
+	out := b.String()
+	if tty && !wide {
+		out = tableprinter.Wrap(out, width)
 	}
-	return strings.Join(lines, "\n")
+	_, err := io.WriteString(w, out)
+	return err
 }
 
 // title names the fleet and counts what is in it.
@@ -223,115 +251,4 @@ func warningText(wn Warning) string {
 		msg = wn.ResourceID + ": " + msg
 	}
 	return msg + " [" + wn.Code + "]"
-}
-
-// tableCells renders the plain text of every cell, section by section. On a
-// terminal the table format fits width (see longResourceWidth); shortened
-// resource IDs keep their end.
-func tableCells(secs []section, cols []column, tty, wide bool, width int) [][][]string {
-	out := make([][][]string, len(secs))
-	for i, sec := range secs {
-		for _, rec := range sec.recs {
-			row := make([]string, len(cols))
-			for j, col := range cols {
-				row[j] = oneLine(col.cell(rec, tty))
-			}
-			out[i] = append(out[i], row)
-		}
-	}
-	if !tty || wide {
-		return out
-	}
-	if width <= 0 {
-		width = DefaultWidth
-	}
-	widths := columnWidths(cols, out)
-	shrink(cols, widths, width, longResourceWidth, resourceHeader)
-	if action := slices.IndexFunc(cols, func(c column) bool { return c.header == actionHeader }); tableWidth(widths) > width && action >= 0 {
-		// The sentences do not fit: show where each change leads instead.
-		for i, sec := range secs {
-			for k, rec := range sec.recs {
-				if rec.Target != "" {
-					out[i][k][action] = "→ " + oneLine(rec.Target)
-				}
-			}
-		}
-		widths = columnWidths(cols, out)
-		shrink(cols, widths, width, longResourceWidth, resourceHeader)
-	}
-	shrink(cols, widths, width, minShrinkWidth, resourceHeader, actionHeader)
-	shrink(cols, widths, width, minShrinkWidth, typeHeader)
-	for _, rows := range out {
-		for _, row := range rows {
-			for j, col := range cols {
-				if col.header == resourceHeader {
-					row[j] = truncateLeft(row[j], widths[j])
-				} else {
-					row[j] = truncate(row[j], widths[j])
-				}
-			}
-		}
-	}
-	return out
-}
-
-// shrink takes a character at a time from the widest of the named columns
-// wider than min until the table fits width.
-func shrink(cols []column, widths []int, width, min int, headers ...string) {
-	for tableWidth(widths) > width {
-		widest := -1
-		for j, col := range cols {
-			if slices.Contains(headers, col.header) && widths[j] > min && (widest < 0 || widths[j] >= widths[widest]) {
-				widest = j
-			}
-		}
-		if widest < 0 {
-			return
-		}
-		widths[widest]--
-	}
-}
-
-// tableWidth is the width of a terminal table with these column widths.
-func tableWidth(widths []int) int {
-	total := -2 // no gap after the last column
-	for _, w := range widths {
-		total += w + 2
-	}
-	return total
-}
-
-// columnWidths is the widest cell or header of each column across sections.
-func columnWidths(cols []column, cells [][][]string) []int {
-	widths := make([]int, len(cols))
-	for j, col := range cols {
-		widths[j] = utf8.RuneCountInString(col.header)
-	}
-	for _, rows := range cells {
-		for _, row := range rows {
-			for j, cell := range row {
-				widths[j] = max(widths[j], utf8.RuneCountInString(cell))
-			}
-		}
-	}
-	return widths
-}
-
-// styleRow pads every cell to its column's width across all sections, so the
-// sections line up, and colours the text.
-func styleRow(c colors, cols []column, rec Recommendation, row []string, widths []int) []string {
-	out := make([]string, len(row))
-	for j, cell := range row {
-		pad := strings.Repeat(" ", max(0, widths[j]-utf8.RuneCountInString(cell)))
-		text := cell
-		if cols[j].color != nil {
-			text = cols[j].color(c, rec, cell)
-		}
-		if cols[j].right {
-			out[j] = pad + text
-		} else {
-			out[j] = text + pad
-		}
-	}
-	return out
 }

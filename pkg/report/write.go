@@ -26,6 +26,15 @@ type PrintOptions struct {
 	Color *iostreams.ColorScheme
 	// Width is the terminal width the table fits; 0 means 120.
 	Width int
+	// MarkdownSummary prints the markdown format's summary instead of the
+	// whole report; the summary is printed anyway when the whole report
+	// would exceed MarkdownLimit characters.
+	MarkdownSummary bool
+	// FullReport says where the whole report is (a link or a path), for the
+	// summary's pointer to it.
+	FullReport string
+	// Top is how many recommendations the summary lists; 0 means 10.
+	Top int
 }
 
 // DefaultWidth is the table width used when PrintOptions.Width is 0.
@@ -43,7 +52,7 @@ func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
 	case "csv":
 		return writeCSV(w, r)
 	case "markdown":
-		return writeMarkdown(w, r)
+		return writeMarkdown(w, r, opts)
 	case "html":
 		return writeHTML(w, r)
 	}
@@ -193,6 +202,18 @@ func actionText(rec Recommendation) string {
 		return rec.Target
 	}
 	return rec.Action + " → " + rec.Target
+}
+
+// shortActionText is what the table's action column shows: the short action,
+// else (a report older than 1.5) where the change leads, else the sentence.
+func shortActionText(rec Recommendation) string {
+	switch {
+	case rec.ShortAction != "":
+		return rec.ShortAction
+	case rec.Target != "":
+		return "→ " + rec.Target
+	}
+	return rec.Action
 }
 
 // plural writes n and the noun, adding "s" unless n is 1 (text.Plural).

@@ -21,13 +21,15 @@ type PrintOptions struct {
 	// TTY selects the rendering for people: aligned columns and "$1,234.56".
 	// Otherwise tables are tab-separated with plain numbers.
 	TTY bool
+	// Width is the terminal width the tables fit; 0 means no limit.
+	Width int
 }
 
 // Write prints d to w in format, one of Formats.
 func Write(w io.Writer, d *Diff, format string, opts PrintOptions) error {
 	switch format {
 	case "table":
-		return writeTable(w, d, opts.TTY)
+		return writeTable(w, d, opts.TTY, opts.Width)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -41,7 +43,7 @@ func Write(w io.Writer, d *Diff, format string, opts PrintOptions) error {
 
 // writeTable prints the summary deltas, then a table of instance changes and
 // one of recommendation changes.
-func writeTable(w io.Writer, d *Diff, tty bool) error {
+func writeTable(w io.Writer, d *Diff, tty bool, width int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Report diff: %s (%s) → %s (%s)\n\n", d.Old.File, d.Old.GeneratedAt, d.New.File, d.New.GeneratedAt)
 	s := d.Summary
@@ -60,6 +62,11 @@ func writeTable(w io.Writer, d *Diff, tty bool) error {
 	if n := len(in.Added) + len(in.Removed) + len(in.Changed); n > 0 {
 		t := tableprinter.New(&b, tty, "change", "resource", "provider", "region", "details", "cost/mo")
 		t.AlignRight(5)
+		t.SetWidth(width)
+		t.Key(0, 1, 4, 5)
+		t.TruncateStart(1, 12)
+		t.Truncate(4, 20)
+		t.DropOrder(2, 3)
 		for _, r := range instanceRows(in, tty) {
 			t.AddRow(r...)
 		}
@@ -73,6 +80,12 @@ func writeTable(w io.Writer, d *Diff, tty bool) error {
 	if n := len(rs.New) + len(rs.Resolved) + len(rs.Changed); n > 0 {
 		t := tableprinter.New(&b, tty, "change", "id", "kind", "resource", "savings/mo", "details")
 		t.AlignRight(4)
+		// The id is kind:resource: on a terminal it gives way to them.
+		t.SetWidth(width)
+		t.Key(0, 2, 3, 4, 5)
+		t.TruncateStart(3, 12)
+		t.Truncate(5, 20)
+		t.DropOrder(1)
 		for _, r := range recommendationRows(rs, tty) {
 			t.AddRow(r...)
 		}
@@ -80,7 +93,11 @@ func writeTable(w io.Writer, d *Diff, tty bool) error {
 			return err
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	out := b.String()
+	if tty && width > 0 {
+		out = tableprinter.Wrap(out, width)
+	}
+	_, err := io.WriteString(w, out)
 	return err
 }
 

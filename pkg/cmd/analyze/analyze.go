@@ -50,6 +50,19 @@ type AnalyzeOptions struct {
 	Currency string
 	// ExchangeRate is --exchange-rate; nil takes the configured rate.
 	ExchangeRate *decimal.Decimal
+	// Markdown shapes -o markdown: --markdown-summary, --full-report and
+	// --markdown-top.
+	Markdown MarkdownFlags
+}
+
+// MarkdownFlags shape the markdown format.
+type MarkdownFlags struct {
+	// Summary prints the summary even when the whole report would fit.
+	Summary bool
+	// FullReport is the link or path the summary points to.
+	FullReport string
+	// Top is how many recommendations the summary lists.
+	Top int
 }
 
 // NewCmdAnalyze builds the command; runF replaces the run function in tests.
@@ -77,7 +90,8 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
   $ gpufinops analyze --fleet fleet.yaml -o json --fail-on 'savings>5000' > report.json
   $ gpufinops analyze --demo --fail-on 'savings:spot>1000&&confidence=high,idle-gpus>0'
   $ gpufinops analyze --demo -o json --jq '.summary.monthlySavings'
-  $ gpufinops analyze --demo --currency EUR --exchange-rate 0.92`,
+  $ gpufinops analyze --demo --currency EUR --exchange-rate 0.92
+  $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary --full-report "$RUN_URL"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
@@ -90,6 +104,14 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 					return err
 				}
 				opts.IdleThreshold = &idle
+			}
+			for _, name := range []string{"markdown-summary", "full-report", "markdown-top"} {
+				if cmd.Flags().Changed(name) && opts.Format != "markdown" {
+					return cmdutil.FlagErrorf("--%s shapes the markdown report: add -o markdown", name)
+				}
+			}
+			if opts.Markdown.Top < 1 {
+				return cmdutil.FlagErrorf("--markdown-top: %d is not a positive number of recommendations", opts.Markdown.Top)
 			}
 			if cmd.Flags().Changed("commitment-term") {
 				if term != "1y" && term != "3y" {
@@ -129,6 +151,9 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 5 after writing the report when an expression holds, e.g. 'savings>5000', 'idle-gpus>0', 'savings:spot>1000&&confidence=high' (repeatable; commas separate too)")
 	cmd.Flags().StringVar(&currency, "currency", pricing.Currency, "print amounts in this currency (prices stay USD); needs a rate")
 	cmd.Flags().StringVar(&rate, "exchange-rate", "", "units of --currency one USD buys (default: config report.exchange_rates.<CODE>)")
+	cmd.Flags().BoolVar(&opts.Markdown.Summary, "markdown-summary", false, fmt.Sprintf("print the markdown report's summary (headline, totals, top recommendations, warnings); automatic over %d characters", report.MarkdownLimit))
+	cmd.Flags().StringVar(&opts.Markdown.FullReport, "full-report", "", "link or path of the whole report, named in the markdown summary")
+	cmd.Flags().IntVar(&opts.Markdown.Top, "markdown-top", report.DefaultTop, "recommendations the markdown summary lists, largest saving first")
 	return cmd
 }
 
@@ -185,7 +210,8 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 			return err
 		}
 	}
-	popts := report.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth()}
+	popts := report.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth(),
+		MarkdownSummary: opts.Markdown.Summary, FullReport: opts.Markdown.FullReport, Top: opts.Markdown.Top}
 	if opts.IO.ColorEnabled() {
 		popts.Color = opts.IO.ColorScheme()
 	}

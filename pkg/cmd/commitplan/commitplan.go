@@ -4,6 +4,7 @@
 package commitplan
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -132,7 +133,7 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	}
 	h := header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}
 	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, cplan.NewDocument(p), cmdutil.Printers{
-		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts.IO.IsStdoutTTY(), h, p) },
+		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts.IO, h, p) },
 	})
 }
 
@@ -189,7 +190,23 @@ type header struct {
 	names         map[string]string
 }
 
-func writeTable(w io.Writer, tty bool, h header, p cplan.Plan) error {
+func writeTable(w io.Writer, ios *iostreams.IOStreams, h header, p cplan.Plan) error {
+	tty, width := ios.IsStdoutTTY(), ios.TerminalWidth()
+	var page bytes.Buffer
+	if err := writePage(&page, tty, width, h, p); err != nil {
+		return err
+	}
+	out := page.String()
+	if tty {
+		out = tableprinter.Wrap(out, width)
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+// writePage writes the plan for people (tty) or pipes; on a terminal the
+// tables fit width.
+func writePage(w io.Writer, tty bool, width int, h header, p cplan.Plan) error {
 	name := h.fleet
 	if name == "" {
 		name = "fleet"
@@ -198,7 +215,7 @@ func writeTable(w io.Writer, tty bool, h header, p cplan.Plan) error {
 	fmt.Fprintf(w, "Rates: the catalog's commitment data per type and region (docs/catalog.md), live Savings Plans rates on AWS scans; configured discounts: %s\n", discountText(h.terms, h.names))
 	for _, g := range p.Groups {
 		fmt.Fprintln(w)
-		if err := writeGroup(w, tty, g); err != nil {
+		if err := writeGroup(w, tty, width, g); err != nil {
 			return err
 		}
 	}
@@ -255,7 +272,7 @@ func groupName(g cplan.GroupPlan) string {
 	return fmt.Sprintf("%s %s %s", g.Provider, g.Region, g.Family)
 }
 
-func writeGroup(w io.Writer, tty bool, g cplan.GroupPlan) error {
+func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	fmt.Fprintf(w, "== %s: %s\n", groupName(g), groupCounts(g))
 	if len(g.Excluded) > 0 {
 		var ex []string
@@ -282,18 +299,18 @@ func writeGroup(w io.Writer, tty bool, g cplan.GroupPlan) error {
 		}
 		if len(g.Terms) == 0 {
 			fmt.Fprintln(w, "no commitment rate is known for these types in this region: no commitment advised")
-		} else if err := writeTerms(w, tty, g); err != nil {
+		} else if err := writeTerms(w, tty, width, g); err != nil {
 			return err
 		}
 	}
-	if err := writeSpot(w, tty, g); err != nil {
+	if err := writeSpot(w, tty, width, g); err != nil {
 		return err
 	}
 	tp, ok := shown(g)
 	if !ok || len(g.Items) == 0 {
 		return nil
 	}
-	if err := writeLayers(w, tty, tp); err != nil {
+	if err := writeLayers(w, tty, width, tp); err != nil {
 		return err
 	}
 	if a := tp.Allocations; len(a) > 0 {
@@ -346,10 +363,13 @@ func shown(g cplan.GroupPlan) (cplan.TermPlan, bool) {
 	return cplan.TermPlan{}, false
 }
 
-func writeTerms(w io.Writer, tty bool, g cplan.GroupPlan) error {
+func writeTerms(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	// Headers are words only: the terminal renderer splits them at punctuation.
 	t := tableprinter.New(w, tty, "term", "discount", "commit per hour", "pay per hour", "committed", "on demand", "spot", "total", "saving", "utilisation", "break even")
 	t.AlignRight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+	t.SetWidth(width)
+	t.Key(0, 3, 8)
+	t.DropOrder(6, 5, 4, 9, 10, 7, 2)
 	for _, tp := range g.Terms {
 		util := "-"
 		if tp.CommitHourly.IsPositive() {
@@ -371,10 +391,11 @@ func writeTerms(w io.Writer, tty bool, g cplan.GroupPlan) error {
 	return nil
 }
 
-func writeLayers(w io.Writer, tty bool, tp cplan.TermPlan) error {
+func writeLayers(w io.Writer, tty bool, width int, tp cplan.TermPlan) error {
 	fmt.Fprintf(w, "layers (%s, commit %s USD/h):\n", tp.Term, tp.CommitHourly.StringFixed(4))
 	t := tableprinter.New(w, tty, "layer", "carries", "usage at on demand", "cost", "share")
 	t.AlignRight(2, 3, 4)
+	t.SetWidth(width)
 	for _, l := range []struct {
 		name, what string
 		l          cplan.Layer
@@ -388,7 +409,7 @@ func writeLayers(w io.Writer, tty bool, tp cplan.TermPlan) error {
 	return t.Render()
 }
 
-func writeSpot(w io.Writer, tty bool, g cplan.GroupPlan) error {
+func writeSpot(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	type row struct {
 		check cplan.SpotCheck
 		terms []cplan.SpotCheck
@@ -419,6 +440,10 @@ func writeSpot(w io.Writer, tty bool, g cplan.GroupPlan) error {
 	for i := 1; i < len(headers)-1; i++ {
 		t.AlignRight(i)
 	}
+	t.SetWidth(width)
+	t.TruncateStart(0, 12)
+	t.Truncate(len(headers)-1, 16)
+	t.Key(0, len(headers)-1)
 	for _, r := range rows {
 		sc := r.check
 		cells := []string{sc.ID, pct(sc.SpotDiscount*100) + "%", pct(sc.HoursShare*100) + "%", money(sc.SpotMonthly)}

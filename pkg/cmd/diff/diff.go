@@ -86,7 +86,7 @@ func diffRun(opts *DiffOptions) error {
 	if err != nil {
 		return &cmdutil.InputError{Err: err}
 	}
-	popts := reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY()}
+	popts := reportdiff.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth()}
 	printers := cmdutil.Printers{}
 	for _, format := range reportdiff.Formats {
 		printers[format] = func(w io.Writer) error { return reportdiff.Write(w, d, format, popts) }

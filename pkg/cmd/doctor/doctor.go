@@ -320,6 +320,24 @@ func firstLine(s string) string {
 func write(opts *DoctorOptions, rep *Report) error {
 	cs := opts.IO.ColorScheme()
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "scope", "check", "status", "detail")
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(0, 1, 2, 3)
+	t.TruncateStart(0, 16)
+	t.Truncate(1, 18)
+	t.Truncate(3, 20)
+	var statuses []providers.CheckStatus
+	t.Style(func(row, col int, s string) string {
+		if col != 2 {
+			return s
+		}
+		switch statuses[row] {
+		case providers.CheckOK:
+			return cs.Green(s)
+		case providers.CheckWarn:
+			return cs.Yellow(s)
+		}
+		return cs.Red(s)
+	})
 	var fixes []string
 	fixed := map[string]bool{}
 	for _, r := range rep.Scopes {
@@ -331,19 +349,15 @@ func write(opts *DoctorOptions, rep *Report) error {
 			if c.Method != "" {
 				what += " (" + c.Method + ")"
 			}
-			status := string(c.Status)
-			switch c.Status {
-			case providers.CheckOK:
-				status = cs.Green(status)
-			case providers.CheckWarn:
-				status = cs.Yellow(status)
-			default:
-				status = cs.Red(status)
-			}
-			t.AddRow(scopeLabel(r.Scope), what, status, firstLine(c.Detail))
+			statuses = append(statuses, c.Status)
+			t.AddRow(scopeLabel(r.Scope), what, string(c.Status), firstLine(c.Detail))
 			if c.Fix != "" && !fixed[c.Fix] {
 				fixed[c.Fix] = true
-				fixes = append(fixes, fmt.Sprintf("%s: %s\n%s", scopeLabel(r.Scope), firstLine(c.Detail), c.Fix))
+				what := scopeLabel(r.Scope) + ": " + firstLine(c.Detail)
+				if opts.IO.IsStdoutTTY() {
+					what = tableprinter.Wrap(what, opts.IO.TerminalWidth())
+				}
+				fixes = append(fixes, what+"\n"+c.Fix)
 			}
 		}
 	}

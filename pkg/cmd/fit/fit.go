@@ -4,6 +4,7 @@
 package fit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -268,8 +269,22 @@ func title(m llm.Model, w llm.Workload) string {
 }
 
 func writeTable(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) error {
-	out := opts.IO.Out
-	tty := opts.IO.IsStdoutTTY()
+	tty, width := opts.IO.IsStdoutTTY(), opts.IO.TerminalWidth()
+	var page bytes.Buffer
+	if err := writePage(&page, tty, width, m, w, plan); err != nil {
+		return err
+	}
+	text := page.String()
+	if tty {
+		text = tableprinter.Wrap(text, width)
+	}
+	_, err := io.WriteString(opts.IO.Out, text)
+	return err
+}
+
+// writePage writes the plan for people (tty) or pipes; on a terminal the
+// tables fit width.
+func writePage(out io.Writer, tty bool, width int, m llm.Model, w llm.Workload, plan llm.Plan) error {
 	fmt.Fprintf(out, "%s\n\n", title(m, w))
 
 	n := plan.Need
@@ -292,6 +307,10 @@ func writeTable(opts *FitOptions, m llm.Model, w llm.Workload, plan llm.Plan) er
 		t := tableprinter.New(out, tty, "provider", "region", "instance type", "gpu", "count", "GiB per GPU",
 			"tensor parallel", "replicas", "tokens per s", "per hour", "per 1M tokens")
 		t.AlignRight(4, 5, 6, 7, 8, 9, 10)
+		t.SetWidth(width)
+		t.Key(1, 2, 9, 10)
+		t.Truncate(1, 14)
+		t.DropOrder(0, 5, 6, 4, 7, 1, 3)
 		for _, o := range plan.Options {
 			t.AddRow(string(o.Provider), o.Region, o.InstanceType, o.GPUModel, formatFloat(o.GPUCount),
 				formatGiB(o.GPUMemoryGiB), strconv.Itoa(o.TensorParallel), strconv.Itoa(o.Replicas),
@@ -510,6 +529,10 @@ func writeModels(opts *FitOptions, ms []llm.Model) error {
 	t := tableprinter.New(opts.IO.Out, tty, "model", "params", "active", "layers", "heads", "KV heads", "head size",
 		"KiB KV per token", "max context")
 	t.AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(0, 1, 7)
+	t.Truncate(0, 16)
+	t.DropOrder(6, 4, 3, 2, 5)
 	for _, m := range ms {
 		kv := float64(m.KVElementsPerToken()) * llm.FP16.Bytes() / 1024
 		kvHeads := strconv.Itoa(m.KVHeads)

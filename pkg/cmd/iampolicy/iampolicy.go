@@ -126,6 +126,9 @@ func writeTable(w io.Writer, opts *IAMPolicyOptions) error {
 	}
 	perms := p.Permissions(opts.IdleStop)
 	t := tableprinter.New(w, opts.IO.IsStdoutTTY(), "action", "why")
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(0, 1)
+	t.Truncate(1, 20)
 	for _, p := range perms {
 		t.AddRow(p.Action, p.Purpose)
 	}

@@ -114,11 +114,11 @@ func TestIAMPolicyRun(t *testing.T) {
 func TestHelpNamesRegisteredClouds(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	cmd := NewCmdIAMPolicy(&cmdutil.Factory{IOStreams: ios}, nil)
-	if !strings.Contains(cmd.Long, "Clouds: acme.") || !strings.Contains(cmd.Long, "acme: attach it to the role") {
+	if !strings.Contains(cmd.Long, "Clouds: acme, wide.") || !strings.Contains(cmd.Long, "acme: attach it to the role") {
 		t.Errorf("help:\n%s", cmd.Long)
 	}
 	got, _ := cmd.ValidArgsFunction(cmd, nil, "")
-	if !slices.Equal(got, []string{"acme"}) {
+	if !slices.Equal(got, []string{"acme", "wide"}) {
 		t.Errorf("completion %v", got)
 	}
 }

@@ -567,6 +567,14 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 	tty := opts.IO.IsStdoutTTY()
 	tp := tableprinter.New(opts.IO.Out, tty, "resource", "provider", "region", "type", "decision", "reason", "gpu max %", "samples", "per hour", "per month", "result")
 	tp.AlignRight(6, 7, 8, 9)
+	// On a terminal the resource, the decision, the monthly saving and the
+	// result stay; the reason shortens.
+	tp.SetWidth(opts.IO.TerminalWidth())
+	tp.Key(0, 4, 9, 10)
+	tp.TruncateStart(0, 12)
+	tp.Truncate(5, 12)
+	tp.Truncate(10, 10)
+	tp.DropOrder(1, 7, 8, 2, 3, 6, 5)
 	for _, d := range final {
 		res := d.Result
 		if res == "" {

@@ -234,6 +234,12 @@ func writeTable(opts *PricesOptions, rows []row) error {
 	t := tableprinter.New(opts.IO.Out, tty, "provider", "region", "instance type", "gpu", "count", "GiB per GPU",
 		"vCPUs", "RAM GiB", "on demand", "spot", perGPUHeader, "age days")
 	t.AlignRight(4, 5, 6, 7, 8, 9, 10, 11)
+	// On a terminal the type and its prices stay; the age, the host's size,
+	// the GPU memory, the provider, the GPU count and model give way.
+	t.SetWidth(opts.IO.TerminalWidth())
+	t.Key(1, 2, 8, 9, 10)
+	t.Truncate(1, 14)
+	t.DropOrder(11, 7, 6, 5, 0, 4, 3)
 	price := func(d *decimal.Decimal) string {
 		switch {
 		case d == nil:

@@ -108,7 +108,7 @@ func planRun(opts *PlanOptions) (err error) {
 			return nil
 		},
 		cmdutil.FormatTable: func(w io.Writer) error {
-			if err := writeTable(w, opts.IO.IsStdoutTTY(), sp); err != nil {
+			if err := writeTable(w, opts.IO.IsStdoutTTY(), opts.IO.TerminalWidth(), sp); err != nil {
 				return err
 			}
 			writeSummary(opts.IO.ErrOut, sp)
@@ -117,13 +117,21 @@ func planRun(opts *PlanOptions) (err error) {
 	})
 }
 
-func writeTable(w io.Writer, tty bool, sp sharing.Plan) error {
+func writeTable(w io.Writer, tty bool, width int, sp sharing.Plan) error {
 	if len(sp.Groups) == 0 {
 		return nil
 	}
 	t := tableprinter.New(w, tty, "mode", "provider", "account", "region", "instance type", "gpu", "host",
 		"tenants", "gpu load", "gpu memory", "layout", "frees", "freed monthly")
 	t.AlignRight(8, 9, 12)
+	// On a terminal the host, what it takes in and what that frees stay.
+	t.SetWidth(width)
+	t.Key(6, 7, 12)
+	t.TruncateStart(6, 12)
+	t.Truncate(7, 14)
+	t.Truncate(11, 12)
+	t.Truncate(10, 10)
+	t.DropOrder(2, 1, 5, 3, 0, 9, 4, 10, 8, 11)
 	for _, g := range sp.Groups {
 		for _, h := range g.Hosts {
 			var frees []string

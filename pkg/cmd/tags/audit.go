@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -231,8 +232,9 @@ func unit(u *governance.UnitCost) string {
 
 // printer renders amounts for a terminal ("$1,234.56") or a pipe ("1234.56").
 type printer struct {
-	w   io.Writer
-	tty bool
+	w     io.Writer
+	tty   bool
+	width int
 }
 
 func (p printer) usd(d decimal.Decimal) string { return money.Cell(d, money.USD, p.tty) }
@@ -281,11 +283,28 @@ func (p printer) optMoney(m *governance.Money) string {
 func (p printer) table(headers []string, right ...int) *tableprinter.Table {
 	t := tableprinter.New(p.w, p.tty, headers...)
 	t.AlignRight(right...)
+	t.SetWidth(p.width)
 	return t
 }
 
 func writeTable(ios *iostreams.IOStreams, res *result) error {
-	p := printer{w: ios.Out, tty: ios.IsStdoutTTY()}
+	var page bytes.Buffer
+	tty, width := ios.IsStdoutTTY(), ios.TerminalWidth()
+	if err := writePage(&page, ios.ErrOut, tty, width, res); err != nil {
+		return err
+	}
+	out := page.String()
+	if tty {
+		out = tableprinter.Wrap(out, width)
+	}
+	_, err := io.WriteString(ios.Out, out)
+	return err
+}
+
+// writePage writes the audit for people (tty) or pipes; on a terminal the
+// tables fit width.
+func writePage(out, errOut io.Writer, tty bool, width int, res *result) error {
+	p := printer{w: out, tty: tty, width: width}
 	a := res.Audit
 	w := p.w
 
@@ -307,6 +326,12 @@ func writeTable(ios *iostreams.IOStreams, res *result) error {
 		fmt.Fprintf(w, "\nViolations: %d instances, costliest first\n", len(a.Violations))
 		// Headers are words only: the terminal renderer splits them at punctuation and digits.
 		t := p.table([]string{"resource", "provider", "missing", "invalid", "case", "monthly cost"}, 5)
+		t.Key(0, 2, 5)
+		t.TruncateStart(0, 12)
+		t.Truncate(2, 14)
+		t.Truncate(3, 12)
+		t.Truncate(4, 10)
+		t.DropOrder(1, 4, 3)
 		for _, v := range a.Violations {
 			cost := p.usd(v.MonthlyCost.Decimal)
 			if !v.Priced {
@@ -356,7 +381,7 @@ func writeTable(ios *iostreams.IOStreams, res *result) error {
 		return err
 	}
 	if p.tty {
-		fmt.Fprintf(ios.ErrOut, "\nAmounts are USD per month at the current cost; \"optimized\" applies every recommendation of 'gpufinops analyze'.\n"+
+		fmt.Fprintf(errOut, "\nAmounts are USD per month at the current cost; \"optimized\" applies every recommendation of 'gpufinops analyze'.\n"+
 			"Efficiency = busy / paid GPU-hours, from the busiest GPU's average utilization (an upper bound for several GPUs). Formulas: docs/governance.md.\n")
 	}
 	return nil

@@ -1,0 +1,24 @@
+package commitplan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+)
+
+// On a terminal the plan, tables and prose, fits 80 and 200 columns.
+func TestCommitPlanTableWidths(t *testing.T) {
+	for _, w := range testutil.TableWidths {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			opts, out := demoOptions(t, "table", true, recommend.DefaultPolicy())
+			opts.IO.SetTerminalWidth(w)
+			if err := commitPlanRun(opts); err != nil {
+				t.Fatal(err)
+			}
+			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
+			testutil.AssertFits(t, out.String(), w)
+		})
+	}
+}

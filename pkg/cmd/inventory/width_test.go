@@ -1,0 +1,26 @@
+package inventory
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+)
+
+// On a terminal the table fits 80 and 200 columns.
+func TestInventoryTableWidths(t *testing.T) {
+	for _, w := range testutil.TableWidths {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			f, _, out, _ := testFactory(t, fakeCatalog{})
+			f.IOStreams.SetStdoutTTY(true)
+			f.IOStreams.SetTerminalWidth(w)
+			opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Input: cmdutil.FleetFlags{Demo: true}, Output: "table"}
+			if err := inventoryRun(opts); err != nil {
+				t.Fatal(err)
+			}
+			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.golden", w), out.Bytes())
+			testutil.AssertFits(t, out.String(), w)
+		})
+	}
+}
