@@ -13,11 +13,11 @@ import (
 // Max is the most suggestions For returns.
 const Max = 3
 
-// For returns up to Max candidates close to input, closest first (ties in
-// the candidates' order): those within an edit distance (Damerau–
-// Levenshtein, case-insensitive) of a third of input's length, at least 1
-// and at most 3, and those that input is a prefix of (at least 3
-// characters). An exact match, or an empty input, gives none.
+// For returns up to Max candidates close to input, in the candidates'
+// order: those at the smallest edit distance (Damerau–Levenshtein,
+// case-insensitive) from input within a third of its length (at least 1, at
+// most 3); when there are none, those that input (at least 3 characters) is a
+// prefix of. An exact match, or an empty input, gives none.
 func For(input string, candidates []string) []string {
 	in := strings.ToLower(input)
 	n := utf8.RuneCountInString(in)
@@ -28,11 +28,10 @@ func For(input string, candidates []string) []string {
 	type hit struct {
 		name string
 		dist int
-		pos  int
 	}
 	var hits []hit
 	seen := map[string]bool{}
-	for i, c := range candidates {
+	for _, c := range candidates {
 		lc := strings.ToLower(c)
 		if lc == in {
 			return nil
@@ -49,9 +48,13 @@ func For(input string, candidates []string) []string {
 			continue
 		}
 		seen[c] = true
-		hits = append(hits, hit{c, d, i})
+		hits = append(hits, hit{c, d})
 	}
-	slices.SortStableFunc(hits, func(a, b hit) int { return a.dist - b.dist })
+	best := limit + 1
+	for _, h := range hits {
+		best = min(best, h.dist)
+	}
+	hits = slices.DeleteFunc(hits, func(h hit) bool { return h.dist > best })
 	out := make([]string, 0, min(len(hits), Max))
 	for _, h := range hits[:min(len(hits), Max)] {
 		out = append(out, h.name)

@@ -22,7 +22,8 @@ func TestFor(t *testing.T) {
 		{"", metrics, nil},
 		{"anlyze", []string{"analyze", "diff", "inventory"}, []string{"analyze"}},
 		{"ax", []string{"a", "b", "abc"}, []string{"a"}},
-		{"p4d.24xlarg", []string{"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "g5.xlarge"}, []string{"p4d.24xlarge", "p4de.24xlarge"}},
+		{"p4d.24xlarg", []string{"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "g5.xlarge"}, []string{"p4d.24xlarge"}},
+		{"p4d.24xlarg", []string{"p4de.24xlarge", "p5.48xlarge"}, []string{"p4de.24xlarge"}},
 		{"polcy", []string{"policy", "pricing", "report"}, []string{"policy"}},
 	}
 	for _, tt := range tests {
@@ -33,7 +34,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestForKeepsAtMostMax(t *testing.T) {
-	got := For("ab", []string{"aa", "ab1", "ac", "ad", "ae"})
+	got := For("ab", []string{"aa", "ab1", "ac", "ad", "ae"}) // all at distance 1
 	if len(got) != Max {
 		t.Errorf("got %q, want %d", got, Max)
 	}
@@ -43,7 +44,10 @@ func TestPhrase(t *testing.T) {
 	if got := Phrase("savngs", []string{"savings"}, Quoted); got != `; did you mean "savings"?` {
 		t.Errorf("got %q", got)
 	}
-	if got := Phrase("p4d.24xlarg", []string{"p4d.24xlarge", "p4de.24xlarge"}, Quoted); got != `; did you mean "p4d.24xlarge" or "p4de.24xlarge"?` {
+	if got := Phrase("g5.xlarg", []string{"g5.xlarge", "g6.xlarge", "g5.xlarge"}, Quoted); got != `; did you mean "g5.xlarge"?` {
+		t.Errorf("got %q", got)
+	}
+	if got := Phrase("g.xlarge", []string{"g5.xlarge", "g6.xlarge"}, Quoted); got != `; did you mean "g5.xlarge" or "g6.xlarge"?` {
 		t.Errorf("got %q", got)
 	}
 	if got := Phrase("x", nil, Quoted); got != "" {
