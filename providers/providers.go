@@ -228,6 +228,10 @@ type Options struct {
 	RetryMaxBackoff time.Duration
 	// Now is the clock.
 	Now func() time.Time
+	// OnRequest, when set, is called before each request to the cloud,
+	// retries included (the progress display counts them). It must be safe
+	// for concurrent use.
+	OnRequest func()
 }
 
 // RegInfo describes an adapter.
@@ -278,6 +282,9 @@ type CollectOptions struct {
 	Window fleet.TimeRange
 	// Concurrency bounds the scopes scanned at once (default 8).
 	Concurrency int
+	// Discovered, when set, is told how many scopes there are to scan, once
+	// they are listed.
+	Discovered func(scopes int)
 	// Progress, when set, is told when each scope finishes.
 	Progress func(scope Scope, instances int, err error)
 	// SkipPrices leaves live prices out (idle-stop needs none).
@@ -313,6 +320,9 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Name(), err)
+	}
+	if opts.Discovered != nil {
+		opts.Discovered(len(scopes))
 	}
 	conc := opts.Concurrency
 	if conc <= 0 {

@@ -8,8 +8,3 @@
 // comparison in it holds. docs/report.md lists the metrics.
 package gates
 
-import (
-	// Kept in the module graph for the scan progress display being built in
-	// pkg/iostreams.
-	_ "github.com/schollz/progressbar/v3"
-)

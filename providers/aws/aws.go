@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -133,6 +134,16 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 	if p.opts.Endpoint != "" {
 		// A simulator has no instance metadata service to ask for credentials.
 		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint), config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	if onRequest := p.opts.OnRequest; onRequest != nil {
+		// The deserialize step runs once per attempt, retries included.
+		lo = append(lo, config.WithAPIOptions([]func(*middleware.Stack) error{func(s *middleware.Stack) error {
+			return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("gpufinopsCountRequests",
+				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+					onRequest()
+					return next.HandleDeserialize(ctx, in)
+				}), middleware.Before)
+		}}))
 	}
 	// The SDK's own log lines (e.g. IMDS fallbacks) would land on stderr.
 	lo = append(lo, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))

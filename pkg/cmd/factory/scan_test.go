@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,12 +69,21 @@ func scanDemo(t *testing.T, tty bool) string {
 
 func TestScanProgressOnTTY(t *testing.T) {
 	got := scanDemo(t, true)
-	if !strings.Contains(got, "scanning aws") || !strings.Contains(got, "/3)") {
-		t.Errorf("no progress bar on a terminal:\n%q", got)
+	for _, want := range []string{"\r\x1b[Kaws: listing scopes…", "\r\x1b[Kaws: 0/3 scopes, 0 GPU instances, ", "\r\x1b[Kaws: 3/3 scopes, 20 GPU instances, "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q on a terminal:\n%q", want, got)
+		}
 	}
-	last := got[strings.LastIndex(strings.TrimRight(got, "\n"), "\n")+1:]
-	if !strings.HasSuffix(got, "aws: 3 scopes scanned, 20 GPU instances\n") {
-		t.Errorf("summary line %q", last)
+	last := got[strings.LastIndex(got, "\r\x1b[K")+len("\r\x1b[K"):]
+	m := regexp.MustCompile(`^aws: 3 scopes scanned, 20 GPU instances, ([0-9,]+) requests in [0-9.]+s\n$`).FindStringSubmatch(last)
+	if m == nil {
+		t.Fatalf("summary line %q", last)
+	}
+	t.Logf("summary: %s", strings.TrimSpace(last))
+	// Listing the regions and, in each, the instances, their types, metrics
+	// and prices takes more than two requests a region.
+	if n, _ := strconv.Atoi(strings.ReplaceAll(m[1], ",", "")); n < 6 {
+		t.Errorf("%d requests counted for 3 regions", n)
 	}
 }
 
