@@ -7,4 +7,3 @@
 // comparisons in the same expression count. The gate trips when every
 // comparison in it holds. docs/report.md lists the metrics.
 package gates
-
