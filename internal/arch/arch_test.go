@@ -88,8 +88,10 @@ func TestImportRules(t *testing.T) {
 				fail("metrics sources import only the snapshot and each other")
 			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money"):
 				fail("strategy packages are pure: they import only the snapshot, the catalog, pkg/llm and the money formatter")
-			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
-				fail("pricing imports only pkg/fleet and itself")
+			case me == "pkg/suggest" && ours:
+				fail("pkg/suggest is a leaf: it finds near names and imports nothing of gpufinops")
+			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/suggest"):
+				fail("pricing imports only pkg/fleet, itself and the leaf pkg/suggest")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):
 				fail("adapters never import commands, the report or the engine")
 			}
