@@ -27,6 +27,7 @@ func (c fakeCatalog) InstanceType(p fleet.Provider, name string) (InstanceType, 
 }
 
 func (fakeCatalog) Offer(fleet.Provider, string, string) (Offer, bool) { return Offer{}, false }
+
 // Offers has one offer per known type, in no region, of q's provider.
 func (c fakeCatalog) Offers(q Query) []Offer {
 	var out []Offer
