@@ -127,7 +127,7 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
 // plain, untyped errors (unknown commands, argument counts, flag groups).
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "bad flag syntax"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "at least one of the flags in the group", "bad flag syntax"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
