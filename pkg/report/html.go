@@ -494,7 +494,7 @@ footer { margin-top: 32px; border-top: 1px solid #e4e7eb; padding-top: 8px; }
 .empty { color: #616e7c; }
 table.recs { border-collapse: collapse; width: 100%; font-size: 13px; }
 table.recs th, table.recs td { border-bottom: 1px solid #e4e7eb; padding: 4px 6px; text-align: left; vertical-align: top; }
-table.recs th { background: #f5f7fa; }
+table.recs th { background: #f5f7fa; white-space: nowrap; overflow-wrap: normal; }
 table.alloc, table.runs { width: auto; min-width: 50%; }
 .num { text-align: right !important; white-space: nowrap; }
 code { font-size: 12px; }
@@ -506,7 +506,7 @@ dl.metrics { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16p
 dl.metrics div { display: contents; }
 dl.metrics dt { color: #616e7c; }
 dl.metrics dd { margin: 0; }
-@media (max-width: 640px) {
+@media (max-width: 760px) {
   body { padding: 12px; }
   .card { min-width: 0; flex: 1 1 40%; }
   table.recs, table.recs tbody, table.recs tr, table.recs td { display: block; width: auto; min-width: 0; }
