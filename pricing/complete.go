@@ -3,9 +3,11 @@ package pricing
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 // Complete fills each instance's hardware from the catalog where the fleet
@@ -25,15 +27,42 @@ func Complete(f *fleet.Fleet, cat Catalog) error {
 		return errors.New("no catalog to complete the fleet from")
 	}
 	var errs []error
+	names := typeNames{cat: cat}
 	for i := range f.Instances {
-		if err := completeInstance(&f.Instances[i], cat); err != nil {
+		if err := completeInstance(&f.Instances[i], cat, &names); err != nil {
 			errs = append(errs, fmt.Errorf("instances[%d] (id %q): %w", i, f.Instances[i].ID, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func completeInstance(in *fleet.Instance, cat Catalog) error {
+// typeNames lists a catalog's instance types per provider, once, for "did
+// you mean" in the errors of mistyped ones.
+type typeNames struct {
+	cat   Catalog
+	names map[fleet.Provider][]string
+}
+
+func (t *typeNames) of(p fleet.Provider) []string {
+	if names, ok := t.names[p]; ok {
+		return names
+	}
+	if t.names == nil {
+		t.names = map[fleet.Provider][]string{}
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range t.cat.Offers(Query{Provider: p}) {
+		if !seen[o.Type.Name] {
+			seen[o.Type.Name] = true
+			names = append(names, o.Type.Name)
+		}
+	}
+	t.names[p] = names
+	return names
+}
+
+func completeInstance(in *fleet.Instance, cat Catalog, names *typeNames) error {
 	selfDescribed := in.GPU.Model != "" && in.GPU.Count > 0 && in.HourlyPrice != nil
 	if !in.Provider.Valid() {
 		if selfDescribed {
@@ -51,6 +80,9 @@ func completeInstance(in *fleet.Instance, cat Catalog) error {
 	if !ok {
 		if selfDescribed {
 			return nil
+		}
+		if near := suggest.Phrase(in.InstanceType, names.of(in.Provider), strconv.Quote); near != "" {
+			return fmt.Errorf("instanceType %q is not a known %s instance type%s", in.InstanceType, in.Provider, near)
 		}
 		return fmt.Errorf("instanceType %q is not a known %s instance type (see 'gpufinops prices --provider %s')",
 			in.InstanceType, in.Provider, in.Provider)

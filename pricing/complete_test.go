@@ -27,7 +27,19 @@ func (c fakeCatalog) InstanceType(p fleet.Provider, name string) (InstanceType, 
 }
 
 func (fakeCatalog) Offer(fleet.Provider, string, string) (Offer, bool) { return Offer{}, false }
-func (fakeCatalog) Offers(Query) []Offer                               { return nil }
+
+// Offers has one offer per known type, in no region, of q's provider.
+func (c fakeCatalog) Offers(q Query) []Offer {
+	var out []Offer
+	for key, t := range c.types {
+		p, name, _ := strings.Cut(key, "/")
+		if q.Provider == "" || string(q.Provider) == p {
+			t.Provider, t.Name = fleet.Provider(p), name
+			out = append(out, Offer{Type: t})
+		}
+	}
+	return out
+}
 func (fakeCatalog) SpotAdvice(fleet.Provider, string, string) (SpotAdvice, bool) {
 	return SpotAdvice{}, false
 }
@@ -96,6 +108,11 @@ func TestComplete(t *testing.T) {
 			name:    "unknown type without a price",
 			in:      fleet.Instance{ID: "i-5", Provider: fleet.AWS, InstanceType: "p9.huge", GPU: fleet.GPU{Model: "B300", Count: 8}},
 			wantErr: `instanceType "p9.huge" is not a known aws instance type`,
+		},
+		{
+			name:    "mistyped type",
+			in:      fleet.Instance{ID: "i-7", Provider: fleet.AWS, InstanceType: "p5.48xlarg"},
+			wantErr: `instances[0] (id "i-7"): instanceType "p5.48xlarg" is not a known aws instance type; did you mean "p5.48xlarge"?`,
 		},
 		{
 			name:    "type of another provider",

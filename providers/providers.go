@@ -271,6 +271,10 @@ type Options struct {
 	// Adapter holds the adapter's own option values by name (flags over
 	// configuration over defaults); an option missing has its default.
 	Adapter Values
+	// OnRequest, when set, is called before each request to the cloud,
+	// retries included (the progress display counts them). It must be safe
+	// for concurrent use.
+	OnRequest func()
 }
 
 // RegInfo describes a cloud: its adapter and options, and the data about
@@ -345,6 +349,9 @@ type CollectOptions struct {
 	Window fleet.TimeRange
 	// Concurrency bounds the scopes scanned at once (default 8).
 	Concurrency int
+	// Discovered, when set, is told how many scopes there are to scan, once
+	// they are listed.
+	Discovered func(scopes int)
 	// Progress, when set, is told when each scope finishes.
 	Progress func(scope Scope, instances int, err error)
 	// SkipPrices leaves live prices out (idle-stop needs none).
@@ -383,6 +390,9 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing scopes: %w", p.Name(), cutShort(ctx, err))
+	}
+	if opts.Discovered != nil {
+		opts.Discovered(len(scopes))
 	}
 	conc := opts.Concurrency
 	if conc <= 0 {

@@ -96,8 +96,8 @@ func TestImportRules(t *testing.T) {
 				fail("only commands import command packages")
 			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, adapterRoot(dep)):
 				fail("adapters are reached through providers/all and the factory only")
-			case me == "pkg/config" && ours && dep != "providers" && !under(dep, "pkg/fleet", "pkg/recommend", "pkg/idlestop"):
-				fail("pkg/config reads the policies it fills and the provider registry's option declarations, nothing else of gpufinops")
+			case me == "pkg/config" && ours && dep != "providers" && !under(dep, "pkg/fleet", "pkg/recommend", "pkg/idlestop", "pkg/suggest"):
+				fail("pkg/config reads the policies it fills, the provider registry's option declarations and the leaf pkg/suggest, nothing else of gpufinops")
 			case me == "providers" && ours && !under(dep, "pkg/fleet", "pricing"):
 				fail("the provider contract imports only the snapshot and pricing")
 			case me == "pkg/money" && ours:
@@ -110,8 +110,10 @@ func TestImportRules(t *testing.T) {
 				fail("metrics sources import only the snapshot and each other")
 			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money", "pkg/envelope"):
 				fail("strategy packages are pure: they import only the snapshot, the catalog, pkg/llm, the money formatter and the document header")
-			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing"):
-				fail("pricing imports only pkg/fleet and itself")
+			case me == "pkg/suggest" && ours:
+				fail("pkg/suggest is a leaf: it finds near names and imports nothing of gpufinops")
+			case under(me, "pricing") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/suggest"):
+				fail("pricing imports only pkg/fleet, itself and the leaf pkg/suggest")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):
 				fail("adapters never import commands, the report or the engine")
 			case under(me, "providers/simkit") && ours && !under(dep, "pkg/fleet", "providers/simkit"):

@@ -23,6 +23,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -525,13 +526,39 @@ func oneLine(err error) string {
 		if m := invalidKeys.FindStringSubmatch(line); m != nil {
 			var keys []string
 			for _, k := range strings.Split(m[2], ",") {
-				keys = append(keys, m[1]+"."+strings.TrimSpace(k))
+				k = strings.TrimSpace(k)
+				if m[1] != "" {
+					k = m[1] + "." + k
+				}
+				keys = append(keys, k+suggest.Phrase(k, keysNear(k), suggest.Quoted))
 			}
 			line = "unknown key " + strings.Join(keys, ", ")
 		}
 		parts = append(parts, line)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// keysNear are the keys and sections beside key (same parent), to
+// suggest in place of a mistyped one.
+func keysNear(key string) []string {
+	parent := ""
+	if i := strings.LastIndex(key, "."); i >= 0 {
+		parent = key[:i+1]
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range Keys() {
+		if !strings.HasPrefix(k, parent) {
+			continue
+		}
+		next, _, _ := strings.Cut(k[len(parent):], ".")
+		if c := parent + next; !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func configType(path string) string {

@@ -110,6 +110,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{"missing file", "/nonexistent/gpufinops.yaml", nil, "config file /nonexistent/gpufinops.yaml: no such file or directory"},
 		{"unknown key", write(t, "a.yaml", "policy: {idle: {gpu_pct: 10}}\n"), nil, "policy.idle.gpu_pct"},
+		{"mistyped key", write(t, "a2.yaml", "policy: {idle: {gpu_precent: 10}}\n"), nil, `unknown key policy.idle.gpu_precent; did you mean "policy.idle.gpu_percent"?`},
+		{"mistyped section", write(t, "a3.yaml", "polcy: {idle: {gpu_percent: 10}}\n"), nil, `unknown key polcy; did you mean "policy"?`},
 		{"bad yaml", write(t, "b.yaml", "policy: [\n"), nil, "b.yaml"},
 		{"out of range", write(t, "c.yaml", "policy: {idle: {gpu_percent: 140}}\n"), nil, "policy.idle.gpu_percent: 140 is outside 0–100"},
 		{"bad env number", "", map[string]string{"GPUFINOPS_POLICY_IDLE_GPU_PERCENT": "lots"}, "environment"},

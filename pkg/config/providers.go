@@ -321,3 +321,16 @@ func withEntry(m map[string]string, k, v string) map[string]string {
 	m[k] = v
 	return m
 }
+
+// DeprecatedEnvVars are the GPUFINOPS_<CLOUD>_<OPTION> variables still read
+// (with a warning) for every scannable cloud's options, sorted.
+func DeprecatedEnvVars() []string {
+	var out []string
+	for _, ri := range scannable(providers.Registered()) {
+		for _, o := range ri.AllOptions() {
+			out = append(out, EnvVar(string(ri.Name)+"."+o.Name))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

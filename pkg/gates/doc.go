@@ -7,9 +7,3 @@
 // comparisons in the same expression count. The gate trips when every
 // comparison in it holds. docs/report.md lists the metrics.
 package gates
-
-import (
-	// Kept in the module graph for the scan progress display being built in
-	// pkg/iostreams.
-	_ "github.com/schollz/progressbar/v3"
-)

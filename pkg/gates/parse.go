@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 // ParseError is a malformed --fail-on value: the value, the column (from 1)
@@ -195,7 +196,7 @@ func (p parser) parseFilter(name span, op Op, val span) (Filter, error) {
 		}
 	}
 	if !slices.Contains(allowed, f.Value) {
-		return f, p.errorf(val.off, "expected %s to be one of %s, got %q", f.Field, strings.Join(allowed, ", "), f.Value)
+		return f, p.errorf(val.off, "expected %s to be one of %s, got %q%s", f.Field, strings.Join(allowed, ", "), f.Value, suggest.Phrase(f.Value, allowed, suggest.Quoted))
 	}
 	if f.Field != FilterConfidence && op != OpEQ && op != OpNE {
 		return f, p.errorf(name.off+len(name.text), "expected = or != after %s, got %q", f.Field, string(op))
@@ -215,11 +216,12 @@ func (p parser) parseComparison(name span, op Op, val span) (Comparison, error) 
 			for i, k := range recommend.Kinds {
 				kinds[i] = string(k)
 			}
-			return c, p.errorf(name.off+len(m)+1, "expected a kind (%s) after \"savings:\", got %q", strings.Join(kinds, ", "), kind)
+			return c, p.errorf(name.off+len(m)+1, "expected a kind (%s) after \"savings:\", got %q%s", strings.Join(kinds, ", "), kind,
+				suggest.Phrase(kind, kinds, suggest.Quoted))
 		}
 	} else if _, known := filtersOf[c.Metric]; !known {
-		return c, p.errorf(name.off, "expected a metric (%s, savings:<kind>) or a filter (confidence, kind, provider), got %q",
-			strings.Join(Metrics, ", "), name.text)
+		return c, p.errorf(name.off, "expected a metric (%s, savings:<kind>) or a filter (confidence, kind, provider), got %q%s",
+			strings.Join(Metrics, ", "), name.text, suggest.Phrase(name.text, append(slices.Clone(Metrics), "confidence", "kind", "provider"), suggest.Quoted))
 	}
 	d, err := decimal.NewFromString(val.text)
 	if err != nil || strings.ContainsAny(val.text, "eE") {

@@ -239,6 +239,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
 	}
 	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
+	if s.summary != nil && s.summary.GPU != nil {
+		p95 := s.summary.GPU.P95
+		ic.GPUUtilP95 = &p95
+	}
 	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
 	price, ok := e.currentPrice(in)
 	if !ok {

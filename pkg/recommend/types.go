@@ -139,6 +139,9 @@ type InstanceCost struct {
 	// utilization.source and utilization.coverage, when given.
 	UtilizationSource   string   `json:"utilizationSource,omitempty"`
 	UtilizationCoverage *float64 `json:"utilizationCoverage,omitempty"`
+	// GPUUtilP95 is the 95th percentile of the busiest GPU's utilization,
+	// percent, as the rules read it; nil without GPU data.
+	GPUUtilP95 *float64 `json:"gpuUtilP95,omitempty"`
 	// Hourly is the price the cost was computed from; nil when unpriced.
 	Hourly         *pricing.Price  `json:"hourlyPrice,omitempty"`
 	MonthlyCost    decimal.Decimal `json:"monthlyCost"`

@@ -208,6 +208,13 @@ func testPlan() recommend.Plan {
 		inst("nb-t4-2", fleet.Azure, "0000-1111", "westeurope", "Standard_NC4as_T4_v3", "T4", 1, &nc4, "114.14", "0", "114.14"),
 		inst("infer-a100-02", fleet.GCP, "ml-prod", "us-central1", "a2-highgpu-1g", "A100", 1, &a2small, "2681.57", "392.58", "2288.99"),
 	}
+	// p95 GPU utilization: every histogram bucket edge is met once (9.99
+	// in 0–10, 100 in 90–100); the unpriced H200 has no GPU data.
+	for i, p95 := range []float64{2, 41, 18, -1, 10, 9.99, 100} {
+		if p95 >= 0 {
+			instances[i].GPUUtilP95 = &p95
+		}
+	}
 
 	return recommend.Plan{
 		Instances:       instances,

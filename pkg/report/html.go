@@ -86,7 +86,7 @@ func writeHTML(w io.Writer, r *Report) error {
 	barChart(&b, ChartSpendByTeam, "Monthly spend by team", spendByTeam(r))
 	barChart(&b, ChartSpendByGPUModel, "Monthly spend by GPU model", spendByGPUModel(r))
 	barChart(&b, ChartSavingsByStrategy, "Monthly savings by strategy", savingsByStrategy(r))
-	histogram(&b, ChartUtilization, "Instances by average GPU utilization", utilizationBuckets(r))
+	histogram(&b, ChartUtilization, "Instances by p95 GPU utilization", utilizationBuckets(r))
 	b.WriteString("</div>\n</section>\n")
 
 	b.WriteString("<section id=\"recommendations\">\n<h2>Recommendations</h2>\n")
@@ -101,16 +101,18 @@ func writeHTML(w io.Writer, r *Report) error {
 			"<th class=\"num\">Current/mo</th><th class=\"num\">Projected/mo</th><th class=\"num\">Savings/mo</th>" +
 			"<th>Confidence</th><th>Risk</th></tr></thead>\n<tbody>\n")
 		for _, rec := range sec.recs {
-			fmt.Fprintf(&b, "<tr id=\"rec-%s\"><td><code>%s</code></td><td><code>%s</code></td><td>%s</td>"+
-				"<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"+
-				"<td>%s</td><td>%s</td></tr>\n",
+			fmt.Fprintf(&b, "<tr id=\"rec-%s\"><td data-label=\"Resource\"><code>%s</code></td><td data-label=\"Instance type\"><code>%s</code></td><td data-label=\"Action\">%s</td>"+
+				"<td class=\"num\" data-label=\"Current/mo\">%s</td><td class=\"num\" data-label=\"Projected/mo\">%s</td><td class=\"num\" data-label=\"Savings/mo\">%s</td>"+
+				"<td data-label=\"Confidence\">%s</td><td data-label=\"Risk\">%s</td></tr>\n",
 				esc(rec.ID), esc(rec.ResourceID), esc(rec.InstanceType), esc(actionText(rec)),
 				usd(rec.CurrentMonthlyCost), usd(rec.ProjectedMonthlyCost), usd(rec.MonthlySavings),
-				esc(rec.Confidence), esc(rec.Risk))
+				badge("confidence", rec.Confidence), badge("risk", rec.Risk))
 		}
 		b.WriteString("</tbody>\n</table>\n")
 	}
 	b.WriteString("</section>\n")
+
+	writeHTMLSections(&b, r)
 
 	if len(r.Warnings) > 0 {
 		fmt.Fprintf(&b, "<section id=\"warnings\">\n<h2>Warnings (%d)</h2>\n<ul>\n", len(r.Warnings))
@@ -126,6 +128,91 @@ func writeHTML(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "<footer>%s</footer>\n</body>\n</html>\n", esc(footerText(r)))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// badge shows a confidence or risk level in its colour: a high confidence
+// and a low risk green, medium amber, a low confidence and a high risk red.
+// Other values are shown plain.
+func badge(what, level string) string {
+	tone := map[string]map[string]string{
+		"confidence": {"high": "good", "medium": "fair", "low": "poor"},
+		"risk":       {"low": "good", "medium": "fair", "high": "poor"},
+	}[what][level]
+	if tone == "" {
+		return esc(level)
+	}
+	return fmt.Sprintf("<span class=\"badge %s\" title=\"%s %s\">%s</span>", tone, esc(level), what, esc(level))
+}
+
+// writeHTMLSections writes what the markdown has after the strategies: cost
+// by team, project and workload type, the AI cost metrics with the training
+// runs, and the tags line.
+func writeHTMLSections(b *strings.Builder, r *Report) {
+	money := func(m Money) string { return formatMoney(m, true) }
+	if views := allocationViews(r); len(views) > 0 {
+		b.WriteString("<section id=\"allocation\">\n<h2>Cost allocation</h2>\n")
+		for _, v := range views {
+			id := strings.ReplaceAll(v.header, " ", "-")
+			head := strings.ToUpper(v.header[:1]) + v.header[1:]
+			fmt.Fprintf(b, "<h3 id=\"cost-by-%s\">%s</h3>\n", id, esc(v.title))
+			fmt.Fprintf(b, "<table class=\"recs alloc\">\n<thead><tr><th>%s</th><th class=\"num\">Instances</th>"+
+				"<th class=\"num\">Current/mo</th><th class=\"num\">Optimized/mo</th><th class=\"num\">Share</th></tr></thead>\n<tbody>\n", esc(head))
+			for _, row := range v.rows {
+				fmt.Fprintf(b, "<tr><td data-label=\"%s\">%s</td><td class=\"num\" data-label=\"Instances\">%d</td>"+
+					"<td class=\"num\" data-label=\"Current/mo\">%s</td><td class=\"num\" data-label=\"Optimized/mo\">%s</td>"+
+					"<td class=\"num\" data-label=\"Share\">%s</td></tr>\n",
+					esc(head), esc(row.key), row.instances, money(row.current), money(row.optimized), esc(row.share))
+			}
+			b.WriteString("</tbody>\n</table>\n")
+		}
+		b.WriteString("</section>\n")
+	}
+
+	if m := r.AIMetrics; m != nil && (len(m.Instances) > 0 || len(m.TrainingRuns) > 0) {
+		b.WriteString("<section id=\"ai-metrics\">\n<h2>AI cost metrics</h2>\n")
+		if lines := aiMetricLines(m, true, r.Currency); len(lines) > 0 {
+			b.WriteString("<dl class=\"metrics\">\n")
+			for _, l := range lines {
+				fmt.Fprintf(b, "<div><dt>%s</dt><dd>%s</dd></div>\n", esc(l.label), esc(l.value))
+			}
+			b.WriteString("</dl>\n")
+		} else {
+			b.WriteString("<p class=\"empty\">No utilization, price or throughput data to measure.</p>\n")
+		}
+		if len(m.TrainingRuns) > 0 {
+			heads := []string{"Training run", "Instances", "GPUs", "Monthly cost", "Run hours", "Run cost"}
+			b.WriteString("<h3 id=\"training-runs\">Training runs</h3>\n<table class=\"recs runs\">\n<thead><tr>")
+			for i, h := range heads {
+				if i == 0 {
+					fmt.Fprintf(b, "<th>%s</th>", h)
+				} else {
+					fmt.Fprintf(b, "<th class=\"num\">%s</th>", h)
+				}
+			}
+			b.WriteString("</tr></thead>\n<tbody>\n")
+			for _, tr := range m.TrainingRuns {
+				b.WriteString("<tr>")
+				for i, c := range trainingRunCells(tr, true) {
+					if i == 0 {
+						fmt.Fprintf(b, "<td data-label=\"%s\"><code>%s</code></td>", heads[i], esc(c))
+					} else {
+						fmt.Fprintf(b, "<td class=\"num\" data-label=\"%s\">%s</td>", heads[i], esc(c))
+					}
+				}
+				b.WriteString("</tr>\n")
+			}
+			b.WriteString("</tbody>\n</table>\n")
+		}
+		b.WriteString("</section>\n")
+	}
+
+	if line, more := tagsLine(r.TagAudit, true); line != "" {
+		line = esc(line)
+		if more {
+			line += "; see <code>" + esc(tagsCommand) + "</code>"
+		}
+		fmt.Fprintf(b, "<section id=\"tags\">\n<h2>Tags</h2>\n<p>%s</p>\n</section>\n", line)
+	}
 }
 
 // footerText names the tool, schema, time, fleet and price data.
@@ -251,26 +338,17 @@ func savingsByStrategy(r *Report) []bar {
 	return out
 }
 
-// utilizationBuckets counts instances by average GPU utilization (the
-// report's aiMetrics) in ten 10-point buckets, and those without data. The
-// report carries each instance's average, not its p95.
+// utilizationBuckets counts instances by the p95 of their busiest GPU's
+// utilization (the figure the rules decide on) in ten 10-point buckets, the
+// last including 100, and those without GPU data.
 func utilizationBuckets(r *Report) []bar {
 	counts := make([]int, 11)
-	measured := map[string]bool{}
-	if r.AIMetrics != nil {
-		for _, m := range r.AIMetrics.Instances {
-			if m.GPUUtilAvg == nil {
-				continue
-			}
-			measured[m.ResourceID] = true
-			i := min(max(int(*m.GPUUtilAvg/10), 0), 9)
-			counts[i]++
-		}
-	}
 	for _, in := range r.Instances {
-		if !measured[in.ResourceID] {
+		if in.GPUUtilP95 == nil {
 			counts[10]++
+			continue
 		}
+		counts[min(max(int(*in.GPUUtilP95/10), 0), 9)]++
 	}
 	out := make([]bar, 0, 11)
 	for i := 0; i < 10; i++ {
@@ -290,6 +368,11 @@ const (
 	chartMargin = 8
 )
 
+// barLabelRunes is the longest bar label drawn whole: at 12 px, wide
+// letters included, it fits the labelWidth column; a longer one is cut with
+// "…" and shown whole in the bar's tooltip.
+const barLabelRunes = 18
+
 // barChart draws horizontal bars scaled to the largest value.
 func barChart(b *strings.Builder, id, title string, bars []bar) {
 	fmt.Fprintf(b, "<figure class=\"chart\" id=\"%s\">\n<figcaption>%s</figcaption>\n", id, esc(title))
@@ -305,7 +388,7 @@ func barChart(b *strings.Builder, id, title string, bars []bar) {
 	for i, x := range bars {
 		y := chartMargin + i*rowHeight
 		w := scale(x.value, largest, area)
-		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"end\">%s</text>", labelWidth-8, y+barHeight-4, esc(truncate(x.label, 24)))
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"end\">%s</text>", labelWidth-8, y+barHeight-4, esc(truncate(x.label, barLabelRunes)))
 		fmt.Fprintf(b, "<rect x=\"%d\" y=\"%d\" width=\"%s\" height=\"%d\" fill=\"%s\"><title>%s: %s</title></rect>",
 			labelWidth, y, w, barHeight, palette[i%len(palette)], esc(x.label), esc(x.text))
 		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"value\">%s</text>\n", chartWidth-valueWidth+6, y+barHeight-4, esc(x.text))
@@ -313,29 +396,48 @@ func barChart(b *strings.Builder, id, title string, bars []bar) {
 	b.WriteString("</svg>\n</figure>\n")
 }
 
-// histogram draws vertical bars, one per bucket, scaled to the largest count.
+// The histogram's geometry: ten 40-unit buckets on a 0–100 axis labelled at
+// every edge, then, after a gap, one wider bar for instances without data,
+// so that no two labels share a place.
+const (
+	histSlot     = 40
+	histGap      = 24
+	histNoData   = 72
+	histPlot     = 160
+	histTop      = 20
+	histBottom   = 44
+	histBarInset = 4
+)
+
+// histogram draws vertical bars, one per bucket, scaled to the largest
+// count: bars[:len-1] are the 10-point buckets, the last one "no data".
 func histogram(b *strings.Builder, id, title string, bars []bar) {
 	fmt.Fprintf(b, "<figure class=\"chart\" id=\"%s\">\n<figcaption>%s</figcaption>\n", id, esc(title))
-	const plotHeight, top, bottom = 160, 20, 36
-	height := top + plotHeight + bottom
+	height := histTop + histPlot + histBottom
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\">\n",
 		chartWidth, height, chartWidth, height, esc(title))
 	largest := maxValue(bars)
-	slot := (chartWidth - 2*chartMargin) / len(bars)
-	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", chartMargin, top+plotHeight, chartWidth-chartMargin, top+plotHeight)
-	for i, x := range bars {
-		h, _ := decimal.NewFromInt(plotHeight).Mul(x.value).DivRound(nonZero(largest), 2).Float64()
-		x0 := chartMargin + i*slot + 4
-		fill := palette[0]
-		if i == len(bars)-1 {
-			fill = "#9aa5b1"
-		}
-		fmt.Fprintf(b, "<rect x=\"%d\" y=\"%s\" width=\"%d\" height=\"%s\" fill=\"%s\"><title>%s %%: %s instances</title></rect>",
-			x0, num(float64(top+plotHeight)-h), slot-8, num(h), fill, esc(x.label), esc(x.text))
-		fmt.Fprintf(b, "<text x=\"%d\" y=\"%s\" class=\"value\" text-anchor=\"middle\">%s</text>", x0+(slot-8)/2, num(float64(top+plotHeight)-h-4), esc(x.text))
-		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">%s</text>\n", x0+(slot-8)/2, top+plotHeight+16, esc(x.label))
+	base := histTop + histPlot
+	buckets := len(bars) - 1
+	axisEnd := chartMargin + buckets*histSlot
+	fmt.Fprintf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", chartMargin, base, axisEnd, base)
+	column := func(x0, w int, x bar, fill, label string) {
+		h, _ := decimal.NewFromInt(histPlot).Mul(x.value).DivRound(nonZero(largest), 2).Float64()
+		fmt.Fprintf(b, "<rect x=\"%d\" y=\"%s\" width=\"%d\" height=\"%s\" fill=\"%s\"><title>%s: %s instances</title></rect>",
+			x0, num(float64(base)-h), w, num(h), fill, esc(label), esc(x.text))
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%s\" class=\"value\" text-anchor=\"middle\">%s</text>\n", x0+w/2, num(float64(base)-h-4), esc(x.text))
 	}
-	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">average GPU utilization, %%</text>\n", chartWidth/2, height-4)
+	for i, x := range bars[:buckets] {
+		column(chartMargin+i*histSlot+histBarInset, histSlot-2*histBarInset, x, palette[0], "p95 "+x.label+" %")
+	}
+	for i := 0; i <= buckets; i++ {
+		fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">%d</text>", chartMargin+i*histSlot, base+16, i*10)
+	}
+	noData := axisEnd + histGap
+	fmt.Fprintf(b, "\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" class=\"axis\"/>\n", noData, base, noData+histNoData, base)
+	column(noData+histBarInset, histNoData-2*histBarInset, bars[buckets], "#9aa5b1", bars[buckets].label)
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">%s</text>\n", noData+histNoData/2, base+16, esc(bars[buckets].label))
+	fmt.Fprintf(b, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">p95 GPU utilization, %%</text>\n", (chartMargin+axisEnd)/2, height-6)
 	b.WriteString("</svg>\n</figure>\n")
 }
 
@@ -372,7 +474,7 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 // palette is colour-blind-safe (Okabe–Ito).
 var palette = []string{"#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000"}
 
-const htmlCSS = `body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933; margin: 0 auto; max-width: 1200px; padding: 24px; }
+const htmlCSS = `body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2933; margin: 0 auto; max-width: 1200px; padding: 24px; overflow-wrap: anywhere; }
 h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 18px; margin: 32px 0 12px; border-bottom: 1px solid #e4e7eb; padding-bottom: 4px; }
 h3 { font-size: 15px; margin: 24px 0 8px; }
@@ -384,7 +486,7 @@ footer { margin-top: 32px; border-top: 1px solid #e4e7eb; padding-top: 8px; }
 .card .value { font-size: 20px; font-weight: 600; }
 #summary-savings .value, #summary-savings-percent .value { color: #007a4d; }
 .charts { display: flex; flex-wrap: wrap; gap: 16px; }
-.chart { margin: 0; border: 1px solid #e4e7eb; border-radius: 6px; padding: 8px; }
+.chart { margin: 0; border: 1px solid #e4e7eb; border-radius: 6px; padding: 8px; max-width: 100%; box-sizing: border-box; }
 .chart figcaption { font-weight: 600; margin-bottom: 4px; }
 .chart svg { display: block; max-width: 100%; height: auto; }
 .chart text { font-size: 12px; fill: #1f2933; }
@@ -392,7 +494,27 @@ footer { margin-top: 32px; border-top: 1px solid #e4e7eb; padding-top: 8px; }
 .empty { color: #616e7c; }
 table.recs { border-collapse: collapse; width: 100%; font-size: 13px; }
 table.recs th, table.recs td { border-bottom: 1px solid #e4e7eb; padding: 4px 6px; text-align: left; vertical-align: top; }
-table.recs th { background: #f5f7fa; }
+table.recs th { background: #f5f7fa; white-space: nowrap; overflow-wrap: normal; }
+table.alloc, table.runs { width: auto; min-width: 50%; }
 .num { text-align: right !important; white-space: nowrap; }
 code { font-size: 12px; }
+.badge { display: inline-block; padding: 0 8px; border-radius: 9px; font-size: 12px; font-weight: 600; white-space: nowrap; }
+.badge.good { background: #e3f6ec; color: #00603c; }
+.badge.fair { background: #fff4e5; color: #8a4b00; }
+.badge.poor { background: #fde8e8; color: #9b1c1c; }
+dl.metrics { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
+dl.metrics div { display: contents; }
+dl.metrics dt { color: #616e7c; }
+dl.metrics dd { margin: 0; }
+@media (max-width: 760px) {
+  body { padding: 12px; }
+  .card { min-width: 0; flex: 1 1 40%; }
+  table.recs, table.recs tbody, table.recs tr, table.recs td { display: block; width: auto; min-width: 0; }
+  table.recs thead { display: none; }
+  table.recs tr { border: 1px solid #e4e7eb; border-radius: 6px; margin: 0 0 8px; padding: 4px 8px; }
+  table.recs td { border: 0; padding: 2px 0; display: flex; justify-content: space-between; gap: 12px; text-align: right !important; white-space: normal; }
+  table.recs td::before { content: attr(data-label); color: #616e7c; text-align: left; flex: none; }
+  dl.metrics { grid-template-columns: 1fr; gap: 0; }
+  dl.metrics dd { margin-bottom: 6px; }
+}
 `

@@ -460,6 +460,10 @@ type Instance struct {
 	// UtilizationCoverage is the share (0–1) of the window with utilization
 	// data, when the source says (since 1.3).
 	UtilizationCoverage *float64 `json:"utilizationCoverage,omitempty"`
+	// GPUUtilP95 is the 95th percentile of the busiest GPU's utilization
+	// over the window, percent, the figure the rules decide on; absent
+	// without GPU data (since 1.4).
+	GPUUtilP95 *float64 `json:"gpuUtilP95,omitempty"`
 	// HourlyPrice is the price the cost was computed from.
 	HourlyPrice *Price `json:"hourlyPrice,omitempty"`
 	// CurrentMonthlyCost is what the instance costs a month now.
@@ -793,6 +797,7 @@ func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) In
 
 		UtilizationSource:   ic.UtilizationSource,
 		UtilizationCoverage: ic.UtilizationCoverage,
+		GPUUtilP95:          ic.GPUUtilP95,
 	}
 	if ic.Priced {
 		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)

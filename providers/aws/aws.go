@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -124,6 +125,16 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 	if p.opts.Endpoint != "" {
 		// A simulator has no instance metadata service to ask for credentials.
 		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint), config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+	}
+	if onRequest := p.opts.OnRequest; onRequest != nil {
+		// The deserialize step runs once per attempt, retries included.
+		lo = append(lo, config.WithAPIOptions([]func(*middleware.Stack) error{func(s *middleware.Stack) error {
+			return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("gpufinopsCountRequests",
+				func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+					onRequest()
+					return next.HandleDeserialize(ctx, in)
+				}), middleware.Before)
+		}}))
 	}
 	// The SDK's own log lines (e.g. IMDS fallbacks) would land on stderr.
 	lo = append(lo, config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
@@ -272,7 +283,7 @@ func classify(err error) error {
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode() {
 		case "AuthFailure", "InvalidClientTokenId", "UnrecognizedClientException", "ExpiredToken", "SignatureDoesNotMatch", "InvalidAccessKeyId":
-			return fmt.Errorf("%w: %s", providers.ErrCredentials, apiErr.ErrorMessage())
+			return providers.WithFix(fmt.Errorf("%w: %s", providers.ErrCredentials, apiErr.ErrorMessage()), rejectedCredentialsFix, nil)
 		case "UnauthorizedOperation", "AccessDenied", "AccessDeniedException":
 			return fmt.Errorf("%w: %s", providers.ErrPermission, apiErr.ErrorMessage())
 		case "RequestLimitExceeded", "Throttling", "ThrottlingException", "TooManyRequestsException":
@@ -281,10 +292,24 @@ func classify(err error) error {
 		return err
 	}
 	if msg := err.Error(); strings.Contains(msg, "failed to retrieve credentials") || strings.Contains(msg, "get credentials") || strings.Contains(msg, "no EC2 IMDS role found") {
-		return fmt.Errorf("%w: %v", providers.ErrCredentials, err)
+		return providers.WithFix(fmt.Errorf("%w: no AWS credentials found", providers.ErrCredentials), missingCredentialsFix, err)
 	}
 	return err
 }
+
+// missingCredentialsFix and rejectedCredentialsFix say what to do when the
+// SDK's credential chain finds nothing, or AWS refuses what it found.
+const (
+	missingCredentialsFix = `Give gpufinops AWS credentials in one of these ways, then check them with 'gpufinops doctor --provider aws':
+  aws configure                        # access keys in ~/.aws/credentials
+  aws sso login --profile NAME         # then --profile NAME or AWS_PROFILE=NAME
+  export AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=…
+On EC2, ECS or EKS, attach a role to the instance, task or service account.
+The least-privilege policy: 'gpufinops iam-policy aws'. The SDK's own message: GPUFINOPS_DEBUG=1.`
+	rejectedCredentialsFix = `AWS rejected the credentials: they are expired, revoked or mistyped. Refresh them
+('aws sso login', new access keys, or AWS_PROFILE naming another profile), then check them
+with 'gpufinops doctor --provider aws'.`
+)
 
 // instanceTypeInfo is what DescribeInstanceTypes says of a type's accelerators
 // and host.

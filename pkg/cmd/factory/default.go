@@ -71,6 +71,7 @@ func (sc *scanner) options(ri *providers.RegInfo, in cmdutil.FleetFlags, cfg *co
 		CacheTTL:        time.Duration(cfg.Cache.TTLHours) * time.Hour,
 		RequestTimeout:  cfg.Timeouts.Request,
 		RetryMaxBackoff: sc.retryMaxBackoff,
+		OnRequest:       sc.counter(ri.Name).request,
 		Now:             sc.now,
 		Adapter:         vals,
 	}

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -30,6 +28,24 @@ type scanner struct {
 	// build makes the providers a live scan reads; nil is sc.providers
 	// (the registered adapters). Tests give fakes.
 	build func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error)
+
+	mu       sync.Mutex
+	counters map[fleet.Provider]*requestCounter
+}
+
+// counter is the request counter of a provider.
+func (sc *scanner) counter(name fleet.Provider) *requestCounter {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.counters == nil {
+		sc.counters = map[fleet.Provider]*requestCounter{}
+	}
+	c, ok := sc.counters[name]
+	if !ok {
+		c = &requestCounter{}
+		sc.counters[name] = c
+	}
+	return c
 }
 
 // scan builds each requested adapter from the flags and the configuration,
@@ -91,14 +107,17 @@ func (o collectOptions) conc(name fleet.Provider) int {
 func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o collectOptions) (*cmdutil.Scan, error) {
 	out := &cmdutil.Scan{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
 	for _, p := range provs {
-		bar := sc.startProgress(ctx, p, !o.progress)
+		bar := sc.io.StartProgress(string(p.Name()), !o.progress)
+		sc.counter(p.Name()).attach(bar)
 		res, err := providers.Collect(ctx, p, providers.CollectOptions{
 			Window:      o.window,
 			Concurrency: o.conc(p.Name()),
-			Progress:    bar.scopeDone,
+			Discovered:  bar.Discovered,
+			Progress:    scopeDone(bar),
 			SkipPrices:  o.skipPrices,
 		})
-		bar.finish()
+		sc.counter(p.Name()).attach(nil)
+		bar.Finish()
 		if err != nil {
 			return nil, fatal(err)
 		}
@@ -160,85 +179,31 @@ func (sc *scanner) providers(ctx context.Context, in cmdutil.FleetFlags, cfg *co
 	return out, nil
 }
 
-// scanProgress shows a person at a terminal how a scan goes, on stderr: a
-// bar of scopes done out of all, with the last scope and the GPU instances
-// found so far, cleared when the provider is done and followed by one
-// summary line. A nil *scanProgress shows nothing.
-type scanProgress struct {
-	io       *iostreams.IOStreams
-	provider string
-
-	mu                     sync.Mutex
-	bar                    *progressbar.ProgressBar
-	done, found, failed, n int
+// requestCounter passes the requests an adapter reports (Options.OnRequest)
+// to the progress display of its scan, when there is one.
+type requestCounter struct {
+	mu sync.Mutex
+	to *iostreams.Progress
 }
 
-// startProgress starts the display for one provider, or returns nil when
-// stderr or stdout is not a terminal (a pipe, a file, CI) or the command
-// writes machine output (quiet: -o json and the like): then nothing extra is
-// written. Sizing the bar lists the provider's scopes once more (for AWS
-// one DescribeRegions per account), only in that interactive case.
-func (sc *scanner) startProgress(ctx context.Context, p providers.Provider, quiet bool) *scanProgress {
-	if quiet || !sc.io.IsStderrTTY() || !sc.io.IsStdoutTTY() {
-		return nil
-	}
-	total := -1 // unknown: a spinner
-	if scopes, err := p.Scopes(ctx); err == nil {
-		total = len(scopes)
-	}
-	sp := &scanProgress{io: sc.io, provider: string(p.Name()), n: total}
-	sp.bar = progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(sc.io.ErrOut),
-		progressbar.OptionSetDescription(fmt.Sprintf("scanning %s", sp.provider)),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("scopes"),
-		progressbar.OptionSetWidth(20),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionEnableColorCodes(false),
-		progressbar.OptionSetRenderBlankState(true),
-	)
-	return sp
+// request is providers.Options.OnRequest.
+func (c *requestCounter) request() {
+	c.mu.Lock()
+	to := c.to
+	c.mu.Unlock()
+	to.Request()
 }
 
-// scopeDone is providers.CollectOptions.Progress.
-func (sp *scanProgress) scopeDone(s providers.Scope, instances int, err error) {
-	if sp == nil {
-		return
-	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	sp.done++
-	sp.found += instances
-	where := s.Region
-	if where == "" {
-		where = s.Account
-	}
-	if err != nil {
-		sp.failed++
-	}
-	desc := fmt.Sprintf("scanning %s: %s, %d GPU instances", sp.provider, where, sp.found)
-	if sp.failed > 0 {
-		desc += fmt.Sprintf(", %d failed", sp.failed)
-	}
-	sp.bar.Describe(desc)
-	_ = sp.bar.Add(1)
+// attach directs the counts to a provider's display (nil: none).
+func (c *requestCounter) attach(p *iostreams.Progress) {
+	c.mu.Lock()
+	c.to = p
+	c.mu.Unlock()
 }
 
-// finish clears the bar and prints the provider's summary line.
-func (sp *scanProgress) finish() {
-	if sp == nil {
-		return
-	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	_ = sp.bar.Finish()
-	_ = sp.bar.Clear()
-	line := fmt.Sprintf("%s: %d scopes scanned, %d GPU instances", sp.provider, sp.done, sp.found)
-	if sp.failed > 0 {
-		line += fmt.Sprintf(", %d failed", sp.failed)
-	}
-	fmt.Fprintln(sp.io.ErrOut, line)
+// scopeDone is providers.CollectOptions.Progress for a display.
+func scopeDone(p *iostreams.Progress) func(providers.Scope, int, error) {
+	return func(_ providers.Scope, instances int, err error) { p.ScopeDone(instances, err != nil) }
 }
 
 // fatal maps credential problems to exit code 4 and a scan cut short by

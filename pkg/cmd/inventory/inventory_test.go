@@ -44,6 +44,9 @@ func (fakeCatalog) InstanceType(p fleet.Provider, name string) (pricing.Instance
 
 func (fakeCatalog) GPU(name string) (pricing.GPUSpec, bool) { return pricing.GPUSpec{Name: name}, true }
 
+// Offers has nothing to suggest for a mistyped instance type.
+func (fakeCatalog) Offers(pricing.Query) []pricing.Offer { return nil }
+
 func testFactory(t *testing.T, cat pricing.Catalog) (*cmdutil.Factory, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	ios, in, out, errOut := iostreams.Test()

@@ -22,6 +22,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/money"
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pkg/text"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -107,6 +108,38 @@ each price's, and the spot advice's, separately).`,
 	return cmd
 }
 
+// nearNames suggests, when --instance-type or --gpu names nothing in the
+// catalog, the names of --provider's offers (every provider's without it)
+// that it is close to. A real name that matches no offer (T4 on GCP) gets
+// no suggestion.
+func nearNames(cat pricing.Catalog, opts *PricesOptions) string {
+	all := cat.Offers(pricing.Query{Provider: fleet.Provider(opts.Provider)})
+	var types, gpus []string
+	for _, o := range all {
+		types = append(types, o.Type.Name)
+		gpus = append(gpus, o.Type.GPUModel)
+	}
+	if opts.InstanceType != "" && !known(cat, opts.InstanceType) {
+		if s := suggest.Phrase(opts.InstanceType, types, func(s string) string { return "--instance-type " + s }); s != "" {
+			return s
+		}
+	}
+	if _, ok := cat.GPU(opts.GPU); opts.GPU != "" && !ok {
+		return suggest.Phrase(opts.GPU, gpus, func(s string) string { return "--gpu " + s })
+	}
+	return ""
+}
+
+// known reports whether some provider in the catalog has instance type name.
+func known(cat pricing.Catalog, name string) bool {
+	for _, p := range fleet.Providers {
+		if _, ok := cat.InstanceType(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // maxGPUMemoryGiB bounds --min-gpu-memory: far above any GPU's memory.
 const maxGPUMemoryGiB = 4096
 
@@ -151,7 +184,7 @@ func pricesRun(opts *PricesOptions) error {
 	slices.SortStableFunc(rows, compareRows)
 
 	if len(rows) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "no offers match %s\n", describeFilters(opts))
+		fmt.Fprintf(opts.IO.ErrOut, "no offers match %s%s\n", describeFilters(opts), nearNames(cat, opts))
 	}
 	// No offers: an empty list in JSON, nothing in a table or CSV.
 	some := func(p cmdutil.Printer) cmdutil.Printer {

@@ -220,3 +220,19 @@ func TestPricesAges(t *testing.T) {
 		}
 	}
 }
+
+func TestPricesRunSuggests(t *testing.T) {
+	for _, tc := range []struct {
+		opts PricesOptions
+		want string
+	}{
+		{PricesOptions{InstanceType: "p5.48xlarg"}, "no offers match --instance-type p5.48xlarg; did you mean --instance-type p5.48xlarge?\n"},
+		{PricesOptions{Provider: "aws", GPU: "H10"}, "no offers match --provider aws --gpu H10; did you mean --gpu H100?\n"},
+		{PricesOptions{Provider: "gcp", GPU: "T4"}, "no offers match --provider gcp --gpu T4\n"},
+	} {
+		tc.opts.Output = "table"
+		if _, errOut := runPrices(t, false, tc.opts); errOut != tc.want {
+			t.Errorf("%+v: stderr = %q, want %q", tc.opts, errOut, tc.want)
+		}
+	}
+}

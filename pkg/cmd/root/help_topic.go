@@ -2,11 +2,14 @@ package root
 
 import (
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 type helpTopic struct {
@@ -71,21 +74,24 @@ Percentages are 0–100, fractions (discounts, coverage) 0–1, exchange rates
 0.000001–1000000, and every other number at most 1e9 in size; the limits
 of each key are in docs/rules.md.
 
+A GPUFINOPS_ variable that is none of those below is not read: each run warns
+of it on stderr, with the names it is close to.
+
 `)
 	for _, k := range config.Keys() {
 		fmt.Fprintf(&b, "  %-54s %s\n", config.EnvVar(k), k)
 	}
-	b.WriteString(`
-Other variables:
-
-  NO_COLOR                 disable colour in tables (any value)
-  GPUFINOPS_DEBUG          print the stack of an internal error (any value)
-  GPUFINOPS_MEMORY_LIMIT   soft memory limit, e.g. 2GiB or off (see help exit-codes)
-  GOMEMLIMIT               the Go runtime's soft memory limit, when the above is unset
-  XDG_CONFIG_HOME          where the default configuration file is looked for
-  XDG_STATE_HOME           where idle-stop keeps its audit log and locks by default
-                           ($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)
-`)
+	for _, v := range patternVariables {
+		fmt.Fprintf(&b, "  %-54s %s\n", v.name, v.key)
+	}
+	b.WriteString("\nOther variables:\n\n")
+	for _, v := range otherVariables {
+		lines := strings.Split(v.help, "\n")
+		fmt.Fprintf(&b, "  %-24s %s\n", v.name, lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "  %-24s %s\n", "", l)
+		}
+	}
 	return b.String()
 }
 
@@ -107,4 +113,78 @@ func newHelpTopic(t helpTopic) *cobra.Command {
 	})
 	cmd.Annotations = map[string]string{"helpTopic": "true"}
 	return cmd
+}
+
+// envVariable is a variable help environment lists besides the keys'.
+type envVariable struct{ name, key, help string }
+
+// patternVariables are keys whose last part is a name of the user's (a
+// currency code): one variable per name.
+var patternVariables = []envVariable{
+	{name: config.EnvPrefix + "_REPORT_EXCHANGE_RATES_<CODE>", key: "report.exchange_rates.<CODE>"},
+}
+
+// otherVariables are read directly, not through the configuration.
+var otherVariables = []envVariable{
+	{name: "NO_COLOR", help: "disable colour in tables (any value)"},
+	{name: DebugEnv, help: "print the stack of an internal error and the SDK's message\nbehind a credentials error (any value)"},
+	{name: MemoryLimitEnv, help: "soft memory limit, e.g. 2GiB or off (see help exit-codes)"},
+	{name: "GOMEMLIMIT", help: "the Go runtime's soft memory limit, when the above is unset"},
+	{name: "XDG_CONFIG_HOME", help: "where the default configuration file is looked for"},
+	{name: "XDG_CACHE_HOME", help: "where live prices are cached ($XDG_CACHE_HOME/gpufinops)"},
+	{name: "XDG_STATE_HOME", help: "where idle-stop keeps its audit log and locks by default\n($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)"},
+}
+
+// knownVariable reports whether name is a GPUFINOPS_ variable gpufinops
+// reads, and if not, the names it is close to.
+func knownVariable(name string) (bool, []string) {
+	var all []string
+	for _, k := range config.Keys() {
+		all = append(all, config.EnvVar(k))
+	}
+	for _, v := range otherVariables {
+		all = append(all, v.name)
+	}
+	for _, v := range patternVariables {
+		prefix, _, _ := strings.Cut(v.name, "<")
+		if strings.HasPrefix(name, prefix) && len(name) > len(prefix) {
+			return true, nil
+		}
+		all = append(all, v.name)
+	}
+	for _, a := range all {
+		if a == name {
+			return true, nil
+		}
+	}
+	for _, a := range config.DeprecatedEnvVars() {
+		if a == name {
+			return true, nil // read, with the configuration's own deprecation warning
+		}
+	}
+	return false, suggest.For(name, all)
+}
+
+// warnUnknownVariables warns, on w, of each set GPUFINOPS_ variable that no
+// setting reads (a typo would otherwise be ignored without a word).
+func warnUnknownVariables(w io.Writer, environ []string) {
+	prefix := config.EnvPrefix + "_"
+	var unknown []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, prefix) {
+			if ok, _ := knownVariable(name); !ok {
+				unknown = append(unknown, name)
+			}
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		_, near := knownVariable(name)
+		line := fmt.Sprintf("gpufinops: warning: %s is not a variable gpufinops reads, so it is ignored", name)
+		if len(near) > 0 {
+			line += "; did you mean " + orList(near, "or") + "?"
+		}
+		fmt.Fprintln(w, line+" (see 'gpufinops help environment')")
+	}
 }

@@ -46,6 +46,9 @@ func Main() cmdutil.ExitCode {
 	return Run(ctx, f, os.Args[1:])
 }
 
+// environ is the process environment; tests replace it.
+var environ = os.Environ
+
 // InterruptSignals are the signals that interrupt a command.
 var InterruptSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 
@@ -82,6 +85,9 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) (code cmdutil.E
 			code = internalError(f.IOStreams.ErrOut, os.Getenv, r, debug.Stack())
 		}
 	}()
+	if len(args) == 0 || !strings.HasPrefix(args[0], "__complete") {
+		warnUnknownVariables(f.IOStreams.ErrOut, environ())
+	}
 	cmd := NewCmdRoot(f)
 	cmd.SetArgs(args)
 	cmd.SetIn(f.IOStreams.In)
@@ -95,6 +101,9 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) (code cmdutil.E
 	if !errors.As(err, &flagErr) && isCobraUsageError(err) {
 		err = &cmdutil.FlagError{Err: err}
 	}
+	if errors.As(err, &flagErr) {
+		err = humanize(err)
+	}
 	printError(f, executed, err)
 	return cmdutil.ExitCodeFor(err)
 }
@@ -105,6 +114,7 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
 	}
 	w := f.IOStreams.ErrOut
 	fmt.Fprintf(w, "gpufinops: %s\n", err)
+	printFix(w, err, os.Getenv(DebugEnv) != "")
 	var flagErr *cmdutil.FlagError
 	if errors.As(err, &flagErr) {
 		if cmd != nil {
@@ -117,7 +127,7 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
 // plain, untyped errors (unknown commands, argument counts, flag groups).
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "bad flag syntax"} {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires ", "if any flags in the group", "at least one of the flags in the group", "bad flag syntax"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
@@ -169,5 +179,6 @@ differently, with the monthly saving of each change and how it was computed.`,
 	for _, t := range helpTopics {
 		cmd.AddCommand(newHelpTopic(t))
 	}
+	suggestSubcommands(cmd)
 	return cmd
 }

@@ -41,7 +41,13 @@ func TestRun(t *testing.T) {
 		{name: "unknown flag", args: []string{"prices", "--colour"}, code: 2, stderr: "Run 'gpufinops prices --help' for usage."},
 		{name: "analyze needs input", args: []string{"analyze"}, code: 2, stderr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{name: "analyze bad output", args: []string{"analyze", "--demo", "-o", "yaml"}, code: 2, stderr: `"yaml" is not one of table, wide, json, csv, markdown`},
-		{name: "both inputs", args: []string{"analyze", "--demo", "--fleet", "x.yaml"}, code: 2, stderr: "none of the others can be"},
+		{name: "both inputs", args: []string{"analyze", "--demo", "--fleet", "x.yaml"}, code: 2, stderr: "gpufinops: --demo and --fleet cannot be used together: give only one of --fleet, --demo or --provider\n"},
+		{name: "typo at the top", args: []string{"anlyze"}, code: 2, stderr: `unknown command "anlyze" for "gpufinops"; did you mean "analyze"?`},
+		{name: "typo one level down", args: []string{"tags", "audti"}, code: 2, stderr: `unknown command "audti" for "gpufinops tags"; did you mean "audit"?`},
+		{name: "typo in sharing", args: []string{"sharing", "paln"}, code: 2, stderr: `unknown command "paln" for "gpufinops sharing"; did you mean "plan"?`},
+		{name: "nothing close", args: []string{"tags", "zzzzzz"}, code: 2, stderr: `unknown command "zzzzzz" for "gpufinops tags"; its commands are audit`},
+		{name: "group alone shows help", args: []string{"tags"}, code: 0, stdout: "Available Commands:"},
+		{name: "root alone shows help", args: []string{}, code: 0, stdout: "Core commands:"},
 		{name: "completion", args: []string{"completion", "bash"}, code: 0, stdout: "bash completion"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
