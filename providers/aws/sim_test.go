@@ -145,7 +145,9 @@ func scanProvider(t testing.TB, url string, regions ...string) *Provider {
 		tt.Setenv("AWS_ACCESS_KEY_ID", "test")
 		tt.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	}
-	p, err := New(context.Background(), providers.Options{Endpoint: url, Regions: regions, Now: func() time.Time { return simNow }})
+	p, err := New(context.Background(), providers.Options{Endpoint: url, Regions: regions, Now: func() time.Time { return simNow },
+		// Retries wait 1 ms, not the SDK's seconds: fault tests do not sleep.
+		RetryMaxBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
