@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,8 +18,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/doctor"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
@@ -214,29 +213,5 @@ func TestDoctorCoverageWarnsExits0(t *testing.T) {
 // validateDoctorSchema validates doctor's JSON against docs/schema/doctor.schema.json.
 func validateDoctorSchema(t *testing.T, out string) {
 	t.Helper()
-	const id = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/doctor.schema.json"
-	f, err := os.Open("../../docs/schema/doctor.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(id, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(v); err != nil {
-		t.Errorf("doctor -o json does not match its schema: %v", err)
-	}
+	testutil.ValidateJSON(t, "../../docs/schema/doctor.schema.json", out)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	idlestopcmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
@@ -394,27 +393,5 @@ func auditLines(t testing.TB, path string) []map[string]any {
 // validateAgainst checks a command's JSON output against its committed schema.
 func validateAgainst(t *testing.T, schemaPath, out string) {
 	t.Helper()
-	raw, err := os.ReadFile(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(v); err != nil {
-		t.Errorf("output does not match %s: %v", schemaPath, err)
-	}
+	testutil.ValidateJSON(t, schemaPath, out)
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
 	"io"
-	"os"
 	"strings"
 	"testing"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -164,31 +162,7 @@ func TestDoctorCoverageWarnsExits0(t *testing.T) {
 // validateSchema validates doctor's JSON against docs/schema/doctor.schema.json.
 func validateSchema(t *testing.T, out string) {
 	t.Helper()
-	const id = "https://raw.githubusercontent.com/gpufinops/gpufinops/main/docs/schema/doctor.schema.json"
-	f, err := os.Open("../../../docs/schema/doctor.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(id, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(v); err != nil {
-		t.Errorf("doctor -o json does not match its schema: %v", err)
-	}
+	testutil.ValidateJSON(t, "../../../docs/schema/doctor.schema.json", out)
 }
 
 // Without --provider doctor checks the clouds whose registration asks for it,
