@@ -98,6 +98,58 @@ type engine struct {
 	all []*state
 	// prices holds one copy of each price instances are costed at (see shared).
 	prices map[pricing.Price]*pricing.Price
+	// amounts holds one copy of each monthly amount the plan keeps (see
+	// amount); priceLists one evidence list per single price (see
+	// priceListOf).
+	amounts    map[amountKey]decimal.Decimal
+	priceLists map[pricing.Price][]pricing.Price
+}
+
+// amountKey is an amount that fits in 64 bits: its coefficient and exponent.
+type amountKey struct {
+	coef int64
+	exp  int32
+}
+
+// maxSharedAmounts bounds the amounts shared: most of a fleet's instances
+// cost what others of their type, region and hours cost.
+const maxSharedAmounts = 1 << 16
+
+// amount is d, sharing its digits with every equal amount (same coefficient
+// and exponent) the plan already holds: a decimal is immutable, and each of
+// the plan's own would otherwise cost two allocations.
+func (e *engine) amount(d decimal.Decimal) decimal.Decimal {
+	if d.NumDigits() > 18 {
+		return d
+	}
+	k := amountKey{d.CoefficientInt64(), d.Exponent()}
+	if v, ok := e.amounts[k]; ok {
+		return v
+	}
+	if e.amounts == nil {
+		e.amounts = map[amountKey]decimal.Decimal{}
+	}
+	if len(e.amounts) < maxSharedAmounts {
+		e.amounts[k] = d
+	}
+	return d
+}
+
+// priceListOf is the evidence list of the single price p, the same slice for
+// every recommendation priced at p alone. Evidence lists are read, never
+// written.
+func (e *engine) priceListOf(p pricing.Price) []pricing.Price {
+	if l, ok := e.priceLists[p]; ok {
+		return l
+	}
+	l := priceList(p)
+	if e.priceLists == nil {
+		e.priceLists = map[pricing.Price][]pricing.Price{}
+	}
+	if len(e.priceLists) < maxSharedPrices {
+		e.priceLists[p] = l
+	}
+	return l
 }
 
 // maxSharedPrices bounds the prices shared: a fleet's catalog prices are a
@@ -198,8 +250,8 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	for i, s := range states {
 		ic := s.cost0
 		if ic.Priced {
-			ic.OptimizedCost = s.cost()
-			ic.MonthlySavings = ic.MonthlyCost.Sub(ic.OptimizedCost)
+			ic.OptimizedCost = e.amount(s.cost())
+			ic.MonthlySavings = e.amount(ic.MonthlyCost.Sub(ic.OptimizedCost))
 			ic.Final = s.final()
 		}
 		plan.Instances = append(plan.Instances, ic)
@@ -252,7 +304,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	ic.Priced = true
 	ic.Hourly = e.shared(price)
 	s.price = price
-	ic.MonthlyCost = s.cost()
+	ic.MonthlyCost = e.amount(s.cost())
 	ic.OptimizedCost = ic.MonthlyCost
 	s.cost0 = ic
 	if in.State != fleet.Stopped && s.summary == nil {
@@ -264,10 +316,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 // record applies a change to a state and writes its recommendation.
 func (e *engine) record(s *state, c *change) {
 	in := s.inst
-	before := s.cost()
+	before := e.amount(s.cost())
 	hoursBefore := s.hours
 	s.apply(c)
-	after := s.cost()
+	after := e.amount(s.cost())
 	rec := Recommendation{
 		ID:               string(c.kind) + ":" + in.ID,
 		ResourceID:       in.ID,
@@ -280,7 +332,7 @@ func (e *engine) record(s *state, c *change) {
 		Target:           c.target,
 		CurrentMonthly:   before,
 		ProjectedMonthly: after,
-		MonthlySavings:   before.Sub(after),
+		MonthlySavings:   e.amount(before.Sub(after)),
 		Confidence:       c.confidence,
 		Risk:             c.risk,
 		RiskNotes:        c.riskNotes,

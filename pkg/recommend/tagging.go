@@ -18,7 +18,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		if s.priced {
 			it.Priced = true
 			it.MonthlyCost = s.cost0.MonthlyCost
-			it.OptimizedCost = s.cost()
+			it.OptimizedCost = e.amount(s.cost())
 			it.HourlyPrice = s.cost0.Hourly.Hourly
 		}
 		items[i] = it
@@ -46,7 +46,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 				action:     v.Action,
 				rationale:  t.rationale,
 				evidence: Evidence{
-					Prices:  priceList(s.price),
+					Prices:  e.priceListOf(s.price),
 					Formula: "no saving of its own: tagging makes the spend attributable (docs/governance.md)",
 					Notes:   t.problems,
 				},
