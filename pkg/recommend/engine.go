@@ -16,8 +16,9 @@ var hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
 
 // state is an instance as the planner has changed it so far.
 type state struct {
-	inst      *fleet.Instance
-	typ       pricing.InstanceType
+	inst *fleet.Instance
+	// typ is shared with every state of the same type; read, never written.
+	typ       *pricing.InstanceType
 	typeKnown bool
 	price     pricing.Price
 	hours     float64
@@ -32,8 +33,38 @@ type state struct {
 	priced bool
 	// override is the monthly cost set by a group's commitment share.
 	override *decimal.Decimal
-	cost0    InstanceCost
+	// hours0, monthly0 and hourly0 are the billed hours, monthly cost and
+	// price as the fleet has the instance (see initialCost).
+	hours0   float64
+	monthly0 decimal.Decimal
+	hourly0  *pricing.Price
 	recs     []Recommendation
+}
+
+// initialCost is what the instance costs as the fleet has it, before any
+// change: rebuilt from the instance rather than held beside it.
+func (s *state) initialCost() InstanceCost {
+	in := s.inst
+	ic := InstanceCost{
+		ResourceID:   in.ID,
+		Provider:     in.Provider,
+		Account:      in.Account,
+		Region:       in.Region,
+		InstanceType: in.InstanceType,
+		GPUModel:     in.GPU.Model,
+		GPUCount:     in.GPU.Count,
+		Lifecycle:    in.Lifecycle,
+		State:        in.State,
+		MonthlyHours: s.hours0,
+		Priced:       s.priced,
+	}
+	if u := in.Utilization; u != nil {
+		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
+	}
+	if s.priced {
+		ic.Hourly, ic.MonthlyCost, ic.OptimizedCost = s.hourly0, s.monthly0, s.monthly0
+	}
+	return ic
 }
 
 func (s *state) cost() decimal.Decimal {
@@ -103,6 +134,36 @@ type engine struct {
 	// priceListOf).
 	amounts    map[amountKey]decimal.Decimal
 	priceLists map[pricing.Price][]pricing.Price
+	// types holds one copy of each catalog instance type (see instanceType).
+	types map[typeKey]knownType
+}
+
+type typeKey struct {
+	provider fleet.Provider
+	name     string
+}
+
+type knownType struct {
+	t     *pricing.InstanceType
+	known bool
+}
+
+// instanceType is the catalog's type, one copy shared by every instance of
+// it; known is false when the catalog lacks it.
+func (e *engine) instanceType(p fleet.Provider, name string) (t *pricing.InstanceType, known bool) {
+	k := typeKey{p, name}
+	if kt, ok := e.types[k]; ok {
+		return kt.t, kt.known
+	}
+	v, known := e.cat.InstanceType(p, name)
+	t = &v
+	if e.types == nil {
+		e.types = map[typeKey]knownType{}
+	}
+	if len(e.types) < maxSharedPrices {
+		e.types[k] = knownType{t, known}
+	}
+	return t, known
 }
 
 // amountKey is an amount that fits in 64 bits: its coefficient and exponent.
@@ -248,7 +309,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	plan.Instances = make([]InstanceCost, 0, len(states))
 	plan.Recommendations = make([]Recommendation, 0, nrecs)
 	for i, s := range states {
-		ic := s.cost0
+		ic := s.initialCost()
 		if ic.Priced {
 			ic.OptimizedCost = e.amount(s.cost())
 			ic.MonthlySavings = e.amount(ic.MonthlyCost.Sub(ic.OptimizedCost))
@@ -274,39 +335,21 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 
 // newState prices an instance as it is now.
 func (e *engine) newState(in *fleet.Instance) *state {
-	ic := InstanceCost{
-		ResourceID:   in.ID,
-		Provider:     in.Provider,
-		Account:      in.Account,
-		Region:       in.Region,
-		InstanceType: in.InstanceType,
-		GPUModel:     in.GPU.Model,
-		GPUCount:     in.GPU.Count,
-		Lifecycle:    in.Lifecycle,
-		State:        in.State,
-		MonthlyHours: in.MonthlyHours(),
-	}
-	if u := in.Utilization; u != nil {
-		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
-	}
-	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
-	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
+	hours := in.MonthlyHours()
+	s := &state{inst: in, hours: hours, hours0: hours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
+	s.typ, s.typeKnown = e.instanceType(in.Provider, in.InstanceType)
 	price, ok := e.currentPrice(in)
 	if !ok {
 		if in.State != fleet.Stopped {
 			e.warn(in.ID, WarnUnpriced, "no %s price for %s %s in %s in the catalog and no hourlyPrice in the fleet: its cost is not counted and no saving is computed",
 				in.Lifecycle, in.Provider, in.InstanceType, in.Region)
 		}
-		s.cost0 = ic
 		return s
 	}
 	s.priced = true
-	ic.Priced = true
-	ic.Hourly = e.shared(price)
+	s.hourly0 = e.shared(price)
 	s.price = price
-	ic.MonthlyCost = e.amount(s.cost())
-	ic.OptimizedCost = ic.MonthlyCost
-	s.cost0 = ic
+	s.monthly0 = e.amount(s.cost())
 	if in.State != fleet.Stopped && s.summary == nil {
 		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
 	}
@@ -371,7 +414,7 @@ func (s *state) apply(c *change) {
 		return
 	}
 	if c.typ != nil {
-		s.typ = *c.typ
+		s.typ = c.typ
 		s.typeKnown = true
 	}
 	if c.lifecycle != "" {

@@ -17,9 +17,9 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		it := governance.NewItem(s.inst)
 		if s.priced {
 			it.Priced = true
-			it.MonthlyCost = s.cost0.MonthlyCost
+			it.MonthlyCost = s.monthly0
 			it.OptimizedCost = e.amount(s.cost())
-			it.HourlyPrice = s.cost0.Hourly.Hourly
+			it.HourlyPrice = s.hourly0.Hourly
 		}
 		items[i] = it
 	}
