@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/shopspring/decimal"
@@ -38,7 +39,6 @@ type state struct {
 	hours0   float64
 	monthly0 decimal.Decimal
 	hourly0  *pricing.Price
-	recs     []Recommendation
 }
 
 // initialCost is what the instance costs as the fleet has it, before any
@@ -136,6 +136,8 @@ type engine struct {
 	priceLists map[pricing.Price][]pricing.Price
 	// types holds one copy of each catalog instance type (see instanceType).
 	types map[typeKey]knownType
+	// recs are the recommendations in the order they are made.
+	recs []Recommendation
 }
 
 type typeKey struct {
@@ -299,15 +301,18 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 			}
 		}
 	}
-	gov := e.governanceReport(states)
-	// Sized once, and each state's recommendations dropped as they are
-	// copied, so a large fleet never holds two growing copies at once.
-	nrecs := 0
+	// The tagging recommendations come last, at most one per instance that
+	// runs priced: room for them all now, so that the list is not copied
+	// while the plan is largest.
+	taggable := 0
 	for _, s := range states {
-		nrecs += len(s.recs)
+		if s.priced && !s.stopped && s.inst.State == fleet.Running {
+			taggable++
+		}
 	}
+	e.recs = slices.Grow(e.recs, taggable)
+	gov := e.governanceReport(states)
 	plan.Instances = make([]InstanceCost, 0, len(states))
-	plan.Recommendations = make([]Recommendation, 0, nrecs)
 	for i, s := range states {
 		ic := s.initialCost()
 		if ic.Priced {
@@ -316,11 +321,17 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 			ic.Final = s.final()
 		}
 		plan.Instances = append(plan.Instances, ic)
-		plan.Recommendations = append(plan.Recommendations, s.recs...)
 		// Merged: the state may go (e.all is the same slice).
 		states[i] = nil
 	}
 	e.all = nil
+	// The recommendations are in the order they were made, phase by phase
+	// and within a kind in fleet order; the sort (by kind first, stable)
+	// puts them as if merged instance by instance.
+	plan.Recommendations, e.recs = e.recs, nil
+	if plan.Recommendations == nil {
+		plan.Recommendations = []Recommendation{}
+	}
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings
 	if plan.Warnings == nil {
@@ -386,7 +397,7 @@ func (e *engine) record(s *state, c *change) {
 	rec.Evidence.HoursBefore = round2(hoursBefore)
 	rec.Evidence.HoursAfter = round2(s.hours)
 	s.last = rec.ID
-	s.recs = append(s.recs, rec)
+	e.recs = append(e.recs, rec)
 }
 
 // final is the instance as the plan leaves it.
