@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/shopspring/decimal"
@@ -16,8 +17,9 @@ var hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
 
 // state is an instance as the planner has changed it so far.
 type state struct {
-	inst      *fleet.Instance
-	typ       pricing.InstanceType
+	inst *fleet.Instance
+	// typ is shared with every state of the same type; read, never written.
+	typ       *pricing.InstanceType
 	typeKnown bool
 	price     pricing.Price
 	hours     float64
@@ -32,8 +34,41 @@ type state struct {
 	priced bool
 	// override is the monthly cost set by a group's commitment share.
 	override *decimal.Decimal
-	cost0    InstanceCost
-	recs     []Recommendation
+	// hours0, monthly0 and hourly0 are the billed hours, monthly cost and
+	// price as the fleet has the instance (see initialCost).
+	hours0   float64
+	monthly0 decimal.Decimal
+	hourly0  *pricing.Price
+}
+
+// initialCost is what the instance costs as the fleet has it, before any
+// change: rebuilt from the instance rather than held beside it.
+func (s *state) initialCost() InstanceCost {
+	in := s.inst
+	ic := InstanceCost{
+		ResourceID:   in.ID,
+		Provider:     in.Provider,
+		Account:      in.Account,
+		Region:       in.Region,
+		InstanceType: in.InstanceType,
+		GPUModel:     in.GPU.Model,
+		GPUCount:     in.GPU.Count,
+		Lifecycle:    in.Lifecycle,
+		State:        in.State,
+		MonthlyHours: s.hours0,
+		Priced:       s.priced,
+	}
+	if u := in.Utilization; u != nil {
+		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
+	}
+	if s.summary != nil && s.summary.GPU != nil {
+		p95 := s.summary.GPU.P95
+		ic.GPUUtilP95 = &p95
+	}
+	if s.priced {
+		ic.Hourly, ic.MonthlyCost, ic.OptimizedCost = s.hourly0, s.monthly0, s.monthly0
+	}
+	return ic
 }
 
 func (s *state) cost() decimal.Decimal {
@@ -99,6 +134,90 @@ type engine struct {
 	all []*state
 	// prices holds one copy of each price instances are costed at (see shared).
 	prices map[pricing.Price]*pricing.Price
+	// amounts holds one copy of each monthly amount the plan keeps (see
+	// amount); priceLists one evidence list per single price (see
+	// priceListOf).
+	amounts    map[amountKey]decimal.Decimal
+	priceLists map[pricing.Price][]pricing.Price
+	// types holds one copy of each catalog instance type (see instanceType).
+	types map[typeKey]knownType
+	// recs are the recommendations in the order they are made.
+	recs []Recommendation
+}
+
+type typeKey struct {
+	provider fleet.Provider
+	name     string
+}
+
+type knownType struct {
+	t     *pricing.InstanceType
+	known bool
+}
+
+// instanceType is the catalog's type, one copy shared by every instance of
+// it; known is false when the catalog lacks it.
+func (e *engine) instanceType(p fleet.Provider, name string) (t *pricing.InstanceType, known bool) {
+	k := typeKey{p, name}
+	if kt, ok := e.types[k]; ok {
+		return kt.t, kt.known
+	}
+	v, known := e.cat.InstanceType(p, name)
+	t = &v
+	if e.types == nil {
+		e.types = map[typeKey]knownType{}
+	}
+	if len(e.types) < maxSharedPrices {
+		e.types[k] = knownType{t, known}
+	}
+	return t, known
+}
+
+// amountKey is an amount that fits in 64 bits: its coefficient and exponent.
+type amountKey struct {
+	coef int64
+	exp  int32
+}
+
+// maxSharedAmounts bounds the amounts shared: most of a fleet's instances
+// cost what others of their type, region and hours cost.
+const maxSharedAmounts = 1 << 16
+
+// amount is d, sharing its digits with every equal amount (same coefficient
+// and exponent) the plan already holds: a decimal is immutable, and each of
+// the plan's own would otherwise cost two allocations.
+func (e *engine) amount(d decimal.Decimal) decimal.Decimal {
+	if d.NumDigits() > 18 {
+		return d
+	}
+	k := amountKey{d.CoefficientInt64(), d.Exponent()}
+	if v, ok := e.amounts[k]; ok {
+		return v
+	}
+	if e.amounts == nil {
+		e.amounts = map[amountKey]decimal.Decimal{}
+	}
+	if len(e.amounts) < maxSharedAmounts {
+		e.amounts[k] = d
+	}
+	return d
+}
+
+// priceListOf is the evidence list of the single price p, the same slice for
+// every recommendation priced at p alone. Evidence lists are read, never
+// written.
+func (e *engine) priceListOf(p pricing.Price) []pricing.Price {
+	if l, ok := e.priceLists[p]; ok {
+		return l
+	}
+	l := priceList(p)
+	if e.priceLists == nil {
+		e.priceLists = map[pricing.Price][]pricing.Price{}
+	}
+	if len(e.priceLists) < maxSharedPrices {
+		e.priceLists[p] = l
+	}
+	return l
 }
 
 // maxSharedPrices bounds the prices shared: a fleet's catalog prices are a
@@ -187,28 +306,37 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 			}
 		}
 	}
-	gov := e.governanceReport(states)
-	// Sized once, and each state's recommendations dropped as they are
-	// copied, so a large fleet never holds two growing copies at once.
-	nrecs := 0
+	// The tagging recommendations come last, at most one per instance that
+	// runs priced: room for them all now, so that the list is not copied
+	// while the plan is largest.
+	taggable := 0
 	for _, s := range states {
-		nrecs += len(s.recs)
+		if s.priced && !s.stopped && s.inst.State == fleet.Running {
+			taggable++
+		}
 	}
+	e.recs = slices.Grow(e.recs, taggable)
+	gov := e.governanceReport(states)
 	plan.Instances = make([]InstanceCost, 0, len(states))
-	plan.Recommendations = make([]Recommendation, 0, nrecs)
 	for i, s := range states {
-		ic := s.cost0
+		ic := s.initialCost()
 		if ic.Priced {
-			ic.OptimizedCost = s.cost()
-			ic.MonthlySavings = ic.MonthlyCost.Sub(ic.OptimizedCost)
+			ic.OptimizedCost = e.amount(s.cost())
+			ic.MonthlySavings = e.amount(ic.MonthlyCost.Sub(ic.OptimizedCost))
 			ic.Final = s.final()
 		}
 		plan.Instances = append(plan.Instances, ic)
-		plan.Recommendations = append(plan.Recommendations, s.recs...)
 		// Merged: the state may go (e.all is the same slice).
 		states[i] = nil
 	}
 	e.all = nil
+	// The recommendations are in the order they were made, phase by phase
+	// and within a kind in fleet order; the sort (by kind first, stable)
+	// puts them as if merged instance by instance.
+	plan.Recommendations, e.recs = e.recs, nil
+	if plan.Recommendations == nil {
+		plan.Recommendations = []Recommendation{}
+	}
 	sortRecommendations(plan.Recommendations)
 	plan.Warnings = e.warnings
 	if plan.Warnings == nil {
@@ -223,43 +351,21 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 
 // newState prices an instance as it is now.
 func (e *engine) newState(in *fleet.Instance) *state {
-	ic := InstanceCost{
-		ResourceID:   in.ID,
-		Provider:     in.Provider,
-		Account:      in.Account,
-		Region:       in.Region,
-		InstanceType: in.InstanceType,
-		GPUModel:     in.GPU.Model,
-		GPUCount:     in.GPU.Count,
-		Lifecycle:    in.Lifecycle,
-		State:        in.State,
-		MonthlyHours: in.MonthlyHours(),
-	}
-	if u := in.Utilization; u != nil {
-		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
-	}
-	s := &state{inst: in, hours: ic.MonthlyHours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
-	if s.summary != nil && s.summary.GPU != nil {
-		p95 := s.summary.GPU.P95
-		ic.GPUUtilP95 = &p95
-	}
-	s.typ, s.typeKnown = e.cat.InstanceType(in.Provider, in.InstanceType)
+	hours := in.MonthlyHours()
+	s := &state{inst: in, hours: hours, hours0: hours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
+	s.typ, s.typeKnown = e.instanceType(in.Provider, in.InstanceType)
 	price, ok := e.currentPrice(in)
 	if !ok {
 		if in.State != fleet.Stopped {
 			e.warn(in.ID, WarnUnpriced, "no %s price for %s %s in %s in the catalog and no hourlyPrice in the fleet: its cost is not counted and no saving is computed",
 				in.Lifecycle, in.Provider, in.InstanceType, in.Region)
 		}
-		s.cost0 = ic
 		return s
 	}
 	s.priced = true
-	ic.Priced = true
-	ic.Hourly = e.shared(price)
+	s.hourly0 = e.shared(price)
 	s.price = price
-	ic.MonthlyCost = s.cost()
-	ic.OptimizedCost = ic.MonthlyCost
-	s.cost0 = ic
+	s.monthly0 = e.amount(s.cost())
 	if in.State != fleet.Stopped && s.summary == nil {
 		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
 	}
@@ -269,10 +375,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 // record applies a change to a state and writes its recommendation.
 func (e *engine) record(s *state, c *change) {
 	in := s.inst
-	before := s.cost()
+	before := e.amount(s.cost())
 	hoursBefore := s.hours
 	s.apply(c)
-	after := s.cost()
+	after := e.amount(s.cost())
 	rec := Recommendation{
 		ID:               string(c.kind) + ":" + in.ID,
 		ResourceID:       in.ID,
@@ -286,7 +392,7 @@ func (e *engine) record(s *state, c *change) {
 		Target:           c.target,
 		CurrentMonthly:   before,
 		ProjectedMonthly: after,
-		MonthlySavings:   before.Sub(after),
+		MonthlySavings:   e.amount(before.Sub(after)),
 		Confidence:       c.confidence,
 		Risk:             c.risk,
 		RiskNotes:        c.riskNotes,
@@ -297,7 +403,7 @@ func (e *engine) record(s *state, c *change) {
 	rec.Evidence.HoursBefore = round2(hoursBefore)
 	rec.Evidence.HoursAfter = round2(s.hours)
 	s.last = rec.ID
-	s.recs = append(s.recs, rec)
+	e.recs = append(e.recs, rec)
 }
 
 // final is the instance as the plan leaves it.
@@ -325,7 +431,7 @@ func (s *state) apply(c *change) {
 		return
 	}
 	if c.typ != nil {
-		s.typ = *c.typ
+		s.typ = c.typ
 		s.typeKnown = true
 	}
 	if c.lifecycle != "" {

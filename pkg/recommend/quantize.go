@@ -98,7 +98,7 @@ func (e *engine) replicaGroups(active []*state) []*replicaGroup {
 		key := strings.Join([]string{string(s.inst.Provider), s.inst.Account, s.inst.Region, s.typ.Name, m.Name, string(prec)}, "|")
 		g, ok := groups[key]
 		if !ok {
-			g = &replicaGroup{key: key, model: m, from: prec, typ: s.typ, provider: s.inst.Provider, region: s.inst.Region}
+			g = &replicaGroup{key: key, model: m, from: prec, typ: *s.typ, provider: s.inst.Provider, region: s.inst.Region}
 			groups[key] = g
 			keys = append(keys, key)
 		}

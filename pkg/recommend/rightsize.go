@@ -85,7 +85,7 @@ func rightsizeRule(e *engine, s *state) *change {
 			Formula: "projected = target's hourly price × the same monthly hours",
 		},
 	}
-	from := hardwareText(s.typ)
+	from := hardwareText(*s.typ)
 	to := hardwareText(best)
 	if gpuLow {
 		c.action = fmt.Sprintf("Move to %s (%s): GPU p95 %s%% and GPU memory p95 %s%% leave most of %s unused", best.Name, to, pct(sum.GPU.P95), pct(sum.GPUMemory.P95), from)

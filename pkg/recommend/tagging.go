@@ -17,9 +17,9 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		it := governance.NewItem(s.inst)
 		if s.priced {
 			it.Priced = true
-			it.MonthlyCost = s.cost0.MonthlyCost
-			it.OptimizedCost = s.cost()
-			it.HourlyPrice = s.cost0.Hourly.Hourly
+			it.MonthlyCost = s.monthly0
+			it.OptimizedCost = e.amount(s.cost())
+			it.HourlyPrice = s.hourly0.Hourly
 		}
 		items[i] = it
 	}
@@ -47,7 +47,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 				action:     v.Action,
 				rationale:  t.rationale,
 				evidence: Evidence{
-					Prices:  priceList(s.price),
+					Prices:  e.priceListOf(s.price),
 					Formula: "no saving of its own: tagging makes the spend attributable (docs/governance.md)",
 					Notes:   t.problems,
 				},

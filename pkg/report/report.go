@@ -520,81 +520,118 @@ func New(plan recommend.Plan, meta Meta) *Report { return build(&plan, meta, fal
 func Consume(plan *recommend.Plan, meta Meta) *Report { return build(plan, meta, true) }
 
 func build(plan *recommend.Plan, meta Meta, release bool) *Report {
-	r := &Report{
-		SchemaVersion:   SchemaVersion,
-		GeneratedAt:     meta.GeneratedAt.UTC().Truncate(time.Second),
-		Currency:        pricing.Currency,
-		Tool:            Tool{Name: ToolName, Version: meta.ToolVersion},
-		Source:          Source{Fleet: meta.FleetName, Path: meta.FleetSource},
-		Catalog:         make([]CatalogSource, 0, len(meta.Catalog)),
-		Policy:          newPolicy(plan.Policy),
-		Summary:         newSummary(plan.Summary),
-		Recommendations: make([]Recommendation, 0, len(plan.Recommendations)),
-		Instances:       make([]Instance, 0, len(plan.Instances)),
-		Warnings:        make([]Warning, 0, len(plan.Warnings)),
+	r, conv := skeleton(plan, meta)
+	if release {
+		releaseRest(plan)
 	}
-	for _, s := range meta.Catalog {
-		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
-	}
-	// Read the prices before a release clears the plan's parts.
-	stale := stalePriceWarnings(*plan, meta.GeneratedAt)
+	r.Recommendations = make([]Recommendation, 0, len(plan.Recommendations))
 	for i := range plan.Recommendations {
-		r.Recommendations = append(r.Recommendations, newRecommendation(plan.Recommendations[i], release))
-		if release {
-			plan.Recommendations[i] = recommend.Recommendation{}
-		}
+		r.Recommendations = append(r.Recommendations, conv.recommendation(i, release))
 	}
 	if release {
 		plan.Recommendations = nil
 	}
-	// An instance a failed metrics source left without utilization is
-	// marked unknown, and its engine warning says why.
-	unknown := fleet.Metadata{Warnings: meta.ScanWarnings}.UnknownUtilization()
-	noUtil := map[string]bool{}
-	for _, w := range plan.Warnings {
-		if w.Code == recommend.WarnNoUtilization {
-			noUtil[w.ResourceID] = true
-		}
-	}
-	// Instances costed at one price (the plan shares it) share its report form.
-	prices := map[*pricing.Price]*Price{}
+	r.Instances = make([]Instance, 0, len(plan.Instances))
 	for i := range plan.Instances {
-		in := newInstance(plan.Instances[i], prices)
-		if _, ok := unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
-			in.UtilizationSource = fleet.UtilizationUnknown
-		}
-		r.Instances = append(r.Instances, in)
-		if release {
-			plan.Instances[i] = recommend.InstanceCost{}
-		}
+		r.Instances = append(r.Instances, conv.instance(i, release))
 	}
 	if release {
-		plan.Instances = nil
+		*plan = recommend.Plan{}
+	}
+	return r
+}
+
+// converter turns a plan's recommendations and instances into their report
+// form one at a time; skeleton makes it with what they need from the rest.
+type converter struct {
+	plan *recommend.Plan
+	// unknown are the instances a failed metrics source left without
+	// utilization, noUtil those the engine warned have none.
+	unknown map[string]*fleet.ScanWarning
+	noUtil  map[string]bool
+	// prices maps the plan's prices to their report form, made once each.
+	prices map[*pricing.Price]*Price
+}
+
+// skeleton is plan's report without its recommendations and instances (nil),
+// and the converter that makes them. The plan's warnings, governance,
+// sharing and commitments are in the report afterwards; its
+// recommendations and instances are left for the converter.
+func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
+	r := &Report{
+		SchemaVersion: SchemaVersion,
+		GeneratedAt:   meta.GeneratedAt.UTC().Truncate(time.Second),
+		Currency:      pricing.Currency,
+		Tool:          Tool{Name: ToolName, Version: meta.ToolVersion},
+		Source:        Source{Fleet: meta.FleetName, Path: meta.FleetSource},
+		Catalog:       make([]CatalogSource, 0, len(meta.Catalog)),
+		Policy:        newPolicy(plan.Policy),
+		Summary:       newSummary(plan.Summary),
+		Warnings:      make([]Warning, 0, len(meta.ScanWarnings)+len(plan.Warnings)),
+	}
+	for _, s := range meta.Catalog {
+		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
+	}
+	// An instance a failed metrics source left without utilization is
+	// marked unknown, and its engine warning says why.
+	c := &converter{
+		plan:    plan,
+		unknown: fleet.Metadata{Warnings: meta.ScanWarnings}.UnknownUtilization(),
+		noUtil:  map[string]bool{},
+		prices:  map[*pricing.Price]*Price{},
+	}
+	for _, w := range plan.Warnings {
+		if w.Code == recommend.WarnNoUtilization {
+			c.noUtil[w.ResourceID] = true
+		}
 	}
 	for _, sw := range meta.ScanWarnings {
 		r.Warnings = append(r.Warnings, newScanWarning(sw))
 	}
 	for _, w := range plan.Warnings {
 		msg := w.Message
-		if sw, ok := unknown[w.ResourceID]; ok && w.Code == recommend.WarnNoUtilization {
+		if sw, ok := c.unknown[w.ResourceID]; ok && w.Code == recommend.WarnNoUtilization {
 			msg = "utilization unknown: " + metricsSourceName(sw) + " could not be read for " + sw.Scope() + " (its " + fleet.ScanMetricsFailed + " warning says why); " + msg
 		}
 		r.Warnings = append(r.Warnings, Warning{ResourceID: w.ResourceID, Code: w.Code, Message: msg})
 	}
-	r.Warnings = append(r.Warnings, stale...)
-	if release {
-		plan.Warnings = nil
-	}
+	r.Warnings = append(r.Warnings, stalePriceWarnings(*plan, meta.GeneratedAt)...)
 	gov := plan.Governance
 	r.Allocation = newAllocation(gov.Allocation)
 	r.AIMetrics = newAIMetrics(gov.Metrics)
 	r.TagAudit = newTagAudit(gov.Audit)
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
+	return r, c
+}
+
+// releaseRest clears all of plan that skeleton has put in the report: all
+// but its recommendations and instances.
+func releaseRest(plan *recommend.Plan) {
+	*plan = recommend.Plan{Recommendations: plan.Recommendations, Instances: plan.Instances}
+}
+
+// recommendation is the plan's i-th recommendation in the report's types;
+// release takes its maps and lists and clears it in the plan.
+func (c *converter) recommendation(i int, release bool) Recommendation {
+	rec := newRecommendation(c.plan.Recommendations[i], release)
 	if release {
-		*plan = recommend.Plan{}
+		c.plan.Recommendations[i] = recommend.Recommendation{}
 	}
-	return r
+	return rec
+}
+
+// instance is the plan's i-th instance in the report's types; release clears
+// it in the plan.
+func (c *converter) instance(i int, release bool) Instance {
+	in := newInstance(c.plan.Instances[i], c.prices)
+	if _, ok := c.unknown[in.ResourceID]; ok && in.UtilizationSource == "" && (c.noUtil[in.ResourceID] || in.State == string(fleet.Stopped)) {
+		in.UtilizationSource = fleet.UtilizationUnknown
+	}
+	if release {
+		c.plan.Instances[i] = recommend.InstanceCost{}
+	}
+	return in
 }
 
 // newScanWarning is the report's form of a failed part of the scan.

@@ -28,11 +28,28 @@ type streamer struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
 	err error
+	// lists stand in for the top-level fields they name (by JSON name): the
+	// list's items are made as they are written.
+	lists map[string]lazyList
+}
+
+// lazyList is a list whose items are made one at a time as they are written.
+type lazyList struct {
+	n    int
+	item func(i int) any
+	// done, when not nil, runs after the last item is written.
+	done func()
 }
 
 // writeJSONStream writes v as writeJSON's encoder would, with a final newline.
 func writeJSONStream(w io.Writer, v any) error {
-	s := &streamer{w: bufio.NewWriterSize(w, 64<<10)}
+	return writeJSONLists(w, v, nil)
+}
+
+// writeJSONLists is writeJSONStream with some of v's top-level fields (nil
+// slices in v) written from lists instead, as if each held its list's items.
+func writeJSONLists(w io.Writer, v any, lists map[string]lazyList) error {
+	s := &streamer{w: bufio.NewWriterSize(w, 64<<10), lists: lists}
 	s.value(reflect.ValueOf(v), "", 0)
 	s.write("\n")
 	if s.err != nil {
@@ -130,7 +147,9 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 			name = f.Name
 		}
 		fv := v.Field(i)
-		if omitted(fv, ","+opts+",") {
+		list, lazy := s.lists[name]
+		lazy = lazy && depth == 0
+		if !lazy && omitted(fv, ","+opts+",") {
 			continue
 		}
 		if first {
@@ -142,13 +161,39 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 		s.write(inner)
 		s.leaf(reflect.ValueOf(name), inner)
 		s.write(": ")
-		s.value(fv, inner, depth+1)
+		if lazy {
+			s.list(list, fv, inner, depth+1)
+		} else {
+			s.value(fv, inner, depth+1)
+		}
 	}
 	if first {
 		s.write("{}")
 		return
 	}
 	s.write("\n" + prefix + "}")
+}
+
+// list writes l as the slice field empty (its type) would be written holding
+// l's items.
+func (s *streamer) list(l lazyList, empty reflect.Value, prefix string, depth int) {
+	if l.n == 0 {
+		s.leaf(reflect.MakeSlice(empty.Type(), 0, 0), prefix)
+	} else {
+		inner := prefix + "  "
+		s.write("[\n")
+		for i := range l.n {
+			if i > 0 {
+				s.write(",\n")
+			}
+			s.write(inner)
+			s.value(reflect.ValueOf(l.item(i)), inner, depth+1)
+		}
+		s.write("\n" + prefix + "]")
+	}
+	if l.done != nil {
+		l.done()
+	}
 }
 
 // omitted applies encoding/json's omitempty and omitzero.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"testing"
 	"time"
@@ -99,3 +100,54 @@ func TestConsumeIsNew(t *testing.T) {
 		t.Error("the plan is not released")
 	}
 }
+
+// TestWriteConsumedIsWrite: WriteConsumed writes New's JSON report byte for
+// byte, for a full plan, a plan without recommendations or instances and an
+// empty one, and empties the plan.
+func TestWriteConsumedIsWrite(t *testing.T) {
+	meta := testMeta()
+	plans := map[string]func() recommend.Plan{
+		"full": testPlan,
+		"no recommendations": func() recommend.Plan {
+			p := testPlan()
+			p.Recommendations = nil
+			return p
+		},
+		"no instances": func() recommend.Plan {
+			p := testPlan()
+			p.Instances = []recommend.InstanceCost{}
+			return p
+		},
+		"empty": func() recommend.Plan { return recommend.Plan{} },
+	}
+	for name, mk := range plans {
+		t.Run(name, func(t *testing.T) {
+			var want, got bytes.Buffer
+			if err := Write(&want, New(mk(), meta), "json", PrintOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			plan := mk()
+			if err := WriteConsumed(&got, &plan, meta); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("WriteConsumed differs from Write:\n%s\nwant:\n%s", got.Bytes(), want.Bytes())
+			}
+			if !reflect.DeepEqual(plan, recommend.Plan{}) {
+				t.Error("the plan is not released")
+			}
+		})
+	}
+}
+
+// TestWriteConsumedError: a failing writer's error is returned.
+func TestWriteConsumedError(t *testing.T) {
+	plan := testPlan()
+	if err := WriteConsumed(failingWriter{}, &plan, testMeta()); err == nil {
+		t.Fatal("no error from a failing writer")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }

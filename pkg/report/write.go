@@ -65,6 +65,28 @@ func writeJSON(w io.Writer, r *Report) error {
 	return writeJSONStream(w, r)
 }
 
+// WriteConsumed writes plan's report as Write(w, Consume(plan, meta),
+// "json", opts) would, byte for byte, without ever holding the report whole:
+// each recommendation and instance is converted as it is written and
+// released from the plan, so that a large fleet's plan and report are never
+// both in memory. *plan is empty afterwards.
+func WriteConsumed(w io.Writer, plan *recommend.Plan, meta Meta) error {
+	r, conv := skeleton(plan, meta)
+	releaseRest(plan)
+	return writeJSONLists(w, r, map[string]lazyList{
+		"recommendations": {
+			n:    len(plan.Recommendations),
+			item: func(i int) any { return conv.recommendation(i, true) },
+			done: func() { plan.Recommendations = nil },
+		},
+		"instances": {
+			n:    len(plan.Instances),
+			item: func(i int) any { return conv.instance(i, true) },
+			done: func() { plan.Instances = nil },
+		},
+	})
+}
+
 // CSVHeader is the header row of the csv format.
 var CSVHeader = []string{
 	"id", "resourceId", "provider", "account", "region", "instanceType", "kind", "action", "target",

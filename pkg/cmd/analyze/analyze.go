@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -165,6 +166,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	}
 	defer in.Finish(opts.IO.ErrOut, &err)
 	cat, fl := in.Catalog, in.Fleet
+	// A large fleet's plan and report are hundreds of MiB of live data: a
+	// lower collector target keeps the garbage beside them in proportion.
+	defer tuneGC(os.Getenv, len(fl.Instances))()
 	policy := in.Config.Policy
 	flags := map[string]string{}
 	if opts.IdleThreshold != nil {
@@ -190,7 +194,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	// before the report is built beside the plan.
 	fleetName, scanWarnings := fl.Metadata.Name, fl.Metadata.Warnings
 	in.Fleet, fl = nil, nil
-	rep := report.Consume(&plan, report.Meta{
+	meta := report.Meta{
 		GeneratedAt: opts.Now(),
 		ToolVersion: build.Version,
 		FleetName:   fleetName,
@@ -199,9 +203,16 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		// A failed region or metrics source is in the report itself, not
 		// only on stderr: a saved report shows it is partial.
 		ScanWarnings: scanWarnings,
-	})
+	}
+	usd := opts.Currency == "" || opts.Currency == pricing.Currency
+	if opts.Format == "json" && opts.Filter == nil && len(opts.Gates) == 0 && usd {
+		// Nothing reads the report after it is written: write it as it is
+		// made, never whole beside the plan.
+		return report.WriteConsumed(opts.IO.Out, &plan, meta)
+	}
+	rep := report.Consume(&plan, meta)
 	printed := rep
-	if opts.Currency != "" && opts.Currency != pricing.Currency {
+	if !usd {
 		conv, err := conversion(opts, in.Config)
 		if err != nil {
 			return err
