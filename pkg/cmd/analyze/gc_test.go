@@ -7,7 +7,7 @@ import (
 
 func TestGCPercent(t *testing.T) {
 	for _, c := range []struct{ n, want int }{
-		{0, 100}, {10000, 100}, {20000, 50}, {30000, 33}, {50000, 20}, {150000, 20}, {10_000_000, 20},
+		{0, 100}, {10000, 100}, {20000, 50}, {30000, 33}, {50000, 20}, {100000, 10}, {150000, 10}, {10_000_000, 10},
 	} {
 		if got := gcPercent(c.n); got != c.want {
 			t.Errorf("gcPercent(%d) = %d, want %d", c.n, got, c.want)
@@ -22,8 +22,8 @@ func TestTuneGC(t *testing.T) {
 	defer debug.SetGCPercent(prev)
 	none := func(string) string { return "" }
 	restore := tuneGC(none, 150000)
-	if got := debug.SetGCPercent(20); got != 20 {
-		t.Errorf("150,000 instances: GOGC %d, want 20", got)
+	if got := debug.SetGCPercent(10); got != 10 {
+		t.Errorf("150,000 instances: GOGC %d, want 10", got)
 	}
 	restore()
 	if got := debug.SetGCPercent(100); got != 100 {
