@@ -439,15 +439,22 @@ func (s *suite) regionInstances(region string) []fleet.Instance {
 	return out
 }
 
+// capability builds a provider over setup and returns it with its optional
+// capability C; a provider without C skips the case, saying what it lacks.
+func capability[C any](s *suite, t *testing.T, setup Setup, lacks string) (providers.Provider, C) {
+	t.Helper()
+	p := s.provider(t, setup)
+	c, ok := p.(C)
+	if !ok {
+		s.skip(t, "%s", lacks)
+	}
+	return p, c
+}
+
 // utilReader builds a provider over setup and returns it as a utilization reader.
 func (s *suite) utilReader(t *testing.T, setup Setup) (providers.Provider, providers.UtilizationReader) {
 	t.Helper()
-	p := s.provider(t, setup)
-	ur, ok := p.(providers.UtilizationReader)
-	if !ok {
-		s.skip(t, "no utilization reader")
-	}
-	return p, ur
+	return capability[providers.UtilizationReader](s, t, setup, "no utilization reader")
 }
 
 // readOne lists scope and reads the utilization of instance id over window.
@@ -680,12 +687,7 @@ func coverage(u *fleet.Utilization, window fleet.TimeRange) float64 {
 
 func (s *suite) priceReader(t *testing.T, setup Setup) (providers.Provider, providers.PriceReader) {
 	t.Helper()
-	p := s.provider(t, setup)
-	pr, ok := p.(providers.PriceReader)
-	if !ok {
-		s.skip(t, "no live prices")
-	}
-	return p, pr
+	return capability[providers.PriceReader](s, t, setup, "no live prices")
 }
 
 // regionTypes are the instance types of the base fleet in region.
@@ -783,12 +785,7 @@ func (s *suite) prices(t *testing.T) {
 
 func (s *suite) stopper(t *testing.T, setup Setup) (providers.Provider, providers.Stopper) {
 	t.Helper()
-	p := s.provider(t, setup)
-	st, ok := p.(providers.Stopper)
-	if !ok {
-		s.skip(t, "no stopper")
-	}
-	return p, st
+	return capability[providers.Stopper](s, t, setup, "no stopper")
 }
 
 // listedState is the state instance id is listed with in scope.
@@ -916,12 +913,7 @@ func (s *suite) unknownID() string {
 
 func (s *suite) doctorOf(t *testing.T, setup Setup) (providers.Provider, providers.Doctor) {
 	t.Helper()
-	p := s.provider(t, setup)
-	d, ok := p.(providers.Doctor)
-	if !ok {
-		s.skip(t, "no doctor")
-	}
-	return p, d
+	return capability[providers.Doctor](s, t, setup, "no doctor")
 }
 
 var statuses = []providers.CheckStatus{providers.CheckOK, providers.CheckMissing, providers.CheckWarn, providers.CheckError}
