@@ -223,19 +223,8 @@ func EnvVar(key string) string {
 }
 
 func walk(t reflect.Type, prefix string, keys *[]string) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("mapstructure")
-		if tag == "" || tag == "-" {
-			continue
-		}
-		key := tag
-		if prefix != "" {
-			key = prefix + "." + tag
-		}
+	fields(t, prefix, func(key string, f reflect.StructField) {
 		switch f.Type.Kind() {
-		case reflect.Struct:
-			walk(f.Type, key, keys)
 		case reflect.Map:
 			// Per-provider maps get a key per cloud; other maps (tag
 			// selectors) are set in the file only.
@@ -253,6 +242,27 @@ func walk(t reflect.Type, prefix string, keys *[]string) {
 		default:
 			*keys = append(*keys, key)
 		}
+	})
+}
+
+// fields calls fn with the dotted key of each field of t that has a
+// mapstructure tag, going into nested structs rather than naming them.
+func fields(t reflect.Type, prefix string, fn func(key string, f reflect.StructField)) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("mapstructure")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		key := tag
+		if prefix != "" {
+			key = prefix + "." + tag
+		}
+		if f.Type.Kind() == reflect.Struct {
+			fields(f.Type, key, fn)
+			continue
+		}
+		fn(key, f)
 	}
 }
 

@@ -9,23 +9,11 @@ import (
 
 // floatKeys lists the configuration keys that hold one number.
 func floatKeys(t reflect.Type, prefix string, out *[]string) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("mapstructure")
-		if tag == "" || tag == "-" {
-			continue
-		}
-		key := tag
-		if prefix != "" {
-			key = prefix + "." + tag
-		}
-		switch f.Type.Kind() {
-		case reflect.Struct:
-			floatKeys(f.Type, key, out)
-		case reflect.Float64:
+	fields(t, prefix, func(key string, f reflect.StructField) {
+		if f.Type.Kind() == reflect.Float64 {
 			*out = append(*out, key)
 		}
-	}
+	})
 }
 
 // yamlFor nests value under the dotted key.
