@@ -50,12 +50,11 @@ func addScanTimeoutFlags(cmd *cobra.Command, t *ScanTimeouts) {
 // validate checks the ranges timeouts.* has in the configuration.
 func (t *ScanTimeouts) validate(scanning bool) error {
 	for _, d := range []struct {
-		name     string
-		v        OptionalDuration
-		min, max time.Duration
+		name, key string
+		v         OptionalDuration
 	}{
-		{"request-timeout", t.Request, time.Millisecond, time.Hour},
-		{"run-timeout", t.Run, time.Millisecond, 24 * time.Hour},
+		{"request-timeout", "timeouts.request", t.Request},
+		{"run-timeout", "timeouts.run", t.Run},
 	} {
 		if !d.v.Given {
 			continue
@@ -63,8 +62,8 @@ func (t *ScanTimeouts) validate(scanning bool) error {
 		if !scanning {
 			return FlagErrorf("--%s needs --provider: it bounds a live scan", d.name)
 		}
-		if d.v.D < d.min || d.v.D > d.max {
-			return FlagErrorf("--%s: %v is outside %v–%v", d.name, d.v.D, d.min, d.max)
+		if err := config.DurationRanges[d.key].Check(d.v.D); err != nil {
+			return FlagErrorf("--%s: %v", d.name, err)
 		}
 	}
 	return nil

@@ -96,20 +96,40 @@ const (
 	DefaultLockWait       = 5 * time.Minute
 )
 
+// DurationRange is the range a duration setting may take.
+type DurationRange struct{ Min, Max time.Duration }
+
+// DurationRanges are the ranges of the timeouts.* and locks.* keys; the
+// flags that set them (--request-timeout, --run-timeout, --grace-period,
+// --lock-wait) are checked against the same ranges.
+var DurationRanges = map[string]DurationRange{
+	"timeouts.request": {time.Millisecond, time.Hour},
+	"timeouts.run":     {time.Millisecond, 24 * time.Hour},
+	"timeouts.grace":   {0, 10 * time.Minute},
+	"locks.wait":       {time.Millisecond, 24 * time.Hour},
+}
+
+// Check reports whether d is within the range.
+func (r DurationRange) Check(d time.Duration) error {
+	if d < r.Min || d > r.Max {
+		return fmt.Errorf("%v is outside %v–%v", d, r.Min, r.Max)
+	}
+	return nil
+}
+
 // validateRun checks the timeouts and lock settings, naming the key.
 func (c *Config) validateRun() error {
 	for _, d := range []struct {
-		key      string
-		v        time.Duration
-		min, max time.Duration
+		key string
+		v   time.Duration
 	}{
-		{"timeouts.request", c.Timeouts.Request, time.Millisecond, time.Hour},
-		{"timeouts.run", c.Timeouts.Run, time.Millisecond, 24 * time.Hour},
-		{"timeouts.grace", c.Timeouts.Grace, 0, 10 * time.Minute},
-		{"locks.wait", c.Locks.Wait, time.Millisecond, 24 * time.Hour},
+		{"timeouts.request", c.Timeouts.Request},
+		{"timeouts.run", c.Timeouts.Run},
+		{"timeouts.grace", c.Timeouts.Grace},
+		{"locks.wait", c.Locks.Wait},
 	} {
-		if d.v < d.min || d.v > d.max {
-			return c.errorAt(d.key, "%v is outside %v–%v", d.v, d.min, d.max)
+		if err := DurationRanges[d.key].Check(d.v); err != nil {
+			return c.errorAt(d.key, "%v", err)
 		}
 	}
 	return nil

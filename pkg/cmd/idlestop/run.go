@@ -42,21 +42,20 @@ func addRunFlags(cmd *cobra.Command, rf *runFlags) func() error {
 	fl.DurationVar(&wait, "lock-wait", config.DefaultLockWait, "wait this long for another run's lock, then stop nothing")
 	return func() error {
 		for _, d := range []struct {
-			name     string
-			v        time.Duration
-			min, max time.Duration
-			dst      **time.Duration
+			name, key string
+			v         time.Duration
+			dst       **time.Duration
 		}{
-			{"request-timeout", request, time.Millisecond, time.Hour, &rf.RequestTimeout},
-			{"run-timeout", run, time.Millisecond, 24 * time.Hour, &rf.RunTimeout},
-			{"grace-period", grace, 0, 10 * time.Minute, &rf.Grace},
-			{"lock-wait", wait, time.Millisecond, 24 * time.Hour, &rf.LockWait},
+			{"request-timeout", "timeouts.request", request, &rf.RequestTimeout},
+			{"run-timeout", "timeouts.run", run, &rf.RunTimeout},
+			{"grace-period", "timeouts.grace", grace, &rf.Grace},
+			{"lock-wait", "locks.wait", wait, &rf.LockWait},
 		} {
 			if !fl.Changed(d.name) {
 				continue
 			}
-			if d.v < d.min || d.v > d.max {
-				return cmdutil.FlagErrorf("--%s: %v is outside %v–%v", d.name, d.v, d.min, d.max)
+			if err := config.DurationRanges[d.key].Check(d.v); err != nil {
+				return cmdutil.FlagErrorf("--%s: %v", d.name, err)
 			}
 			v := d.v
 			*d.dst = &v
