@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -67,5 +68,65 @@ func TestCollectTimeLimit(t *testing.T) {
 	defer cancel3()
 	if _, ok := ctx3.Deadline(); ok {
 		t.Error("a zero limit set a deadline")
+	}
+}
+
+// TestCollectTimeLimitProperty: over random clouds (delays, concurrency,
+// limits), every scope is either kept whole or a failure naming the time
+// limit, never both and never lost, and a scope that answers well inside
+// the limit is always kept.
+func TestCollectTimeLimitProperty(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for round := 0; round < 20; round++ {
+		f := &fakeCloud{instances: map[string][]fleet.Instance{}}
+		delay := map[string]time.Duration{}
+		n := 1 + rng.Intn(12)
+		for i := 0; i < n; i++ {
+			region := fmt.Sprintf("r%02d", i)
+			f.scopes = append(f.scopes, Scope{Provider: fleet.AWS, Account: "1", Region: region})
+			f.instances[region] = []fleet.Instance{{ID: "i-" + region, Provider: fleet.AWS, Region: region}}
+			if rng.Intn(3) == 0 {
+				delay[region] = time.Hour // hangs
+			}
+		}
+		limit := time.Duration(50+rng.Intn(100)) * time.Millisecond
+		ctx, cancel := WithTimeLimit(context.Background(), limit)
+		res, err := Collect(ctx, slowCloud{f, delay}, CollectOptions{Concurrency: n})
+		cancel()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		kept := map[string]bool{}
+		for _, in := range res.Fleet.Instances {
+			kept[in.Region] = true
+		}
+		for _, fe := range res.Failures {
+			if kept[fe.Scope.Region] || !errors.Is(fe, ErrTimeLimit) {
+				t.Errorf("round %d: failure %v for a kept scope or not the limit", round, fe)
+			}
+			kept[fe.Scope.Region] = true
+		}
+		for _, sc := range f.scopes {
+			if !kept[sc.Region] {
+				t.Errorf("round %d: scope %s neither kept nor failed", round, sc.Region)
+			}
+		}
+		for _, in := range res.Fleet.Instances {
+			if delay[in.Region] != 0 {
+				t.Errorf("round %d: hung scope %s kept", round, in.Region)
+			}
+		}
+		if got, want := len(res.Fleet.Instances)+len(res.Failures), n; got != want {
+			t.Errorf("round %d: %d kept + failed, want %d", round, got, want)
+		}
+		fast := 0
+		for _, sc := range f.scopes {
+			if delay[sc.Region] == 0 {
+				fast++
+			}
+		}
+		if len(res.Fleet.Instances) != fast {
+			t.Errorf("round %d: %d kept, want the %d that answer at once", round, len(res.Fleet.Instances), fast)
+		}
 	}
 }
