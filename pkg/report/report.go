@@ -9,6 +9,7 @@ package report
 
 import (
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -634,17 +635,23 @@ func (c *converter) instance(i int, release bool) Instance {
 	return in
 }
 
-// newScanWarning is the report's form of a failed part of the scan.
+// newScanWarning is the report's form of a failed part of the scan. Its text
+// comes from clouds and files, so bytes that are not UTF-8 become U+FFFD here,
+// once, and every format writes the same characters.
 func newScanWarning(sw fleet.ScanWarning) Warning {
-	w := Warning{Code: sw.Code, Message: sw.Message(), Reason: sw.Reason}
+	w := Warning{Code: validText(sw.Code), Message: validText(sw.Message()), Reason: validText(sw.Reason)}
 	if sw.Provider != "" || sw.Account != "" || sw.Region != "" || sw.Source != "" {
-		w.Scope = &WarningScope{Provider: string(sw.Provider), Account: sw.Account, Region: sw.Region, Source: sw.Source}
+		w.Scope = &WarningScope{Provider: validText(string(sw.Provider)), Account: validText(sw.Account), Region: validText(sw.Region), Source: validText(sw.Source)}
 	}
 	if sw.Code == fleet.ScanMetricsFailed {
 		w.InstanceCount = len(sw.Instances)
 	}
 	return w
 }
+
+// validText is s with each run of bytes that are not UTF-8 replaced by U+FFFD,
+// the way encoding/json would write them.
+func validText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 func metricsSourceName(sw *fleet.ScanWarning) string {
 	if sw.Source == "" {

@@ -228,7 +228,10 @@ func FuzzScanWarningRender(f *testing.F) {
 		if err != nil {
 			t.Fatalf("json does not load: %v", err)
 		}
-		if back.Warnings[0].Reason != r.Warnings[0].Reason || back.Warnings[0].Code != code {
+		if r.Warnings[0].Code != strings.ToValidUTF8(code, "\uFFFD") || r.Warnings[0].Reason != strings.ToValidUTF8(reason, "\uFFFD") {
+			t.Fatalf("report text %+v, want the scan's text with bytes that are not UTF-8 replaced", r.Warnings[0])
+		}
+		if back.Warnings[0].Reason != r.Warnings[0].Reason || back.Warnings[0].Code != r.Warnings[0].Code || back.Warnings[0].Message != r.Warnings[0].Message {
 			t.Fatalf("json round trip: %+v", back.Warnings[0])
 		}
 	})
