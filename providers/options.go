@@ -281,10 +281,12 @@ type Flag struct {
 // PurchaseDefaults are the registered clouds' commitment kinds, payments
 // and names, keyed by cloud, for the policy's defaults.
 func PurchaseDefaults() (plans, payments, names map[string]string) {
-	return purchasesOf(Registered())
+	return PurchasesOf(Registered())
 }
 
-func purchasesOf(clouds []*RegInfo) (plans, payments, names map[string]string) {
+// PurchasesOf is what clouds call their commitments: the plan kind, payment
+// option and name of each cloud that registers a Purchase, keyed by cloud.
+func PurchasesOf(clouds []*RegInfo) (plans, payments, names map[string]string) {
 	plans, payments, names = map[string]string{}, map[string]string{}, map[string]string{}
 	for _, ri := range clouds {
 		if ri.Purchase == nil {

@@ -74,7 +74,7 @@ func TestFlagsOf(t *testing.T) {
 }
 
 func TestPurchasesOf(t *testing.T) {
-	plans, payments, names := purchasesOf([]*RegInfo{
+	plans, payments, names := PurchasesOf([]*RegInfo{
 		{Name: "a", Purchase: &Purchase{Plan: pricing.ComputeSavingsPlan, Payment: pricing.PayNoUpfront, Name: "plan"}},
 		{Name: "b", Purchase: &Purchase{Plan: pricing.Reservation}},
 		{Name: "c"},

@@ -310,7 +310,10 @@ func Load(opts Options) (*Config, error) {
 
 		lookupEnv: lookup,
 	}
-	applyPurchases(&cfg.Policy.Commitment, clouds)
+	// Each cloud's commitment kind, payment and name are the defaults of
+	// policy.commitment.plans, .payments and .names; the file and the
+	// environment still win.
+	cfg.Policy = cfg.Policy.WithPurchases(providers.PurchasesOf(clouds))
 	for _, k := range keysOf(nil) {
 		if val, ok := lookup(EnvVar(k)); ok && strings.TrimSpace(val) != "" {
 			v.Set(k, strings.TrimSpace(val))

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 func env(m map[string]string) func(string) (string, bool) {
@@ -49,7 +51,11 @@ policy:
   spot:
     workloads: [training]
 `)
-	cfg, err := Load(Options{File: file, LookupEnv: env(map[string]string{
+	clouds := []*providers.RegInfo{
+		{Name: "aws", Purchase: &providers.Purchase{Plan: pricing.ComputeSavingsPlan}},
+		{Name: "gcp", Purchase: &providers.Purchase{Plan: pricing.ResourceCUD}},
+	}
+	cfg, err := Load(Options{File: file, Providers: clouds, LookupEnv: env(map[string]string{
 		"GPUFINOPS_POLICY_IDLE_GPU_PERCENT":            "12.5",
 		"GPUFINOPS_POLICY_COMMITMENT_DISCOUNTS_3Y_GCP": "0.5",
 		"GPUFINOPS_POLICY_SPOT_WORKLOADS":              "training,batch",
@@ -65,7 +71,7 @@ policy:
 		t.Errorf("file values lost: %+v %+v", p.Idle, p.Commitment)
 	}
 	if p.Commitment.Plans["aws"] != "ec2-instance-savings-plan" || p.Commitment.Plans["gcp"] != "resource-cud" {
-		t.Errorf("map keys should merge with defaults: %v", p.Commitment.Plans)
+		t.Errorf("map keys should merge with the clouds' registered plans: %v", p.Commitment.Plans)
 	}
 	if p.Commitment.Discounts1y["aws"] != 0.41 || len(p.Commitment.Discounts1y) != 1 {
 		t.Errorf("configured discounts: %v", p.Commitment.Discounts1y)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -291,35 +290,6 @@ func (c *Config) Concurrency(cloud string) int {
 		return n
 	}
 	return 8
-}
-
-// applyPurchases makes each registered cloud's commitment kind, payment and
-// name (providers.RegInfo.Purchase) the default of policy.commitment.plans,
-// .payments and .names; the file and the environment still win.
-func applyPurchases(c *recommend.CommitmentPolicy, clouds []*providers.RegInfo) {
-	for _, ri := range clouds {
-		p, cloud := ri.Purchase, string(ri.Name)
-		if p == nil {
-			continue
-		}
-		if p.Plan != "" {
-			c.Plans = withEntry(c.Plans, cloud, string(p.Plan))
-		}
-		if p.Payment != "" {
-			c.Payments = withEntry(c.Payments, cloud, p.Payment)
-		}
-		if p.Name != "" {
-			c.Names = withEntry(c.Names, cloud, p.Name)
-		}
-	}
-}
-
-func withEntry(m map[string]string, k, v string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[k] = v
-	return m
 }
 
 // DeprecatedEnvVars are the GPUFINOPS_<CLOUD>_<OPTION> variables still read

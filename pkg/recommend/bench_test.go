@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkRun(b *testing.B) {
 	}
 	f := &fleet.Fleet{Instances: instances}
 	cat := testCatalog()
-	p := DefaultPolicy()
+	p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Run(f, cat, p)

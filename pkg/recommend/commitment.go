@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,6 +33,9 @@ type commitRate struct {
 func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand decimal.Decimal) map[string]commitRate {
 	pol := e.policy.Commitment
 	out := map[string]commitRate{}
+	if e.planKind(p) == "" {
+		return out
+	}
 	for _, term := range commitTerms {
 		conf := pol.Discounts1y
 		if term == commitplan.Term3y {
@@ -64,12 +68,10 @@ func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand deci
 	return out
 }
 
-// planKind is the commitment kind the policy buys on a provider.
+// planKind is the commitment kind the policy buys on a provider; empty when
+// the policy names none (no commitment is then advised there).
 func (e *engine) planKind(p fleet.Provider) pricing.CommitmentKind {
-	if k := pricing.CommitmentKind(e.policy.Commitment.Plans[string(p)]); k != "" {
-		return k
-	}
-	return pricing.ComputeSavingsPlan
+	return pricing.CommitmentKind(e.policy.Commitment.Plans[string(p)])
 }
 
 // commitmentRule plans commitments per provider, region and family from the
@@ -85,7 +87,8 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	}
 	var items []commitplan.Item
 	rates := map[string]map[string]commitRate{}
-	missing := map[string][]string{} // group → types without a rate
+	missing := map[string][]string{}   // group → types without a rate
+	noKind := map[fleet.Provider]int{} // provider → eligible instances
 	for _, s := range e.all {
 		if !s.priced {
 			continue
@@ -103,6 +106,10 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			OnDemandHourly: od, Hourly: s.price.Hourly, MonthlyHours: s.hours, Schedule: s.schedule,
 			Stopped: s.stopped,
 		})
+		if it.Eligible && e.planKind(it.Provider) == "" {
+			noKind[it.Provider]++
+			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
+		}
 		if it.Eligible {
 			r := e.commitRates(it.Provider, it.Region, it.InstanceType, od)
 			rates[it.ID] = r
@@ -119,6 +126,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			}
 		}
 		items = append(items, it)
+	}
+	for _, p := range slices.Sorted(maps.Keys(noKind)) {
+		e.warn("", WarnNoCommitmentKind, "%s: the policy names no commitment to buy (policy.commitment.plans.%s): no commitment advised for %d instance(s)", p, p, noKind[p])
 	}
 	keys := make([]string, 0, len(missing))
 	for k := range missing {

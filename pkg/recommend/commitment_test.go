@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
@@ -67,7 +68,7 @@ func TestCommitmentRatesFromData(t *testing.T) {
 				if err := pricing.Complete(f, cat); err != nil {
 					t.Fatal(err)
 				}
-				pol := DefaultPolicy()
+				pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 				pol.Commitment.Term = term
 				p := Run(f, cat, pol)
 				checkSums(t, p)
@@ -120,7 +121,7 @@ func TestCommitmentWithoutRate(t *testing.T) {
 	c.Commitments = nil
 	steady := inst("a", "g5.xlarge", withUtil(agg(busy, memHigh, hostMid, hostMid)), withWorkload(fleet.Inference, nil))
 	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{steady}}
-	p := Run(f, c, DefaultPolicy())
+	p := Run(f, c, DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	for _, r := range p.Recommendations {
 		if r.Kind == KindCommitment {
 			t.Errorf("commitment without a rate: %s", r.Action)
@@ -129,7 +130,7 @@ func TestCommitmentWithoutRate(t *testing.T) {
 	if len(p.Warnings) != 1 || p.Warnings[0].Code != WarnNoCommitmentRate || !strings.Contains(p.Warnings[0].Message, "g5.xlarge") {
 		t.Errorf("warnings %v", p.Warnings)
 	}
-	pol := DefaultPolicy()
+	pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	pol.Commitment.Discounts1y = map[string]float64{"aws": 0.3}
 	p = Run(f, c, pol)
 	var got *Recommendation
@@ -216,7 +217,7 @@ func TestCommitmentInvariants(t *testing.T) {
 	for trial := range trials {
 		f, c := genFleet(r)
 		for _, term := range []string{"1y", "3y"} {
-			pol := DefaultPolicy()
+			pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 			pol.Commitment.Term = term
 			p := Run(f, c, pol)
 			checkSums(t, p)
@@ -280,7 +281,7 @@ func TestCommitmentTrend(t *testing.T) {
 	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{
 		machine("stay-1", 504), machine("stay-2", 504), machine("gone-1", 336), machine("gone-2", 336),
 	}}
-	p := Run(f, testCatalog(), DefaultPolicy())
+	p := Run(f, testCatalog(), DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	checkSums(t, p)
 	var trend bool
 	for _, w := range p.Warnings {
@@ -304,5 +305,55 @@ func TestCommitmentTrend(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no commitment recommendation")
+	}
+}
+
+// A policy that names no commitment for a cloud advises none there and says
+// so once per cloud; the other clouds' commitments are unaffected.
+func TestCommitmentWithoutKind(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	for i, p := range []fleet.Provider{fleet.AWS, fleet.AWS, fleet.GCP} {
+		in := inst(fmt.Sprintf("%s-%d", p, i), "p5.48xlarge", withUtil(agg(busy, memHigh, hostMid, hostMid)), withWorkload(fleet.Inference, nil))
+		in.Provider = p
+		if p == fleet.GCP {
+			in.InstanceType, in.Region = "a2-highgpu-1g", "us-central1"
+		}
+		f.Instances = append(f.Instances, in)
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	plans, payments, names := purchasetest.Purchases()
+	delete(plans, "aws")
+	p := Run(f, cat, DefaultPolicy().WithPurchases(plans, payments, names))
+	checkSums(t, p)
+	kinds := 0
+	for _, w := range p.Warnings {
+		if w.Code == WarnNoCommitmentKind {
+			kinds++
+			if !strings.Contains(w.Message, "policy.commitment.plans.aws") || !strings.Contains(w.Message, "2 instance") {
+				t.Errorf("warning %q", w.Message)
+			}
+		}
+	}
+	if kinds != 1 {
+		t.Errorf("%d no-commitment-kind warnings, want 1: %v", kinds, p.Warnings)
+	}
+	gcp := 0
+	for _, r := range p.Recommendations {
+		if r.Kind != KindCommitment {
+			continue
+		}
+		if strings.HasPrefix(r.ResourceID, "aws") {
+			t.Errorf("commitment on a cloud without a plan: %s %s", r.ResourceID, r.Action)
+		}
+		gcp++
+	}
+	if gcp == 0 {
+		t.Error("the cloud with a plan lost its commitment")
 	}
 }

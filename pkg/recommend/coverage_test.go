@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -53,7 +54,7 @@ func TestCoverage(t *testing.T) {
 			}
 		})
 	}
-	pol := DefaultPolicy()
+	pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	pol.Idle.MinCoverage = 1.5
 	if err := pol.Validate(); err == nil || !strings.Contains(err.Error(), "policy.idle.min_coverage: 1.5 is outside 0–1") {
 		t.Errorf("Validate = %v", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -89,7 +90,7 @@ var (
 func run(t *testing.T, instances ...fleet.Instance) Plan {
 	t.Helper()
 	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: instances}
-	p := Run(f, testCatalog(), DefaultPolicy())
+	p := Run(f, testCatalog(), DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	checkSums(t, p)
 	return p
 }
@@ -389,7 +390,7 @@ func TestDaysText(t *testing.T) {
 func TestPolicyOverrides(t *testing.T) {
 	in := inst("a", "g4dn.xlarge", withUtil(agg(fleet.Stats{Avg: 10, P95: 18, Max: 25}, memHigh, hostMid, hostMid)))
 	f := &fleet.Fleet{Instances: []fleet.Instance{in}}
-	p := DefaultPolicy()
+	p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	if got := Run(f, testCatalog(), p); len(got.Recommendations) != 1 || got.Recommendations[0].Kind != KindCommitment {
 		t.Fatalf("default policy: %+v", got.Recommendations)
 	}
@@ -397,7 +398,7 @@ func TestPolicyOverrides(t *testing.T) {
 	if got := Run(f, testCatalog(), p); len(got.Recommendations) != 1 || got.Recommendations[0].Kind != KindIdleStop {
 		t.Fatalf("idle threshold 20: %+v", got.Recommendations)
 	}
-	p = DefaultPolicy()
+	p = DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	p.Commitment.Term = "3y"
 	got := Run(f, testCatalog(), p)
 	// 0.526 × 0.45 = 0.2367 $/h × 730 = 172.79
@@ -417,8 +418,8 @@ func TestFleetSumsAndDeterminism(t *testing.T) {
 			inst("nodata", "g5.xlarge"),
 		}}
 	}
-	a := Run(fl(), testCatalog(), DefaultPolicy())
-	b := Run(fl(), testCatalog(), DefaultPolicy())
+	a := Run(fl(), testCatalog(), DefaultPolicy().WithPurchases(purchasetest.Purchases()))
+	b := Run(fl(), testCatalog(), DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("two runs differ")
 	}
@@ -448,7 +449,7 @@ func TestFleetSumsAndDeterminism(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
-	if err := DefaultPolicy().Validate(); err != nil {
+	if err := DefaultPolicy().WithPurchases(purchasetest.Purchases()).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -461,7 +462,7 @@ func TestPolicyValidate(t *testing.T) {
 		{func(p *Policy) { p.Commitment.Discounts3y["aws"] = 1.2 }, "policy.commitment.discounts_3y.aws: 1.2 is not a fraction"},
 		{func(p *Policy) { p.Spot.Workloads = []fleet.WorkloadType{"gaming"} }, `policy.spot.workloads[0]: "gaming" is not one of`},
 	} {
-		p := DefaultPolicy()
+		p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 		tc.mod(&p)
 		err := p.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -471,7 +472,7 @@ func TestPolicyValidate(t *testing.T) {
 }
 
 func TestYoungDaly(t *testing.T) {
-	p := DefaultPolicy().Spot
+	p := DefaultPolicy().WithPurchases(purchasetest.Purchases()).Spot
 	for _, tc := range []struct {
 		name                         string
 		w                            *fleet.Workload

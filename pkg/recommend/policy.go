@@ -161,21 +161,39 @@ func DefaultPolicy() Policy {
 			RestartMinutes:          10,
 			InterruptionsPerMonth:   1,
 		},
-		// The per-cloud plans, payments and names below are the engine's
-		// fallback when no registry fills them; in the binary pkg/config
-		// sets them from each cloud's registration (providers.RegInfo.Purchase).
+		// Which commitment each cloud sells, and its payment and name, are
+		// the clouds' own facts (providers.RegInfo.Purchase): pkg/config
+		// fills Plans, Payments and Names from the registry, and a cloud
+		// without a plan gets no commitment advice.
 		Commitment: CommitmentPolicy{
 			Term:         "1y",
-			Plans:        map[string]string{"aws": string(pricing.ComputeSavingsPlan), "azure": string(pricing.Reservation), "gcp": string(pricing.ResourceCUD)},
-			Payments:     map[string]string{"aws": pricing.PayNoUpfront},
+			Plans:        map[string]string{},
+			Payments:     map[string]string{},
 			Discounts1y:  map[string]float64{},
 			Discounts3y:  map[string]float64{},
 			TrendPercent: 20,
-			Names:        map[string]string{"aws": "Compute Savings Plan", "azure": "reservation", "gcp": "committed use discount"},
+			Names:        map[string]string{},
 		},
 		MinWindowHours: 168,
 		Prices:         PricePolicy{MaxSpotAgeDays: pricing.DefaultMaxSpotAgeDays, MaxListAgeDays: pricing.DefaultMaxListAgeDays},
 	}
+}
+
+// WithPurchases is p with each provider's commitment kind, payment option
+// and name added where p names none: the clouds' own facts
+// (providers.RegInfo.Purchase), which pkg/config supplies in the binary.
+func (p Policy) WithPurchases(plans, payments, names map[string]string) Policy {
+	c := &p.Commitment
+	c.Plans, c.Payments, c.Names = addMissing(c.Plans, plans), addMissing(c.Payments, payments), addMissing(c.Names, names)
+	return p
+}
+
+// addMissing is a copy of m with the entries of add that m lacks.
+func addMissing(m, add map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+len(add))
+	maps.Copy(out, add)
+	maps.Copy(out, m)
+	return out
 }
 
 // PolicyError is a policy value out of range: the config key it is set

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 )
 
 // floatFields lists the config key and address of every float of p.
@@ -26,7 +28,7 @@ func floatFields(v reflect.Value, key string, out map[string]reflect.Value) {
 
 func TestValidateRefusesNonFiniteEverywhere(t *testing.T) {
 	fields := map[string]reflect.Value{}
-	probe := DefaultPolicy()
+	probe := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	floatFields(reflect.ValueOf(&probe).Elem(), "policy", fields)
 	if len(fields) < 20 {
 		t.Fatalf("found only %d float keys", len(fields))
@@ -34,7 +36,7 @@ func TestValidateRefusesNonFiniteEverywhere(t *testing.T) {
 	bad := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1e300, -1e300, 2e9}
 	for key := range fields {
 		for _, b := range bad {
-			p := DefaultPolicy()
+			p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 			f := map[string]reflect.Value{}
 			floatFields(reflect.ValueOf(&p).Elem(), "policy", f)
 			f[key].SetFloat(b)
@@ -49,7 +51,7 @@ func TestValidateRefusesNonFiniteEverywhere(t *testing.T) {
 
 func TestValidateMapValues(t *testing.T) {
 	for _, v := range []float64{math.NaN(), math.Inf(1), -0.1, 1, 7} {
-		p := DefaultPolicy()
+		p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 		p.Commitment.Discounts3y = map[string]float64{"aws": 0.5, "gcp": v}
 		err := p.Validate()
 		var pe *PolicyError
@@ -82,7 +84,7 @@ func TestValidateRanges(t *testing.T) {
 		{"governance", func(p *Policy) { p.Governance.RequiredTags = []string{" "} }, "policy.governance"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultPolicy()
+			p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 			tc.set(&p)
 			err := p.Validate()
 			var pe *PolicyError
@@ -94,7 +96,7 @@ func TestValidateRanges(t *testing.T) {
 			}
 		})
 	}
-	if err := DefaultPolicy().Validate(); err != nil {
+	if err := DefaultPolicy().WithPurchases(purchasetest.Purchases()).Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
 }

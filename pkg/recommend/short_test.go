@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 )
@@ -23,7 +24,7 @@ func TestShortActions(t *testing.T) {
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
-	plan := Run(fl, cat, DefaultPolicy())
+	plan := Run(fl, cat, DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	price := regexp.MustCompile(`\$[0-9]+\.[0-9]{2,3}/h`)
 	hours := regexp.MustCompile(`[0-9]{2}–[0-9]{2}`)
 	seen := map[Kind]int{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
@@ -34,7 +35,7 @@ func training(p fleet.Provider, region, typ string, mods ...func(*fleet.Instance
 func planWith(t *testing.T, cat pricing.Catalog, instances ...fleet.Instance) Plan {
 	t.Helper()
 	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: instances}
-	p := Run(f, cat, DefaultPolicy())
+	p := Run(f, cat, DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	checkSums(t, p)
 	return p
 }
@@ -84,7 +85,7 @@ func TestSpotIsTheHigherOfAdvisorAndMarket(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.region+"/"+tc.typ, func(t *testing.T) {
-			e := &engine{cat: cat, policy: DefaultPolicy()}
+			e := &engine{cat: cat, policy: DefaultPolicy().WithPurchases(purchasetest.Purchases())}
 			q, ok := e.spotQuote(fleet.AWS, tc.region, tc.typ)
 			if !ok {
 				t.Fatal("no spot quote")
@@ -124,7 +125,7 @@ func TestSpotIsTheHigherOfAdvisorAndMarket(t *testing.T) {
 // confidence follows the evidence.
 func TestSpotEveryEmbeddedOffer(t *testing.T) {
 	cat := embeddedCatalog(t)
-	e := &engine{cat: cat, policy: DefaultPolicy()}
+	e := &engine{cat: cat, policy: DefaultPolicy().WithPurchases(purchasetest.Purchases())}
 	n, disagree, estimate := 0, 0, 0
 	for _, off := range cat.Offers(pricing.Query{}) {
 		if off.Spot == nil || off.OnDemand == nil || !off.Spot.Hourly.IsPositive() {
@@ -236,7 +237,7 @@ func TestSpotLiveMedian(t *testing.T) {
 	c.List[0].Spot.History = &pricing.PriceHistory{Min: decimal.RequireFromString("0.3"), Avg: decimal.RequireFromString("0.32"), Max: decimal.RequireFromString("0.9"),
 		Since: "2026-10-31", Until: "2026-11-30", Median: decimal.RequireFromString("0.55"), Zones: 6}
 	c.AddAdvice(fleet.AWS, "us-east-1", "g5.xlarge", pricing.SpotAdvice{SavingsPercent: 60, Band: "<5%", MaxInterruptPercent: 5, Source: "AWS Spot Instance Advisor", AsOf: "2025-06-28"})
-	e := &engine{cat: c, policy: DefaultPolicy()}
+	e := &engine{cat: c, policy: DefaultPolicy().WithPurchases(purchasetest.Purchases())}
 	q, _ := e.spotQuote(fleet.AWS, "us-east-1", "g5.xlarge")
 	if !q.price.Hourly.Equal(decimal.RequireFromString("0.55")) {
 		t.Errorf("planned %s, want the 6-zone median 0.55", q.price.Hourly)
@@ -305,7 +306,7 @@ func FuzzSpotQuote(f *testing.F) {
 			c.List[0].Spot.History = &pricing.PriceHistory{Median: mdD, Zones: 2}
 		}
 		c.AddAdvice(fleet.AWS, "r", "x", pricing.SpotAdvice{SavingsPercent: saving})
-		e := &engine{cat: c, policy: DefaultPolicy()}
+		e := &engine{cat: c, policy: DefaultPolicy().WithPurchases(purchasetest.Purchases())}
 		q, ok := e.spotQuote(fleet.AWS, "r", "x")
 		if !ok {
 			if spD.IsPositive() {

@@ -115,6 +115,9 @@ const (
 	// WarnNoCommitmentRate: no commitment rate is known for a type and
 	// region, so no commitment is advised for it.
 	WarnNoCommitmentRate = "no-commitment-rate"
+	// WarnNoCommitmentKind: the policy names no commitment kind for a
+	// provider (policy.commitment.plans), so none is advised there.
+	WarnNoCommitmentKind = "no-commitment-kind"
 	// WarnUsageTrend: a group's usage rose or fell materially within the
 	// window; its commitment is sized on the last week.
 	WarnUsageTrend = "usage-trend"

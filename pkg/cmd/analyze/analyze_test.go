@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
@@ -61,8 +62,10 @@ func demoOptions(t *testing.T, format string, tty bool) (*AnalyzeOptions, *bytes
 	ios, _, out, _ := iostreams.Test()
 	ios.SetStdoutTTY(tty)
 	return &AnalyzeOptions{
-		IO:      ios,
-		Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
+		IO: ios,
+		Config: func() (*config.Config, error) {
+			return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
+		},
 		Catalog: catalog.Embedded,
 		Fleet:   factory.FileFleet(ios),
 		Now:     testutil.Now,
@@ -243,8 +246,10 @@ func BenchmarkAnalyzeDemo(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		ios, _, _, _ := iostreams.Test()
 		opts := &AnalyzeOptions{
-			IO:      ios,
-			Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
+			IO: ios,
+			Config: func() (*config.Config, error) {
+				return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
+			},
 			Catalog: func() (pricing.Catalog, error) { return catalog.Embedded() },
 			Fleet:   func(string, bool) (*fleet.Fleet, error) { return file.Demo() },
 			Now:     testutil.Now,

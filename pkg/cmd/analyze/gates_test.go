@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
@@ -207,7 +208,7 @@ func TestCurrencyGolden(t *testing.T) {
 }
 
 func TestCurrencyRate(t *testing.T) {
-	withRates := &config.Config{Policy: recommend.DefaultPolicy(), Report: config.ReportConfig{ExchangeRates: map[string]float64{"gbp": 0.79}}, File: "c.yaml"}
+	withRates := &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()), Report: config.ReportConfig{ExchangeRates: map[string]float64{"gbp": 0.79}}, File: "c.yaml"}
 	out, err, _ := runAnalyze(t, withRates, false, "--demo", "-o", "json", "--currency", "GBP", "--jq", "[.currency, .exchangeRate, .exchangeRateSource]|@tsv")
 	if err != nil || out != "GBP\t0.79\tconfig file c.yaml\n" {
 		t.Errorf("config rate: %q, %v", out, err)

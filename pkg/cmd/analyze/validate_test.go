@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
@@ -105,7 +106,7 @@ func TestBadExchangeRates(t *testing.T) {
 }
 
 func demoConfig() *config.Config {
-	return &config.Config{Policy: recommend.DefaultPolicy()}
+	return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}
 }
 
 func TestJQTimeLimit(t *testing.T) {

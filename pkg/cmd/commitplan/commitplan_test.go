@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
@@ -77,7 +78,7 @@ func TestCommitPlanDemoGolden(t *testing.T) {
 		{"json", "json", "both", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts, out := demoOptions(t, tc.output, tc.tty, recommend.DefaultPolicy())
+			opts, out := demoOptions(t, tc.output, tc.tty, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 			opts.Term = tc.term
 			if err := commitPlanRun(opts); err != nil {
 				t.Fatal(err)
@@ -105,7 +106,7 @@ func demoPlan(t *testing.T) (*fleet.Fleet, pricing.Catalog, recommend.Plan, cpla
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
-	pol := recommend.DefaultPolicy()
+	pol := recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	eng := recommend.Run(fl, cat, pol)
 	return fl, cat, eng, eng.Commitments
 }
@@ -213,7 +214,7 @@ func TestDemoHandChecked(t *testing.T) {
 }
 
 func TestCommitPlanJSONAddsUp(t *testing.T) {
-	opts, out := demoOptions(t, "json", false, recommend.DefaultPolicy())
+	opts, out := demoOptions(t, "json", false, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	if err := commitPlanRun(opts); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestCommitPlanJSONAddsUp(t *testing.T) {
 }
 
 func TestCommitPlanConfiguredDiscounts(t *testing.T) {
-	pol := recommend.DefaultPolicy()
+	pol := recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	pol.Commitment.Discounts1y = map[string]float64{"aws": 0.35}
 	opts, out := demoOptions(t, "table", false, pol)
 	opts.Term = "1y"
@@ -263,7 +264,7 @@ func TestCommitPlanConfiguredDiscounts(t *testing.T) {
 }
 
 func TestCommitPlanBadFleet(t *testing.T) {
-	opts, _ := demoOptions(t, "table", false, recommend.DefaultPolicy())
+	opts, _ := demoOptions(t, "table", false, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	opts.Input = cmdutil.FleetFlags{Path: "testdata/no-such-fleet.yaml"}
 	err := commitPlanRun(opts)
 	if err == nil || strings.Contains(err.Error(), "\n") {

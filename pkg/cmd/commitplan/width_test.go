@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
@@ -12,7 +13,7 @@ import (
 func TestCommitPlanTableWidths(t *testing.T) {
 	for _, w := range testutil.TableWidths {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
-			opts, out := demoOptions(t, "table", true, recommend.DefaultPolicy())
+			opts, out := demoOptions(t, "table", true, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 			opts.IO.SetTerminalWidth(w)
 			if err := commitPlanRun(opts); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -71,13 +72,23 @@ func TestAdapterOptions(t *testing.T) {
 	}
 }
 
-// The engine's fallback commitment defaults (used where no registry fills
-// them, e.g. the engine's own tests) agree with what the clouds register,
-// which is what the binary uses.
-func TestRegisteredPurchasesMatchEngineFallback(t *testing.T) {
+// The commitments the engine and command tests are given
+// (purchasetest.Purchases) are what the clouds register, which is what the
+// binary uses; and the configuration's defaults are those.
+func TestRegisteredPurchasesMatchTestData(t *testing.T) {
 	plans, payments, names := providers.PurchaseDefaults()
-	c := recommend.DefaultPolicy().Commitment
-	if !reflect.DeepEqual(plans, c.Plans) || !reflect.DeepEqual(payments, c.Payments) || !reflect.DeepEqual(names, c.Names) {
-		t.Errorf("registered %v %v %v\nengine fallback %v %v %v", plans, payments, names, c.Plans, c.Payments, c.Names)
+	wp, wpay, wn := purchasetest.Purchases()
+	if !reflect.DeepEqual(plans, wp) || !reflect.DeepEqual(payments, wpay) || !reflect.DeepEqual(names, wn) {
+		t.Errorf("registered %v %v %v\ntest data %v %v %v", plans, payments, names, wp, wpay, wn)
+	}
+	cfg, err := config.Load(config.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.Policy.Commitment; !reflect.DeepEqual(plans, c.Plans) || !reflect.DeepEqual(payments, c.Payments) || !reflect.DeepEqual(names, c.Names) {
+		t.Errorf("configuration defaults %v %v %v, want the registered %v %v %v", c.Plans, c.Payments, c.Names, plans, payments, names)
+	}
+	if c := recommend.DefaultPolicy().Commitment; len(c.Plans)+len(c.Payments)+len(c.Names) != 0 {
+		t.Errorf("the engine's own defaults name clouds: %v %v %v", c.Plans, c.Payments, c.Names)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
@@ -91,8 +92,10 @@ func demoOptions(t *testing.T, format string, tty bool) (*AuditOptions, *bytes.B
 	ios, _, out, errOut := iostreams.Test()
 	ios.SetStdoutTTY(tty)
 	return &AuditOptions{
-		IO:      ios,
-		Config:  func() (*config.Config, error) { return &config.Config{Policy: recommend.DefaultPolicy()}, nil },
+		IO: ios,
+		Config: func() (*config.Config, error) {
+			return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
+		},
 		Catalog: catalog.Embedded,
 		Fleet:   factory.FileFleet(ios),
 		Now:     testutil.Now,
@@ -149,7 +152,7 @@ func TestAuditDemoAddsUp(t *testing.T) {
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
-	plan := recommend.Run(fl, cat, recommend.DefaultPolicy())
+	plan := recommend.Run(fl, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	al := doc.Allocation
 	if !al.MonthlyCost.Equal(plan.Summary.CurrentMonthly) || !al.OptimizedMonthlyCost.Equal(plan.Summary.OptimizedMonthly) {
 		t.Errorf("allocation %s → %s, plan %s → %s", al.MonthlyCost, al.OptimizedMonthlyCost, plan.Summary.CurrentMonthly, plan.Summary.OptimizedMonthly)
