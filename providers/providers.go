@@ -299,6 +299,9 @@ type RegInfo struct {
 	OwnerRules []fleet.OwnerRule
 	// Purchase is how the cloud sells commitments (the policy's defaults).
 	Purchase *Purchase
+	// LowercaseTags is true for a cloud whose tags (labels) may only be
+	// lower case, so the tag audit does not call team a misspelt Team there.
+	LowercaseTags bool
 	// Lookback is the longest utilization history the adapter can read.
 	Lookback Lookback
 }
@@ -321,6 +324,9 @@ func Register(ri *RegInfo) {
 	}
 	registry[ri.Name] = ri
 	fleet.RegisterOwnerRules(ri.OwnerRules...)
+	if ri.LowercaseTags {
+		fleet.RegisterLowercaseTags(ri.Name)
+	}
 }
 
 // Find returns the registered adapter for a cloud.

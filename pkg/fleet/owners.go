@@ -94,6 +94,11 @@ type OwnerRule struct {
 	// NameFromKey names the owner by what follows the prefix in the key
 	// (kubernetes.io/cluster/<name>); otherwise the value names it.
 	NameFromKey bool
+	// IDContains, when set, makes the rule read the instance id instead of a
+	// tag: an id containing it (case-insensitively) is owned, named by the id
+	// (a scale-set member's resource id, say). Id rules are tried after
+	// every tag rule.
+	IDContains string
 }
 
 // iacTools manage an instance's definition, not its running state: a
@@ -145,27 +150,39 @@ func ownerRules() []OwnerRule {
 	return combined
 }
 
-// idOwnerMarkers in an instance id mean a scale-set or instance-group member
-// (Azure VMSS instance ids, GCP instance-group paths).
-var idOwnerMarkers = []struct {
-	marker string
-	kind   OwnerKind
-}{
-	{"/virtualmachinescalesets/", OwnerVMSS},
-	{"/instancegroupmanagers/", OwnerMIG},
+// lowercaseTags are the clouds whose tags may only be lower case.
+var lowercaseTags = map[Provider]bool{}
+
+// RegisterLowercaseTags records that a cloud's tags (labels) may only be
+// lower case; the provider registry calls it.
+func RegisterLowercaseTags(p Provider) {
+	ownerMu.Lock()
+	defer ownerMu.Unlock()
+	lowercaseTags[p] = true
+}
+
+// LowercaseTags reports whether p's tags may only be lower case, so the
+// lower-case spelling of a key is the only one it has.
+func LowercaseTags(p Provider) bool {
+	ownerMu.RLock()
+	defer ownerMu.RUnlock()
+	return lowercaseTags[p]
 }
 
 // NormTagKey is how tag keys compare: trimmed, lower case, without '-', '_'
 // and spaces, so AutoShutdown, auto-shutdown and "Auto Shutdown" are one key.
 func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 
-// DetectOwner reads the owner of an instance from its tags (and, for Azure
-// scale sets and GCP instance groups, its id) with OwnerRules; nil when no
-// rule matches.
+// DetectOwner reads the owner of an instance from its tags, then its id,
+// with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
+	rules := ownerRules()
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
-		for _, r := range ownerRules() {
+		for _, r := range rules {
+			if r.IDContains != "" {
+				continue
+			}
 			want := NormTagKey(r.Key)
 			for _, k := range keys {
 				nk := NormTagKey(k)
@@ -191,9 +208,9 @@ func DetectOwner(id string, tags map[string]string) *ManagedBy {
 		}
 	}
 	lid := strings.ToLower(id)
-	for _, m := range idOwnerMarkers {
-		if strings.Contains(lid, m.marker) {
-			return &ManagedBy{Kind: m.kind, Name: id}
+	for _, r := range rules {
+		if r.IDContains != "" && strings.Contains(lid, strings.ToLower(r.IDContains)) {
+			return &ManagedBy{Kind: r.Kind, Name: id}
 		}
 	}
 	return nil

@@ -130,6 +130,9 @@ func TestOwnerRulesMatchEverySpelling(t *testing.T) {
 		return b.String()
 	}
 	for _, rule := range AllOwnerRules() {
+		if rule.IDContains != "" {
+			continue
+		}
 		for range 50 {
 			key := respell(rule.Key)
 			if rule.Prefix {
@@ -147,6 +150,38 @@ func TestOwnerRulesMatchEverySpelling(t *testing.T) {
 	}
 }
 
+// An id rule matches its marker anywhere in the id, in any case, whatever
+// the tags say, and names the owner by the id; ids without it are not owned.
+func TestOwnerIDRules(t *testing.T) {
+	RegisterOwnerRules(OwnerRule{Provider: "acme", IDContains: "/nodeGroups/", Kind: OwnerController})
+	r := rand.New(rand.NewSource(2))
+	for _, rule := range AllOwnerRules() {
+		if rule.IDContains == "" {
+			continue
+		}
+		for range 20 {
+			var b strings.Builder
+			for _, c := range rule.IDContains {
+				if r.Intn(2) == 0 {
+					b.WriteString(strings.ToUpper(string(c)))
+				} else {
+					b.WriteString(strings.ToLower(string(c)))
+				}
+			}
+			id := "/subscriptions/s" + strconv.Itoa(r.Intn(9)) + b.String() + "pool/" + strconv.Itoa(r.Intn(9))
+			got := DetectOwner(id, map[string]string{"Team": "ml"})
+			if got == nil || got.Kind != rule.Kind || got.Name != id {
+				t.Fatalf("id rule %s: id %q gives %+v", rule.IDContains, id, got)
+			}
+		}
+	}
+	for _, id := range []string{"i-0abc", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm1", "projects/p/zones/z/instances/vm"} {
+		if got := DetectOwner(id, nil); got != nil {
+			t.Errorf("%s: owned by %+v", id, got)
+		}
+	}
+}
+
 // FuzzDetectOwner: any tag never panics the detector, and a key that folds
 // to an unconditional owner rule's key is always detected, whatever the
 // other tag says.
@@ -159,7 +194,7 @@ func FuzzDetectOwner(f *testing.F) {
 		tags := map[string]string{k1: v1, k2: v2}
 		got := DetectOwner("i-1", tags)
 		for _, r := range AllOwnerRules() {
-			if r.Prefix || r.ValueContains != "" || r.ValueNotIn != nil {
+			if r.Prefix || r.ValueContains != "" || r.ValueNotIn != nil || r.IDContains != "" {
 				continue
 			}
 			for k := range tags {

@@ -250,7 +250,7 @@ func (p Policy) classOf(it Item) string {
 	return ""
 }
 
-// lowerCaseLabels says whether a cloud's tags are lower-case by rule: GCP
-// labels allow only lower-case letters, digits, '-' and '_' in keys and
-// values, so "team" is the only way to write Team there.
-func lowerCaseLabels(p fleet.Provider) bool { return p == fleet.GCP }
+// lowerCaseLabels says whether a cloud's tags are lower-case by rule (GCP
+// labels allow only lower-case letters, digits, '-' and '_'), so "team" is
+// the only way to write Team there; the cloud registers it.
+func lowerCaseLabels(p fleet.Provider) bool { return fleet.LowercaseTags(p) }

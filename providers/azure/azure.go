@@ -30,4 +30,5 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.Azure, Key: "kubernetes.azure.com/", Prefix: true, Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "azureml", Prefix: true, Kind: fleet.OwnerAzureML},
 	{Provider: fleet.Azure, Key: "virtualMachineScaleSet", Kind: fleet.OwnerVMSS},
+	{Provider: fleet.Azure, IDContains: "/virtualMachineScaleSets/", Kind: fleet.OwnerVMSS},
 }

@@ -20,6 +20,8 @@ func Registration() *providers.RegInfo {
 		Description: "Google Cloud (fleet files only: this build has no GCP adapter yet)",
 		OwnerRules:  OwnerRules,
 		Purchase:    &providers.Purchase{Plan: pricing.ResourceCUD, Name: "committed use discount"},
+		// Labels allow only lower-case letters, digits, '-' and '_'.
+		LowercaseTags: true,
 	}
 }
 
@@ -32,4 +34,5 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.GCP, Key: "goog-dataproc-", Prefix: true, Kind: fleet.OwnerDataproc},
 	{Provider: fleet.GCP, Key: "goog-vertex-", Prefix: true, Kind: fleet.OwnerVertexAI},
 	{Provider: fleet.GCP, Key: "created-by", ValueContains: "instanceGroupManagers", Kind: fleet.OwnerMIG},
+	{Provider: fleet.GCP, IDContains: "/instanceGroupManagers/", Kind: fleet.OwnerMIG},
 }
