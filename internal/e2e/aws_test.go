@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -81,7 +82,7 @@ func TestAWSSimulatorMatchesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := awsDemo(t)
-	policy := recommend.DefaultPolicy()
+	policy := recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())
 
 	// From the file.
 	fromFile, err := fleet.Parse("aws-demo.yaml", doc)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmd/root"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
@@ -265,8 +266,8 @@ func TestAnalyzeAuditSummarySameReport(t *testing.T) {
 		return f
 	}
 	meta := report.Meta{GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), FleetName: "big"}
-	whole := recommend.Run(gen(), cat, recommend.DefaultPolicy())
-	compact := recommend.RunWith(gen(), cat, recommend.DefaultPolicy(), recommend.Options{AuditSummary: true})
+	whole := recommend.Run(gen(), cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
+	compact := recommend.RunWith(gen(), cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()), recommend.Options{AuditSummary: true})
 	if len(compact.Governance.Audit.Violations) == 0 {
 		t.Fatal("the generated fleet has no tag violations")
 	}
@@ -293,7 +294,7 @@ func TestAnalyzeAuditSummarySameReport(t *testing.T) {
 	if err := report.Write(&w, want, "json", report.PrintOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	streamed := recommend.RunWith(gen(), cat, recommend.DefaultPolicy(), recommend.Options{AuditSummary: true})
+	streamed := recommend.RunWith(gen(), cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()), recommend.Options{AuditSummary: true})
 	if err := report.WriteConsumed(&g, &streamed, meta); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -140,8 +141,8 @@ func TestPrometheusMatchesInline(t *testing.T) {
 	if filled == 0 {
 		t.Fatal("Prometheus filled no instance")
 	}
-	want := summarize(recommend.Run(demo, cat, recommend.DefaultPolicy()))
-	have := summarize(recommend.Run(got.Fleet, cat, recommend.DefaultPolicy()))
+	want := summarize(recommend.Run(demo, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())))
+	have := summarize(recommend.Run(got.Fleet, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())))
 	if d := cmp.Diff(want, have, cmp.AllowUnexported(outcome{})); d != "" {
 		t.Errorf("inline vs Prometheus (-inline +prometheus):\n%s", d)
 	}

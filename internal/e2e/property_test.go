@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
@@ -77,7 +78,7 @@ func runEngine(t *testing.T, f *fleet.Fleet, cat pricing.Catalog) {
 	if err := pricing.Complete(f, cat); err != nil {
 		t.Fatalf("generated fleet against the catalog: %v", err)
 	}
-	plan := recommend.Run(f, cat, recommend.DefaultPolicy())
+	plan := recommend.Run(f, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	rep := report.New(plan, report.Meta{GeneratedAt: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), FleetName: f.Metadata.Name})
 	if err := rep.Verify(); err != nil {
 		t.Fatalf("report does not add up: %v", err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -22,7 +23,7 @@ func generatedReport(t *testing.T, n int) *Report {
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
-	plan := recommend.Run(fl, cat, recommend.DefaultPolicy())
+	plan := recommend.Run(fl, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	return New(plan, Meta{GeneratedAt: testutil.FixedNow, ToolVersion: "1.2.3", FleetName: fl.Metadata.Name,
 		FleetSource: "generated.json", Catalog: cat.Sources()})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
@@ -30,7 +31,7 @@ func demoReport(t *testing.T) *Report {
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
-	plan := recommend.Run(fl, cat, recommend.DefaultPolicy())
+	plan := recommend.Run(fl, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 	return New(plan, Meta{GeneratedAt: testutil.FixedNow, ToolVersion: "1.2.3", FleetName: fl.Metadata.Name,
 		FleetSource: SourceDemo, Catalog: cat.Sources()})
 }
