@@ -477,14 +477,10 @@ func (p *Provider) instances(ctx context.Context, scope providers.Scope, rows []
 		if names[strings.ToLower(r.Name)] > 1 {
 			in.ID = r.ResourceGroup + "/" + r.Name
 		}
-		if PowerOf(r.Power).Allocated {
-			p.mu.Lock()
-			if p.allocated == nil {
-				p.allocated = map[string]bool{}
-			}
-			p.allocated[in.ID] = true
-			p.mu.Unlock()
-		}
+		p.mu.Lock()
+		p.resourceIDs[key(scope.Account, in.ID)] = r.ID
+		p.allocated[in.ID] = PowerOf(r.Power).Allocated
+		p.mu.Unlock()
 		out = append(out, in)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

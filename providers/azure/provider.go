@@ -45,8 +45,10 @@ type Provider struct {
 	pending   map[string]*regionListing // region → one Resource Graph read for every subscription
 	skus      map[string]map[string]*skuInfo
 	allocated map[string]bool // IDs listed stopped but still allocated
-	computes  map[string]*armcompute.ClientFactory
-	endpoints endpoints
+	// resourceIDs are the listed VMs' ARM IDs by subscription and fleet ID.
+	resourceIDs map[string]string
+	computes    map[string]*armcompute.ClientFactory
+	endpoints   endpoints
 }
 
 // endpoints are the URLs of the services that are not ARM.
@@ -82,7 +84,7 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 		opts.Now = time.Now
 	}
 	p := &Provider{opts: opts, az: optionsFrom(opts.Adapter), pending: map[string]*regionListing{},
-		skus: map[string]map[string]*skuInfo{}, computes: map[string]*armcompute.ClientFactory{}}
+		skus: map[string]map[string]*skuInfo{}, computes: map[string]*armcompute.ClientFactory{}, allocated: map[string]bool{}, resourceIDs: map[string]string{}}
 	if err := validateSubscriptions(p.az.subscriptions); err != nil {
 		return nil, fmt.Errorf("providers.azure.subscriptions (--subscription): %w", err)
 	}

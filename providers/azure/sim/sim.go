@@ -86,6 +86,10 @@ type Options struct {
 	GraphQuota int
 	// Namespace and GPU metric names of the Telegraf custom metrics.
 	Namespace, GPUMetric, GPUMemoryMetric string
+	// DenyActions are the actions the caller's role lacks: the
+	// permissions API lists them as notActions and the calls they guard
+	// answer 403 AuthorizationFailed.
+	DenyActions []string
 	// Kit, when set, is shared with other simulators (cmd/cloudsim); the
 	// fault fields above are then unused.
 	Kit *simkit.Kit
@@ -378,6 +382,8 @@ func (s *Server) classify(r *http.Request, body []byte) (req request, status int
 		req.service, req.op = "compute", "ListAllVMs"
 	case rest == "/providers/microsoft.compute/virtualmachinescalesets":
 		req.service, req.op = "compute", "ListAllScaleSets"
+	case rest == "/providers/microsoft.authorization/permissions" || strings.HasPrefix(rest, "/resourcegroups/") && strings.HasSuffix(rest, "/providers/microsoft.authorization/permissions"):
+		req.service, req.op = "authorization", "ListPermissions"
 	case rest == "/providers/microsoft.compute/skus":
 		req.service, req.op = "compute", "ListSKUs"
 	case rest == "/metrics:getbatch" && r.Method == http.MethodPost:
@@ -424,7 +430,24 @@ func graphScope(body []byte) string {
 	return ""
 }
 
+// guarded are the actions the operations need.
+var guarded = map[string]string{
+	"Resources": "Microsoft.Compute/virtualMachines/read", "ListAllVMs": "Microsoft.Compute/virtualMachines/read",
+	"GetVM": "Microsoft.Compute/virtualMachines/read", "InstanceView": "Microsoft.Compute/virtualMachines/instanceView/read",
+	"Deallocate": "Microsoft.Compute/virtualMachines/deallocate/action", "PowerOff": "Microsoft.Compute/virtualMachines/powerOff/action",
+	"ListAllScaleSets": "Microsoft.Compute/virtualMachineScaleSets/read", "ListScaleSetVMs": "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
+	"ListSKUs": "Microsoft.Compute/skus/read", "Metrics": "Microsoft.Insights/metrics/read", "MetricsBatch": "Microsoft.Insights/metrics/read",
+}
+
 func (s *Server) serve(w http.ResponseWriter, req request) {
+	if action, ok := guarded[req.op]; ok {
+		for _, d := range s.opts.DenyActions {
+			if strings.EqualFold(d, action) {
+				writeError(w, http.StatusForbidden, "AuthorizationFailed", "The client does not have authorization to perform action '"+action+"'.")
+				return
+			}
+		}
+	}
 	switch req.op {
 	case "RetailPrices":
 		s.servePrices(w, req)
@@ -444,6 +467,9 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 		s.serveSetVMs(w, req)
 	case "ListSKUs":
 		s.serveSKUs(w, req)
+	case "ListPermissions":
+		notActions := append([]string{}, s.opts.DenyActions...)
+		writeJSON(w, map[string]any{"value": []map[string]any{{"actions": []string{"*"}, "notActions": notActions, "dataActions": []string{}, "notDataActions": []string{}}}})
 	case "GetVM", "InstanceView":
 		s.serveGetVM(w, req)
 	case "Deallocate", "PowerOff":
