@@ -193,7 +193,6 @@ func (p *Provider) query(ctx context.Context, subs []string, q string) ([]json.R
 			return nil, err
 		}
 		req.Options.SkipToken = resp.SkipToken
-		req.Options.Top = nil // the skip token carries the page size
 	}
 }
 

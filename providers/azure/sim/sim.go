@@ -214,8 +214,17 @@ func ResourceGroup(in fleet.Instance) string {
 
 // ScaleSet is the uniform scale set an instance is a member of: its
 // virtualMachineScaleSet tag, its AKS pool (aks-managed-poolName), or a
-// managedBy of kind vmss or aks-node-pool; "" for a standalone VM.
+// managedBy of kind vmss or aks-node-pool; "" for a standalone VM. A set
+// has one priority: spot members of a pool are in a set of their own.
 func ScaleSet(in fleet.Instance) string {
+	set := scaleSet(in)
+	if set != "" && in.Lifecycle == fleet.Spot && in.Tags["virtualMachineScaleSet"] == "" {
+		set += "-spot"
+	}
+	return set
+}
+
+func scaleSet(in fleet.Instance) string {
 	switch {
 	case in.Tags["virtualMachineScaleSet"] != "":
 		return in.Tags["virtualMachineScaleSet"]
@@ -788,4 +797,11 @@ func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 	}
 	now := s.opts.Now().UTC().Format(time.RFC3339)
 	writeJSON(w, map[string]any{"name": op, "status": "Succeeded", "startTime": now, "endTime": now})
+}
+
+// PowerOff powers a VM off without deallocating it, as a guest shutdown or
+// BeginPowerOff does: PowerState/stopped, still allocated and billed.
+func (s *Server) PowerOff(id string) bool {
+	_, ok := s.inv.SetState(id, "stopped-allocated")
+	return ok
 }
