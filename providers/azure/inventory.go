@@ -513,6 +513,7 @@ func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, b
 		t = t.UTC()
 		in.LaunchTime = &t
 	}
+	in.Workload = fleet.WorkloadFromTags(in.Tags)
 	in.ManagedBy = fleet.DetectOwner(in.ID, in.Tags)
 	if in.ManagedBy == nil && (r.VMSS != "" || strings.EqualFold(r.Type, typeVMSSVM)) {
 		name := lastPart(r.VMSS)

@@ -13,6 +13,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -99,6 +100,12 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 		p.endpoints = endpoints{metrics: e, prices: e + "/api/retail/prices"}
 	} else {
 		p.endpoints = endpoints{prices: "https://prices.azure.com/api/retail/prices"}
+	}
+	if cred == nil && p.az.testCredential {
+		if opts.Endpoint == "" {
+			return nil, fmt.Errorf("providers.azure.test_credential: true without providers.azure.endpoint; a test token only works against a simulator")
+		}
+		cred = &azfake.TokenCredential{}
 	}
 	if cred == nil {
 		var err error

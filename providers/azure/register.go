@@ -22,6 +22,7 @@ const (
 	OptGPUMemoryMetric  = "gpu_memory_metric"
 	OptMetricsBatch     = "metrics_batch_size"
 	OptPageSize         = "page_size"
+	OptTestCredential   = "test_credential"
 )
 
 // Defaults of the metric options: where Telegraf's azure_monitor output
@@ -56,6 +57,7 @@ func Registration() *providers.RegInfo {
 			{Name: OptGPUMemoryMetric, Default: DefaultGPUMemoryMetric, Help: "metric name of GPU memory utilization (percent)", Validate: nonEmpty("a metric name such as " + DefaultGPUMemoryMetric)},
 			{Name: OptMetricsBatch, Default: MaxMetricsBatch, Help: "VMs per metrics:getBatch call", Validate: intRange(1, MaxMetricsBatch)},
 			{Name: OptPageSize, Default: MaxPageSize, Help: "rows per Resource Graph page", Validate: intRange(1, MaxPageSize)},
+			{Name: OptTestCredential, Default: false, Help: "send a fixed test token instead of DefaultAzureCredential; only with endpoint (a simulator such as cmd/cloudsim)"},
 		},
 		Doctor: providers.DoctorInfo{
 			CredentialsFix: "sign in with 'az login' or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET (see docs/azure.md)",
@@ -108,6 +110,7 @@ type options struct {
 	gpuMemoryMetric string
 	batch           int
 	pageSize        int
+	testCredential  bool
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -119,6 +122,7 @@ func optionsFrom(v providers.Values) options {
 		gpuMemoryMetric: v.String(OptGPUMemoryMetric),
 		batch:           v.Int(OptMetricsBatch),
 		pageSize:        v.Int(OptPageSize),
+		testCredential:  v.Bool(OptTestCredential),
 	}
 	if o.namespace == "" {
 		o.namespace = DefaultNamespace
