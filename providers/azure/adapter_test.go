@@ -32,7 +32,9 @@ func runningFleet(t testing.TB, n int) *fleet.Fleet {
 	return f
 }
 
-func window() fleet.TimeRange { return fleet.TimeRange{Start: simNow.Add(-7 * 24 * time.Hour), End: simNow} }
+func window() fleet.TimeRange {
+	return fleet.TimeRange{Start: simNow.Add(-7 * 24 * time.Hour), End: simNow}
+}
 
 // TestMetricsRequestsGrowWithBatches counts metrics:getBatch calls: one per
 // namespace (GPU custom metrics, Percentage CPU) per batch of VMs.
@@ -341,6 +343,33 @@ func TestBadOptions(t *testing.T) {
 		err := ri.ValidateOptions(tc.v)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.v, err, tc.want)
+		}
+	}
+}
+
+// TestRoleCoversEveryCall: every operation a scan, a utilization read and a
+// deallocation make needs an action the idle-stop role grants.
+func TestRoleCoversEveryCall(t *testing.T) {
+	f := testFleet(t, 12)
+	srv, s := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{})
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{Window: window()})
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatal(err, res.Failures)
+	}
+	in := f.Instances[0]
+	if _, err := p.Stop(context.Background(), providers.Scope{Provider: fleet.Azure, Account: subA, Region: in.Region}, in.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string]bool{}
+	for _, perm := range Policy().Permissions(true) {
+		granted[perm.Action] = true
+	}
+	for _, ops := range s.Counts() {
+		for op := range ops {
+			if a, ok := sim.Actions[op]; ok && !granted[a] {
+				t.Errorf("%s needs %s, which the role does not grant", op, a)
+			}
 		}
 	}
 }

@@ -151,7 +151,6 @@ var roleDocs embed.FS
 // fleet: the read actions of Reader and Monitoring Reader it needs.
 // docs/iam/azure-analyze.json grants exactly these.
 var RoleAnalyze = []providers.Permission{
-	{Action: "Microsoft.Compute/locations/vmSizes/read", Purpose: "the VM sizes of a region (doctor)"},
 	{Action: "Microsoft.Compute/skus/read", Purpose: "GPU count of each VM size (Resource SKUs)"},
 	{Action: "Microsoft.Compute/virtualMachineScaleSets/read", Purpose: "scale sets that own VMs"},
 	{Action: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read", Purpose: "VMs of uniform scale sets (AKS node pools)"},
@@ -159,7 +158,6 @@ var RoleAnalyze = []providers.Permission{
 	{Action: "Microsoft.Compute/virtualMachines/read", Purpose: "list GPU VMs with their size, priority, tags and power state (Resource Graph and the ARM fallback)"},
 	{Action: "Microsoft.Insights/metrics/read", Purpose: "GPU custom metrics and Percentage CPU (metrics:getBatch)"},
 	{Action: "Microsoft.Resources/subscriptions/read", Purpose: "list and check the subscriptions to scan"},
-	{Action: "Microsoft.Resources/subscriptions/resourceGroups/read", Purpose: "resource groups of the VMs"},
 }
 
 // RoleIdleStop is what idle-stop adds: deallocating VMs (never power-off,

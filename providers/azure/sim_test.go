@@ -214,7 +214,9 @@ type swapHandler struct {
 	url string
 }
 
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
 
 // conformanceBackend serves h at the case's address: the providers of one
 // case share one endpoint, the origin the price cache is keyed by.

@@ -439,8 +439,9 @@ func graphScope(body []byte) string {
 	return ""
 }
 
-// guarded are the actions the operations need.
-var guarded = map[string]string{
+// Actions are the role actions the operations need (the simulator denies
+// them with Options.DenyActions; the adapter's test holds its role to them).
+var Actions = map[string]string{
 	"Resources": "Microsoft.Compute/virtualMachines/read", "ListAllVMs": "Microsoft.Compute/virtualMachines/read",
 	"GetVM": "Microsoft.Compute/virtualMachines/read", "InstanceView": "Microsoft.Compute/virtualMachines/instanceView/read",
 	"Deallocate": "Microsoft.Compute/virtualMachines/deallocate/action", "PowerOff": "Microsoft.Compute/virtualMachines/powerOff/action",
@@ -449,7 +450,7 @@ var guarded = map[string]string{
 }
 
 func (s *Server) serve(w http.ResponseWriter, req request) {
-	if action, ok := guarded[req.op]; ok {
+	if action, ok := Actions[req.op]; ok {
 		for _, d := range s.opts.DenyActions {
 			if strings.EqualFold(d, action) {
 				writeError(w, http.StatusForbidden, "AuthorizationFailed", "The client does not have authorization to perform action '"+action+"'.")
