@@ -129,7 +129,7 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 // HTTP allowed for a local endpoint.
 func (p *Provider) clientOptions() policy.ClientOptions {
 	co := policy.ClientOptions{
-		Retry:     policy.RetryOptions{MaxRetries: 10, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 60 * time.Second},
+		Retry:     policy.RetryOptions{MaxRetries: 5, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second},
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 	}
 	if b := p.opts.RetryMaxBackoff; b > 0 {
@@ -284,6 +284,9 @@ func classify(err error) error {
 			msg = http.StatusText(re.StatusCode)
 		}
 		msg = fmt.Sprintf("%s (HTTP %d)", msg, re.StatusCode)
+		if r := re.RawResponse; r != nil && r.Request != nil {
+			msg += " from " + r.Request.Method + " " + r.Request.URL.Path
+		}
 		switch {
 		case re.StatusCode == http.StatusUnauthorized || re.ErrorCode == "InvalidAuthenticationToken" || re.ErrorCode == "ExpiredAuthenticationToken" || re.ErrorCode == "AuthenticationFailed":
 			return providers.WithFix(fmt.Errorf("%w: %s", providers.ErrCredentials, msg), rejectedCredentialsFix, err)
@@ -294,7 +297,7 @@ func classify(err error) error {
 		case re.StatusCode == http.StatusNotFound && (re.ErrorCode == "ResourceNotFound" || re.ErrorCode == "NotFound"):
 			return fmt.Errorf("%w: %s", providers.ErrNotFound, msg)
 		}
-		return fmt.Errorf("%s: %w", msg, err)
+		return &armError{msg: msg, err: err}
 	}
 	var authFailed *azidentity.AuthenticationFailedError
 	var unavailable interface{ NonRetriable() }
@@ -303,6 +306,16 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// armError is an Azure error in one line (the SDK's spans a dozen), with
+// the SDK's error beneath it.
+type armError struct {
+	msg string
+	err error
+}
+
+func (e *armError) Error() string { return e.msg }
+func (e *armError) Unwrap() error { return e.err }
 
 // missingCredentialsFix and rejectedCredentialsFix say what to do when
 // DefaultAzureCredential finds nothing, or Azure refuses what it found.
