@@ -373,3 +373,31 @@ func TestRoleCoversEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// TestOneGraphQueryPerRegion: a scan of two subscriptions reads each region
+// with one Resource Graph query naming both.
+func TestOneGraphQueryPerRegion(t *testing.T) {
+	f := testFleet(t, 20)
+	for i := range f.Instances {
+		if i%2 == 1 {
+			f.Instances[i].Account = subB
+		}
+	}
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}, Adapter: providers.Values{OptSubscriptions: []string{subA, subB}}})
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatal(err, res.Failures)
+	}
+	if len(res.Fleet.Instances) != 20 {
+		t.Fatalf("%d VMs, want 20", len(res.Fleet.Instances))
+	}
+	for _, in := range res.Fleet.Instances {
+		if want := f.Instances[0].Account; in.ID == f.Instances[1].ID && in.Account == want {
+			t.Errorf("%s listed in %s, its subscription is %s", in.ID, in.Account, subB)
+		}
+	}
+	if n := simRequests(t, srv.URL)["resourcegraph"]["Resources"]; n != 2 {
+		t.Errorf("%d Resource Graph queries for 2 regions × 2 subscriptions, want 2", n)
+	}
+}

@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -101,7 +102,10 @@ func isPermission(err error) bool {
 	return err != nil && strings.Contains(err.Error(), providers.ErrPermission.Error())
 }
 
-// regionRows returns the scope's rows of its region's shared listing.
+// regionRows returns the scope's rows of its region's shared listing: the
+// first scope of a region reads every subscription of the scan at once.
+// A scope whose subscription the listing does not cover, or whose listing
+// ended with another caller's context, reads its own.
 func (p *Provider) regionRows(ctx context.Context, scope providers.Scope) ([]vmRow, error) {
 	sub := strings.ToLower(scope.Account)
 	p.mu.Lock()
@@ -111,21 +115,20 @@ func (p *Provider) regionRows(ctx context.Context, scope providers.Scope) ([]vmR
 		p.pending[scope.Region] = l
 	}
 	l.taken[sub] = true
-	p.mu.Unlock()
-	subs := p.subscriptionsFor(scope)
-	l.once.Do(func() { l.rows, l.err = p.queryRegion(ctx, subs, scope.Region) })
-	if l.err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, l.err
+	if l.subs == nil {
+		l.subs = p.subscriptionsForLocked(scope)
 	}
-	if _, ok := l.rows[sub]; !ok && !containsFold(subs, sub) {
-		// The listing was read for other subscriptions: read this one.
+	subs := l.subs
+	p.mu.Unlock()
+	l.once.Do(func() { l.rows, l.err = p.queryRegion(ctx, subs, scope.Region) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !containsFold(subs, sub) || (l.err != nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded))) {
 		rows, err := p.queryRegion(ctx, []string{scope.Account}, scope.Region)
 		return rows[sub], err
 	}
-	return l.rows[sub], nil
+	return l.rows[sub], l.err
 }
 
 func containsFold(list []string, s string) bool {

@@ -256,11 +256,9 @@ func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*pro
 	return out, failed, nil
 }
 
-// subscriptionsFor are the subscriptions one Resource Graph read covers:
-// those of the last Scopes, with the scope's own.
-func (p *Provider) subscriptionsFor(scope providers.Scope) []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// subscriptionsForLocked are the subscriptions one Resource Graph read
+// covers: those of the last Scopes, with the scope's own; p.mu is held.
+func (p *Provider) subscriptionsForLocked(scope providers.Scope) []string {
 	subs := append([]string(nil), p.listed...)
 	for _, s := range subs {
 		if strings.EqualFold(s, scope.Account) {
