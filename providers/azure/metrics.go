@@ -57,6 +57,17 @@ func (p *Provider) metricsHost(region string) string {
 // keep a nil Utilization and are named in the notes, as are VMs stopped but
 // still allocated (billed as if running).
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	return p.readUtilization(ctx, scope, instances, window, "average")
+}
+
+// ReadPeakUtilization is ReadUtilization with aggregation maximum: each
+// sample holds the highest value of its interval, for idle-stop's re-check
+// right before a deallocation.
+func (p *Provider) ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	return p.readUtilization(ctx, scope, instances, window, "maximum")
+}
+
+func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange, agg string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -103,7 +114,7 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 			ns    string
 			names []string
 		}{{p.az.namespace, []string{p.az.gpuMetric, p.az.gpuMemoryMetric}}, {PlatformNamespace, []string{MetricCPU}}} {
-			res, err := p.getBatch(ctx, pl, scope, batch, ask.ns, ask.names, window, interval)
+			res, err := p.getBatch(ctx, pl, scope, batch, ask.ns, ask.names, window, interval, agg)
 			if err != nil {
 				return nil, err
 			}
@@ -161,13 +172,14 @@ type resourceMetrics struct {
 			Data []struct {
 				TimeStamp time.Time `json:"timeStamp"`
 				Average   *float64  `json:"average"`
+				Maximum   *float64  `json:"maximum"`
 			} `json:"data"`
 		} `json:"timeseries"`
 	} `json:"value"`
 }
 
 // getBatch asks metrics:getBatch for names of namespace over resources.
-func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval string) (*batchResponse, error) {
+func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval, agg string) (*batchResponse, error) {
 	u := p.metricsHost(scope.Region) + "/subscriptions/" + url.PathEscape(scope.Account) + "/metrics:getBatch"
 	req, err := runtime.NewRequest(ctx, http.MethodPost, u)
 	if err != nil {
@@ -180,7 +192,7 @@ func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope prov
 	q.Set("starttime", w.Start.Format(time.RFC3339))
 	q.Set("endtime", w.End.Format(time.RFC3339))
 	q.Set("interval", interval)
-	q.Set("aggregation", "average")
+	q.Set("aggregation", agg)
 	if namespace != PlatformNamespace {
 		q.Set("filter", "index eq '*'")
 	}
@@ -219,7 +231,11 @@ func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
 				}
 			}
 			for _, d := range ts.Data {
-				if d.Average == nil {
+				val := d.Average
+				if val == nil {
+					val = d.Maximum
+				}
+				if val == nil {
 					continue // no datapoint in the interval: absent, never 0
 				}
 				t := d.TimeStamp.UTC().Unix()
@@ -228,7 +244,7 @@ func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
 					pt = &point{gpu: map[int]float64{}, mem: map[int]float64{}}
 					pts[t] = pt
 				}
-				v := min(max(*d.Average, 0), 100)
+				v := min(max(*val, 0), 100)
 				switch m.Name.Value {
 				case p.az.gpuMetric:
 					pt.gpu[index] = v
