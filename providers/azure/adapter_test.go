@@ -401,3 +401,36 @@ func TestOneGraphQueryPerRegion(t *testing.T) {
 		t.Errorf("%d Resource Graph queries for 2 regions × 2 subscriptions, want 2", n)
 	}
 }
+
+// TestDeallocatePolledToTheEnd: the long-running operation is polled until
+// it succeeds, and no longer than StopWait.
+func TestDeallocatePolledToTheEnd(t *testing.T) {
+	f := runningFleet(t, 2)
+	scope := providers.Scope{Provider: fleet.Azure, Account: subA, Region: "eastus"}
+	srv, s := testSim(t, f, sim.Options{OperationPolls: 2})
+	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus"}})
+	res, err := p.Stop(context.Background(), scope, f.Instances[0].ID, false)
+	if err != nil || res.CurrentState != "deallocated" {
+		t.Fatalf("stop = %+v, %v", res, err)
+	}
+	if st := s.State()[0].State; st != "stopped" {
+		t.Errorf("state %s after the operation succeeded", st)
+	}
+	if n := s.Counts()["compute"]["GetOperation"]; n < 3 {
+		t.Errorf("%d polls, want the two InProgress answers and the last", n)
+	}
+
+	srv, _ = testSim(t, f, sim.Options{OperationPolls: 1000})
+	p = testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus"}})
+	old := StopWait
+	StopWait = 1500 * time.Millisecond
+	t.Cleanup(func() { StopWait = old })
+	start := time.Now()
+	res, err = p.Stop(context.Background(), scope, f.Instances[1].ID, false)
+	if err == nil || !strings.Contains(err.Error(), "did not finish within") || res.CurrentState != "deallocating" {
+		t.Errorf("an operation that never ends: %+v, %v", res, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("waited %s, StopWait is %s", d, StopWait)
+	}
+}

@@ -86,6 +86,9 @@ type Options struct {
 	GraphQuota int
 	// Namespace and GPU metric names of the Telegraf custom metrics.
 	Namespace, GPUMetric, GPUMemoryMetric string
+	// OperationPolls is how many polls a deallocation's async operation
+	// answers InProgress (the VM "deallocating") before it succeeds.
+	OperationPolls int
 	// DenyActions are the actions the caller's role lacks: the
 	// permissions API lists them as notActions and the calls they guard
 	// answer 403 AuthorizationFailed.
@@ -136,7 +139,7 @@ type Server struct {
 	subs    []string
 
 	mu     sync.Mutex
-	ops    map[string]string // async operation → VM ID
+	ops    map[string]*operation // async operation → its VM and polls left
 	quota  []time.Time
 	series seriesState
 }
@@ -168,7 +171,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		opts.GPUMemoryMetric = "utilization_memory"
 	}
 	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.Azure, opts.Subscription), kit: opts.Kit,
-		sizes: map[string]Size{}, byID: map[string]*vm{}, ops: map[string]string{}}
+		sizes: map[string]Size{}, byID: map[string]*vm{}, ops: map[string]*operation{}}
 	if s.kit == nil {
 		kit, err := simkit.New(KitOptions(opts))
 		if err != nil {
@@ -559,6 +562,8 @@ func powerCode(state string) string {
 		return "PowerState/running"
 	case "stopped", "deallocated":
 		return "PowerState/deallocated"
+	case "deallocating":
+		return "PowerState/deallocating"
 	case "stopped-allocated":
 		return "PowerState/stopped"
 	}
@@ -763,18 +768,21 @@ func (s *Server) serveAction(w http.ResponseWriter, req request) {
 		writeError(w, http.StatusNotFound, "ResourceNotFound", "The Resource 'Microsoft.Compute/virtualMachines/"+lastPart(req.r.URL.Path, "")+"' was not found.")
 		return
 	}
-	state := "stopped"
+	state, final := "stopped", "stopped"
+	if s.opts.OperationPolls > 0 && req.op == "Deallocate" {
+		state = "deallocating"
+	}
 	if req.op == "PowerOff" {
 		if s.inv.StateOf(req.vm.in.ID) == "stopped" {
 			writeError(w, http.StatusConflict, "OperationNotAllowed", "Cannot power off a deallocated VM.")
 			return
 		}
-		state = "stopped-allocated"
+		state, final = "stopped-allocated", "stopped-allocated"
 	}
 	s.inv.SetState(req.vm.in.ID, state)
 	s.mu.Lock()
 	op := fmt.Sprintf("%x", simkit.Digest(req.vm.id(), req.op, strconv.Itoa(len(s.ops))))[:24]
-	s.ops[op] = req.vm.id()
+	s.ops[op] = &operation{vm: req.vm, left: s.opts.OperationPolls, final: final}
 	s.mu.Unlock()
 	u := baseURL(req.r) + opPath + op + "?api-version=" + url.QueryEscape(req.r.URL.Query().Get("api-version"))
 	w.Header().Set("Azure-AsyncOperation", u)
@@ -786,18 +794,39 @@ func (s *Server) serveAction(w http.ResponseWriter, req request) {
 func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 	op := strings.TrimPrefix(req.r.URL.Path, opPath)
 	s.mu.Lock()
-	_, ok := s.ops[op]
+	o, ok := s.ops[op]
+	status := "Succeeded"
+	if ok && o.left > 0 && req.r.URL.Query().Get("monitor") != "true" {
+		o.left--
+		status = "InProgress"
+	}
 	s.mu.Unlock()
 	if !ok {
 		writeError(w, http.StatusNotFound, "OperationNotFound", "no operation "+op)
 		return
+	}
+	if status == "Succeeded" {
+		s.inv.SetState(o.vm.in.ID, o.final)
 	}
 	if req.r.URL.Query().Get("monitor") == "true" {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	now := s.opts.Now().UTC().Format(time.RFC3339)
-	writeJSON(w, map[string]any{"name": op, "status": "Succeeded", "startTime": now, "endTime": now})
+	body := map[string]any{"name": op, "status": status, "startTime": now}
+	if status == "Succeeded" {
+		body["endTime"] = now
+	} else {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, body)
+}
+
+// operation is one deallocation or power-off in progress.
+type operation struct {
+	vm    *vm
+	left  int
+	final string
 }
 
 // PowerOff powers a VM off without deallocating it, as a guest shutdown or
