@@ -32,7 +32,8 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
-	_ "github.com/gpufinops/gpufinops/providers/aws/simcat" // registers the AWS simulator
+	_ "github.com/gpufinops/gpufinops/providers/aws/simcat"   // registers the AWS simulator
+	_ "github.com/gpufinops/gpufinops/providers/azure/simcat" // registers the Azure simulator
 	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )

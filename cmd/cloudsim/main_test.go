@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes to it.
@@ -164,14 +165,21 @@ func TestServeDemoUntilSIGINT(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := file.Demo()
-	aws := 0
+	served := map[fleet.Provider]bool{}
+	for _, sim := range simkit.Registered() {
+		served[sim.Provider] = true
+	}
+	aws, all := 0, 0
 	for _, in := range f.Instances {
 		if in.Provider == fleet.AWS {
 			aws++
 		}
+		if served[in.Provider] {
+			all++
+		}
 	}
-	if len(state.Instances) != aws || state.Instances[0].ID != "train-p4d-1" {
-		t.Errorf("state lists %d instances (%v), want the demo's %d AWS instances", len(state.Instances), state.Instances, aws)
+	if len(state.Instances) != all || state.Instances[0].ID != "train-p4d-1" {
+		t.Errorf("state lists %d instances (%v), want the demo's %d instances of the registered simulators", len(state.Instances), state.Instances, all)
 	}
 	// An AWS-shaped request is counted, whatever the simulator answers.
 	resp, err = http.Post(url+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeRegions&Version=2016-11-15"))
@@ -186,8 +194,11 @@ func TestServeDemoUntilSIGINT(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	wantFirst := "cloudsim: serving " + strconv.Itoa(aws) + " AWS instances of demo.yaml on " + url + " (AWS_ENDPOINT_URL=" + url + ")"
-	if len(lines) != 4 || lines[0] != wantFirst || !strings.Contains(lines[1], url+"/_sim/state") || !strings.Contains(lines[1], url+"/_sim/requests") ||
-		lines[2] != "cloudsim: static access keys act in account 111122223333" || lines[3] != "cloudsim: stopped after 1 requests" {
+	// One serving line per simulator, the control line, each simulator's
+	// notes, the closing line.
+	control := len(simkit.Registered())
+	if len(lines) < control+3 || lines[0] != wantFirst || !strings.Contains(lines[control], url+"/_sim/state") || !strings.Contains(lines[control], url+"/_sim/requests") ||
+		lines[control+1] != "cloudsim: static access keys act in account 111122223333" || lines[len(lines)-1] != "cloudsim: stopped after 1 requests" {
 		t.Errorf("stdout:\n%s\nwant first line %q", stdout, wantFirst)
 	}
 	if stderr != "" {
@@ -205,7 +216,8 @@ func TestServeFleetFileWithoutAWS(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "serving 0 AWS instances of "+path+" on "+url) {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
-	if stderr != "cloudsim: warning: "+path+" has no AWS instances\n" {
+	// A warning for each simulator with nothing to serve, AWS's first.
+	if !strings.HasPrefix(stderr, "cloudsim: warning: "+path+" has no AWS instances\n") || strings.Count(stderr, "\n") != strings.Count(stderr, "cloudsim: warning: ") {
 		t.Errorf("stderr %q", stderr)
 	}
 }

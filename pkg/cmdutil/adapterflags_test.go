@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,7 +22,12 @@ func init() {
 		New:  func(context.Context, providers.Options) (providers.Provider, error) { return nil, nil },
 		Options: []providers.Option{
 			{Name: "accounts", Flag: "account", Default: []string{}, Help: "accounts to scan"},
-			{Name: "tenant", Flag: "tenant", Default: "", Help: "tenant"},
+			{Name: "tenant", Flag: "tenant", Default: "", Help: "tenant", Validate: func(v any) error {
+				if v.(string) == "bad" {
+					return errors.New(`"bad" is not a tenant`)
+				}
+				return nil
+			}},
 		},
 		Lookback: providers.Lookback{MaxDays: 30, Why: "the metrics store keeps 30 days"},
 	})
@@ -63,6 +69,7 @@ func TestAdapterFlags(t *testing.T) {
 		{[]string{"--provider", "oracle"}, `--provider: "oracle" is not one of aws, azure, gcp`},
 		{[]string{"--provider", "aws", "--lookback-days", "31"}, "--lookback-days: 31 is outside 1–30 (the metrics store keeps 30 days)"},
 		{[]string{"--demo", "--lookback-days", "456"}, "--lookback-days: 456 is outside 1–455"},
+		{[]string{"--provider", "aws", "--tenant", "bad"}, `--tenant: "bad" is not a tenant`},
 	} {
 		if _, err := parseScope(t, tc.args...); err == nil || err.Error() != tc.want {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)

@@ -1,27 +1,15 @@
-// Package azure registers what gpufinops knows of Microsoft Azure ahead of
-// its adapter: the tags Azure services put on the instances they manage and
-// how Azure sells commitments. Fleet files with Azure instances use them;
-// scanning Azure needs the adapter, which adds New, its options, doctor
-// checks and policy to Registration.
+// Package azure is the Azure adapter: GPU VMs (and uniform scale-set
+// members) from Resource Graph with the ARM VM list as fallback, their GPU
+// count from Resource SKUs and model from a table of size names, GPU
+// utilization from Azure Monitor custom metrics (Telegraf nvidia_smi) read
+// with the batch metrics API, live prices from the Retail Prices API, and
+// deallocating idle VMs, all through azure-sdk-for-go. Azure's quirks stay
+// in this package.
 package azure
 
-import (
-	"github.com/gpufinops/gpufinops/pkg/fleet"
-	"github.com/gpufinops/gpufinops/pricing"
-	"github.com/gpufinops/gpufinops/providers"
-)
+import "github.com/gpufinops/gpufinops/pkg/fleet"
 
-func init() { providers.Register(Registration()) }
-
-// Registration is Azure's entry in the registry.
-func Registration() *providers.RegInfo {
-	return &providers.RegInfo{
-		Name:        fleet.Azure,
-		Description: "Microsoft Azure (fleet files only: this build has no Azure adapter yet)",
-		OwnerRules:  OwnerRules,
-		Purchase:    &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
-	}
-}
+func init() { register() }
 
 // OwnerRules are the tags of AKS node pools, Azure Machine Learning and
 // scale sets.

@@ -1,0 +1,126 @@
+package azure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+var _ providers.Doctor = (*Provider)(nil)
+
+// TelegrafConfig is the Telegraf configuration that sends the GPU metrics
+// gpufinops reads to Azure Monitor (docs/azure.md).
+const TelegrafConfig = `[[inputs.nvidia_smi]]
+  interval = "60s"
+[[outputs.azure_monitor]]
+  namespace_prefix = "Telegraf/"
+  # on the VM, with a managed identity holding Monitoring Metrics Publisher`
+
+// CheckPermissions implements providers.Doctor. Without a region: a token
+// for ARM, the subscription (Subscriptions Get), Resource Graph (one row),
+// the Retail Prices API, and the role's effective permissions: the reads of
+// RoleAnalyze, and the deallocate action idle-stop needs (a warning when
+// missing: analyze works without it). With a region: the region's VM
+// listing (Resource Graph, one row) and Resource SKUs (one page).
+func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
+	var out []providers.Check
+	add := func(action, method string, err error) {
+		c := providers.Check{Name: "permission", Action: action, Method: method, Status: providers.CheckOK}
+		switch {
+		case err == nil:
+		case errors.Is(err, providers.ErrPermission):
+			c.Status, c.Detail, c.Fix = providers.CheckMissing, err.Error(), "grant the role from 'gpufinops iam-policy azure' (or Reader and Monitoring Reader) on the subscription"
+		case errors.Is(err, providers.ErrCredentials):
+			c.Status, c.Detail, c.Fix = providers.CheckMissing, err.Error(), providers.FixOf(err)
+		default:
+			c.Status, c.Detail = providers.CheckError, err.Error()
+		}
+		out = append(out, c)
+	}
+	if scope.Region == "" {
+		_, err := p.cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{armAudience + "/.default"}})
+		c := providers.Check{Name: "credentials", Method: "a token for Azure Resource Manager", Status: providers.CheckOK}
+		if err != nil {
+			c.Status, c.Detail, c.Fix = providers.CheckMissing, classify(err).Error(), missingCredentialsFix
+			return append(out, c)
+		}
+		out = append(out, c)
+		_, err = p.subs.Get(ctx, scope.Account, nil)
+		add("Microsoft.Resources/subscriptions/read", "one call", classify(err))
+		_, err = p.query(ctx, []string{scope.Account}, regionsQuery)
+		add("Microsoft.Compute/virtualMachines/read", "Resource Graph, one query", err)
+		_, err = p.retailItems(ctx, "eastus", "Standard_NC24ads_A100_v4")
+		add("Retail Prices API (public)", "one query", err)
+		perms, err := p.permissionsOf(ctx, scope.Account, "")
+		if err != nil {
+			add("Microsoft.Authorization/permissions", "one call", err)
+			return out
+		}
+		for _, perm := range RoleAnalyze {
+			var err error
+			if !perms.allows(perm.Action) {
+				err = fmt.Errorf("%w: the role lacks %s (%s)", providers.ErrPermission, perm.Action, perm.Purpose)
+			}
+			add(perm.Action, "effective permissions", err)
+		}
+		c = providers.Check{Name: "permission", Action: ActionDeallocate, Method: "effective permissions", Status: providers.CheckOK}
+		if !perms.allows(ActionDeallocate) {
+			c.Status, c.Detail, c.Fix = providers.CheckWarn, "the role cannot deallocate VMs: idle-stop --execute would fail (analyze is unaffected)", "gpufinops iam-policy azure --idle-stop"
+		}
+		return append(out, c)
+	}
+	_, err := p.query(ctx, []string{scope.Account}, graphQuery(scope.Region))
+	add("Microsoft.Compute/virtualMachines/read", "Resource Graph, one query", err)
+	f, err := p.compute(scope.Account)
+	if err == nil {
+		pager := f.NewResourceSKUsClient().NewListPager(&armcompute.ResourceSKUsClientListOptions{Filter: to.Ptr("location eq '" + scope.Region + "'")})
+		_, err = pager.NextPage(ctx)
+		err = classify(err)
+	}
+	add("Microsoft.Compute/skus/read", "one page", err)
+	return out
+}
+
+// CheckCoverage implements providers.Doctor: how many of the scope's
+// running GPU VMs publish GPU metrics over the last day.
+func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
+	if scope.Region == "" {
+		return []providers.Check{{Name: "metrics", Status: providers.CheckOK, Detail: "checked per region"}}
+	}
+	listed, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		return []providers.Check{{Name: "metrics", Status: providers.CheckError, Detail: err.Error()}}
+	}
+	now := p.opts.Now().UTC().Truncate(time.Hour)
+	if _, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: now.Add(-7 * 24 * time.Hour), End: now}); err != nil {
+		return []providers.Check{{Name: "metrics", Status: providers.CheckError, Detail: err.Error()}}
+	}
+	var without []string
+	running := 0
+	for _, in := range listed {
+		if in.State == fleet.Stopped {
+			continue
+		}
+		running++
+		if in.Utilization == nil {
+			without = append(without, in.ID)
+		}
+	}
+	c := providers.Check{Name: "metrics", Method: "metrics:getBatch, " + p.az.namespace, Status: providers.CheckOK,
+		Detail: fmt.Sprintf("%d of %d running GPU VMs publish GPU metrics", running-len(without), running)}
+	if len(without) > 0 {
+		c.Status = providers.CheckWarn
+		c.Detail += "; without: " + strings.Join(without, ", ")
+		c.Fix = "install Telegraf with this configuration on each VM:\n" + TelegrafConfig
+	}
+	return []providers.Check{c}
+}
