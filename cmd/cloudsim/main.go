@@ -240,7 +240,12 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: warning: %s has no %s instances\n", name, title)
 	}
 
-	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and cleartext HTTP/2 on one port: gRPC simulators (GCP's
+	// Cloud Monitoring) need HTTP/2 without TLS.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
