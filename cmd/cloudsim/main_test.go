@@ -18,6 +18,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // syncBuffer is a bytes.Buffer safe to read while the server writes to it.
@@ -164,14 +165,18 @@ func TestServeDemoUntilSIGINT(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := file.Demo()
-	aws := 0
+	served := map[fleet.Provider]bool{}
+	for _, sim := range simkit.Registered() {
+		served[sim.Provider] = true
+	}
+	want := 0
 	for _, in := range f.Instances {
-		if in.Provider == fleet.AWS {
-			aws++
+		if served[in.Provider] {
+			want++
 		}
 	}
-	if len(state.Instances) != aws || state.Instances[0].ID != "train-p4d-1" {
-		t.Errorf("state lists %d instances (%v), want the demo's %d AWS instances", len(state.Instances), state.Instances, aws)
+	if len(state.Instances) != want || state.Instances[0].ID != "train-p4d-1" {
+		t.Errorf("state lists %d instances (%v), want the demo's %d instances of the registered simulators", len(state.Instances), state.Instances, want)
 	}
 	// An AWS-shaped request is counted, whatever the simulator answers.
 	resp, err = http.Post(url+"/", "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeRegions&Version=2016-11-15"))
@@ -185,9 +190,18 @@ func TestServeDemoUntilSIGINT(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	aws := 0
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS {
+			aws++
+		}
+	}
+	// One serving line per simulator (AWS first), the control endpoints,
+	// each simulator's notes, the stop.
+	sims := len(simkit.Registered())
 	wantFirst := "cloudsim: serving " + strconv.Itoa(aws) + " AWS instances of demo.yaml on " + url + " (AWS_ENDPOINT_URL=" + url + ")"
-	if len(lines) != 4 || lines[0] != wantFirst || !strings.Contains(lines[1], url+"/_sim/state") || !strings.Contains(lines[1], url+"/_sim/requests") ||
-		lines[2] != "cloudsim: static access keys act in account 111122223333" || lines[3] != "cloudsim: stopped after 1 requests" {
+	if len(lines) < sims+3 || lines[0] != wantFirst || !strings.Contains(lines[sims], url+"/_sim/state") || !strings.Contains(lines[sims], url+"/_sim/requests") ||
+		lines[sims+1] != "cloudsim: static access keys act in account 111122223333" || lines[len(lines)-1] != "cloudsim: stopped after 1 requests" {
 		t.Errorf("stdout:\n%s\nwant first line %q", stdout, wantFirst)
 	}
 	if stderr != "" {
