@@ -34,6 +34,7 @@ import (
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	_ "github.com/gpufinops/gpufinops/providers/aws/simcat" // registers the AWS simulator
 	"github.com/gpufinops/gpufinops/providers/file"
+	_ "github.com/gpufinops/gpufinops/providers/gcp/simcat" // registers the GCP simulator
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
