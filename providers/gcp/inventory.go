@@ -175,6 +175,12 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	return out, nil
 }
 
+// workloadKeys are the workload tags read from metadata too.
+var workloadKeys = map[string]bool{
+	fleet.TagWorkloadType: true, fleet.TagModelName: true, fleet.TagModelParams: true,
+	fleet.TagModelPrecision: true, fleet.TagCheckpoints: true, fleet.TagTrainingRun: true,
+}
+
 // regionOf is a zone's region: us-central1-a → us-central1.
 func regionOf(zone string) string {
 	if i := strings.LastIndexByte(zone, '-'); i > 0 {
@@ -230,15 +236,26 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 	for k, v := range inst.GetLabels() {
 		tags[k] = v
 	}
+	// Workload keys may be labels or, where a label value cannot hold them
+	// (model names with dots), metadata items.
+	work := map[string]string{}
 	for _, item := range inst.GetMetadata().GetItems() {
-		if item.GetKey() == "created-by" {
-			tags["created-by"] = item.GetValue()
+		switch k := item.GetKey(); {
+		case k == "created-by":
+			tags[k] = item.GetValue()
+		case workloadKeys[k]:
+			work[k] = item.GetValue()
 		}
 	}
 	if len(tags) > 0 {
 		out.Tags = tags
 	}
-	out.Workload = fleet.WorkloadFromTags(out.Tags)
+	for k, v := range tags {
+		if _, ok := work[k]; !ok {
+			work[k] = v
+		}
+	}
+	out.Workload = fleet.WorkloadFromTags(work)
 	out.ManagedBy = fleet.DetectOwner(out.ID, out.Tags)
 	var ssd int64
 	for _, d := range inst.GetDisks() {

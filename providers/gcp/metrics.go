@@ -19,13 +19,14 @@ import (
 )
 
 // The metrics read: the Ops Agent's NVML receiver, its DCGM receiver (read
-// only for VMs the first has nothing of) and Compute Engine's host CPU.
+// only for VMs the first has nothing of) , Compute Engine's host CPU and the agent's host memory.
 const (
 	MetricGPUUtil    = "agent.googleapis.com/gpu/utilization"               // percent
 	MetricGPUMemory  = "agent.googleapis.com/gpu/memory/bytes_used"         // label memory_state used|free
 	MetricDCGMUtil   = "workload.googleapis.com/gpu.dcgm.utilization"       // ratio 0–1
 	MetricDCGMMemory = "workload.googleapis.com/gpu.dcgm.memory.bytes_used" // label state used|free
 	MetricCPU        = "compute.googleapis.com/instance/cpu/utilization"    // ratio 0–1
+	MetricMemory     = "agent.googleapis.com/memory/percent_used"           // label state used|free|…
 	resourceType     = "gce_instance"
 	labelInstanceID  = "resource.label.instance_id"
 	labelGPUNumber   = "metric.label.gpu_number"
@@ -40,6 +41,8 @@ type metric struct {
 	// stateLabel, for memory, is the label saying used or free.
 	stateLabel string
 	perGPU     bool
+	// only keeps the series whose label (key) has the value.
+	only [2]string
 }
 
 var (
@@ -48,6 +51,7 @@ var (
 	dcgmUtil = metric{name: MetricDCGMUtil, scale: 100, perGPU: true}
 	dcgmMem  = metric{name: MetricDCGMMemory, scale: 1, perGPU: true, stateLabel: "state"}
 	hostCPU  = metric{name: MetricCPU, scale: 100}
+	hostMem  = metric{name: MetricMemory, scale: 1, only: [2]string{"state", "used"}}
 )
 
 // filter is the metric's filter in one region of the project.
@@ -64,6 +68,9 @@ func (m metric) groupBy() []string {
 	if m.stateLabel != "" {
 		g = append(g, "metric.label."+m.stateLabel)
 	}
+	if m.only[0] != "" {
+		g = append(g, "metric.label."+m.only[0])
+	}
 	return g
 }
 
@@ -72,7 +79,7 @@ func (m metric) groupBy() []string {
 type hourly map[int64]map[int]float64
 
 // ReadUtilization reads hourly GPU utilization, GPU memory (used over used
-// plus free) and host CPU of the scope's running VMs: one ListTimeSeries
+// plus free), host CPU and the agent's host memory of the scope's running VMs: one ListTimeSeries
 // request per metric for the whole region of the project, aligned to the
 // hour (ALIGN_MEAN) and reduced (REDUCE_MEAN) per instance and GPU on the
 // server, however many VMs there are. DCGM metrics are asked for only when
@@ -136,10 +143,14 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 	if err != nil {
 		return nil, err
 	}
+	hostMemory, err := p.readMetric(ctx, scope, hostMem, window)
+	if err != nil {
+		return nil, err
+	}
 	var notes []string
 	for id, i := range want {
 		in := &instances[i]
-		samples, hours := toSamples(util[id], mem[id], cpu[id])
+		samples, hours := toSamples(util[id], mem[id], cpu[id], hostMemory[id])
 		if hours > 0 {
 			h := float64(hours) / window.Hours() * fleet.HoursPerMonth
 			in.Usage = fleet.Usage{HoursPerMonth: &h}
@@ -219,6 +230,9 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 			}
 			gpu = n
 		}
+		if m.only[0] != "" && ts.GetMetric().GetLabels()[m.only[0]] != m.only[1] {
+			continue
+		}
 		state := ts.GetMetric().GetLabels()[m.stateLabel]
 		for _, pt := range ts.GetPoints() {
 			v := pointValue(pt.GetValue())
@@ -290,9 +304,9 @@ func clampPercent(v float64) float64 { return math.Max(0, math.Min(100, v)) }
 // toSamples joins the hourly values into samples in time order, each GPU
 // list holding the GPUs that reported, in GPU-number order; hours counts
 // the hours with any datapoint (CPU included).
-func toSamples(util, mem, cpu hourly) ([]fleet.Sample, int) {
+func toSamples(util, mem, cpu, host hourly) ([]fleet.Sample, int) {
 	hours := map[int64]bool{}
-	for _, h := range []hourly{util, mem, cpu} {
+	for _, h := range []hourly{util, mem, cpu, host} {
 		for hour := range h {
 			hours[hour] = true
 		}
@@ -308,7 +322,10 @@ func toSamples(util, mem, cpu hourly) ([]fleet.Sample, int) {
 		if v, ok := cpu[h][0]; ok {
 			s.CPU = &v
 		}
-		if s.GPU == nil && s.GPUMemory == nil && s.CPU == nil {
+		if v, ok := host[h][0]; ok {
+			s.Memory = &v
+		}
+		if s.GPU == nil && s.GPUMemory == nil && s.CPU == nil && s.Memory == nil {
 			continue
 		}
 		out = append(out, s)

@@ -158,7 +158,9 @@ type swapHandler struct {
 	url string
 }
 
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
 
 // conformanceBackend serves h at the case's address and returns it.
 func conformanceBackend(t *testing.T, h http.Handler) string {

@@ -76,13 +76,21 @@ func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 	}
 	labels := map[string]string{}
 	var items []map[string]string
+	own := s.fleetTags[in.ID]
 	for k, v := range in.Tags {
-		if k == "created-by" {
+		_, fromFleet := own[k]
+		switch {
+		case k == "created-by":
 			items = append(items, map[string]string{"key": k, "value": v})
-			continue
+		case !fromFleet:
+			// What the workload block adds (model names with dots, "7.2B")
+			// is no valid label value: it is served as metadata.
+			items = append(items, map[string]string{"key": k, "value": v})
+		default:
+			labels[k] = v
 		}
-		labels[k] = v
 	}
+	sort.Slice(items, func(i, j int) bool { return items[i]["key"] < items[j]["key"] })
 	if in.ManagedBy != nil && in.Tags["created-by"] == "" && in.ManagedBy.Kind == fleet.OwnerMIG {
 		items = append(items, map[string]string{"key": "created-by", "value": "projects/" + projectNumber(in.Account) + "/zones/" + zone + "/instanceGroupManagers/" + in.ManagedBy.Name})
 	}

@@ -8,7 +8,8 @@ package sim
 // The series are the Ops Agent's: agent.googleapis.com/gpu/utilization
 // (percent, labels gpu_number, model, uuid), gpu/memory/bytes_used (label
 // memory_state used|free) and Compute Engine's instance/cpu/utilization
-// (a ratio), on the gce_instance resource (labels project_id, instance_id,
+// (a ratio) and the agent's memory/percent_used (label state; the simulator
+// serves the used state), on the gce_instance resource (labels project_id, instance_id,
 // zone). Every series has a datapoint per minute of the hours the fleet
 // gives values for (simkit's synthesizer), none while the VM is stopped.
 // The request's aggregation is applied: per-series alignment (ALIGN_MEAN,
@@ -42,6 +43,7 @@ const (
 	metricGPUUtil = "agent.googleapis.com/gpu/utilization"
 	metricGPUMem  = "agent.googleapis.com/gpu/memory/bytes_used"
 	metricCPU     = "compute.googleapis.com/instance/cpu/utilization"
+	metricMemory  = "agent.googleapis.com/memory/percent_used"
 )
 
 const listTimeSeries = "/google.monitoring.v3.MetricService/ListTimeSeries"
@@ -342,7 +344,7 @@ type monState struct {
 	timeline *simkit.Timeline
 }
 
-var seedKeys = simkit.Keys{GPU: metricGPUUtil, GPUMemory: metricGPUMem, CPU: metricCPU, Memory: "memory"}
+var seedKeys = simkit.Keys{GPU: metricGPUUtil, GPUMemory: metricGPUMem, CPU: metricCPU, Memory: metricMemory}
 
 // defaultCPU is the host CPU of VMs the fleet gives no utilization.
 var defaultCPU = fleet.Stats{Avg: 4, P95: 9, Max: 17}
@@ -389,6 +391,7 @@ func (s *Server) buildSeries(in fleet.Instance) *monInstance {
 			add(&simSeries{inst: mi, metric: metricGPUMem, metricLabels: free, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100, complement: true})
 		}
 	}
+	add(&simSeries{inst: mi, metric: metricMemory, metricLabels: map[string]string{"state": "used"}, resourceLabels: res, values: p.Memory, scale: 1})
 	add(&simSeries{inst: mi, metric: metricCPU, metricLabels: map[string]string{"instance_name": in.ID}, resourceLabels: res, values: p.CPU, scale: 0.01})
 	return mi
 }

@@ -116,6 +116,9 @@ type Server struct {
 	types   map[string]MachineType
 	zones   map[string][]string // region → zones
 
+	// fleetTags are each instance's own tags, before the workload's.
+	fleetTags map[string]map[string]string
+
 	mu  sync.Mutex
 	ops map[string]bool // operation name → done
 
@@ -144,6 +147,12 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	}
 	for _, t := range opts.Types {
 		s.types[t.Name] = t
+	}
+	s.fleetTags = map[string]map[string]string{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.GCP {
+			s.fleetTags[in.ID] = in.Tags
+		}
 	}
 	for _, in := range s.inv.Instances() {
 		s.inv.SetState(in.ID, statusOf(fleet.State(s.inv.StateOf(in.ID))))

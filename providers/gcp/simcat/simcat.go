@@ -56,18 +56,20 @@ func init() {
 //     the fleet's own types the catalog lacks (from the fleet's figures).
 //   - SKUs: per region and family, core and RAM rates, and per region and
 //     GPU model a GPU rate, for on-demand, spot and 1- and 3-year
-//     commitments, chosen so that the family's first type (the fleet's
-//     types first) prices exactly as in the catalog: the GPUs take 60 % of
+//     commitments, chosen so that the family's first type in the region
+//     (the fleet's types there first) prices exactly as in the catalog: the GPUs take 60 % of
 //     the price, the vCPUs three quarters of the rest and the RAM a quarter.
 //     Other types of the family price close to, not exactly at, the catalog.
 func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	var opts sim.Options
 	seen := map[string]bool{}
-	var fleetTypes []string
+	rank := map[string]int{} // region/type of the fleet → order
 	for _, in := range f.Instances {
+		if k := in.Region + "/" + in.InstanceType; in.Provider == fleet.GCP && rank[k] == 0 {
+			rank[k] = len(rank) + 1
+		}
 		if in.Provider == fleet.GCP && !seen[in.InstanceType] {
 			seen[in.InstanceType] = true
-			fleetTypes = append(fleetTypes, in.InstanceType)
 			if _, ok := cat.InstanceType(fleet.GCP, in.InstanceType); !ok && in.VCPUs > 0 && in.MemoryGiB > 0 {
 				opts.Types = append(opts.Types, sim.MachineType{Name: in.InstanceType, VCPUs: int(in.VCPUs), MemoryMB: int(in.MemoryGiB * 1024),
 					Accelerator: sim.AcceleratorType(in.GPU.Model), AcceleratorCount: int(in.GPU.Count)})
@@ -86,13 +88,9 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 			Accelerator: sim.AcceleratorType(t.GPUModel), AcceleratorCount: int(t.GPUCount)})
 	}
 	sort.Slice(opts.Types, func(i, j int) bool { return opts.Types[i].Name < opts.Types[j].Name })
-	// Fleet types first, then the rest in catalog order.
-	rank := map[string]int{}
-	for i, t := range fleetTypes {
-		rank[t] = i + 1
-	}
+	// The fleet's types in their regions first, then the rest in catalog order.
 	sort.SliceStable(offers, func(i, j int) bool {
-		ri, rj := rank[offers[i].Type.Name], rank[offers[j].Type.Name]
+		ri, rj := rank[offers[i].Region+"/"+offers[i].Type.Name], rank[offers[j].Region+"/"+offers[j].Type.Name]
 		if (ri > 0) != (rj > 0) {
 			return ri > 0
 		}
