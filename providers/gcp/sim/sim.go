@@ -373,3 +373,6 @@ func projectNumber(project string) string {
 	}
 	return strconv.FormatUint(x%900000000000+100000000000, 10)
 }
+
+// Counts returns the requests served so far: service → operation → count.
+func (s *Server) Counts() map[string]map[string]int { return s.kit.Counts() }
