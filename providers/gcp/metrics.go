@@ -74,8 +74,8 @@ func (m metric) groupBy() []string {
 	return g
 }
 
-// hourly is one instance's hourly values: hour → GPU number → value (a
-// host metric uses GPU number 0).
+// hourly is one instance's values per period: the period's start (Unix
+// seconds) → GPU number → value (a host metric uses GPU number 0).
 type hourly map[int64]map[int]float64
 
 // ReadUtilization reads hourly GPU utilization, GPU memory (used over used
@@ -90,7 +90,37 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	want := map[string]int{} // numeric ID → index
+	want := p.wanted(scope, instances)
+	if len(want) == 0 {
+		var notes []string
+		for _, in := range instances {
+			if in.State != fleet.Stopped {
+				notes = append(notes, fmt.Sprintf("%s: no GPU metrics: the VM was not listed by this scan", in.ID))
+			}
+		}
+		return notes, nil
+	}
+	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MEAN)
+}
+
+// ReadPeakUtilization is ReadUtilization with each period's maximum
+// (ALIGN_MAX) instead of its mean, for idle-stop's re-check right before a
+// stop.
+func (p *Provider) ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	want := p.wanted(scope, instances)
+	if len(want) == 0 {
+		return nil, nil
+	}
+	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MAX)
+}
+
+// wanted maps the numeric IDs of the running instances this provider
+// listed to their index.
+func (p *Provider) wanted(scope providers.Scope, instances []fleet.Instance) map[string]int {
+	want := map[string]int{}
 	for i, in := range instances {
 		if in.State == fleet.Stopped {
 			continue
@@ -102,21 +132,17 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 			want[id] = i
 		}
 	}
-	if len(want) == 0 {
-		var notes []string
-		for _, in := range instances {
-			if in.State != fleet.Stopped {
-				notes = append(notes, fmt.Sprintf("%s: no GPU metrics: the VM was not listed by this scan", in.ID))
-			}
-		}
-		return notes, nil
-	}
-	window = p.metricWindow(window)
-	util, err := p.readMetric(ctx, scope, nvmlUtil, window)
+	return want
+}
+
+func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, want map[string]int, window fleet.TimeRange, aligner monitoringpb.Aggregation_Aligner) ([]string, error) {
+	window, period := p.metricWindow(window)
+	read := func(m metric) (map[string]hourly, error) { return p.readMetric(ctx, scope, m, window, period, aligner) }
+	util, err := read(nvmlUtil)
 	if err != nil {
 		return nil, err
 	}
-	mem, err := p.readMetric(ctx, scope, nvmlMem, window)
+	mem, err := read(nvmlMem)
 	if err != nil {
 		return nil, err
 	}
@@ -125,11 +151,11 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 		missing = missing || len(util[id]) == 0
 	}
 	if missing {
-		du, err := p.readMetric(ctx, scope, dcgmUtil, window)
+		du, err := read(dcgmUtil)
 		if err != nil {
 			return nil, err
 		}
-		dm, err := p.readMetric(ctx, scope, dcgmMem, window)
+		dm, err := read(dcgmMem)
 		if err != nil {
 			return nil, err
 		}
@@ -139,20 +165,20 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 			}
 		}
 	}
-	cpu, err := p.readMetric(ctx, scope, hostCPU, window)
+	cpu, err := read(hostCPU)
 	if err != nil {
 		return nil, err
 	}
-	hostMemory, err := p.readMetric(ctx, scope, hostMem, window)
+	hostMemory, err := read(hostMem)
 	if err != nil {
 		return nil, err
 	}
 	var notes []string
 	for id, i := range want {
 		in := &instances[i]
-		samples, hours := toSamples(util[id], mem[id], cpu[id], hostMemory[id])
-		if hours > 0 {
-			h := float64(hours) / window.Hours() * fleet.HoursPerMonth
+		samples, periods := toSamples(util[id], mem[id], cpu[id], hostMemory[id])
+		if periods > 0 {
+			h := float64(periods) * period.Hours() / window.Hours() * fleet.HoursPerMonth
 			in.Usage = fleet.Usage{HoursPerMonth: &h}
 		}
 		if len(util[id]) == 0 {
@@ -174,23 +200,36 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 // opsAgentDoc is where Google says how to add GPU metrics.
 const opsAgentDoc = "https://cloud.google.com/compute/docs/gpus/monitor-gpus"
 
-// metricWindow defaults the window to the lookback and aligns it to hours.
-func (p *Provider) metricWindow(w fleet.TimeRange) fleet.TimeRange {
+// minuteWindow is the longest window read per minute (idle-stop's
+// windows); longer ones are read per hour.
+const minuteWindow = 3 * time.Hour
+
+// metricWindow defaults the window to the lookback, picks the alignment
+// period (a minute up to minuteWindow, else an hour) and aligns the window
+// to it.
+func (p *Provider) metricWindow(w fleet.TimeRange) (fleet.TimeRange, time.Duration) {
 	if w.End.IsZero() {
 		now := p.opts.Now().UTC()
 		w = fleet.TimeRange{Start: now.Add(-p.opts.Lookback), End: now}
 	}
-	w = fleet.TimeRange{Start: w.Start.UTC().Truncate(time.Hour), End: w.End.UTC().Truncate(time.Hour)}
-	if !w.End.After(w.Start) {
-		w.End = w.Start.Add(time.Hour)
+	period := time.Hour
+	if w.End.Sub(w.Start) <= minuteWindow {
+		period = time.Minute
 	}
-	return w
+	w = fleet.TimeRange{Start: w.Start.UTC().Truncate(period), End: w.End.UTC().Truncate(period)}
+	if !w.End.After(w.Start) {
+		w.End = w.Start.Add(period)
+	}
+	return w, period
 }
 
 // readMetric runs one ListTimeSeries over the scope's region and returns
 // numeric instance ID → hourly values in percent.
-func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metric, w fleet.TimeRange) (map[string]hourly, error) {
+func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metric, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (map[string]hourly, error) {
 	reducer := monitoringpb.Aggregation_REDUCE_MEAN
+	if aligner == monitoringpb.Aggregation_ALIGN_MAX {
+		reducer = monitoringpb.Aggregation_REDUCE_MAX
+	}
 	if m.stateLabel != "" {
 		reducer = monitoringpb.Aggregation_REDUCE_SUM
 	}
@@ -199,8 +238,8 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 		Filter:   m.filter(scope.Region),
 		Interval: &monitoringpb.TimeInterval{StartTime: timestamppb.New(w.Start), EndTime: timestamppb.New(w.End)},
 		Aggregation: &monitoringpb.Aggregation{
-			AlignmentPeriod:    durationpb.New(time.Hour),
-			PerSeriesAligner:   monitoringpb.Aggregation_ALIGN_MEAN,
+			AlignmentPeriod:    durationpb.New(period),
+			PerSeriesAligner:   aligner,
 			CrossSeriesReducer: reducer,
 			GroupByFields:      m.groupBy(),
 		},
@@ -240,7 +279,7 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 				continue
 			}
 			// An aligned point stands for the period that ends at its end time.
-			hour := pt.GetInterval().GetEndTime().AsTime().Add(-time.Hour).Unix() / 3600
+			hour := pt.GetInterval().GetEndTime().AsTime().Add(-period).Unix()
 			if m.stateLabel == "" {
 				if out[id] == nil {
 					out[id] = hourly{}
@@ -318,7 +357,7 @@ func toSamples(util, mem, cpu, host hourly) ([]fleet.Sample, int) {
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	var out []fleet.Sample
 	for _, h := range keys {
-		s := fleet.Sample{Time: time.Unix(h*3600, 0).UTC(), GPU: perGPU(util[h]), GPUMemory: perGPU(mem[h])}
+		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), GPU: perGPU(util[h]), GPUMemory: perGPU(mem[h])}
 		if v, ok := cpu[h][0]; ok {
 			s.CPU = &v
 		}

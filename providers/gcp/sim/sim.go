@@ -273,7 +273,7 @@ var routes = []route{
 	{"GET", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/aggregated/machineTypes$`), "compute", "machineTypes.aggregatedList", false, (*Server).aggregatedMachineTypes},
 	{"GET", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/regions$`), "compute", "regions.list", false, (*Server).listRegions},
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
-	{"GET", regexp.MustCompile(`^/v3/projects:search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
+	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
 }
 
 // ServeHTTP serves the control endpoints, gRPC (Monitoring) and every REST
@@ -296,7 +296,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "badRequest", "method "+r.Method+" not allowed")
 			return
 		}
-		scope := m[1]
+		scope := ""
+		if len(m) > 1 {
+			scope = m[1]
+		}
 		if rt.zonal {
 			scope = regionOfZone(m[2])
 		}
