@@ -12,15 +12,20 @@ import (
 	"testing"
 	"time"
 
+	idlestopcmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/file"
 	_ "github.com/gpufinops/gpufinops/providers/gcp"
 	gcpsim "github.com/gpufinops/gpufinops/providers/gcp/sim"
 	gcpsimcat "github.com/gpufinops/gpufinops/providers/gcp/simcat"
-	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -263,4 +268,74 @@ func TestAWSAndGCPOnOnePort(t *testing.T) {
 	}
 	want := compareWithFile(t, doc, scanned, live)
 	t.Logf("%d recommendations; current %s, savings %s a month, both ways", len(want.recs), want.current, want.savings)
+}
+
+// TestGCPIdleStopStopsExactlyTheAllowedIdleVMs: idle-stop --provider gcp
+// --execute against the simulator serving testdata/fleets/gcp.yaml stops
+// the one idle, opted-in, unmanaged on-demand VM and nothing else (not the
+// managed-instance-group member, not the GKE node, not the spot or busy
+// ones), as the simulator's state shows.
+func TestGCPIdleStopStopsExactlyTheAllowedIdleVMs(t *testing.T) {
+	gcpEnv(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fleets", "gcp.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, cat := gcpServed(t, doc)
+	clk := &clock{t: stopNow}
+	opts := gcpsimcat.Options(served, cat)
+	opts.Now = clk.Now
+	s := gcpsim.New(served, opts)
+	url := h2cServer(t, s)
+	states := func() map[string]string {
+		out := map[string]string{}
+		for _, st := range s.State() {
+			out[st.ID] = st.State
+		}
+		return out
+	}
+	before := states()
+	ios, _, _, _ := iostreams.Test()
+	out, errOut := &strings.Builder{}, &strings.Builder{}
+	ios.Out, ios.ErrOut = out, errOut
+	cfg := &config.Config{Policy: recommend.DefaultPolicy(), IdleStop: idlestop.DefaultPolicy()}
+	f := &cmdutil.Factory{IOStreams: ios, Now: clk.Now,
+		Config:  func() (*config.Config, error) { return cfg, nil },
+		Catalog: func() (pricing.Catalog, error) { return cat, nil },
+		Providers: func(ctx context.Context, in cmdutil.FleetFlags, _ *config.Config) ([]providers.Provider, error) {
+			ri, _ := providers.Find(fleet.GCP)
+			p, err := ri.New(ctx, providers.Options{Endpoint: url, Now: clk.Now, Adapter: providers.Values{"projects": []string{"ml-research-eu"}}})
+			return []providers.Provider{p}, err
+		},
+	}
+	var got *idlestopcmd.IdleStopOptions
+	cmd := idlestopcmd.NewCmdIdleStop(f, func(o *idlestopcmd.IdleStopOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--provider", "gcp", "-o", "json", "--execute", "--audit-log", filepath.Join(t.TempDir(), "audit.jsonl"), "--lock-dir", t.TempDir()})
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.ErrOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if err := idlestopcmd.Run(got); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	r := decode(t, out.String())
+	after := states()
+	for id, st := range after {
+		want := before[id]
+		if id == "eu-l4-idle" {
+			want = "TERMINATED"
+		}
+		if st != want {
+			t.Errorf("%s: %s after idle-stop, want %s (decisions %v)", id, st, want, reasons(r))
+		}
+	}
+	if r.Summary.Stopped != 1 {
+		t.Errorf("summary %+v, want one stop; decisions %v", r.Summary, reasons(r))
+	}
+	for id, want := range map[string]string{"us-a2-mig-1": "skip/managed", "gke-pool-l4-7f3a": "skip/managed", "eu-l4-nometrics": "skip/spot-not-stoppable", "eu-a2-train": "skip/busy"} {
+		if got := reasons(r)[id]; got != want {
+			t.Errorf("%s: %s, want %s", id, got, want)
+		}
+	}
 }
