@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -174,4 +175,60 @@ func conformanceBackend(t *testing.T, h http.Handler) string {
 	sw.url = startSim(t, sw)
 	t.Cleanup(func() { conformanceBackends.Delete(t) })
 	return sw.url
+}
+
+// TestStopDiscardsLocalSSD: a VM with local SSD is stopped with
+// discardLocalSsd (the simulator refuses the stop without it, as Compute
+// Engine does), and the stop is visible to the next listing.
+func TestStopDiscardsLocalSSD(t *testing.T) {
+	f := testFleet(t)
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), []string{"us-central1"})
+	scope := providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-central1"}
+	ctx := context.Background()
+	listed, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ssd float64
+	for _, in := range listed {
+		if in.ID == "us-a2-reserved" {
+			ssd = in.InstanceStoreGB
+			if in.Lifecycle != fleet.Committed {
+				t.Errorf("a RESERVATION_BOUND VM is %s, want committed", in.Lifecycle)
+			}
+		}
+	}
+	if ssd != 375 {
+		t.Fatalf("us-a2-reserved lists %v GB of local SSD, want 375", ssd)
+	}
+	res, err := p.Stop(ctx, scope, "us-a2-reserved", false)
+	if err != nil || res.PreviousState != "RUNNING" || res.CurrentState != "TERMINATED" {
+		t.Fatalf("stop = %+v, %v", res, err)
+	}
+	if got := listedState(t, p, scope, "us-a2-reserved"); got != fleet.Stopped {
+		t.Errorf("listed %s after the stop", got)
+	}
+	if _, err := p.Stop(ctx, scope, "us-a2-mig-1", true); !errors.Is(err, providers.ErrNotStoppable) {
+		t.Errorf("dry run of a MIG member: %v, want ErrNotStoppable", err)
+	}
+	if n := s.Counts()["compute"]["instances.stop"]; n != 1 {
+		t.Errorf("%d stop calls, want 1", n)
+	}
+}
+
+// listedState is the state id is listed with in scope.
+func listedState(t *testing.T, p *Provider, scope providers.Scope, id string) fleet.State {
+	t.Helper()
+	listed, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range listed {
+		if in.ID == id {
+			return in.State
+		}
+	}
+	t.Fatalf("%s not listed", id)
+	return ""
 }
