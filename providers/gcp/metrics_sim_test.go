@@ -63,3 +63,29 @@ func TestMonitoringRequestsGrowWithProjectsAndMetrics(t *testing.T) {
 		t.Logf("%d VMs: %v", n, c)
 	}
 }
+
+// TestThrottledMonitoringIsRetried: with 40 % of requests throttled
+// (Compute's 403 rateLimitExceeded, Monitoring's RESOURCE_EXHAUSTED, the
+// Billing Catalog's 429) a full scan still reads every VM, its utilization
+// and live prices.
+func TestThrottledMonitoringIsRetried(t *testing.T) {
+	f := testFleet(t)
+	opts := simOptions(t, f)
+	opts.ThrottleRate, opts.Seed = 0.4, 7
+	s := sim.New(f, opts)
+	p := newProvider(t, startSim(t, s), []string{"europe-west4", "us-central1"})
+	week := fleet.TimeRange{Start: simNow.Add(-7 * 24 * time.Hour).Truncate(time.Hour), End: simNow.Truncate(time.Hour)}
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{Window: week})
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatal(err, res.Failures)
+	}
+	read := 0
+	for _, in := range res.Fleet.Instances {
+		if in.Utilization != nil {
+			read++
+		}
+	}
+	if len(res.Fleet.Instances) != len(f.Instances) || read < 4 || len(res.Prices) == 0 {
+		t.Errorf("%d of %d VMs, %d with utilization, %d prices; notes %q", len(res.Fleet.Instances), len(f.Instances), read, len(res.Prices), res.Notes)
+	}
+}
