@@ -189,6 +189,11 @@ func (f *FleetFlags) Validate() error {
 		if !slices.ContainsFunc(f.Providers, func(p string) bool { return slices.Contains(fl.Clouds, p) }) {
 			return FlagErrorf("--%s is a flag of %s, which --provider does not name", g, strings.Join(fl.Clouds, ", "))
 		}
+		if fl.Option.Validate != nil {
+			if err := fl.Option.Validate(fl.Value()); err != nil {
+				return FlagErrorf("--%s: %v", g, err)
+			}
+		}
 	}
 	if f.LookbackDays < 1 || f.LookbackDays > MaxLookbackDays {
 		return FlagErrorf("--lookback-days: %d is outside 1–%d", f.LookbackDays, MaxLookbackDays)
