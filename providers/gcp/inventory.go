@@ -23,9 +23,11 @@ import (
 // pageSize is the aggregated listing's page: the most Compute Engine allows.
 const pageSize = 500
 
-// listingTTL is how long one project's aggregated listing serves the
-// region scopes of a scan; a stop drops it.
-const listingTTL = 30 * time.Second
+// listingTTL is how long (wall clock) one project's aggregated listing
+// serves the region scopes of a scan, which start together; it is short so
+// that a later listing (idle-stop's re-check right before a stop) sees the
+// VMs' current state and labels. A stop drops it.
+const listingTTL = 2 * time.Second
 
 // listing is one project's aggregated instance listing, shared by the
 // project's region scopes: one aggregatedList pass per project, not one
@@ -51,7 +53,7 @@ func (p *Provider) projectListing(ctx context.Context, project string) (*listing
 	if l != nil {
 		select {
 		case <-l.done:
-			if l.err != nil || p.opts.Now().Sub(l.at) > listingTTL {
+			if l.err != nil || time.Since(l.at) > listingTTL {
 				l = nil
 			}
 		default:
@@ -65,7 +67,7 @@ func (p *Provider) projectListing(ctx context.Context, project string) (*listing
 	p.listMu.Unlock()
 	if mine {
 		l.instances, l.unreachable, l.err = p.aggregatedList(ctx, project, "")
-		l.at = p.opts.Now()
+		l.at = time.Now()
 		close(l.done)
 	}
 	select {
