@@ -232,3 +232,27 @@ func listedState(t *testing.T, p *Provider, scope providers.Scope, id string) fl
 	t.Fatalf("%s not listed", id)
 	return ""
 }
+
+// TestAttachedGPUs: an N1 VM's GPUs come from guestAccelerators, its host
+// from machineTypes.get; a VM without GPUs is left out.
+func TestAttachedGPUs(t *testing.T) {
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{
+		{ID: "n1-t4", Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c", InstanceType: "n1-standard-8",
+			GPU: fleet.GPU{Model: "T4", Count: 2}, Lifecycle: fleet.Spot, State: fleet.Running},
+		{ID: "n1-nogpu", Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c", InstanceType: "n1-standard-4",
+			Lifecycle: fleet.OnDemand, State: fleet.Running},
+	}}
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), []string{"us-east1"})
+	got, err := p.ListGPUInstances(context.Background(), providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-east1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("listed %d VMs, want the one with GPUs: %+v", len(got), got)
+	}
+	in := got[0]
+	if in.ID != "n1-t4" || in.GPU.Model != "T4" || in.GPU.Count != 2 || in.GPU.MemoryGiB != 16 || in.VCPUs != 8 || in.MemoryGiB != 30 || in.Lifecycle != fleet.Spot || in.Zone != "us-east1-c" {
+		t.Errorf("%+v", in)
+	}
+}
