@@ -89,3 +89,39 @@ func TestThrottledMonitoringIsRetried(t *testing.T) {
 		t.Errorf("%d of %d VMs, %d with utilization, %d prices; notes %q", len(res.Fleet.Instances), len(f.Instances), read, len(res.Prices), res.Notes)
 	}
 }
+
+// TestDCGMMetrics: a VM whose agent runs the DCGM receiver is read from the
+// DCGM metrics, asked for only because some VM has no NVML data; its
+// ratio is read as percent.
+func TestDCGMMetrics(t *testing.T) {
+	f := manyVMs(4, "proj-alpha")
+	opts := simOptions(t, f)
+	opts.DCGM = []string{"vm-0002"}
+	s := sim.New(f, opts)
+	p := newProvider(t, startSim(t, s), []string{"us-central1"}, "proj-alpha")
+	week := fleet.TimeRange{Start: simNow.Add(-7 * 24 * time.Hour).Truncate(time.Hour), End: simNow.Truncate(time.Hour)}
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{Window: week, SkipPrices: true})
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatal(err, res.Failures)
+	}
+	for _, in := range res.Fleet.Instances {
+		if in.Utilization == nil || len(in.Utilization.Samples) == 0 {
+			t.Fatalf("%s: no utilization; notes %q", in.ID, res.Notes)
+		}
+		var sum float64
+		var n int
+		for _, smp := range in.Utilization.Samples {
+			for _, v := range smp.GPU {
+				sum += v
+				n++
+			}
+		}
+		if avg := sum / float64(n); avg < 36 || avg > 44 {
+			t.Errorf("%s: mean GPU utilization %.1f, the fleet says 40", in.ID, avg)
+		}
+	}
+	// NVML utilization and memory, DCGM's two, host CPU and memory.
+	if got := s.Counts()["monitoring"]["ListTimeSeries"]; got != 6 {
+		t.Errorf("%d ListTimeSeries requests, want 6", got)
+	}
+}

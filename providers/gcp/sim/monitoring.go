@@ -9,7 +9,9 @@ package sim
 // (percent, labels gpu_number, model, uuid), gpu/memory/bytes_used (label
 // memory_state used|free) and Compute Engine's instance/cpu/utilization
 // (a ratio) and the agent's memory/percent_used (label state; the simulator
-// serves the used state), on the gce_instance resource (labels project_id, instance_id,
+// serves the used state), on the gce_instance; Options.DCGM's instances
+// publish the DCGM receiver's gpu.dcgm.utilization (a ratio) and
+// gpu.dcgm.memory.bytes_used (label state) instead, resource (labels project_id, instance_id,
 // zone). Every series has a datapoint per minute of the hours the fleet
 // gives values for (simkit's synthesizer), none while the VM is stopped.
 // The request's aggregation is applied: per-series alignment (ALIGN_MEAN,
@@ -44,6 +46,8 @@ const (
 	metricGPUMem  = "agent.googleapis.com/gpu/memory/bytes_used"
 	metricCPU     = "compute.googleapis.com/instance/cpu/utilization"
 	metricMemory  = "agent.googleapis.com/memory/percent_used"
+	metricDCGM    = "workload.googleapis.com/gpu.dcgm.utilization"       // ratio
+	metricDCGMMem = "workload.googleapis.com/gpu.dcgm.memory.bytes_used" // label state used|free
 )
 
 const listTimeSeries = "/google.monitoring.v3.MetricService/ListTimeSeries"
@@ -371,6 +375,10 @@ func (s *Server) buildSeries(in fleet.Instance) *monInstance {
 	res := map[string]string{"project_id": in.Account, "instance_id": numericID(in.Account, in.ID), "zone": zoneOf(in)}
 	memBytes := in.GPU.MemoryGiB * (1 << 30)
 	model := in.GPU.Model
+	utilName, utilScale, memName, stateKey := metricGPUUtil, 1.0, metricGPUMem, "memory_state"
+	if contains(s.opts.DCGM, in.ID) {
+		utilName, utilScale, memName, stateKey = metricDCGM, 0.01, metricDCGMMem, "state"
+	}
 	add := func(se *simSeries) {
 		for _, v := range se.values {
 			if !math.IsNaN(v) {
@@ -382,13 +390,13 @@ func (s *Server) buildSeries(in fleet.Instance) *monInstance {
 	for i := 0; i < len(p.GPU); i++ {
 		labels := map[string]string{"gpu_number": strconv.Itoa(i), "model": "NVIDIA " + model, "uuid": "GPU-" + simkit.Fingerprint(in.ID, strconv.Itoa(i))}
 		if p.GPU[i] != nil {
-			add(&simSeries{inst: mi, metric: metricGPUUtil, metricLabels: labels, resourceLabels: res, values: p.GPU[i], scale: 1, gpuUtil: true})
+			add(&simSeries{inst: mi, metric: utilName, metricLabels: labels, resourceLabels: res, values: p.GPU[i], scale: utilScale, gpuUtil: true})
 		}
 		if i < len(p.GPUMemory) && p.GPUMemory[i] != nil && memBytes > 0 {
-			used := withLabel(labels, "memory_state", "used")
-			free := withLabel(labels, "memory_state", "free")
-			add(&simSeries{inst: mi, metric: metricGPUMem, metricLabels: used, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100})
-			add(&simSeries{inst: mi, metric: metricGPUMem, metricLabels: free, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100, complement: true})
+			used := withLabel(labels, stateKey, "used")
+			free := withLabel(labels, stateKey, "free")
+			add(&simSeries{inst: mi, metric: memName, metricLabels: used, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100})
+			add(&simSeries{inst: mi, metric: memName, metricLabels: free, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100, complement: true})
 		}
 	}
 	add(&simSeries{inst: mi, metric: metricMemory, metricLabels: map[string]string{"state": "used"}, resourceLabels: res, values: p.Memory, scale: 1})

@@ -80,6 +80,9 @@ type Options struct {
 	Delays                  map[string]time.Duration
 	Hang                    []string
 	Seed                    int64
+	// DCGM names the instances whose GPU metrics come from the Ops Agent's
+	// DCGM receiver (workload.googleapis.com/gpu.dcgm.*) instead of NVML.
+	DCGM []string
 	// Now is the simulator's clock: metric series end at Now.
 	Now func() time.Time
 	// Kit, when set, is shared with other simulators (cmd/cloudsim).
