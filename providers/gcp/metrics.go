@@ -78,10 +78,10 @@ func (m metric) groupBy() []string {
 // seconds) → GPU number → value (a host metric uses GPU number 0).
 type hourly map[int64]map[int]float64
 
-// ReadUtilization reads hourly GPU utilization, GPU memory (used over used
+// ReadUtilization reads GPU utilization, GPU memory (used over used
 // plus free), host CPU and the agent's host memory of the scope's running VMs: one ListTimeSeries
-// request per metric for the whole region of the project, aligned to the
-// hour (ALIGN_MEAN) and reduced (REDUCE_MEAN) per instance and GPU on the
+// request per metric for the whole region of the project, aligned per hour
+// (per minute for windows up to minuteWindow) with ALIGN_MEAN and reduced (REDUCE_MEAN) per instance and GPU on the
 // server, however many VMs there are. DCGM metrics are asked for only when
 // some VM has no NVML data. A VM without GPU data keeps a nil Utilization
 // and is named in the notes; a GPU that does not report is left out of the

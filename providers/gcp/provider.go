@@ -56,9 +56,8 @@ const (
 type Provider struct {
 	opts     providers.Options
 	projects []string
-	// projectErrs are the projects given that could not be used.
-	ts   oauth2.TokenSource
-	http *http.Client
+	ts       oauth2.TokenSource
+	http     *http.Client
 
 	instances    *compute.InstancesClient
 	regions      *compute.RegionsClient
