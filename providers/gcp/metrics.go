@@ -78,14 +78,15 @@ func (m metric) groupBy() []string {
 // seconds) → GPU number → value (a host metric uses GPU number 0).
 type hourly map[int64]map[int]float64
 
-// ReadUtilization reads GPU utilization, GPU memory (used over used
-// plus free), host CPU and the agent's host memory of the scope's running VMs: one ListTimeSeries
-// request per metric for the whole region of the project, aligned per hour
-// (per minute for windows up to minuteWindow) with ALIGN_MEAN and reduced (REDUCE_MEAN) per instance and GPU on the
-// server, however many VMs there are. DCGM metrics are asked for only when
-// some VM has no NVML data. A VM without GPU data keeps a nil Utilization
-// and is named in the notes; a GPU that does not report is left out of the
-// samples, never read as idle.
+// ReadUtilization reads GPU utilization, GPU memory (used over used plus
+// free), host CPU and the agent's host memory of the scope's running VMs:
+// one ListTimeSeries request per metric for the project's region, aligned
+// on the server per hour (per minute for windows up to minuteWindow) with
+// ALIGN_MEAN and reduced (REDUCE_MEAN) per instance and GPU, however many
+// VMs there are. DCGM metrics are asked for only when some VM has no NVML
+// data. A VM without GPU data keeps a nil Utilization and is named in the
+// notes; a GPU that does not report is left out of the samples, never read
+// as idle.
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
