@@ -1,17 +1,19 @@
 // Command cloudsim serves a fleet file as local clouds: every simulator
-// registered with providers/simkit is mounted on one port, behind one set
-// of fault flags, counters and /_sim/* control endpoints. Today that is the
-// AWS simulator (providers/aws/sim), which speaks the wire protocols of EC2,
-// STS, CloudWatch, Pricing and Savings Plans, so the real SDK, the AWS CLI
-// and other tools can run against it. It is for demos, benchmarks and
-// side-by-side runs.
+// registered with providers/simkit is mounted on one port (HTTP/1.1 and
+// cleartext HTTP/2, so gRPC shares it), behind one set of fault flags,
+// counters and /_sim/* control endpoints. Today those are AWS's (EC2, STS,
+// CloudWatch, Pricing, Savings Plans), Azure's (ARM, Resource Graph, Azure
+// Monitor, Retail Prices) and GCP's (Compute REST, Cloud Monitoring gRPC,
+// Billing Catalog), so the real SDKs and the clouds' CLIs can run against
+// it. It is for demos, benchmarks and side-by-side runs.
 //
 //	go run ./cmd/cloudsim --demo --addr 127.0.0.1:4566
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //	  gpufinops analyze --provider aws --region us-east-1
 //
-// The fleet is completed from the embedded catalog first; the simulators'
-// instance types and prices come from the catalog too (see providers/aws/simcat).
+// docs/azure.md and docs/gcp.md show the other clouds' settings. The fleet
+// is completed from the embedded catalog first; the simulators' instance
+// types and prices come from the catalog too (each cloud's simcat package).
 package main
 
 import (
@@ -35,6 +37,7 @@ import (
 	_ "github.com/gpufinops/gpufinops/providers/aws/simcat"   // registers the AWS simulator
 	_ "github.com/gpufinops/gpufinops/providers/azure/simcat" // registers the Azure simulator
 	"github.com/gpufinops/gpufinops/providers/file"
+	_ "github.com/gpufinops/gpufinops/providers/gcp/simcat" // registers the GCP simulator
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -241,7 +244,12 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: warning: %s has no %s instances\n", name, title)
 	}
 
-	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and cleartext HTTP/2 on one port: gRPC simulators (GCP's
+	// Cloud Monitoring) need HTTP/2 without TLS.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -1,32 +1,15 @@
-// Package gcp registers what gpufinops knows of Google Cloud ahead of its
-// adapter: the labels GCP services put on the instances they manage and how
-// GCP sells commitments. Fleet files with GCP instances use them; scanning
-// GCP needs the adapter, which adds New, its options, doctor checks and
-// policy to Registration.
+// Package gcp is the Google Cloud adapter: GPU VMs from Compute Engine's
+// aggregated instance listing, their GPU utilization from the Ops Agent's
+// metrics in Cloud Monitoring, live prices from the Cloud Billing Catalog,
+// and stopping idle VMs, all through cloud.google.com/go. GCP's quirks stay
+// in this package.
 package gcp
 
-import (
-	"github.com/gpufinops/gpufinops/pkg/fleet"
-	"github.com/gpufinops/gpufinops/pricing"
-	"github.com/gpufinops/gpufinops/providers"
-)
-
-func init() { providers.Register(Registration()) }
-
-// Registration is GCP's entry in the registry.
-func Registration() *providers.RegInfo {
-	return &providers.RegInfo{
-		Name:        fleet.GCP,
-		Description: "Google Cloud (fleet files only: this build has no GCP adapter yet)",
-		OwnerRules:  OwnerRules,
-		Purchase:    &providers.Purchase{Plan: pricing.ResourceCUD, Name: "committed use discount"},
-		// Labels allow only lower-case letters, digits, '-' and '_'.
-		LowercaseTags: true,
-	}
-}
+import "github.com/gpufinops/gpufinops/pkg/fleet"
 
 // OwnerRules are the labels of GKE node pools, Dataproc, Vertex AI and
-// managed instance groups.
+// managed instance groups (whose created-by metadata the adapter reads into
+// a tag of the same name).
 var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.GCP, Key: "goog-gke-", Prefix: true, Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "goog-k8s-", Prefix: true, Kind: fleet.OwnerGKENodePool},

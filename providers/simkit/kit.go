@@ -159,6 +159,12 @@ func (k *Kit) Serve(w http.ResponseWriter, r *http.Request, c Call, serve func(h
 	serve(w)
 }
 
+// FailsScope reports whether Options.FailScopes fails the scope. A
+// simulator whose cloud reports a failing part inside a successful answer
+// (GCP's aggregated listing names unreachable zones) asks it instead of
+// failing the whole call.
+func (k *Kit) FailsScope(scope string) bool { return k.failScope(scope) }
+
 func (k *Kit) failScope(scope string) bool {
 	for _, s := range k.opts.FailScopes {
 		if s == scope {

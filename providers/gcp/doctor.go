@@ -1,0 +1,116 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/billing/apiv1/billingpb"
+	"cloud.google.com/go/compute/apiv1/computepb"
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"google.golang.org/api/iterator"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// CheckPermissions implements providers.Doctor with one cheap read each: a
+// project scope (no region) checks the token, the aggregated listing, the
+// project's regions, Cloud Monitoring and the Billing Catalog; a regional
+// scope checks the listing and Monitoring in the region.
+func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
+	var out []providers.Check
+	if scope.Region == "" {
+		if _, err := p.ts.Token(); err != nil {
+			return []providers.Check{{Name: "credentials", Method: "access token", Status: providers.CheckMissing, Detail: err.Error(), Fix: missingCredentialsFix}}
+		}
+		out = append(out, providers.Check{Name: "credentials", Method: "access token", Status: providers.CheckOK})
+	}
+	out = append(out, check("compute.instances.list", func() error {
+		it := p.instances.AggregatedList(ctx, &computepb.AggregatedListInstancesRequest{Project: scope.Account, MaxResults: proto.Uint32(1)})
+		_, err := it.Next()
+		return err
+	}))
+	if scope.Region == "" {
+		out = append(out, check("compute.regions.list", func() error {
+			_, err := p.regions.List(ctx, regionsRequest(scope.Account)).Next()
+			return err
+		}))
+		out = append(out, check("cloudbilling services.skus.list", func() error {
+			_, err := p.catalog.ListSkus(ctx, &billingpb.ListSkusRequest{Parent: ComputeService, PageSize: 1}).Next()
+			return err
+		}))
+	}
+	region := scope.Region
+	out = append(out, check("monitoring.timeSeries.list", func() error {
+		end := p.opts.Now().UTC()
+		filter := fmt.Sprintf(`metric.type = %q AND resource.type = %q`, MetricCPU, resourceType)
+		if region != "" {
+			filter = hostCPU.filter(region)
+		}
+		_, err := p.metrics.ListTimeSeries(ctx, &monitoringpb.ListTimeSeriesRequest{
+			Name: "projects/" + scope.Account, Filter: filter,
+			Interval: &monitoringpb.TimeInterval{StartTime: timestamppb.New(end.Add(-10 * time.Minute)), EndTime: timestamppb.New(end)},
+			View:     monitoringpb.ListTimeSeriesRequest_HEADERS, PageSize: 1,
+		}).Next()
+		return err
+	}))
+	return out
+}
+
+// check runs one read and says what it found.
+func check(action string, call func() error) providers.Check {
+	c := providers.Check{Name: "permission", Action: action, Method: "one call", Status: providers.CheckOK}
+	err := call()
+	if err == nil || errors.Is(err, iterator.Done) {
+		return c
+	}
+	err = classify(err)
+	switch {
+	case errors.Is(err, providers.ErrPermission), errors.Is(err, providers.ErrCredentials):
+		c.Status = providers.CheckMissing
+		c.Fix = "grant the role in 'gpufinops iam-policy gcp' (or roles/compute.viewer and roles/monitoring.viewer)"
+	default:
+		c.Status = providers.CheckError
+	}
+	c.Detail = err.Error()
+	return c
+}
+
+// CheckCoverage implements providers.Doctor: how many of the scope's
+// running GPU VMs published the Ops Agent's GPU utilization in the last
+// day.
+func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
+	c := providers.Check{Name: "metrics", Action: MetricGPUUtil, Method: "ListTimeSeries, last 24 h"}
+	listed, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		c.Status, c.Detail = providers.CheckError, err.Error()
+		return []providers.Check{c}
+	}
+	end := p.opts.Now().UTC().Truncate(time.Hour)
+	notes, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: end.Add(-24 * time.Hour), End: end})
+	if err != nil {
+		c.Status, c.Detail = providers.CheckError, err.Error()
+		return []providers.Check{c}
+	}
+	running := 0
+	for _, in := range listed {
+		if in.State != fleet.Stopped {
+			running++
+		}
+	}
+	if len(notes) == 0 {
+		c.Status, c.Detail = providers.CheckOK, fmt.Sprintf("%d of %d running GPU VMs publish GPU metrics", running, running)
+		return []providers.Check{c}
+	}
+	c.Status = providers.CheckWarn
+	c.Detail = fmt.Sprintf("%d of %d running GPU VMs publish no GPU metrics", len(notes), running)
+	c.Fix = `install the Ops Agent on each GPU VM; its default configuration collects the NVML GPU metrics:
+  curl -sSO https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh
+  sudo bash add-google-cloud-ops-agent-repo.sh --also-install
+(DCGM metrics: add the dcgm receiver to /etc/google-cloud-ops-agent/config.yaml; see ` + opsAgentDoc + `)`
+	return []providers.Check{c}
+}

@@ -1,0 +1,729 @@
+package sim
+
+// Cloud Monitoring's ListTimeSeries over gRPC, written with the protobuf
+// wire format itself (google.golang.org/protobuf/encoding/protowire) and
+// gRPC's length-prefixed framing, so the simulator shares no code with the
+// generated client it checks.
+//
+// The series are the Ops Agent's: agent.googleapis.com/gpu/utilization
+// (percent, labels gpu_number, model, uuid), gpu/memory/bytes_used (label
+// memory_state used|free) and Compute Engine's instance/cpu/utilization
+// (a ratio) and the agent's memory/percent_used (label state; the simulator
+// serves the used state), on the gce_instance; Options.DCGM's instances
+// publish the DCGM receiver's gpu.dcgm.utilization (a ratio) and
+// gpu.dcgm.memory.bytes_used (label state) instead, resource (labels project_id, instance_id,
+// zone). Every series has a datapoint per minute of the hours the fleet
+// gives values for (simkit's synthesizer), none while the VM is stopped.
+// The request's aggregation is applied: per-series alignment (ALIGN_MEAN,
+// ALIGN_MAX, ALIGN_MIN, ALIGN_SUM, ALIGN_COUNT) over the alignment period,
+// then the cross-series reducer (REDUCE_MEAN, REDUCE_MAX, REDUCE_MIN,
+// REDUCE_SUM, REDUCE_COUNT) over the groups of groupByFields. Points are
+// newest first, as Monitoring returns them.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers/simkit"
+)
+
+// The metrics served.
+const (
+	metricGPUUtil = "agent.googleapis.com/gpu/utilization"
+	metricGPUMem  = "agent.googleapis.com/gpu/memory/bytes_used"
+	metricCPU     = "compute.googleapis.com/instance/cpu/utilization"
+	metricMemory  = "agent.googleapis.com/memory/percent_used"
+	metricDCGM    = "workload.googleapis.com/gpu.dcgm.utilization"       // ratio
+	metricDCGMMem = "workload.googleapis.com/gpu.dcgm.memory.bytes_used" // label state used|free
+)
+
+const listTimeSeries = "/google.monitoring.v3.MetricService/ListTimeSeries"
+
+// gRPC status codes.
+const (
+	grpcOK                = 0
+	grpcInvalidArgument   = 3
+	grpcNotFound          = 5
+	grpcPermissionDenied  = 7
+	grpcResourceExhausted = 8
+	grpcUnimplemented     = 12
+	grpcInternal          = 13
+	grpcUnavailable       = 14
+	grpcUnauthenticated   = 16
+)
+
+// grpcCode maps an HTTP status of an injected fault to a gRPC code.
+func grpcCode(status int) int {
+	switch status {
+	case 400:
+		return grpcInvalidArgument
+	case 401:
+		return grpcUnauthenticated
+	case 403:
+		return grpcPermissionDenied
+	case 404:
+		return grpcNotFound
+	case 429:
+		return grpcResourceExhausted
+	case 503:
+		return grpcUnavailable
+	}
+	return grpcInternal
+}
+
+// writeGRPC answers a unary call: the message framed, then the status in
+// the trailers (a message of nil sends none: an error).
+func writeGRPC(w http.ResponseWriter, msg []byte, code int, text string) {
+	w.Header().Set("Content-Type", "application/grpc")
+	w.Header().Set(http.TrailerPrefix+"Grpc-Status", strconv.Itoa(code))
+	if text != "" {
+		w.Header().Set(http.TrailerPrefix+"Grpc-Message", url.PathEscape(text))
+	}
+	w.WriteHeader(http.StatusOK)
+	if msg != nil {
+		frame := make([]byte, 5, 5+len(msg))
+		binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
+		_, _ = w.Write(append(frame, msg...))
+	}
+}
+
+func grpcError(w http.ResponseWriter, status int, _ string, msg string) {
+	writeGRPC(w, nil, grpcCode(status), msg)
+}
+
+// request is a decoded ListTimeSeriesRequest.
+type request struct {
+	name, filter     string
+	start, end       time.Time
+	period           time.Duration
+	aligner, reducer int
+	groupBy          []string
+	headers          bool
+	pageSize         int
+	pageToken        string
+}
+
+// The aligners and reducers served.
+const (
+	alignNone  = 0
+	alignMin   = 10
+	alignMax   = 11
+	alignMean  = 12
+	alignCount = 13
+	alignSum   = 14
+	reduceNone = 0
+	reduceMean = 1
+	reduceMin  = 2
+	reduceMax  = 3
+	reduceSum  = 4
+	reduceCnt  = 6
+)
+
+// serveGRPC serves Monitoring's ListTimeSeries, through the kit.
+func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor != 2 {
+		http.Error(w, "gRPC needs HTTP/2", http.StatusHTTPVersionNotSupported)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+	if err != nil || len(body) < 5 || body[0] != 0 || int(binary.BigEndian.Uint32(body[1:5])) != len(body)-5 {
+		writeGRPC(w, nil, grpcInternal, "the simulator reads one uncompressed message per call")
+		return
+	}
+	if r.URL.Path != listTimeSeries {
+		s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: path(r.URL.Path), Dialect: dialect, WriteError: grpcError}, func(w http.ResponseWriter) {
+			writeGRPC(w, nil, grpcUnimplemented, "the simulator serves only ListTimeSeries")
+		})
+		return
+	}
+	req, err := decodeRequest(body[5:])
+	var f filter
+	if err == nil {
+		f, err = parseMonitoringFilter(req.filter)
+	}
+	scope := strings.TrimPrefix(req.name, "projects/")
+	if f.zonePrefix != "" {
+		scope = strings.TrimSuffix(f.zonePrefix, "-")
+	}
+	s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: "ListTimeSeries", Scope: scope, Dialect: dialect, WriteError: grpcError}, func(w http.ResponseWriter) {
+		if !authorized(firstOf(r.Header.Values("Authorization"))) {
+			writeGRPC(w, nil, grpcUnauthenticated, "Request had invalid authentication credentials. Expected OAuth 2 access token.")
+			return
+		}
+		if err != nil {
+			writeGRPC(w, nil, grpcInvalidArgument, err.Error())
+			return
+		}
+		msg, err := s.listTimeSeries(req, f)
+		if err != nil {
+			writeGRPC(w, nil, grpcInvalidArgument, err.Error())
+			return
+		}
+		writeGRPC(w, msg, grpcOK, "")
+	})
+}
+
+func firstOf(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func path(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// decodeRequest reads the fields of a ListTimeSeriesRequest.
+func decodeRequest(b []byte) (request, error) {
+	var req request
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
+		switch num {
+		case 10:
+			req.name = string(v)
+		case 2:
+			req.filter = string(v)
+		case 4:
+			return fields(v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
+				t, err := timestamp(v)
+				if num == 2 {
+					req.end = t
+				} else if num == 1 {
+					req.start = t
+				}
+				return err
+			})
+		case 5:
+			return fields(v, func(num protowire.Number, _ protowire.Type, v []byte, n uint64) error {
+				switch num {
+				case 1:
+					t, err := timestamp(v)
+					req.period = time.Duration(t.UnixNano())
+					return err
+				case 2:
+					req.aligner = int(n)
+				case 4:
+					req.reducer = int(n)
+				case 5:
+					req.groupBy = append(req.groupBy, string(v))
+				}
+				return nil
+			})
+		case 7:
+			req.headers = n == 1
+		case 8:
+			req.pageSize = int(n)
+		case 9:
+			req.pageToken = string(v)
+		}
+		return nil
+	})
+	return req, err
+}
+
+// timestamp reads a Timestamp or Duration (seconds, nanos).
+func timestamp(b []byte) (time.Time, error) {
+	var sec, nanos int64
+	err := fields(b, func(num protowire.Number, _ protowire.Type, _ []byte, n uint64) error {
+		if num == 1 {
+			sec = int64(n)
+		} else if num == 2 {
+			nanos = int64(int32(n))
+		}
+		return nil
+	})
+	return time.Unix(sec, nanos).UTC(), err
+}
+
+// fields walks a message: fn gets each field's number, type and bytes (for
+// length-delimited fields) or value (varints and fixed).
+func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("bad protobuf tag: %v", protowire.ParseError(n))
+		}
+		b = b[n:]
+		var v []byte
+		var x uint64
+		switch typ {
+		case protowire.VarintType:
+			x, n = protowire.ConsumeVarint(b)
+		case protowire.BytesType:
+			v, n = protowire.ConsumeBytes(b)
+		case protowire.Fixed64Type:
+			x, n = protowire.ConsumeFixed64(b)
+		case protowire.Fixed32Type:
+			var y uint32
+			y, n = protowire.ConsumeFixed32(b)
+			x = uint64(y)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, b)
+		}
+		if n < 0 {
+			return fmt.Errorf("bad protobuf field %d: %v", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		if err := fn(num, typ, v, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// filter is what the simulator reads of a Monitoring filter.
+type filter struct {
+	metric, resource string
+	zonePrefix, zone string
+}
+
+var clause = regexp.MustCompile(`^\s*(metric\.type|resource\.type|resource\.labels?\.zone)\s*=\s*(?:"([^"]*)"|starts_with\(\s*"([^"]*)"\s*\))\s*$`)
+
+// parseMonitoringFilter reads clauses joined by AND: metric.type = "…",
+// resource.type = "…", resource.label.zone = "…" or starts_with("…").
+func parseMonitoringFilter(f string) (filter, error) {
+	var out filter
+	for _, part := range regexp.MustCompile(`\s+AND\s+`).Split(strings.TrimSpace(f), -1) {
+		m := clause.FindStringSubmatch(part)
+		if m == nil {
+			return filter{}, fmt.Errorf("the simulator cannot read the filter clause %q (it reads metric.type, resource.type and resource.label.zone)", part)
+		}
+		switch {
+		case m[1] == "metric.type":
+			out.metric = m[2]
+		case m[1] == "resource.type":
+			out.resource = m[2]
+		case m[3] != "":
+			out.zonePrefix = m[3]
+		default:
+			out.zone = m[2]
+		}
+	}
+	if out.metric == "" {
+		return filter{}, fmt.Errorf("the filter %q names no metric.type", f)
+	}
+	return out, nil
+}
+
+// simSeries is one raw series: its labels and per-minute values.
+type simSeries struct {
+	inst           *monInstance
+	metric         string
+	metricLabels   map[string]string
+	resourceLabels map[string]string
+	values         []float64 // per clock slot
+	scale          float64   // value = percent × scale (+ offset)
+	complement     bool      // value = (100 − percent) × scale: free memory
+	gpuUtil        bool      // loads set with SetLoad apply
+}
+
+// monInstance is what Monitoring knows of one VM.
+type monInstance struct {
+	id    string
+	clock simkit.Clock
+	all   []*simSeries
+}
+
+// monState is Monitoring's series, built once, and the stops seen.
+type monState struct {
+	once     sync.Once
+	insts    map[string]*monInstance
+	order    []*monInstance
+	timeline *simkit.Timeline
+}
+
+var seedKeys = simkit.Keys{GPU: metricGPUUtil, GPUMemory: metricGPUMem, CPU: metricCPU, Memory: metricMemory}
+
+// defaultCPU is the host CPU of VMs the fleet gives no utilization.
+var defaultCPU = fleet.Stats{Avg: 4, P95: 9, Max: 17}
+
+func (s *Server) mon() *monState {
+	st := &s.monSt
+	st.once.Do(func() {
+		st.insts = map[string]*monInstance{}
+		st.timeline = simkit.NewTimeline()
+		for _, in := range s.inv.Instances() {
+			mi := s.buildSeries(in)
+			st.insts[in.ID] = mi
+			st.order = append(st.order, mi)
+			st.timeline.Add(in.ID, in.State == fleet.Stopped)
+		}
+	})
+	return st
+}
+
+func (s *Server) buildSeries(in fleet.Instance) *monInstance {
+	gpus := max(int(math.Ceil(in.GPU.Count)), 1)
+	p := simkit.Synthesize(in, gpus, seedKeys, defaultCPU)
+	mi := &monInstance{id: in.ID, clock: p.Clock}
+	res := map[string]string{"project_id": in.Account, "instance_id": numericID(in.Account, in.ID), "zone": zoneOf(in)}
+	memBytes := in.GPU.MemoryGiB * (1 << 30)
+	model := in.GPU.Model
+	utilName, utilScale, memName, stateKey := metricGPUUtil, 1.0, metricGPUMem, "memory_state"
+	if contains(s.opts.DCGM, in.ID) {
+		utilName, utilScale, memName, stateKey = metricDCGM, 0.01, metricDCGMMem, "state"
+	}
+	add := func(se *simSeries) {
+		for _, v := range se.values {
+			if !math.IsNaN(v) {
+				mi.all = append(mi.all, se)
+				return
+			}
+		}
+	}
+	for i := 0; i < len(p.GPU); i++ {
+		labels := map[string]string{"gpu_number": strconv.Itoa(i), "model": "NVIDIA " + model, "uuid": "GPU-" + simkit.Fingerprint(in.ID, strconv.Itoa(i))}
+		if p.GPU[i] != nil {
+			add(&simSeries{inst: mi, metric: utilName, metricLabels: labels, resourceLabels: res, values: p.GPU[i], scale: utilScale, gpuUtil: true})
+		}
+		if i < len(p.GPUMemory) && p.GPUMemory[i] != nil && memBytes > 0 {
+			used := withLabel(labels, stateKey, "used")
+			free := withLabel(labels, stateKey, "free")
+			add(&simSeries{inst: mi, metric: memName, metricLabels: used, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100})
+			add(&simSeries{inst: mi, metric: memName, metricLabels: free, resourceLabels: res, values: p.GPUMemory[i], scale: memBytes / 100, complement: true})
+		}
+	}
+	add(&simSeries{inst: mi, metric: metricMemory, metricLabels: map[string]string{"state": "used"}, resourceLabels: res, values: p.Memory, scale: 1})
+	add(&simSeries{inst: mi, metric: metricCPU, metricLabels: map[string]string{"instance_name": in.ID}, resourceLabels: res, values: p.CPU, scale: 0.01})
+	return mi
+}
+
+func withLabel(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
+
+// observe records an instance's live state for Monitoring.
+func (s *Server) observe(id string) simkit.View {
+	return s.mon().timeline.Observe(id, s.inv.StateOf(id) == "RUNNING", s.opts.Now())
+}
+
+// SetLoad implements simkit.Backend: every GPU of the VM reports
+// gpuPercent from Now on.
+func (s *Server) SetLoad(id string, gpuPercent float64) error {
+	st := s.mon()
+	mi, ok := st.insts[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", simkit.ErrNoInstance, id)
+	}
+	has := false
+	for _, se := range mi.all {
+		has = has || se.gpuUtil
+	}
+	if !has {
+		return fmt.Errorf("%s has no GPU metrics (the fleet gives it no GPU utilization)", id)
+	}
+	return st.timeline.SetLoad(id, gpuPercent, s.opts.Now())
+}
+
+// point is one output point: the end of its period and its value.
+type point struct {
+	end time.Time
+	v   float64
+}
+
+// outSeries is one series of the answer.
+type outSeries struct {
+	metric         string
+	metricLabels   map[string]string
+	resourceLabels map[string]string
+	points         []point
+}
+
+// listTimeSeries answers a request.
+func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
+	project := strings.TrimPrefix(req.name, "projects/")
+	if !s.hasProject(project) {
+		return nil, fmt.Errorf("project %s not found", project)
+	}
+	if f.resource != "" && f.resource != "gce_instance" {
+		return encodeResponse(nil, "", req.headers), nil
+	}
+	if !req.end.After(req.start) {
+		if req.start.IsZero() {
+			req.start = req.end
+		}
+	}
+	aligned := req.aligner != alignNone
+	if aligned && (req.period < time.Minute || req.period%time.Minute != 0) {
+		return nil, fmt.Errorf("the alignment period must be a whole number of minutes, at least 60 s")
+	}
+	now := s.opts.Now().UTC().Truncate(time.Minute)
+	end := req.end.UTC().Truncate(time.Minute)
+	if end.After(now) {
+		end = now
+	}
+	start := req.start.UTC().Truncate(time.Minute)
+	st := s.mon()
+	var raw []outSeries
+	for _, mi := range st.order {
+		live := s.inv.StateOf(mi.id)
+		view := st.timeline.Observe(mi.id, live == "RUNNING", s.opts.Now())
+		for _, se := range mi.all {
+			if se.metric != f.metric || se.resourceLabels["project_id"] != project {
+				continue
+			}
+			zone := se.resourceLabels["zone"]
+			if (f.zone != "" && zone != f.zone) || (f.zonePrefix != "" && !strings.HasPrefix(zone, f.zonePrefix)) {
+				continue
+			}
+			var loads []simkit.Load
+			if se.gpuUtil {
+				loads = view.Loads
+			}
+			out := outSeries{metric: se.metric, metricLabels: se.metricLabels, resourceLabels: se.resourceLabels}
+			if aligned {
+				out.points = alignSeries(se, start, end, req.period, req.aligner, view.Down, loads)
+			} else {
+				simkit.Each(se.values, mi.clock, start, end, view.Down, loads, func(a, z time.Time, v float64) {
+					for t := a; t.Before(z); t = t.Add(time.Minute) {
+						out.points = append(out.points, point{t.Add(time.Minute), se.value(v)})
+					}
+				})
+			}
+			if len(out.points) > 0 {
+				raw = append(raw, out)
+			}
+		}
+	}
+	series := raw
+	if req.reducer != reduceNone {
+		series = reduce(raw, req.reducer, req.groupBy)
+	}
+	for i := range series {
+		sort.Slice(series[i].points, func(a, b int) bool { return series[i].points[a].end.After(series[i].points[b].end) })
+	}
+	query := simkit.Fingerprint(req.name, req.filter, req.start.String(), req.end.String(), strconv.Itoa(req.aligner), strconv.Itoa(req.reducer), strings.Join(req.groupBy, ","))
+	offset, ok := simkit.DecodeToken(req.pageToken, query)
+	if !ok {
+		return nil, fmt.Errorf("invalid page token")
+	}
+	size := req.pageSize
+	if size <= 0 || size > 100000 {
+		size = 100000
+	}
+	// FULL view: the page size counts points; HEADERS: series.
+	to, count := offset, 0
+	for to < len(series) {
+		n := 1
+		if !req.headers {
+			n = len(series[to].points)
+		}
+		if count > 0 && count+n > size {
+			break
+		}
+		count += n
+		to++
+	}
+	next := ""
+	if to < len(series) {
+		next = simkit.EncodeToken(to, query)
+	}
+	return encodeResponse(series[min(offset, len(series)):to], next, req.headers), nil
+}
+
+// value is a series' value for a minute whose pattern percent is v.
+func (se *simSeries) value(v float64) float64 {
+	if se.complement {
+		return (100 - v) * se.scale
+	}
+	return v * se.scale
+}
+
+// alignSeries applies the per-series aligner over periods [start+kP,
+// start+(k+1)P) that end by end; a period without a datapoint has no point.
+func alignSeries(se *simSeries, start, end time.Time, period time.Duration, aligner int, down []simkit.Span, loads []simkit.Load) []point {
+	type acc struct {
+		sum, mins, lo, hi float64
+	}
+	buckets := map[int64]*acc{}
+	simkit.Each(se.values, se.inst.clock, start, end, down, loads, func(a, z time.Time, v float64) {
+		v = se.value(v)
+		for t := a; t.Before(z); {
+			k := int64(t.Sub(start) / period)
+			bEnd := start.Add(time.Duration(k+1) * period)
+			stop := z
+			if bEnd.Before(stop) {
+				stop = bEnd
+			}
+			n := stop.Sub(t).Minutes()
+			b := buckets[k]
+			if b == nil {
+				b = &acc{lo: v, hi: v}
+				buckets[k] = b
+			}
+			b.sum += v * n
+			b.mins += n
+			b.lo, b.hi = math.Min(b.lo, v), math.Max(b.hi, v)
+			t = stop
+		}
+	})
+	var out []point
+	for k, b := range buckets {
+		bEnd := start.Add(time.Duration(k+1) * period)
+		if bEnd.After(end) {
+			continue
+		}
+		var v float64
+		switch aligner {
+		case alignMax:
+			v = b.hi
+		case alignMin:
+			v = b.lo
+		case alignSum:
+			v = b.sum
+		case alignCount:
+			v = b.mins
+		default:
+			v = b.sum / b.mins
+		}
+		out = append(out, point{bEnd, v})
+	}
+	return out
+}
+
+// reduce combines the series of each group (the labels named in groupBy)
+// point by point.
+func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
+	type group struct {
+		out  outSeries
+		vals map[int64][]float64
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, se := range series {
+		ml, rl := map[string]string{}, map[string]string{"project_id": se.resourceLabels["project_id"]}
+		var key []string
+		for _, g := range groupBy {
+			switch {
+			case strings.HasPrefix(g, "metric.label.") || strings.HasPrefix(g, "metric.labels."):
+				k := g[strings.IndexByte(g[7:], '.')+8:]
+				ml[k] = se.metricLabels[k]
+				key = append(key, "m:"+k+"="+ml[k])
+			case strings.HasPrefix(g, "resource.label.") || strings.HasPrefix(g, "resource.labels."):
+				k := g[strings.IndexByte(g[9:], '.')+10:]
+				rl[k] = se.resourceLabels[k]
+				key = append(key, "r:"+k+"="+rl[k])
+			}
+		}
+		k := strings.Join(key, "\x00")
+		gr := groups[k]
+		if gr == nil {
+			gr = &group{out: outSeries{metric: se.metric, metricLabels: ml, resourceLabels: rl}, vals: map[int64][]float64{}}
+			groups[k] = gr
+			order = append(order, k)
+		}
+		for _, p := range se.points {
+			gr.vals[p.end.Unix()] = append(gr.vals[p.end.Unix()], p.v)
+		}
+	}
+	out := make([]outSeries, 0, len(order))
+	for _, k := range order {
+		gr := groups[k]
+		for t, vs := range gr.vals {
+			var v float64
+			switch reducer {
+			case reduceSum:
+				for _, x := range vs {
+					v += x
+				}
+			case reduceMax:
+				v = math.Inf(-1)
+				for _, x := range vs {
+					v = math.Max(v, x)
+				}
+			case reduceMin:
+				v = math.Inf(1)
+				for _, x := range vs {
+					v = math.Min(v, x)
+				}
+			case reduceCnt:
+				v = float64(len(vs))
+			default:
+				for _, x := range vs {
+					v += x
+				}
+				v /= float64(len(vs))
+			}
+			gr.out.points = append(gr.out.points, point{time.Unix(t, 0).UTC(), v})
+		}
+		out = append(out, gr.out)
+	}
+	return out
+}
+
+// encodeResponse writes a ListTimeSeriesResponse.
+func encodeResponse(series []outSeries, next string, headers bool) []byte {
+	var b []byte
+	for _, se := range series {
+		var ts []byte
+		ts = appendMessage(ts, 1, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), se.metric), 2, se.metricLabels))
+		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "gce_instance"), 2, se.resourceLabels))
+		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), 1) // GAUGE
+		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), 3) // DOUBLE
+		if !headers {
+			for _, p := range se.points {
+				ti := appendMessage(nil, 2, appendTime(nil, p.end))
+				ti = appendMessage(ti, 1, appendTime(nil, p.end))
+				val := protowire.AppendFixed64(protowire.AppendTag(nil, 3, protowire.Fixed64Type), math.Float64bits(p.v))
+				pt := appendMessage(appendMessage(nil, 1, ti), 2, val)
+				ts = appendMessage(ts, 5, pt)
+			}
+		}
+		b = appendMessage(b, 1, ts)
+	}
+	if next != "" {
+		b = protowire.AppendString(protowire.AppendTag(b, 2, protowire.BytesType), next)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+func appendMessage(b []byte, num protowire.Number, msg []byte) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), msg)
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = protowire.AppendVarint(protowire.AppendTag(b, 1, protowire.VarintType), uint64(t.Unix()))
+	if n := t.Nanosecond(); n != 0 {
+		b = protowire.AppendVarint(protowire.AppendTag(b, 2, protowire.VarintType), uint64(n))
+	}
+	return b
+}
+
+// appendLabels writes a map<string,string> field in key order.
+func appendLabels(b []byte, num protowire.Number, labels map[string]string) []byte {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		e := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), k)
+		e = protowire.AppendString(protowire.AppendTag(e, 2, protowire.BytesType), labels[k])
+		b = appendMessage(b, num, e)
+	}
+	return b
+}

@@ -1,0 +1,258 @@
+package gcp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim"
+	"github.com/gpufinops/gpufinops/providers/gcp/simcat"
+	"github.com/gpufinops/gpufinops/providers/providertest"
+)
+
+// simNow is the simulator's clock in the tests.
+var simNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// testProject owns the test fleet's VMs.
+const testProject = "ml-research-eu"
+
+// testFleet is testdata/fleets/gcp.yaml completed from the catalog.
+func testFleet(t testing.TB) *fleet.Fleet {
+	t.Helper()
+	f, err := file.Load(filepath.Join("..", "..", "testdata", "fleets", "gcp.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// startSim serves h over HTTP/1.1 and cleartext HTTP/2, as cmd/cloudsim
+// does, and returns its URL.
+func startSim(t testing.TB, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// simOptions are the simulator's options for f at simNow.
+func simOptions(t testing.TB, f *fleet.Fleet) sim.Options {
+	t.Helper()
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := simcat.Options(f, cat)
+	opts.Now = func() time.Time { return simNow }
+	return opts
+}
+
+// newProvider builds the adapter against url with fast retries.
+func newProvider(t testing.TB, url string, regions []string, projects ...string) *Provider {
+	t.Helper()
+	if projects == nil {
+		projects = []string{testProject}
+	}
+	p, err := New(context.Background(), providers.Options{
+		Endpoint: url, Regions: regions, Adapter: providers.Values{OptProjects: projects},
+		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return simNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provider)
+}
+
+// TestSimConformance runs the whole conformance suite against the
+// simulator through the real clients; it may skip nothing.
+func TestSimConformance(t *testing.T) {
+	f := testFleet(t)
+	sum := providertest.Run(t, providertest.Harness{
+		Provider: fleet.GCP,
+		Fleet:    f,
+		Regions:  []string{"asia-southeast1", "europe-west4", "us-central1"},
+		Now:      simNow,
+		New:      conformanceProvider,
+		NotStoppable: func(in fleet.Instance) bool {
+			return in.ManagedBy != nil && (in.ManagedBy.Kind == fleet.OwnerMIG || in.ManagedBy.Kind == fleet.OwnerGKENodePool)
+		},
+		UnknownID:  "vm-that-does-not-exist",
+		PriceCache: true,
+	})
+	if len(sum.Skipped) > 0 {
+		t.Errorf("the GCP adapter must pass every case; skipped: %q", sum.Skipped)
+	}
+}
+
+// deniedProject is the second project of providertest.Faults.FailAccount.
+const deniedProject = "gpufinops-denied"
+
+// conformanceProvider is the harness's New: a simulator serving s.Fleet
+// with the faults as simulator options and fault hooks, and the adapter
+// pointed at it with fast retries.
+func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider, error) {
+	ft := s.Faults
+	opts := simOptions(t, s.Fleet)
+	opts.ThrottleRate, opts.FailRegions, opts.Latency, opts.Regions, opts.Seed = ft.ThrottleRate, ft.FailRegions, ft.Latency, s.Regions, 3
+	opts.Fault = func(service, op, scope string) (int, string) {
+		switch {
+		case service == "monitoring" && slices.Contains(ft.FailMetricsRegions, scope):
+			return 500, "backendError"
+		case ft.FailPrices && service == "cloudbilling":
+			return 500, "backendError"
+		case ft.DenyList && op == "instances.aggregatedList":
+			return 403, "forbidden"
+		case ft.DenyStop && (op == "instances.stop" || op == "instances.testIamPermissions"):
+			return 403, "forbidden"
+		case ft.FailAccount && op == "regions.list" && scope == deniedProject:
+			return 403, "forbidden"
+		}
+		return 0, ""
+	}
+	url := conformanceBackend(t, sim.New(s.Fleet, opts))
+	if ft.NoCredentials {
+		t.Setenv(TokenEnv, "")
+	}
+	now := simNow
+	if !s.Now.IsZero() {
+		now = s.Now
+	}
+	regions, projects := s.Regions, []string{testProject}
+	if ft.FailAccount {
+		regions, projects = nil, []string{testProject, deniedProject}
+	}
+	return New(context.Background(), providers.Options{
+		Endpoint: url, Regions: regions, Adapter: providers.Values{OptProjects: projects}, CacheDir: s.CacheDir,
+		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return now },
+	})
+}
+
+// conformanceBackends hold one server per test case, so that the providers
+// of a case share one endpoint, the origin the price cache is keyed by.
+var conformanceBackends sync.Map // *testing.T → *swapHandler
+
+type swapHandler struct {
+	h   atomic.Pointer[http.Handler]
+	url string
+}
+
+func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
+
+// conformanceBackend serves h at the case's address and returns it.
+func conformanceBackend(t *testing.T, h http.Handler) string {
+	sw := &swapHandler{}
+	sw.h.Store(&h)
+	if old, loaded := conformanceBackends.LoadOrStore(t, sw); loaded {
+		sw = old.(*swapHandler)
+		sw.h.Store(&h)
+		return sw.url
+	}
+	sw.url = startSim(t, sw)
+	t.Cleanup(func() { conformanceBackends.Delete(t) })
+	return sw.url
+}
+
+// TestStopDiscardsLocalSSD: a VM with local SSD is stopped with
+// discardLocalSsd (the simulator refuses the stop without it, as Compute
+// Engine does), and the stop is visible to the next listing.
+func TestStopDiscardsLocalSSD(t *testing.T) {
+	f := testFleet(t)
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), []string{"us-central1"})
+	scope := providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-central1"}
+	ctx := context.Background()
+	listed, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ssd float64
+	for _, in := range listed {
+		if in.ID == "us-a2-reserved" {
+			ssd = in.InstanceStoreGB
+			if in.Lifecycle != fleet.Committed {
+				t.Errorf("a RESERVATION_BOUND VM is %s, want committed", in.Lifecycle)
+			}
+		}
+	}
+	if ssd != 375 {
+		t.Fatalf("us-a2-reserved lists %v GB of local SSD, want 375", ssd)
+	}
+	res, err := p.Stop(ctx, scope, "us-a2-reserved", false)
+	if err != nil || res.PreviousState != "RUNNING" || res.CurrentState != "TERMINATED" {
+		t.Fatalf("stop = %+v, %v", res, err)
+	}
+	if got := listedState(t, p, scope, "us-a2-reserved"); got != fleet.Stopped {
+		t.Errorf("listed %s after the stop", got)
+	}
+	if _, err := p.Stop(ctx, scope, "us-a2-mig-1", true); !errors.Is(err, providers.ErrNotStoppable) {
+		t.Errorf("dry run of a MIG member: %v, want ErrNotStoppable", err)
+	}
+	if n := s.Counts()["compute"]["instances.stop"]; n != 1 {
+		t.Errorf("%d stop calls, want 1", n)
+	}
+}
+
+// listedState is the state id is listed with in scope.
+func listedState(t *testing.T, p *Provider, scope providers.Scope, id string) fleet.State {
+	t.Helper()
+	listed, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range listed {
+		if in.ID == id {
+			return in.State
+		}
+	}
+	t.Fatalf("%s not listed", id)
+	return ""
+}
+
+// TestAttachedGPUs: an N1 VM's GPUs come from guestAccelerators, its host
+// from machineTypes.get; a VM without GPUs is left out.
+func TestAttachedGPUs(t *testing.T) {
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{
+		{ID: "n1-t4", Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c", InstanceType: "n1-standard-8",
+			GPU: fleet.GPU{Model: "T4", Count: 2}, Lifecycle: fleet.Spot, State: fleet.Running},
+		{ID: "n1-nogpu", Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c", InstanceType: "n1-standard-4",
+			Lifecycle: fleet.OnDemand, State: fleet.Running},
+	}}
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), []string{"us-east1"})
+	got, err := p.ListGPUInstances(context.Background(), providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-east1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("listed %d VMs, want the one with GPUs: %+v", len(got), got)
+	}
+	in := got[0]
+	if in.ID != "n1-t4" || in.GPU.Model != "T4" || in.GPU.Count != 2 || in.GPU.MemoryGiB != 16 || in.VCPUs != 8 || in.MemoryGiB != 30 || in.Lifecycle != fleet.Spot || in.Zone != "us-east1-c" {
+		t.Errorf("%+v", in)
+	}
+}

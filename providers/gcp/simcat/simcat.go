@@ -1,0 +1,194 @@
+// Package simcat feeds the GCP simulator from the embedded catalog: the
+// machine types as machineTypes.get reports them and Billing Catalog SKUs
+// whose vCPU, RAM and GPU rates add up to the catalog's prices of the
+// fleet's types, so that a scan through the simulator and the same fleet
+// read from a file price alike. cmd/cloudsim and the adapter's tests share
+// it.
+package simcat
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim"
+	"github.com/gpufinops/gpufinops/providers/simkit"
+)
+
+var projectFlag string
+
+var projectID = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+
+func init() {
+	simkit.Register(simkit.Simulator{
+		Name: "gcp", Title: "GCP", Provider: fleet.GCP, EndpointEnv: "GPUFINOPS_PROVIDERS_GCP_ENDPOINT",
+		Flags: func(fs *flag.FlagSet) func() error {
+			fs.StringVar(&projectFlag, "gcp-project", "", "GCP project of instances that name none (default: the fleet's most common GCP account, else "+sim.DefaultProject+")")
+			return func() error {
+				if projectFlag != "" && !projectID.MatchString(projectFlag) {
+					return fmt.Errorf("--gcp-project %q is not a GCP project ID", projectFlag)
+				}
+				return nil
+			}
+		},
+		Build: func(f *fleet.Fleet, env simkit.Env) (simkit.Sim, error) {
+			cat, err := catalog.Embedded()
+			if err != nil {
+				return nil, fmt.Errorf("loading the catalog: %w", err)
+			}
+			opts := Options(f, cat)
+			opts.Project, opts.Kit, opts.Now = projectFlag, env.Kit, env.Now
+			return sim.New(f, opts), nil
+		},
+	})
+}
+
+// Options derives the simulator's machine types and SKUs from the catalog:
+//
+//   - Types: every GCP type of the catalog (vCPUs, memory, bundled GPUs) and
+//     the fleet's own types the catalog lacks (from the fleet's figures).
+//   - SKUs: per region and family, core and RAM rates, and per region and
+//     GPU model a GPU rate, for on-demand, spot and 1- and 3-year
+//     commitments, chosen so that the family's first type in the region
+//     (the fleet's types there first) prices exactly as in the catalog: the GPUs take 60 % of
+//     the price, the vCPUs three quarters of the rest and the RAM a quarter.
+//     Other types of the family price close to, not exactly at, the catalog.
+func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
+	var opts sim.Options
+	seen := map[string]bool{}
+	rank := map[string]int{} // region/type of the fleet → order
+	for _, in := range f.Instances {
+		if k := in.Region + "/" + in.InstanceType; in.Provider == fleet.GCP && rank[k] == 0 {
+			rank[k] = len(rank) + 1
+		}
+		if in.Provider == fleet.GCP && !seen[in.InstanceType] {
+			seen[in.InstanceType] = true
+			if _, ok := cat.InstanceType(fleet.GCP, in.InstanceType); !ok && in.VCPUs > 0 && in.MemoryGiB > 0 {
+				opts.Types = append(opts.Types, sim.MachineType{Name: in.InstanceType, VCPUs: int(in.VCPUs), MemoryMB: int(in.MemoryGiB * 1024),
+					Accelerator: sim.AcceleratorType(in.GPU.Model), AcceleratorCount: int(in.GPU.Count)})
+			}
+		}
+	}
+	offers := cat.Offers(pricing.Query{Provider: fleet.GCP})
+	typeSeen := map[string]bool{}
+	for _, o := range offers {
+		t := o.Type
+		if typeSeen[t.Name] {
+			continue
+		}
+		typeSeen[t.Name] = true
+		opts.Types = append(opts.Types, sim.MachineType{Name: t.Name, VCPUs: int(t.VCPUs), MemoryMB: int(t.MemoryGiB * 1024),
+			Accelerator: sim.AcceleratorType(t.GPUModel), AcceleratorCount: int(t.GPUCount)})
+	}
+	sort.Slice(opts.Types, func(i, j int) bool { return opts.Types[i].Name < opts.Types[j].Name })
+	// The fleet's types in their regions first, then the rest in catalog order.
+	sort.SliceStable(offers, func(i, j int) bool {
+		ri, rj := rank[offers[i].Region+"/"+offers[i].Type.Name], rank[offers[j].Region+"/"+offers[j].Type.Name]
+		if (ri > 0) != (rj > 0) {
+			return ri > 0
+		}
+		return ri < rj
+	})
+	type key struct{ region, what, usage string }
+	rates := map[key]decimal.Decimal{}
+	var order []key
+	set := func(k key, v decimal.Decimal) {
+		if _, ok := rates[k]; !ok {
+			rates[k] = v
+			order = append(order, k)
+		}
+	}
+	gpuShare, coreShare := decimal.RequireFromString("0.6"), decimal.RequireFromString("0.75")
+	for _, o := range offers {
+		t := o.Type
+		family, _, _ := strings.Cut(t.Name, "-")
+		if t.GPUCount <= 0 || t.VCPUs <= 0 || t.MemoryGiB <= 0 {
+			continue
+		}
+		for _, usage := range []string{"OnDemand", "Preemptible", "Commit1Yr", "Commit3Yr"} {
+			price, ok := priceOf(cat, o, usage)
+			if !ok || !price.IsPositive() {
+				continue
+			}
+			fk := key{o.Region, "family:" + family, usage}
+			if _, done := rates[fk]; done {
+				continue
+			}
+			gk := key{o.Region, "gpu:" + t.GPUModel, usage}
+			n, v, m := decimal.NewFromFloat(t.GPUCount), decimal.NewFromFloat(t.VCPUs), decimal.NewFromFloat(t.MemoryGiB)
+			g, ok := rates[gk]
+			if !ok {
+				g = price.Mul(gpuShare).Div(n).Round(9)
+				set(gk, g)
+			}
+			host := price.Sub(g.Mul(n))
+			if !host.IsPositive() {
+				continue
+			}
+			c := host.Mul(coreShare).Div(v).Round(9)
+			r := host.Sub(c.Mul(v)).Div(m).Round(9)
+			set(fk, c)
+			set(key{o.Region, "ram:" + family, usage}, r)
+		}
+	}
+	for i, k := range order {
+		what, name, _ := strings.Cut(k.what, ":")
+		sku := sim.SKU{ID: fmt.Sprintf("%04X-%04X-%04X", i/65536%65536, i%65536, len(k.region)), UsageType: k.usage, Regions: []string{k.region}, Unit: "h", Price: rates[k].String()}
+		prefix := map[string]string{"OnDemand": "", "Preemptible": "Spot Preemptible ", "Commit1Yr": "Commitment v1: ", "Commit3Yr": "Commitment v1: "}[k.usage]
+		suffix := map[string]string{"Commit1Yr": " for 1 Year", "Commit3Yr": " for 3 Years"}[k.usage]
+		switch what {
+		case "family":
+			sku.ResourceGroup, sku.Description = "CPU", prefix+strings.ToUpper(name)+" Instance Core running in "+k.region+suffix
+		case "ram":
+			sku.ResourceGroup, sku.Unit, sku.Description = "RAM", "GiBy.h", prefix+strings.ToUpper(name)+" Instance Ram running in "+k.region+suffix
+		case "gpu":
+			sku.ResourceGroup, sku.Description = "GPU", prefix+gpuSKUName(name)+" running in "+k.region+suffix
+		}
+		opts.SKUs = append(opts.SKUs, sku)
+	}
+	return opts
+}
+
+// priceOf is the catalog's price of an offer under a usage type.
+func priceOf(cat pricing.Catalog, o pricing.Offer, usage string) (decimal.Decimal, bool) {
+	switch usage {
+	case "OnDemand":
+		if o.OnDemand != nil {
+			return o.OnDemand.Hourly, true
+		}
+	case "Preemptible":
+		if o.Spot != nil {
+			return o.Spot.Hourly, true
+		}
+	case "Commit1Yr", "Commit3Yr":
+		term := map[string]string{"Commit1Yr": "1y", "Commit3Yr": "3y"}[usage]
+		if r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.GCP, Region: o.Region, InstanceType: o.Type.Name, Kind: pricing.ResourceCUD, Term: term}); ok {
+			return r.Hourly, true
+		}
+	}
+	return decimal.Decimal{}, false
+}
+
+// gpuSKUName is how the Billing Catalog names a GPU model's SKUs.
+func gpuSKUName(model string) string {
+	switch model {
+	case "A100":
+		return "Nvidia Tesla A100 GPU"
+	case "A100-80GB":
+		return "Nvidia Tesla A100 80GB GPU"
+	case "H100":
+		return "Nvidia H100 80GB GPU"
+	case "H100-MEGA":
+		return "Nvidia H100 80GB Mega GPU"
+	case "T4", "V100", "P100", "P4":
+		return "Nvidia Tesla " + model + " GPU"
+	}
+	return "Nvidia " + model + " GPU"
+}

@@ -1,0 +1,65 @@
+package simcat
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/providers/file"
+)
+
+// TestSKUsAddUpToTheCatalog: the demo fleet's GCP types, priced from the
+// SKUs as vCPUs × core + GiB × RAM + GPUs × GPU, cost what the catalog says,
+// on demand and on spot.
+func TestSKUsAddUpToTheCatalog(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := file.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options(demo, cat)
+	rate := func(region, usage, desc string) decimal.Decimal {
+		for _, s := range opts.SKUs {
+			if s.Regions[0] == region && s.UsageType == usage && strings.Contains(s.Description, desc) {
+				return decimal.RequireFromString(s.Price)
+			}
+		}
+		t.Fatalf("no %s SKU %q in %s", usage, desc, region)
+		return decimal.Decimal{}
+	}
+	checked := 0
+	for _, in := range demo.Instances {
+		if in.Provider != fleet.GCP {
+			continue
+		}
+		typ, _ := cat.InstanceType(fleet.GCP, in.InstanceType)
+		offer, ok := cat.Offer(fleet.GCP, in.Region, in.InstanceType)
+		if !ok {
+			t.Fatalf("no catalog offer of %s in %s", in.InstanceType, in.Region)
+		}
+		family := strings.ToUpper(strings.Split(in.InstanceType, "-")[0])
+		for usage, want := range map[string]*pricing.Price{"OnDemand": offer.OnDemand, "Preemptible": offer.Spot} {
+			if want == nil {
+				continue
+			}
+			gpu := gpuSKUName(typ.GPUModel) + " running"
+			got := rate(in.Region, usage, family+" Instance Core").Mul(decimal.NewFromFloat(typ.VCPUs)).
+				Add(rate(in.Region, usage, family+" Instance Ram").Mul(decimal.NewFromFloat(typ.MemoryGiB))).
+				Add(rate(in.Region, usage, gpu).Mul(decimal.NewFromFloat(typ.GPUCount))).Round(6)
+			if !got.Equal(want.Hourly) {
+				t.Errorf("%s %s in %s: the SKUs add up to %s, the catalog says %s", in.InstanceType, usage, in.Region, got, want.Hourly)
+			}
+			checked++
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("checked %d prices", checked)
+	}
+}
