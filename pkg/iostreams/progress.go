@@ -3,6 +3,7 @@ package iostreams
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,86 @@ type Progress struct {
 	lastDraw                            time.Time
 	stop                                chan struct{}
 	stopped                             sync.WaitGroup
+	// group, when set, shares one line among providers scanned at once.
+	group *ProgressGroup
+}
+
+// ProgressGroup is the display of several providers scanned at once: one
+// line of stderr holding each running provider's status, joined by " · ";
+// as each finishes its summary line is written above it. A nil
+// *ProgressGroup shows nothing.
+type ProgressGroup struct {
+	w     io.Writer
+	width int
+	tick  time.Duration
+	now   func() time.Time
+
+	mu    sync.Mutex
+	order []string
+	lines map[string]string
+	last  string
+}
+
+// StartProgressGroup starts a shared display, or returns nil (nothing is
+// shown) when stderr is not a terminal or quiet is set.
+func (s *IOStreams) StartProgressGroup(quiet bool) *ProgressGroup {
+	if quiet || !s.stderrTTY {
+		return nil
+	}
+	return &ProgressGroup{w: s.ErrOut, width: s.TerminalWidth(), tick: progressTick, now: time.Now, lines: map[string]string{}}
+}
+
+// Start adds provider's part to the shared line.
+func (g *ProgressGroup) Start(provider string) *Progress {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	g.order = append(g.order, provider)
+	g.mu.Unlock()
+	return startProgress(g.w, g.width, provider, g.now, g.tick, g)
+}
+
+// update sets one provider's status and redraws the line when it changed.
+func (g *ProgressGroup) update(provider, status string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lines[provider] = status
+	g.draw()
+}
+
+// finish writes one provider's summary above the line and drops its part.
+func (g *ProgressGroup) finish(provider, summary string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.lines, provider)
+	g.order = slices.DeleteFunc(g.order, func(p string) bool { return p == provider })
+	fmt.Fprintf(g.w, "\r\x1b[K%s\n", summary)
+	g.last = ""
+	g.draw()
+}
+
+func (g *ProgressGroup) draw() {
+	var parts []string
+	for _, p := range g.order {
+		if l := g.lines[p]; l != "" {
+			parts = append(parts, l)
+		}
+	}
+	line := fitLine(strings.Join(parts, " · "), g.width)
+	if line == g.last {
+		return
+	}
+	g.last = line
+	fmt.Fprintf(g.w, "\r\x1b[K%s", line)
+}
+
+// fitLine cuts line to the terminal's width so that it never wraps.
+func fitLine(line string, width int) string {
+	if max := width - 1; max > 0 && utf8.RuneCountInString(line) > max {
+		return string([]rune(line)[:max-1]) + "…"
+	}
+	return line
 }
 
 // progressTick is how often the line is redrawn while nothing happens (the
@@ -45,11 +126,11 @@ func (s *IOStreams) StartProgress(provider string, quiet bool) *Progress {
 	if quiet || !s.stderrTTY {
 		return nil
 	}
-	return startProgress(s.ErrOut, s.TerminalWidth(), provider, time.Now, progressTick)
+	return startProgress(s.ErrOut, s.TerminalWidth(), provider, time.Now, progressTick, nil)
 }
 
-func startProgress(w io.Writer, width int, provider string, now func() time.Time, tick time.Duration) *Progress {
-	p := &Progress{w: w, width: width, provider: provider, now: now, start: now(), stop: make(chan struct{})}
+func startProgress(w io.Writer, width int, provider string, now func() time.Time, tick time.Duration, group *ProgressGroup) *Progress {
+	p := &Progress{w: w, width: width, provider: provider, now: now, start: now(), stop: make(chan struct{}), group: group}
 	p.mu.Lock()
 	p.draw(true)
 	p.mu.Unlock()
@@ -120,6 +201,10 @@ func (p *Progress) Finish() {
 	p.stopped.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.group != nil {
+		p.group.finish(p.provider, p.summary())
+		return
+	}
 	fmt.Fprintf(p.w, "\r\x1b[K%s\n", p.summary())
 }
 
@@ -160,9 +245,14 @@ func (p *Progress) draw(force bool) {
 		return
 	}
 	line := p.status()
-	if max := p.width - 1; max > 0 && utf8.RuneCountInString(line) > max {
-		line = string([]rune(line)[:max-1]) + "…"
+	if p.group != nil {
+		if line != p.last {
+			p.last, p.lastDraw = line, now
+			p.group.update(p.provider, line)
+		}
+		return
 	}
+	line = fitLine(line, p.width)
 	if line == p.last {
 		return
 	}

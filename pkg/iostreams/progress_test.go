@@ -35,7 +35,7 @@ func frames(out string) []string {
 func TestProgressLifecycle(t *testing.T) {
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
-	p := startProgress(&w, 200, "aws", clock.now, 0)
+	p := startProgress(&w, 200, "aws", clock.now, 0, nil)
 	for range 3 {
 		p.Request()
 	}
@@ -74,7 +74,7 @@ func TestProgressLifecycle(t *testing.T) {
 func TestProgressFitsTheTerminal(t *testing.T) {
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Unix(0, 0)}
-	p := startProgress(&w, 30, "azure", clock.now, 0)
+	p := startProgress(&w, 30, "azure", clock.now, 0, nil)
 	p.Discovered(120)
 	p.ScopeDone(1000, false)
 	for _, f := range frames(w.String()) {
@@ -90,7 +90,7 @@ func TestProgressTicks(t *testing.T) {
 	var mu sync.Mutex
 	var w lockedBuffer
 	w.mu = &mu
-	p := startProgress(&w, 100, "gcp", time.Now, 10*time.Millisecond)
+	p := startProgress(&w, 100, "gcp", time.Now, 10*time.Millisecond, nil)
 	time.Sleep(120 * time.Millisecond)
 	p.Finish()
 	if n := len(frames(w.String())); n < 3 {
@@ -142,4 +142,39 @@ func at(fs []string, i int) string {
 		return fs[i]
 	}
 	return "(none)"
+}
+
+// Providers scanned at once share one line, each status in the order they
+// started; each finished provider's summary is written above the line, and
+// the line keeps the others.
+func TestProgressGroupSharesOneLine(t *testing.T) {
+	var w lockedBuffer
+	w.mu = &sync.Mutex{}
+	clock := &fakeClock{t: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	g := &ProgressGroup{w: &w, width: 200, now: clock.now, lines: map[string]string{}}
+	aws, gcp := g.Start("aws"), g.Start("gcp")
+	aws.Discovered(3)
+	gcp.Discovered(2)
+	if !strings.HasSuffix(w.String(), "\r\x1b[Kaws: 0/3 scopes, 0 GPU instances, 0 requests, 0.0s · gcp: 0/2 scopes, 0 GPU instances, 0 requests, 0.0s") {
+		t.Fatalf("shared line %q", w.String())
+	}
+	aws.ScopeDone(4, false)
+	gcp.ScopeDone(1, false)
+	gcp.ScopeDone(0, true)
+	gcp.Finish()
+	out := w.String()
+	if !strings.Contains(out, "\r\x1b[Kgcp: 2 scopes scanned, 1 GPU instance, 1 failed, 0 requests in") {
+		t.Errorf("no gcp summary: %q", out)
+	}
+	// (aws's 1/3 came within a tick of its last draw, so the line still
+	// shows 0/3.)
+	if !strings.HasSuffix(out, "\r\x1b[Kaws: 0/3 scopes, 0 GPU instances, 0 requests, 0.0s") {
+		t.Errorf("the line after gcp finished: %q", out)
+	}
+	aws.Finish()
+	if out = w.String(); !strings.HasSuffix(out, "\r\x1b[Kaws: 1 scope scanned, 4 GPU instances, 0 requests in 0.0s\n") {
+		t.Errorf("after both finished: %q", out)
+	}
+	var none *ProgressGroup
+	none.Start("aws").Finish() // nothing shown, no panic
 }

@@ -35,7 +35,9 @@ func New() *cmdutil.Factory {
 		}
 		return cfg, nil
 	})
-	sc := &scanner{io: f.IOStreams, now: f.Now}
+	// The scanner reads the factory's clock and streams when it runs, so
+	// whoever replaces them after New (tests, embedders) is heard.
+	sc := &scanner{streams: func() *iostreams.IOStreams { return f.IOStreams }, now: func() time.Time { return f.Now() }}
 	f.Scan = sc.scan
 	f.Providers = sc.providers
 	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
@@ -95,6 +97,6 @@ func FileFleet(ios *iostreams.IOStreams) func(path string, demo bool) (*fleet.Fl
 		if err != nil {
 			return nil, &cmdutil.InputError{Err: err}
 		}
-		return (&scanner{io: ios}).readFile(fl)
+		return (&scanner{streams: func() *iostreams.IOStreams { return ios }}).readFile(fl)
 	}
 }

@@ -17,12 +17,21 @@ import (
 	"github.com/gpufinops/gpufinops/providers/file"
 )
 
+// ioStreams are the streams progress is shown on.
+func (sc *scanner) ioStreams() *iostreams.IOStreams {
+	if sc.streams == nil {
+		return nil
+	}
+	return sc.streams()
+}
+
 // scanner reads every fleet a command works on through providers: the
 // registered cloud adapters for a live scan, providers/file for a fleet
 // file or the demo.
 type scanner struct {
-	io  *iostreams.IOStreams
-	now func() time.Time
+	// streams are where progress goes; nil is none.
+	streams func() *iostreams.IOStreams
+	now     func() time.Time
 	// retryMaxBackoff caps the adapters' retry waits; zero keeps theirs.
 	retryMaxBackoff time.Duration
 	// build makes the providers a live scan reads; nil is sc.providers
@@ -103,24 +112,60 @@ func (o collectOptions) conc(name fleet.Provider) int {
 }
 
 // collect reads every scope of every provider into one snapshot: the one
-// path of every fleet, live or from a file.
+// path of every fleet, live or from a file. The providers are read at once
+// (`--provider aws,azure,gcp` takes as long as the slowest cloud), their
+// progress on one shared line, and merged in the order given.
 func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o collectOptions) (*cmdutil.Scan, error) {
-	out := &cmdutil.Scan{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
-	for _, p := range provs {
-		bar := sc.io.StartProgress(string(p.Name()), !o.progress)
-		sc.counter(p.Name()).attach(bar)
-		res, err := providers.Collect(ctx, p, providers.CollectOptions{
-			Window:      o.window,
-			Concurrency: o.conc(p.Name()),
-			Discovered:  bar.Discovered,
-			Progress:    scopeDone(bar),
-			SkipPrices:  o.skipPrices,
-		})
-		sc.counter(p.Name()).attach(nil)
-		bar.Finish()
-		if err != nil {
-			return nil, fatal(err)
+	// A provider that cannot be read at all (no credentials, say) ends the
+	// scan, as it would alone: the others are cancelled, its error returned.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		results  = make([]*providers.Result, len(provs))
+		errMu    sync.Mutex
+		firstErr error
+		group    *iostreams.ProgressGroup
+		wg       sync.WaitGroup
+	)
+	if len(provs) > 1 {
+		group = sc.ioStreams().StartProgressGroup(!o.progress)
+	}
+	for i, p := range provs {
+		bar := group.Start(string(p.Name()))
+		if len(provs) == 1 {
+			bar = sc.ioStreams().StartProgress(string(p.Name()), !o.progress)
 		}
+		sc.counter(p.Name()).attach(bar)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := providers.Collect(ctx, p, providers.CollectOptions{
+				Window:      o.window,
+				Concurrency: o.conc(p.Name()),
+				Discovered:  bar.Discovered,
+				Progress:    scopeDone(bar),
+				SkipPrices:  o.skipPrices,
+			})
+			sc.counter(p.Name()).attach(nil)
+			bar.Finish()
+			if err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+					cancel(err)
+				}
+				errMu.Unlock()
+				return
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fatal(firstErr)
+	}
+	out := &cmdutil.Scan{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
+	for _, res := range results {
 		out.Fleet.Instances = append(out.Fleet.Instances, res.Fleet.Instances...)
 		out.Prices = append(out.Prices, res.Prices...)
 		out.Notes = append(out.Notes, res.Notes...)

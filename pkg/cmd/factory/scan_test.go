@@ -2,8 +2,11 @@ package factory
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +44,7 @@ func demoFleet(t *testing.T) *fleet.Fleet {
 
 // fakeScanner is a scanner whose live scans read p.
 func fakeScanner(ios *iostreams.IOStreams, p providers.Provider) *scanner {
-	return &scanner{io: ios, now: func() time.Time { return simNow }, build: func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
+	return &scanner{streams: func() *iostreams.IOStreams { return ios }, now: func() time.Time { return simNow }, build: func(context.Context, cmdutil.FleetFlags, *config.Config) ([]providers.Provider, error) {
 		return []providers.Provider{p}, nil
 	}}
 }
@@ -104,7 +107,7 @@ func TestFileIsReadThroughTheProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	demo.Metadata.Warnings = []fleet.ScanWarning{{Code: fleet.ScanScopeFailed, Provider: "aws", Account: "1", Region: "us-east-1", Reason: "x"}}
-	got, err := (&scanner{io: ios}).readFile(demo)
+	got, err := (&scanner{streams: func() *iostreams.IOStreams { return ios }}).readFile(demo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,5 +121,71 @@ func TestFileIsReadThroughTheProvider(t *testing.T) {
 	}
 	if errOut.Len() != 0 {
 		t.Errorf("reading a file showed progress: %q", errOut.String())
+	}
+}
+
+// barrierProvider lists one instance per scope once every provider of the
+// scan has started listing: a scan that reads providers one after another
+// never gets past the first.
+type barrierProvider struct {
+	name    fleet.Provider
+	started *sync.WaitGroup
+	fail    error
+}
+
+func (b *barrierProvider) Name() fleet.Provider { return b.name }
+
+func (b *barrierProvider) Scopes(ctx context.Context) ([]providers.Scope, error) {
+	b.started.Done()
+	if b.fail != nil {
+		return nil, b.fail
+	}
+	done := make(chan struct{})
+	go func() { b.started.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-time.After(20 * time.Second):
+		return nil, errors.New("the other providers never started: the scan is sequential")
+	}
+	return []providers.Scope{{Provider: b.name, Account: "a", Region: "r"}}, nil
+}
+
+func (b *barrierProvider) ListGPUInstances(_ context.Context, s providers.Scope) ([]fleet.Instance, error) {
+	return []fleet.Instance{{ID: string(b.name) + "-1", Provider: b.name, Account: s.Account, Region: s.Region, InstanceType: "x", State: fleet.Running}}, nil
+}
+
+// Several providers are read at once and merged in the order given; one
+// that cannot be read at all ends the scan with its own error, and the
+// others are cancelled rather than left running.
+func TestCollectReadsProvidersAtOnce(t *testing.T) {
+	names := []fleet.Provider{"c1", "c2", "c3"}
+	var started sync.WaitGroup
+	started.Add(len(names))
+	var provs []providers.Provider
+	for _, n := range names {
+		provs = append(provs, &barrierProvider{name: n, started: &started})
+	}
+	ios, _, _, _ := iostreams.Test()
+	sc := &scanner{streams: func() *iostreams.IOStreams { return ios }}
+	got, err := sc.collect(context.Background(), provs, collectOptions{skipPrices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range got.Fleet.Instances {
+		ids = append(ids, in.ID)
+	}
+	if strings.Join(ids, " ") != "c1-1 c2-1 c3-1" {
+		t.Errorf("instances %v, want each provider's in the order given", ids)
+	}
+
+	started.Add(len(names))
+	denied := fmt.Errorf("c2: %w", providers.ErrCredentials)
+	provs = []providers.Provider{&barrierProvider{name: "c1", started: &started}, &barrierProvider{name: "c2", started: &started, fail: denied}, &barrierProvider{name: "c3", started: &started}}
+	_, err = sc.collect(context.Background(), provs, collectOptions{skipPrices: true})
+	if !errors.Is(err, providers.ErrCredentials) {
+		t.Errorf("error %v, want the failing provider's", err)
 	}
 }
