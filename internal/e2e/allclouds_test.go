@@ -58,7 +58,7 @@ func allClouds(t *testing.T) (requests func() map[string]int) {
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
 		"GPUFINOPS_PROVIDERS_AZURE_ENDPOINT": url, "GPUFINOPS_PROVIDERS_AZURE_TEST_CREDENTIAL": "true",
 		"GPUFINOPS_PROVIDERS_GCP_ENDPOINT": url,
-		"XDG_CONFIG_HOME": dir, "XDG_CACHE_HOME": dir, "XDG_STATE_HOME": dir, "HOME": dir,
+		"XDG_CONFIG_HOME":                  dir, "XDG_CACHE_HOME": dir, "XDG_STATE_HOME": dir, "HOME": dir,
 	} {
 		t.Setenv(k, v)
 	}
