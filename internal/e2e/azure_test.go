@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	idlestopcmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -99,7 +100,7 @@ func TestAzureSimulatorMatchesFile(t *testing.T) {
 	}
 	for name, doc := range map[string][]byte{"testdata/fleets/azure.yaml": azureFleet(t), "the demo's Azure part": azureDemo(t)} {
 		t.Run(name, func(t *testing.T) {
-			policy := recommend.DefaultPolicy()
+			policy := recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())
 			fromFile, err := fleet.Parse("azure.yaml", doc)
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
 	idlestopcmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -129,7 +130,7 @@ func compareWithFile(t *testing.T, doc []byte, scanned *fleet.Fleet, live []pric
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy := recommend.DefaultPolicy()
+	policy := recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	fromFile, err := fleet.Parse("fleet.yaml", doc)
 	if err != nil {
 		t.Fatal(err)

@@ -125,6 +125,11 @@ type Instance struct {
 	// Hibernation is true when the instance was launched with hibernation
 	// enabled.
 	Hibernation bool `json:"hibernation,omitempty" jsonschema_description:"The instance was launched with hibernation enabled."`
+	// StoppedAllocated is true for an instance stopped from inside (or
+	// powered off) that still holds its hardware, so it is billed as if
+	// running (Azure's PowerState/stopped, not deallocated); its state is
+	// running.
+	StoppedAllocated bool `json:"stoppedAllocated,omitempty" jsonschema_description:"Stopped but still allocated (Azure PowerState/stopped): billed as if running; state stays running. Deallocating it ends compute billing."`
 	// Commitment is the reservation or savings plan a committed instance
 	// runs under, and what it pays.
 	Commitment *Commitment `json:"commitment,omitempty"`

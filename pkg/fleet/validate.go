@@ -138,6 +138,9 @@ func (c *checker) instance(p string, in *Instance) {
 	c.quantity(p+"memoryGiB", in.MemoryGiB, MaxMemoryGiB, " GiB")
 	oneOf(c, p+"lifecycle", in.Lifecycle, Lifecycles)
 	oneOf(c, p+"state", in.State, States)
+	if in.StoppedAllocated && in.State == Stopped {
+		c.failf(p+"stoppedAllocated", "true with state stopped; a machine still allocated is billed: its state is running")
+	}
 	c.usage(p+"usage", in.Usage)
 	for k := range in.Tags {
 		if strings.TrimSpace(k) == "" {

@@ -366,7 +366,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	s.hourly0 = e.shared(price)
 	s.price = price
 	s.monthly0 = e.amount(s.cost())
-	if in.State != fleet.Stopped && s.summary == nil {
+	if in.State != fleet.Stopped && !in.StoppedAllocated && s.summary == nil {
 		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
 	}
 	return s

@@ -16,6 +16,9 @@ import (
 // utilization covers less of its window than policy.idle.min_coverage gets a
 // warning instead: the gaps may be when it worked.
 func idleRule(e *engine, s *state) *change {
+	if s.inst.StoppedAllocated && s.inst.State == fleet.Running {
+		return deallocateChange(e, s)
+	}
 	c := idleJudge(e, s)
 	if cov := s.inst.Utilization.CoverageFraction(); c != nil && cov < e.policy.Idle.MinCoverage {
 		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window: not judged idle", pct(cov*100))
@@ -44,6 +47,30 @@ func idleJudge(e *engine, s *state) *change {
 		return nil
 	}
 	return idleStopChange(e, s)
+}
+
+// deallocateChange is the advice for a machine stopped but still allocated:
+// it does no work and is billed as if running, so releasing its hardware
+// saves its whole compute cost, whatever its (absent) utilization.
+func deallocateChange(e *engine, s *state) *change {
+	if s.lifecycle == fleet.Committed {
+		e.warn(s.inst.ID, WarnIdleCommitted, "stopped but still allocated, on a commitment: deallocating it saves only if the commitment can cover other usage")
+		return nil
+	}
+	return &change{
+		kind:       KindIdleStop,
+		stop:       true,
+		target:     "deallocated",
+		short:      "deallocate",
+		confidence: High,
+		risk:       Low,
+		action:     "Deallocate it: it is stopped but still allocated, so it is billed as if running",
+		rationale:  fmt.Sprintf("The machine is powered off without releasing its hardware and was billed %s h a month for no work.", pct(s.hours)),
+		evidence: Evidence{
+			Prices:  priceList(s.price),
+			Formula: "saving = hourly price × monthly hours; a deallocated machine is not billed for compute (its disks still are)",
+		},
+	}
 }
 
 func idleStopChange(e *engine, s *state) *change {

@@ -205,8 +205,11 @@ func TestStoppedButAllocatedIsBilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range listed {
-		if in.ID == id && in.State != fleet.Running {
-			t.Errorf("%s powered off but allocated is listed %s", id, in.State)
+		if in.ID == id && (in.State != fleet.Running || !in.StoppedAllocated) {
+			t.Errorf("%s powered off but allocated is listed %s, stoppedAllocated %v", id, in.State, in.StoppedAllocated)
+		}
+		if in.ID != id && in.StoppedAllocated {
+			t.Errorf("%s is listed stopped but allocated", in.ID)
 		}
 	}
 	if !strings.Contains(strings.Join(notes, "\n"), id+": stopped but still allocated") {

@@ -504,7 +504,7 @@ func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, b
 	in := fleet.Instance{
 		ID: r.Name, Name: r.Name, Provider: fleet.Azure, Account: scope.Account, Region: strings.ToLower(r.Location),
 		InstanceType: r.Size, GPU: fleet.GPU{Model: info.Model, Count: count, MemoryGiB: info.MemoryGiB},
-		Lifecycle: Lifecycle(r.Priority), State: pw.State, Tags: r.Tags,
+		Lifecycle: Lifecycle(r.Priority), State: pw.State, StoppedAllocated: pw.Allocated, Tags: r.Tags,
 	}
 	if len(r.Zones) > 0 {
 		in.Zone = in.Region + "-" + r.Zones[0]

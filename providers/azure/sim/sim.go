@@ -172,6 +172,12 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	}
 	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.Azure, opts.Subscription), kit: opts.Kit,
 		sizes: map[string]Size{}, byID: map[string]*vm{}, ops: map[string]*operation{}}
+	// A VM the file says is stopped but allocated is served powered off.
+	for _, in := range s.inv.Instances() {
+		if in.StoppedAllocated {
+			s.inv.SetState(in.ID, "stopped-allocated")
+		}
+	}
 	if s.kit == nil {
 		kit, err := simkit.New(KitOptions(opts))
 		if err != nil {
