@@ -58,6 +58,7 @@ func TestSummaryGolden(t *testing.T) {
 			testutil.AssertGolden(t, "testdata/summary-table.stderr.txt", []byte(errOut))
 		}
 		if f.format == "json" {
+			testutil.ValidateJSON(t, "../../../docs/schema/billing-summary.schema.json", out)
 			var d struct {
 				Resources []struct {
 					InstanceType string `json:"instanceType"`
