@@ -62,13 +62,13 @@ type Resource struct {
 	Last        time.Time `json:"lastChargeEnd"`
 }
 
-// EffectiveHourly is EffectiveCost ÷ Hours, to six places; false without
+// EffectiveHourly is EffectiveCost ÷ Hours, to eight places; false without
 // hours.
 func (r *Resource) EffectiveHourly() (decimal.Decimal, bool) {
 	if !r.Hours.IsPositive() {
 		return decimal.Zero, false
 	}
-	return r.EffectiveCost.DivRound(r.Hours, 6), true
+	return r.EffectiveCost.DivRound(r.Hours, 8), true
 }
 
 // share is part ÷ whole to four places; 0 without a whole.
