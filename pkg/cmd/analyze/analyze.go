@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,7 +160,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlags(cmd, report.Formats...)
+	out = cmdutil.AddOutputFlags(cmd, append(slices.Clone(report.Formats), report.FormatFOCUS)...)
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
@@ -259,6 +260,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	for _, format := range report.Formats {
 		printers[format] = func(w io.Writer) error { return report.Write(w, printed, format, popts) }
 	}
+	printers[report.FormatFOCUS] = func(w io.Writer) error { return report.WriteFOCUS(w, printed) }
 	if err := cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, nil, printers); err != nil {
 		return err
 	}
