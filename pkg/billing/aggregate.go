@@ -164,7 +164,8 @@ func (a *aggregator) gpuType(p fleet.Provider, r *Row) (string, float64, bool) {
 
 // add folds one row in; an error names the column.
 func (a *aggregator) add(r *Row) error {
-	a.sum.Rows++
+	n := max(r.Count, 1)
+	a.sum.Rows += n
 	if (!a.opts.Start.IsZero() && r.Start.Before(a.opts.Start)) || (!a.opts.End.IsZero() && !r.Start.Before(a.opts.End)) {
 		return nil
 	}
@@ -180,7 +181,7 @@ func (a *aggregator) add(r *Row) error {
 			c.GPU, c.InstanceType = true, typ
 		}
 		c.UnusedEffectiveCost = c.UnusedEffectiveCost.Add(r.Effective)
-		c.Rows++
+		c.Rows += n
 		return nil
 	}
 	if r.ResourceID == "" || strings.EqualFold(r.ChargeCategory, "Purchase") {
@@ -216,8 +217,8 @@ func (a *aggregator) add(r *Row) error {
 	if r.Region != "" {
 		res.Region = r.Region
 	}
-	res.Rows++
-	a.sum.GPURows++
+	res.Rows += n
+	a.sum.GPURows += n
 	res.BilledCost = res.BilledCost.Add(r.Billed)
 	res.EffectiveCost = res.EffectiveCost.Add(r.Effective)
 	res.ListCost = res.ListCost.Add(r.List)

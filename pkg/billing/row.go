@@ -43,6 +43,9 @@ type Row struct {
 	GPUCount float64
 	// Version is the row's x_FocusVersion, when the export has one.
 	Version string
+	// Count is how many export rows this one sums (a warehouse's
+	// aggregate); 0 is one.
+	Count int64
 }
 
 // ColumnError is a bad cell: its column and what is wrong.
