@@ -2,13 +2,17 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
 
-// Load reads the --billing SOURCE: a FOCUS file or folder, or file://PATH.
-// Warehouse sources (athena://, bigquery://) are named so that the error
-// says they are not read by this build.
+// ErrSource marks a --billing value that names no source this build reads.
+var ErrSource = errors.New("bad billing source")
+
+// Load reads the --billing SOURCE: a FOCUS file or folder, file://PATH, or
+// athena://WORKGROUP/DATABASE.TABLE (the aggregation pushed down to Athena).
+// bigquery:// is named so that the error says this build does not read it.
 func Load(ctx context.Context, source string, o Options) (*Summary, error) {
 	scheme, rest, ok := strings.Cut(source, "://")
 	if !ok {
@@ -17,8 +21,10 @@ func Load(ctx context.Context, source string, o Options) (*Summary, error) {
 	switch scheme {
 	case "file":
 		return Read(ctx, rest, o)
-	case "athena", "bigquery":
-		return nil, fmt.Errorf("--billing %s: the %s push-down is not in this build; export the FOCUS data to files and give their folder", source, scheme)
+	case "athena":
+		return loadAthena(ctx, source, o)
+	case "bigquery":
+		return nil, fmt.Errorf("%w: --billing %s: the %s push-down is not in this build; export the FOCUS data to files and give their folder", ErrSource, source, scheme)
 	}
-	return nil, fmt.Errorf("--billing %s: unknown scheme %q (want a path, file://PATH)", source, scheme)
+	return nil, fmt.Errorf("%w: --billing %s: unknown scheme %q (want a path, file://PATH or athena://WORKGROUP/DATABASE.TABLE)", ErrSource, source, scheme)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -42,8 +43,23 @@ func TestAggregateSQLGolden(t *testing.T) {
 }
 
 // postgres starts a throwaway PostgreSQL (Debian's binaries) on a Unix
-// socket and returns a psql runner; it skips without the binaries.
+// socket and returns a psql runner that fails the test on an error; it
+// skips without the binaries.
 func postgres(t *testing.T) func(args ...string) []byte {
+	t.Helper()
+	run := postgresE(t)
+	return func(args ...string) []byte {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+}
+
+// postgresE is postgres with a runner that returns psql's error.
+func postgresE(t *testing.T) func(args ...string) ([]byte, error) {
 	t.Helper()
 	for _, b := range []string{"initdb", "pg_ctl", "psql"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -84,16 +100,15 @@ func postgres(t *testing.T) func(args ...string) []byte {
 		}
 	}
 	t.Cleanup(func() { _ = as("pg_ctl", "-D", data, "-m", "immediate", "stop").Run() })
-	return func(args ...string) []byte {
-		t.Helper()
+	return func(args ...string) ([]byte, error) {
 		c := exec.Command("psql", append([]string{"-h", sock, "-U", "postgres", "-d", "postgres", "-X", "-q", "-v", "ON_ERROR_STOP=1"}, args...)...)
 		var stderr bytes.Buffer
 		c.Stderr = &stderr
 		out, err := c.Output()
 		if err != nil {
-			t.Fatalf("psql %v: %v\n%s", args, err, stderr.String())
+			return nil, errors.New(strings.TrimSpace(stderr.String()))
 		}
-		return out
+		return out, nil
 	}
 }
 

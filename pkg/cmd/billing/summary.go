@@ -126,15 +126,17 @@ func date(v, flag string) (time.Time, error) {
 }
 
 // Read loads a --billing source with the catalog's GPU types; a bad export
-// is an InputError naming file, row and column.
+// (naming file, row and column) or source is an InputError.
 func Read(ctx context.Context, source string, o billing.Options, cat pricing.Catalog) (*billing.Summary, error) {
 	o.GPUs = billing.CatalogGPUs(cat)
 	s, err := billing.Load(ctx, source, o)
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
+		var be *billing.Error
+		if errors.As(err, &be) || errors.Is(err, billing.ErrSource) {
+			return nil, &cmdutil.InputError{Err: err}
 		}
-		return nil, &cmdutil.InputError{Err: err}
+		// A warehouse's errors (credentials, a failed query) are its own.
+		return nil, err
 	}
 	return s, nil
 }
