@@ -1,9 +1,7 @@
 package billing_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,20 +12,14 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
 	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
+	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 )
 
 // TestAthenaPushDown sends the Athena query through the real AWS SDK to the
 // simulator, which runs it unchanged on PostgreSQL: the summary is the
 // local reader's, read in one query and a few pages.
 func TestAthenaPushDown(t *testing.T) {
-	psqlE := postgresE(t)
-	psql := func(args ...string) []byte {
-		out, err := psqlE(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	db := pgtest.Start(t)
 	path := filepath.Join(t.TempDir(), "focus.csv")
 	f, err := os.Create(path)
 	if err != nil {
@@ -38,29 +30,8 @@ func TestAthenaPushDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	psql("-c", `CREATE SCHEMA focus_db`)
-	psql("-c", createTable(`"focus_db"."focus_export"`))
-	psql("-c", `\copy "focus_db"."focus_export" FROM '`+path+`' WITH (FORMAT csv, HEADER true, NULL 'NULL')`)
-	sim := athenasim.New(func(q string) ([]string, [][]*string, error) {
-		out, err := psqlE("--csv", "-P", "null=NULL", "-c", q)
-		if err != nil {
-			return nil, nil, err
-		}
-		recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-		if err != nil || len(recs) == 0 {
-			return nil, nil, err
-		}
-		rows := make([][]*string, len(recs)-1)
-		for i, rec := range recs[1:] {
-			rows[i] = make([]*string, len(rec))
-			for j := range rec {
-				if rec[j] != "NULL" {
-					rows[i][j] = &rec[j]
-				}
-			}
-		}
-		return recs[0], rows, nil
-	})
+	db.LoadFOCUS(t, "focus_db.focus_export", focusgen.Header, path)
+	sim := athenasim.New(db.Query)
 	sim.PageSize, sim.Polls = 4, 2
 	srv := httptest.NewServer(sim)
 	defer srv.Close()

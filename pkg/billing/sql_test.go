@@ -4,19 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
+	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 
@@ -42,98 +39,11 @@ func TestAggregateSQLGolden(t *testing.T) {
 	}
 }
 
-// postgres starts a throwaway PostgreSQL (Debian's binaries) on a Unix
-// socket and returns a psql runner that fails the test on an error; it
-// skips without the binaries.
-func postgres(t *testing.T) func(args ...string) []byte {
-	t.Helper()
-	run := postgresE(t)
-	return func(args ...string) []byte {
-		t.Helper()
-		out, err := run(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-}
-
-// postgresE is postgres with a runner that returns psql's error.
-func postgresE(t *testing.T) func(args ...string) ([]byte, error) {
-	t.Helper()
-	for _, b := range []string{"initdb", "pg_ctl", "psql"} {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("no %s: PostgreSQL is not installed", b)
-		}
-	}
-	dir, err := os.MkdirTemp("", "gpufinops-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	as := func(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }
-	if os.Geteuid() == 0 {
-		// PostgreSQL refuses to run as root: run the server as postgres.
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			t.Skip("running as root without a postgres user")
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-		as = func(name string, args ...string) *exec.Cmd {
-			return exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
-		}
-	}
-	data, sock := filepath.Join(dir, "data"), dir
-	for _, c := range []*exec.Cmd{
-		as("initdb", "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"),
-		as("pg_ctl", "-D", data, "-w", "-l", filepath.Join(dir, "log"), "-o", "-k "+sock+" -c listen_addresses= -F", "start"),
-	} {
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c.Args, err, out)
-		}
-	}
-	t.Cleanup(func() { _ = as("pg_ctl", "-D", data, "-m", "immediate", "stop").Run() })
-	return func(args ...string) ([]byte, error) {
-		c := exec.Command("psql", append([]string{"-h", sock, "-U", "postgres", "-d", "postgres", "-X", "-q", "-v", "ON_ERROR_STOP=1"}, args...)...)
-		var stderr bytes.Buffer
-		c.Stderr = &stderr
-		out, err := c.Output()
-		if err != nil {
-			return nil, errors.New(strings.TrimSpace(stderr.String()))
-		}
-		return out, nil
-	}
-}
-
-// createTable is the DDL of a FOCUS table with focusgen's columns, typed as
-// a warehouse holds them.
-func createTable(name string) string {
-	var cols []string
-	for _, c := range focusgen.Header {
-		typ := "TEXT"
-		switch c {
-		case "BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity", "ListUnitPrice", "PricingQuantity":
-			typ = "NUMERIC"
-		case "BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd":
-			typ = "TIMESTAMP"
-		}
-		cols = append(cols, `"`+c+`" `+typ)
-	}
-	return "CREATE TABLE " + name + " (" + strings.Join(cols, ", ") + ")"
-}
-
 // TestAggregateSQLOnPostgres runs AggregateSQL on a real engine over a
 // generated export and folds the result: the same resources, hours,
 // shares and unused commitments as the local reader of the same file.
 func TestAggregateSQLOnPostgres(t *testing.T) {
-	psql := postgres(t)
+	db := pgtest.Start(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "focus.csv")
 	f, err := os.Create(path)
@@ -145,8 +55,7 @@ func TestAggregateSQLOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	psql("-c", createTable(`"focus"`))
-	psql("-c", `\copy "focus" FROM '`+path+`' WITH (FORMAT csv, HEADER true, NULL 'NULL')`)
+	db.LoadFOCUS(t, "focus", focusgen.Header, path)
 	for name, o := range map[string]billing.Options{
 		"whole":  {},
 		"window": {Start: time.Date(2025, 1, 1, 6, 0, 0, 0, time.UTC), End: time.Date(2025, 1, 2, 3, 0, 0, 0, time.UTC)},
@@ -161,7 +70,7 @@ func TestAggregateSQLOnPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := psql("--csv", "-c", query)
+			out := db.MustRun(t, "--csv", "-c", query)
 			r := csv.NewReader(bytes.NewReader(out))
 			header, err := r.Read()
 			if err != nil {
