@@ -11,8 +11,8 @@ import (
 var ErrSource = errors.New("bad billing source")
 
 // Load reads the --billing SOURCE: a FOCUS file or folder, file://PATH, or
-// athena://WORKGROUP/DATABASE.TABLE (the aggregation pushed down to Athena).
-// bigquery:// is named so that the error says this build does not read it.
+// athena://WORKGROUP/DATABASE.TABLE or bigquery://PROJECT.DATASET.TABLE
+// (the aggregation pushed down to the warehouse).
 func Load(ctx context.Context, source string, o Options) (*Summary, error) {
 	scheme, rest, ok := strings.Cut(source, "://")
 	if !ok {
@@ -24,7 +24,7 @@ func Load(ctx context.Context, source string, o Options) (*Summary, error) {
 	case "athena":
 		return loadAthena(ctx, source, o)
 	case "bigquery":
-		return nil, fmt.Errorf("%w: --billing %s: the %s push-down is not in this build; export the FOCUS data to files and give their folder", ErrSource, source, scheme)
+		return loadBigQuery(ctx, source, o)
 	}
-	return nil, fmt.Errorf("%w: --billing %s: unknown scheme %q (want a path, file://PATH or athena://WORKGROUP/DATABASE.TABLE)", ErrSource, source, scheme)
+	return nil, fmt.Errorf("%w: --billing %s: unknown scheme %q (want a path, file://PATH, athena://WORKGROUP/DATABASE.TABLE or bigquery://PROJECT.DATASET.TABLE)", ErrSource, source, scheme)
 }

@@ -11,9 +11,12 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
 )
 
 // DB is a running server.
@@ -138,4 +141,63 @@ func (d *DB) LoadFOCUS(t testing.TB, table string, header []string, path string)
 	}
 	d.MustRun(t, "-c", "CREATE TABLE "+ref+" ("+strings.Join(cols, ", ")+")")
 	d.MustRun(t, "-c", `\copy `+ref+` FROM '`+path+`' WITH (FORMAT csv, HEADER true, NULL 'NULL')`)
+}
+
+// Describe names the result columns of a query and their PostgreSQL types,
+// without running it (psql's \gdesc).
+func (d *DB) Describe(q string) (names, types []string, err error) {
+	c := exec.Command("psql", "-h", d.sock, "-U", "postgres", "-d", "postgres", "-X", "-q", "-v", "ON_ERROR_STOP=1", "--csv")
+	c.Stdin = strings.NewReader(strings.TrimRight(strings.TrimSpace(q), ";") + " \\gdesc\n")
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return nil, nil, errors.New(strings.TrimSpace(stderr.String()))
+	}
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range recs[1:] {
+		names, types = append(names, r[0]), append(types, r[1])
+	}
+	return names, types, nil
+}
+
+// GoogleSQL is a bqsim.Exec that runs GoogleSQL on db after
+// mapping the four spellings that differ in the aggregation: backticked
+// `project.dataset.table` to "dataset"."table", other backticks to double
+// quotes, BIGNUMERIC to NUMERIC, STRING to TEXT. Everything else (SUM,
+// CAST, COALESCE, LOWER, GROUP BY ordinals, TIMESTAMP literals) is the
+// engine's own.
+func GoogleSQL(db *DB) bqsim.Exec {
+	table := regexp.MustCompile("`[^`.]+\\.([^`.]+)\\.([^`.]+)`")
+	return func(q string) ([]bqsim.Column, [][]*string, error) {
+		q = table.ReplaceAllString(q, `"$1"."$2"`)
+		q = strings.ReplaceAll(q, "`", `"`)
+		q = strings.ReplaceAll(q, "BIGNUMERIC", "NUMERIC")
+		q = strings.ReplaceAll(q, "AS STRING)", "AS TEXT)")
+		names, types, err := db.Describe(q)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, rows, err := db.Query(q)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols := make([]bqsim.Column, len(names))
+		for i, n := range names {
+			t := "STRING"
+			switch {
+			case types[i] == "numeric":
+				t = "BIGNUMERIC"
+			case types[i] == "bigint" || types[i] == "integer":
+				t = "INTEGER"
+			case strings.HasPrefix(types[i], "timestamp"):
+				t = "TIMESTAMP"
+			}
+			cols[i] = bqsim.Column{Name: n, Type: t}
+		}
+		return cols, rows, nil
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
+	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
 	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
@@ -192,6 +193,35 @@ func TestAnalyzeBillingAthenaIdentical(t *testing.T) {
 	}
 	if c := sim.Calls(); c["StartQueryExecution"] != 1 {
 		t.Errorf("calls %v: want one query", c)
+	}
+}
+
+// The same bill through the BigQuery push-down (cloud.google.com/go/bigquery
+// against bqsim, the query run on PostgreSQL) gives the identical report.
+func TestAnalyzeBillingBigQueryIdentical(t *testing.T) {
+	db := pgtest.Start(t)
+	path, _ := demoBill(t, false)
+	db.LoadFOCUS(t, "billing.focus", focusgen.Header, path)
+	sim := bqsim.New(pgtest.GoogleSQL(db), "proj")
+	sim.PageSize = 10
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	t.Setenv(billing.BigQueryEndpointEnv, srv.URL+"/")
+	const source = "bigquery://proj.billing.focus"
+	run := func(src string) string {
+		opts, out := demoOptions(t, "json", false)
+		opts.Billing, opts.Ctx = src, t.Context()
+		if err := analyzeRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	local, pushed := strings.ReplaceAll(run(path), path, source), run(source)
+	if local != pushed {
+		t.Errorf("the BigQuery report differs from the file's:\n%s", firstDiff(local, pushed))
+	}
+	if c := sim.Calls(); c["jobs.query"] != 1 || c["jobs.getQueryResults"] < 1 {
+		t.Errorf("calls %v: want one query read in pages", c)
 	}
 }
 

@@ -78,7 +78,7 @@ func TestSummaryBadInput(t *testing.T) {
 	for src, want := range map[string]string{
 		bad:                      "bad.csv: missing required FOCUS column(s) ListCost, ChargeCategory",
 		"nowhere.csv":            "nowhere.csv: stat nowhere.csv: no such file or directory",
-		"bigquery://p.d.t":       "bigquery push-down is not in this build",
+		"bigquery://p.d":         "want bigquery://PROJECT.DATASET.TABLE",
 		"s3x://bucket/focus.csv": `unknown scheme "s3x"`,
 	} {
 		_, _, err := run(t, src, "json")
