@@ -235,3 +235,18 @@ func firstDiff(a, b string) string {
 	}
 	return "lengths differ"
 }
+
+// Markdown and HTML print the bill line too.
+func TestAnalyzeBillingMarkdownHTML(t *testing.T) {
+	path, _ := demoBill(t, false)
+	for format, want := range map[string]string{"markdown": "**Bill:** GPU EffectiveCost ", "html": `<p class="bill">Bill: GPU EffectiveCost `} {
+		opts, out := demoOptions(t, format, false)
+		opts.Billing = path
+		if err := analyzeRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-o %s lacks %q", format, want)
+		}
+	}
+}
