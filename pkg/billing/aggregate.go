@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -291,6 +292,10 @@ func (a *aggregator) finish() *Summary {
 func Read(ctx context.Context, path string, o Options) (*Summary, error) {
 	files, err := Files(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
 		return nil, &Error{File: path, Err: err}
 	}
 	a := newAggregator(o)

@@ -77,7 +77,7 @@ func TestSummaryBadInput(t *testing.T) {
 	os.WriteFile(bad, []byte("BilledCost,EffectiveCost\n1,2\n"), 0o644)
 	for src, want := range map[string]string{
 		bad:                      "bad.csv: missing required FOCUS column(s) ListCost, ChargeCategory",
-		"nowhere.csv":            "nowhere.csv: stat nowhere.csv: no such file or directory",
+		"nowhere.csv":            "nowhere.csv: no such file or directory",
 		"bigquery://p.d":         "want bigquery://PROJECT.DATASET.TABLE",
 		"s3x://bucket/focus.csv": `unknown scheme "s3x"`,
 	} {
