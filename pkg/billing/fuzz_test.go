@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"encoding/csv"
 	"errors"
 	"strings"
 	"testing"
@@ -62,3 +63,34 @@ func FuzzNormalizeID(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFoldAggregates feeds a warehouse's result rows: never a panic, an
+// error is a located *Error, and totals are the resources' sums.
+func FuzzFoldAggregates(f *testing.F) {
+	f.Add("AWS,i-1,1,us-east-1,USD,Usage,d,Compute,Standard,,,,,,\"{\"\"InstanceType\"\":\"\"p5.48xlarge\"\",\"\"GpuCount\"\":8}\",Hours,1.5,1.25,2,2,1,1,2025-01-01 00:00:00,2025-01-01 01:00:00,1")
+	f.Add("AWS,,,,USD,Usage,,Compute,Committed,sp-1,Unused,Savings Plan,,,,,0,4,0,0,,0,2025-01-01T00:00:00Z,,3")
+	f.Add(",,,,,,,,,,,,,,NULL,,x,1,1,1,1,1,bad,,0")
+	f.Fuzz(func(t *testing.T, rows string) {
+		r := csv.NewReader(strings.NewReader(rows))
+		r.FieldsPerRecord = len(aggregateHeader)
+		next := func() ([]string, error) { return r.Read() }
+		s, err := FoldAggregates(context.Background(), "q", aggregateHeader, next, Options{})
+		if err != nil {
+			var be *Error
+			if !errors.As(err, &be) || !strings.HasPrefix(err.Error(), "q: ") {
+				t.Fatalf("error %v is not a located *Error", err)
+			}
+			return
+		}
+		var eff decimal.Decimal
+		var n int64
+		for _, res := range s.Resources {
+			eff, n = eff.Add(res.EffectiveCost), n+res.Rows
+		}
+		if !eff.Equal(s.EffectiveCost) || n != s.GPURows || s.GPURows > s.Rows {
+			t.Fatalf("totals: %s/%s %d/%d/%d", eff, s.EffectiveCost, n, s.GPURows, s.Rows)
+		}
+	})
+}
+
+var aggregateHeader = strings.Split("provider_name,resource_id,account,region,currency,charge_category,charge_description,service_category,pricing_category,commitment_id,commitment_status,commitment_type,capacity_id,capacity_status,sku_price_details,consumed_unit,billed,effective,list,contracted,consumed,consumed_rows,first_start,last_end,row_count", ",")
