@@ -64,6 +64,10 @@ type config struct {
 	seed         int64
 	delays       map[string]time.Duration
 	hang         []string
+	// focusPath, focusStart and focusHours write the fleet's FOCUS export.
+	focusPath  string
+	focusStart time.Time
+	focusHours int
 }
 
 // usageError is a bad flag or argument: exit 2.
@@ -115,6 +119,9 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil
 	})
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
+	fs.StringVar(&c.focusPath, "focus-export", "", "write the fleet's FOCUS 1.2 billing export to this .csv or .parquet file before serving")
+	focusStart := fs.String("focus-start", "", "first hour of the FOCUS export, YYYY-MM-DD or RFC 3339 (default: --focus-hours before now)")
+	fs.IntVar(&c.focusHours, "focus-hours", 720, "hours the FOCUS export bills each running instance")
 	var checks []func() error
 	var titles []string
 	for _, sim := range simkit.Registered() {
@@ -126,7 +133,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		}
 	}
 	usage := func() {
-		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [simulator flags]")
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--focus-export FILE] [simulator flags]")
 		fmt.Fprintf(stdout, "\nServes a fleet file's instances as local clouds on one port (simulators: %s).\n\nFlags:\n", strings.Join(titles, ", "))
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -157,6 +164,21 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil, &usageError{fmt.Sprintf("--error-rate %g is not between 0 and 1", c.errorRate)}
 	case c.throttleRate+c.errorRate > 1:
 		return nil, &usageError{fmt.Sprintf("--throttle-rate and --error-rate add up to %g, more than 1", c.throttleRate+c.errorRate)}
+	}
+	if c.focusPath != "" && focusKind(c.focusPath) == "" {
+		return nil, &usageError{fmt.Sprintf("--focus-export %q: want a .csv or .parquet file", c.focusPath)}
+	}
+	if c.focusHours < 1 || c.focusHours > 24*400 {
+		return nil, &usageError{fmt.Sprintf("--focus-hours %d is not between 1 and %d", c.focusHours, 24*400)}
+	}
+	if *focusStart != "" {
+		t, err := time.Parse("2006-01-02", *focusStart)
+		if err != nil {
+			if t, err = time.Parse(time.RFC3339, *focusStart); err != nil {
+				return nil, &usageError{fmt.Sprintf("--focus-start %q is not YYYY-MM-DD or RFC 3339", *focusStart)}
+			}
+		}
+		c.focusStart = t.UTC()
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -202,6 +224,16 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	if err := pricing.Complete(f, cat); err != nil {
 		fmt.Fprintf(stderr, "cloudsim: %s: %s\n", name, oneLine(err))
 		return exitUsage
+	}
+	if c.focusPath != "" {
+		start := c.focusStart
+		if start.IsZero() {
+			start = time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(c.focusHours) * time.Hour)
+		}
+		if err := writeFOCUS(c.focusPath, start, c.focusHours, f, cat, stdout); err != nil {
+			fmt.Fprintf(stderr, "cloudsim: --focus-export: %s\n", oneLine(err))
+			return exitError
+		}
 	}
 	kit, err := simkit.New(simkit.Options{
 		Latency: c.latency, ThrottleRate: c.throttleRate, ErrorRate: c.errorRate,

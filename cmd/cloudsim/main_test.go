@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/simkit"
@@ -58,6 +59,9 @@ func TestBadFlags(t *testing.T) {
 		{"addr", []string{"--demo", "--addr", "localhost"}, `--addr "localhost" is not HOST:PORT`},
 		{"empty region", []string{"--demo", "--fail-region", "eu-west-1,"}, "empty region"},
 		{"seed", []string{"--demo", "--seed", "x"}, `invalid value "x" for flag -seed`},
+		{"focus export", []string{"--demo", "--focus-export", "bill.json"}, `--focus-export "bill.json": want a .csv or .parquet file`},
+		{"focus hours", []string{"--demo", "--focus-export", "b.csv", "--focus-hours", "0"}, "--focus-hours 0 is not between 1 and 9600"},
+		{"focus start", []string{"--demo", "--focus-export", "b.csv", "--focus-start", "Nov"}, `--focus-start "Nov" is not YYYY-MM-DD or RFC 3339`},
 		{"delay syntax", []string{"--demo", "--delay", "StopInstances"}, "want OP=DURATION"},
 		{"delay duration", []string{"--demo", "--delay", "StopInstances=soon"}, "want OP=DURATION"},
 		{"delay negative", []string{"--demo", "--delay", "StopInstances=-1s"}, "want OP=DURATION"},
@@ -104,7 +108,8 @@ func TestParseFlags(t *testing.T) {
 	}
 	want := config{fleetPath: "f.yaml", addr: "127.0.0.1:0", latency: 50 * time.Millisecond, throttleRate: 0.1, errorRate: 0.01,
 		failRegions: []string{"eu-west-1", "us-west-2", "ap-south-1"}, seed: 7,
-		delays: map[string]time.Duration{"StopInstances": 2 * time.Second, "ec2:DescribeInstances": 150 * time.Millisecond}, hang: []string{"GetMetricData", "sts:GetCallerIdentity"}}
+		delays: map[string]time.Duration{"StopInstances": 2 * time.Second, "ec2:DescribeInstances": 150 * time.Millisecond}, hang: []string{"GetMetricData", "sts:GetCallerIdentity"},
+		focusHours: 720}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("got %+v\nwant %+v", *c, want)
 	}
@@ -276,4 +281,30 @@ func startListener(t *testing.T) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
+}
+
+// --focus-export writes the served fleet's bill; the FOCUS reader finds the
+// GPU EffectiveCost it prints, in CSV and Parquet alike.
+func TestServeWritesFOCUSExport(t *testing.T) {
+	var totals []string
+	for _, name := range []string{"bill.csv", "bill.parquet"} {
+		path := filepath.Join(t.TempDir(), name)
+		_, stop := startRun(t, "--demo", "--focus-export", path, "--focus-start", "2026-11-01", "--focus-hours", "24")
+		code, stdout, stderr := stop()
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		s, err := billing.Read(context.Background(), path, billing.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "GPU EffectiveCost " + s.EffectiveCost.String() + " USD"
+		if !strings.Contains(stdout, "cloudsim: FOCUS 1.2 export at "+path) || !strings.Contains(stdout, want) || len(s.Resources) == 0 || len(s.Unused) != 1 {
+			t.Errorf("stdout %q lacks %q (%d resources, %d unused)", stdout, want, len(s.Resources), len(s.Unused))
+		}
+		totals = append(totals, s.EffectiveCost.String())
+	}
+	if totals[0] != totals[1] {
+		t.Errorf("csv %s, parquet %s", totals[0], totals[1])
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/invopop/jsonschema"
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/cmd/doctor"
 	"github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	"github.com/gpufinops/gpufinops/pkg/cmd/prices"
@@ -58,6 +59,7 @@ var Schemas = []Schema{
 	document("idle-stop.schema.json", "gpufinops idle-stop -o json", &idlestop.Document{}, idlestop.Kind, idlestop.SchemaVersion),
 	document("doctor.schema.json", "gpufinops doctor -o json", &doctor.Report{}, doctor.Kind, doctor.SchemaVersion),
 	document("fit.schema.json", "gpufinops fit -o json", &fit.Document{}, fit.Kind, fit.SchemaVersion),
+	document("billing-summary.schema.json", "gpufinops billing summary -o json", &billing.Document{}, billing.Kind, billing.SchemaVersion),
 	document("models.schema.json", "gpufinops fit --list-models -o json", &envelope.List[llm.Model]{}, fit.ModelListKind, fit.SchemaVersion),
 }
 

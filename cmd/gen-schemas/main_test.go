@@ -119,6 +119,7 @@ var outputCases = []struct {
 	{"report.schema.json", []string{"analyze", "--demo", "-o", "json"}, ""},
 	{"fleet.schema.json", []string{"inventory", "--demo", "-o", "json"}, "Fleet"},
 	{"diff.schema.json", []string{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json", "-o", "json"}, "ReportDiff"},
+	{"billing-summary.schema.json", []string{"billing", "summary", "--billing", "../../testdata/billing/focus-1.0-sample.csv", "-o", "json"}, "BillingSummary"},
 }
 
 // TestOutputsValidate runs the commands and validates each real -o json

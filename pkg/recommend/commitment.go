@@ -106,6 +106,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			OnDemandHourly: od, Hourly: s.price.Hourly, MonthlyHours: s.hours, Schedule: s.schedule,
 			Stopped: s.stopped,
 		})
+		if b, ok := e.opts.Billed[it.ID]; ok && it.Eligible && b.CommittedShare >= CommittedEnough {
+			it.Eligible, it.Reason = false, commitplan.ReasonCommitted
+		}
 		if it.Eligible && e.planKind(it.Provider) == "" {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"

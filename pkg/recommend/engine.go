@@ -39,6 +39,8 @@ type state struct {
 	hours0   float64
 	monthly0 decimal.Decimal
 	hourly0  *pricing.Price
+	// basis is the InstanceCost.PriceBasis: "" without a bill.
+	basis string
 }
 
 // initialCost is what the instance costs as the fleet has it, before any
@@ -57,6 +59,7 @@ func (s *state) initialCost() InstanceCost {
 		State:        in.State,
 		MonthlyHours: s.hours0,
 		Priced:       s.priced,
+		PriceBasis:   s.basis,
 	}
 	if u := in.Utilization; u != nil {
 		ic.UtilizationSource, ic.UtilizationCoverage = u.Source, u.Coverage
@@ -264,8 +267,9 @@ func Run(f *fleet.Fleet, cat pricing.Catalog, p Policy) Plan {
 	return RunWith(f, cat, p, Options{})
 }
 
-// Options say how much of its working the plan keeps; they never change a
-// decision, a figure or a recommendation.
+// Options say how much of its working the plan keeps (AuditSummary never
+// changes a decision, a figure or a recommendation) and what a bill says
+// instances pay (Billed).
 type Options struct {
 	// AuditSummary keeps of each instance's tag audit only what a report
 	// prints (the tags missing, invalid or spelt differently, and the cost),
@@ -273,7 +277,32 @@ type Options struct {
 	// detail already; for a large fleet a second copy is a large part of the
 	// plan.
 	AuditSummary bool
+	// Billed are the rates a billing export says instances pay, by instance
+	// id: such an instance is priced at its rate, the others at their list
+	// price, and each says which (InstanceCost.PriceBasis). Nil prices every
+	// instance as before.
+	Billed map[string]BilledRate
 }
+
+// BilledRate is what a bill says one instance pays per hour.
+type BilledRate struct {
+	// Price is the effective hourly rate (EffectiveCost ÷ hours consumed),
+	// with the bill as its source.
+	Price pricing.Price
+	// CommittedShare is the share (0–1) of its hours that commitments
+	// already bought covered.
+	CommittedShare float64
+}
+
+// The price bases of InstanceCost.PriceBasis.
+const (
+	BasisBill = "bill"
+	BasisList = "list"
+)
+
+// CommittedEnough is the share of an instance's billed hours that existing
+// commitments must cover for no new commitment to be advised for it.
+const CommittedEnough = 0.5
 
 // RunWith is Run with options.
 func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
@@ -363,6 +392,12 @@ func (e *engine) newState(in *fleet.Instance) *state {
 		return s
 	}
 	s.priced = true
+	if e.opts.Billed != nil {
+		s.basis = BasisList
+		if _, ok := e.opts.Billed[in.ID]; ok {
+			s.basis = BasisBill
+		}
+	}
 	s.hourly0 = e.shared(price)
 	s.price = price
 	s.monthly0 = e.amount(s.cost())
@@ -444,8 +479,12 @@ func (s *state) apply(c *change) {
 	s.hours = c.hours
 }
 
-// currentPrice is what the instance pays per hour now.
+// currentPrice is what the instance pays per hour now: the bill's rate when
+// one is given for it, else the fleet's or the catalog's.
 func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
+	if b, ok := e.opts.Billed[in.ID]; ok {
+		return b.Price, true
+	}
 	if in.HourlyPrice == nil && in.Lifecycle == fleet.Committed && in.Commitment != nil && in.Commitment.HourlyRate != nil {
 		return pricing.Price{
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,

@@ -146,7 +146,10 @@ type InstanceCost struct {
 	// percent, as the rules read it; nil without GPU data.
 	GPUUtilP95 *float64 `json:"gpuUtilP95,omitempty"`
 	// Hourly is the price the cost was computed from; nil when unpriced.
-	Hourly         *pricing.Price  `json:"hourlyPrice,omitempty"`
+	Hourly *pricing.Price `json:"hourlyPrice,omitempty"`
+	// PriceBasis is "bill" when Hourly is the effective rate a billing
+	// export gave, "list" when the bill had none for it; "" without a bill.
+	PriceBasis     string          `json:"priceBasis,omitempty"`
 	MonthlyCost    decimal.Decimal `json:"monthlyCost"`
 	Priced         bool            `json:"priced"`
 	OptimizedCost  decimal.Decimal `json:"optimizedMonthlyCost"`

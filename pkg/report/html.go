@@ -61,6 +61,9 @@ func writeHTML(w io.Writer, r *Report) error {
 	if line := partialScanLine(r); line != "" {
 		fmt.Fprintf(&b, "<p class=\"partial\" style=\"background: #fff4e5; border-left: 4px solid #e69f00; padding: 6px 10px;\"><a href=\"#warnings\">%s</a></p>\n", esc(line))
 	}
+	if r.Billing != nil {
+		fmt.Fprintf(&b, "<p class=\"bill\">Bill: %s</p>\n", esc(r.Billing.Line))
+	}
 	b.WriteString("</header>\n")
 
 	b.WriteString("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"cards\">\n")

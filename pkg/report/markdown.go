@@ -84,6 +84,9 @@ func markdownHead(b textWriter, r *Report) {
 	if line := partialScanLine(r); line != "" {
 		fmt.Fprintf(b, "> **Warning:** %s\n\n", mdText(line))
 	}
+	if r.Billing != nil {
+		fmt.Fprintf(b, "**Bill:** %s\n\n", mdText(r.Billing.Line))
+	}
 }
 
 func mdMoney(m Money) string { return formatMoney(m, true) }

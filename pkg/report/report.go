@@ -39,7 +39,11 @@ import (
 //
 // 1.5 added shortAction per recommendation: the action in a few words with
 // the price, amount or schedule to act on, for tables.
-const SchemaVersion = "1.5"
+//
+// 1.6 added billing (the reconciliation with a FOCUS billing export given
+// with --billing) and priceBasis per instance: whether its price is the
+// bill's effective rate or the list price.
+const SchemaVersion = "1.6"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -63,6 +67,8 @@ type Meta struct {
 	// ScanWarnings are the parts of the scan that failed (the fleet's
 	// metadata.warnings); they lead the report's warnings.
 	ScanWarnings []fleet.ScanWarning
+	// Billing is the reconciliation with a billing export; nil without one.
+	Billing *Billing
 }
 
 // Report is the versioned report envelope.
@@ -110,6 +116,9 @@ type Report struct {
 	// Commitments is the commitment plan behind the commitment
 	// recommendations, without its hourly curves (since 1.1).
 	Commitments *Commitments `json:"commitments,omitempty"`
+	// Billing reconciles the costs with a FOCUS billing export given with
+	// --billing (since 1.6).
+	Billing *Billing `json:"billing,omitempty"`
 }
 
 // Tool names the program that wrote a report.
@@ -467,6 +476,10 @@ type Instance struct {
 	GPUUtilP95 *float64 `json:"gpuUtilP95,omitempty"`
 	// HourlyPrice is the price the cost was computed from.
 	HourlyPrice *Price `json:"hourlyPrice,omitempty"`
+	// PriceBasis is "bill" when the price is the effective rate a billing
+	// export gave (--billing), "list" when the bill had none for the
+	// instance; absent without a bill (since 1.6).
+	PriceBasis string `json:"priceBasis,omitempty"`
 	// CurrentMonthlyCost is what the instance costs a month now.
 	CurrentMonthlyCost *Money `json:"currentMonthlyCost,omitempty"`
 	// OptimizedMonthlyCost is the cost after every recommendation for it.
@@ -569,6 +582,7 @@ func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
 		Policy:        newPolicy(plan.Policy),
 		Summary:       newSummary(plan.Summary),
 		Warnings:      make([]Warning, 0, len(meta.ScanWarnings)+len(plan.Warnings)),
+		Billing:       meta.Billing,
 	}
 	for _, s := range meta.Catalog {
 		r.Catalog = append(r.Catalog, CatalogSource{Name: s.Name, Provider: s.Provider, AsOf: s.AsOf})
@@ -838,6 +852,7 @@ func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) In
 		State:        string(ic.State),
 		MonthlyHours: ic.MonthlyHours,
 		Priced:       ic.Priced,
+		PriceBasis:   ic.PriceBasis,
 
 		UtilizationSource:   ic.UtilizationSource,
 		UtilizationCoverage: ic.UtilizationCoverage,

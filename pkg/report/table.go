@@ -139,6 +139,9 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	if line := partialScanLine(r); line != "" {
 		b.WriteString(c.yellow("! "+line) + "\n")
 	}
+	if r.Billing != nil {
+		b.WriteString("Bill: " + r.Billing.Line + "\n")
+	}
 
 	secs := sections(r)
 	if len(secs) == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gpufinops/gpufinops/pkg/build"
+	billingCmd "github.com/gpufinops/gpufinops/pkg/cmd/billing"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -54,6 +56,12 @@ type AnalyzeOptions struct {
 	// Markdown shapes -o markdown: --markdown-summary, --full-report and
 	// --markdown-top.
 	Markdown MarkdownFlags
+	// Billing is --billing: a FOCUS export whose effective rates price the
+	// instances it bills; "" prices at list.
+	Billing string
+	// BillingStart and BillingEnd are --billing-start and --billing-end;
+	// zero is open.
+	BillingStart, BillingEnd time.Time
 }
 
 // MarkdownFlags shape the markdown format.
@@ -70,7 +78,7 @@ type MarkdownFlags struct {
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
-	var term, currency, rate string
+	var term, currency, rate, billStart, billEnd string
 	var failOn []string
 	var out *cmdutil.Output
 	cmd := &cobra.Command{
@@ -120,6 +128,13 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				}
 				opts.CommitmentTerm = &term
 			}
+			if opts.Billing == "" && (billStart != "" || billEnd != "") {
+				return cmdutil.FlagErrorf("--billing-start and --billing-end bound the --billing export: add --billing SOURCE")
+			}
+			var err error
+			if opts.BillingStart, opts.BillingEnd, err = billingCmd.Window(billStart, billEnd, "--billing-start", "--billing-end"); err != nil {
+				return err
+			}
 			gs, err := gates.Parse(failOn)
 			if err != nil {
 				return &cmdutil.FlagError{Err: err}
@@ -145,7 +160,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	out = cmdutil.AddOutputFlags(cmd, report.Formats...)
+	out = cmdutil.AddOutputFlags(cmd, append(slices.Clone(report.Formats), report.FormatFOCUS)...)
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
@@ -155,6 +170,9 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	cmd.Flags().BoolVar(&opts.Markdown.Summary, "markdown-summary", false, fmt.Sprintf("print the markdown report's summary (headline, totals, top recommendations, warnings); automatic over %d characters", report.MarkdownLimit))
 	cmd.Flags().StringVar(&opts.Markdown.FullReport, "full-report", "", "link or path of the whole report, named in the markdown summary")
 	cmd.Flags().IntVar(&opts.Markdown.Top, "markdown-top", report.DefaultTop, "recommendations the markdown summary lists, largest saving first")
+	cmd.Flags().StringVar(&opts.Billing, "billing", "", "FOCUS billing export (file or folder): price each instance at its effective rate and reconcile with the bill")
+	cmd.Flags().StringVar(&billStart, "billing-start", "", "read the bill's charges from this date (YYYY-MM-DD or RFC 3339, UTC)")
+	cmd.Flags().StringVar(&billEnd, "billing-end", "", "read the bill's charges before this date (YYYY-MM-DD or RFC 3339, UTC)")
 	return cmd
 }
 
@@ -187,9 +205,17 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		source = "demo"
 	}
 
+	ropts := recommend.Options{AuditSummary: true}
+	var bill *billed
+	if opts.Billing != "" {
+		if bill, err = readBill(opts.Ctx, opts, cat, fl); err != nil {
+			return err
+		}
+		ropts.Billed = bill.rates
+	}
 	// The report prints the tag audit's summary; the tagging
 	// recommendations carry its detail.
-	plan := recommend.RunWith(fl, cat, policy, recommend.Options{AuditSummary: true})
+	plan := recommend.RunWith(fl, cat, policy, ropts)
 	// The plan is all the rest needs: let the fleet (its samples above all) go
 	// before the report is built beside the plan.
 	fleetName, scanWarnings := fl.Metadata.Name, fl.Metadata.Warnings
@@ -203,6 +229,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		// A failed region or metrics source is in the report itself, not
 		// only on stderr: a saved report shows it is partial.
 		ScanWarnings: scanWarnings,
+	}
+	if bill != nil {
+		meta.Billing = bill.reconcile(&plan)
 	}
 	usd := opts.Currency == "" || opts.Currency == pricing.Currency
 	if opts.Format == "json" && opts.Filter == nil && len(opts.Gates) == 0 && usd {
@@ -231,6 +260,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	for _, format := range report.Formats {
 		printers[format] = func(w io.Writer) error { return report.Write(w, printed, format, popts) }
 	}
+	printers[report.FormatFOCUS] = func(w io.Writer) error { return report.WriteFOCUS(w, printed) }
 	if err := cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, nil, printers); err != nil {
 		return err
 	}

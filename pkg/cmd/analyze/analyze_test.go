@@ -35,7 +35,7 @@ func TestNewCmdAnalyze(t *testing.T) {
 		{args: "", wantErr: "give a fleet: --fleet FILE, --demo or --provider aws"},
 		{args: "--demo --idle-threshold 101", wantErr: "--idle-threshold: 101 is outside 0–100"},
 		{args: "--demo --commitment-term 2y", wantErr: `--commitment-term: "2y" is not 1y or 3y`},
-		{args: "--demo -o yaml", wantErr: `"yaml" is not one of table, wide, json, csv, markdown, html`},
+		{args: "--demo -o yaml", wantErr: `"yaml" is not one of table, wide, json, csv, markdown, html, focus`},
 		{args: "--demo extra", wantErr: `unknown command "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/build"
 	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
+	billingCmd "github.com/gpufinops/gpufinops/pkg/cmd/billing"
 	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
 	diffCmd "github.com/gpufinops/gpufinops/pkg/cmd/diff"
 	doctorCmd "github.com/gpufinops/gpufinops/pkg/cmd/doctor"
@@ -162,6 +163,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 	for _, c := range []*cobra.Command{
 		analyzeCmd.NewCmdAnalyze(f, nil),
 		idleStopCmd.NewCmdIdleStop(f, nil),
+		billingCmd.NewCmdBilling(f),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		diffCmd.NewCmdDiff(f, nil),
 		doctorCmd.NewCmdDoctor(f, nil),

@@ -1,0 +1,112 @@
+package billing
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// CatalogGPUs is an Options.GPUs that asks the catalog.
+func CatalogGPUs(cat pricing.Catalog) func(fleet.Provider, string) (float64, bool) {
+	return func(p fleet.Provider, name string) (float64, bool) {
+		t, ok := cat.InstanceType(p, name)
+		return t.GPUCount, ok && t.GPUCount > 0
+	}
+}
+
+// Keys are the join keys of a fleet's instances, for Options.Keep.
+func Keys(instances []fleet.Instance) map[string]bool {
+	m := make(map[string]bool, len(instances))
+	for i := range instances {
+		m[Key(instances[i].Provider, instances[i].ID)] = true
+	}
+	return m
+}
+
+// Gap is GPU spend in the bill that no fleet instance matched, per
+// provider, account and region: accounts or regions not scanned.
+type Gap struct {
+	Provider      fleet.Provider  `json:"provider"`
+	Account       string          `json:"account,omitempty"`
+	Region        string          `json:"region,omitempty"`
+	Resources     int             `json:"resources"`
+	EffectiveCost decimal.Decimal `json:"effectiveCost"`
+	Hours         decimal.Decimal `json:"hours"`
+}
+
+// Joined is a bill joined to a fleet.
+type Joined struct {
+	// ByInstance maps a fleet instance id to its resource in the bill.
+	ByInstance map[string]*Resource
+	// Matched is the bill's GPU EffectiveCost of the matched resources.
+	Matched decimal.Decimal
+	// Unmatched is the GPU spend of resources no instance matched.
+	Unmatched    []Gap
+	UnmatchedSum decimal.Decimal
+}
+
+// Join matches the bill's resources to instances by normalised id; an
+// instance whose id is a short name (a GCP or Azure VM name) matches a
+// resource of the same provider whose id ends in it, when only one does.
+func (s *Summary) Join(instances []fleet.Instance) Joined {
+	j := Joined{ByInstance: map[string]*Resource{}}
+	byKey := make(map[string]*Resource, len(s.Resources))
+	byShort := map[string][]*Resource{}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		byKey[r.Key] = r
+		sk := string(r.Provider) + "|" + shortName(NormalizeID(r.Provider, r.ResourceID))
+		byShort[sk] = append(byShort[sk], r)
+	}
+	used := map[*Resource]bool{}
+	for i := range instances {
+		in := &instances[i]
+		r := byKey[Key(in.Provider, in.ID)]
+		if r == nil && !strings.Contains(in.ID, "/") {
+			if c := byShort[string(in.Provider)+"|"+NormalizeID(in.Provider, in.ID)]; len(c) == 1 {
+				r = c[0]
+			}
+		}
+		if r == nil || used[r] {
+			continue
+		}
+		used[r] = true
+		j.ByInstance[in.ID] = r
+		j.Matched = j.Matched.Add(r.EffectiveCost)
+	}
+	type scope struct {
+		p               fleet.Provider
+		account, region string
+	}
+	gaps := map[scope]*Gap{}
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if used[r] {
+			continue
+		}
+		k := scope{r.Provider, r.Account, r.Region}
+		g := gaps[k]
+		if g == nil {
+			g = &Gap{Provider: r.Provider, Account: r.Account, Region: r.Region}
+			gaps[k] = g
+		}
+		g.Resources++
+		g.EffectiveCost = g.EffectiveCost.Add(r.EffectiveCost)
+		g.Hours = g.Hours.Add(r.Hours)
+		j.UnmatchedSum = j.UnmatchedSum.Add(r.EffectiveCost)
+	}
+	for _, g := range gaps {
+		j.Unmatched = append(j.Unmatched, *g)
+	}
+	slices.SortFunc(j.Unmatched, func(a, b Gap) int {
+		if c := b.EffectiveCost.Cmp(a.EffectiveCost); c != 0 {
+			return c
+		}
+		return strings.Compare(string(a.Provider)+a.Account+a.Region, string(b.Provider)+b.Account+b.Region)
+	})
+	return j
+}
