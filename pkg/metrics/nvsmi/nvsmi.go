@@ -383,7 +383,12 @@ func (h *host) utilization(window fleet.TimeRange) (*fleet.Utilization, float64)
 	if frac > 1 {
 		frac = 1
 	}
-	return u, float64(int64(frac*10000+0.5)) / 10000
+	// Four decimals, but never zero for a host that did report: a few
+	// readings over years are a coverage too small to round, not none.
+	if r := float64(int64(frac*10000+0.5)) / 10000; r > 0 {
+		return u, r
+	}
+	return u, frac
 }
 
 // span is the time of the host's first and last reading.
