@@ -39,14 +39,8 @@ docs-check: ## fail when a committed schema under docs/schema is stale
 # (the committed corpora run as plain tests in `make test` too).
 FUZZTIME ?= 5s
 
-fuzz: ## run every FuzzXxx target briefly, FUZZTIME each (go test -fuzz takes one package and one target)
-	@set -e; for f in $$(git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | sort); do \
-		dir=./$$(dirname $$f); \
-		for fn in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-			echo "fuzz: $$fn in $$dir ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; \
-		done; \
-	done
+fuzz: ## run every FuzzXxx target briefly, FUZZTIME each (scripts/fuzz.sh)
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 bench: ## run the benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./...
