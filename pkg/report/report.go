@@ -39,7 +39,10 @@ import (
 //
 // 1.5 added shortAction per recommendation: the action in a few words with
 // the price, amount or schedule to act on, for tables.
-const SchemaVersion = "1.5"
+//
+// 1.6 added shard: a partial report of one slice of a scan's scopes
+// (analyze --shard I/N), which `report merge` joins.
+const SchemaVersion = "1.6"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -63,6 +66,8 @@ type Meta struct {
 	// ScanWarnings are the parts of the scan that failed (the fleet's
 	// metadata.warnings); they lead the report's warnings.
 	ScanWarnings []fleet.ScanWarning
+	// Shard marks a partial report; nil for a whole scan.
+	Shard *Shard
 }
 
 // Report is the versioned report envelope.
@@ -84,6 +89,9 @@ type Report struct {
 	Tool Tool `json:"tool"`
 	// Source is the fleet the report is about.
 	Source Source `json:"source"`
+	// Shard marks a partial report: the slice of the scan's scopes it covers
+	// (analyze --shard I/N); absent for a whole scan (since 1.6).
+	Shard *Shard `json:"shard,omitempty"`
 	// Catalog lists the price and hardware data sets used, with their dates.
 	Catalog []CatalogSource `json:"catalog"`
 	// Policy is the thresholds the rules applied.
@@ -110,6 +118,12 @@ type Report struct {
 	// Commitments is the commitment plan behind the commitment
 	// recommendations, without its hourly curves (since 1.1).
 	Commitments *Commitments `json:"commitments,omitempty"`
+}
+
+// Shard is slice Index (from 1) of Count of a scan's scopes.
+type Shard struct {
+	Index int `json:"index" jsonschema:"minimum=1"`
+	Count int `json:"count" jsonschema:"minimum=1"`
 }
 
 // Tool names the program that wrote a report.
@@ -565,6 +579,7 @@ func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
 		Currency:      pricing.Currency,
 		Tool:          Tool{Name: ToolName, Version: meta.ToolVersion},
 		Source:        Source{Fleet: meta.FleetName, Path: meta.FleetSource},
+		Shard:         meta.Shard,
 		Catalog:       make([]CatalogSource, 0, len(meta.Catalog)),
 		Policy:        newPolicy(plan.Policy),
 		Summary:       newSummary(plan.Summary),
