@@ -62,8 +62,9 @@ func Merge(parts []Part) (*Report, error) {
 			return nil, &MergeError{p.Name, fmt.Errorf("currency %s differs from %s's %s", r.Currency, first.Name, first.Report.Currency)}
 		case !reflect.DeepEqual(r.Policy, first.Report.Policy):
 			return nil, &MergeError{p.Name, fmt.Errorf("policy differs from %s's: analyze every shard with the same policy", first.Name)}
-		case !reflect.DeepEqual(r.Catalog, first.Report.Catalog):
-			return nil, &MergeError{p.Name, fmt.Errorf("price catalog differs from %s's: analyze every shard with the same catalog", first.Name)}
+		}
+		if err := sameCatalog(r.Catalog, first.Report.Catalog); err != nil {
+			return nil, &MergeError{p.Name, fmt.Errorf("%w, in %s: analyze every shard with the same catalog", err, first.Name)}
 		}
 		if prev, ok := seen[r.Shard.Index]; ok {
 			return nil, &MergeError{p.Name, fmt.Errorf("shard %d/%d is also in %s", r.Shard.Index, r.Shard.Count, prev)}
@@ -90,7 +91,7 @@ func Merge(parts []Part) (*Report, error) {
 		ExchangeRateSource: first.Report.ExchangeRateSource,
 		Tool:               first.Report.Tool,
 		Source:             first.Report.Source,
-		Catalog:            first.Report.Catalog,
+		Catalog:            slices.Clone(first.Report.Catalog),
 		Policy:             first.Report.Policy,
 		Recommendations:    []Recommendation{},
 		Instances:          []Instance{},
@@ -130,6 +131,11 @@ func Merge(parts []Part) (*Report, error) {
 			warnings[key] = true
 			out.Warnings = append(out.Warnings, w)
 		}
+		for _, c := range r.Catalog {
+			if !slices.Contains(out.Catalog, c) {
+				out.Catalog = append(out.Catalog, c) // a live source of this shard's scopes
+			}
+		}
 		if r.Allocation == nil {
 			allocOK = false
 		} else {
@@ -141,6 +147,19 @@ func Merge(parts []Part) (*Report, error) {
 		out.Allocation = buildAllocation(alloc, out.Summary)
 	}
 	return out, nil
+}
+
+// sameCatalog checks that every data set both parts name is of one date;
+// a part may name more (the live price sources of its scopes).
+func sameCatalog(a, b []CatalogSource) error {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Name == y.Name && x.Provider == y.Provider && x.AsOf != y.AsOf {
+				return fmt.Errorf("price catalog %q is of %s, %s", x.Name, x.AsOf, y.AsOf)
+			}
+		}
+	}
+	return nil
 }
 
 func major(v string) string { m, _, _ := strings.Cut(v, "."); return m }

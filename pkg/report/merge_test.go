@@ -102,7 +102,11 @@ func TestMergeRefuses(t *testing.T) {
 		{"count", func(p []Part) []Part { p[2].Report.Shard = &Shard{3, 4}; return p }, "partc.json: shard 3/4 is of 4 shards"},
 		{"major", func(p []Part) []Part { p[1].Report.SchemaVersion = "2.0"; return p }, "partb.json: schema 2.0"},
 		{"policy", func(p []Part) []Part { p[1].Report.Policy.Idle.GPUPercent++; return p }, "partb.json: policy differs"},
-		{"catalog", func(p []Part) []Part { p[1].Report.Catalog = nil; return p }, "partb.json: price catalog differs"},
+		{"catalog", func(p []Part) []Part {
+			p[1].Report.Catalog = slices.Clone(p[1].Report.Catalog)
+			p[1].Report.Catalog[0].AsOf = "1999-01-01"
+			return p
+		}, "partb.json: price catalog"},
 		{"overlap", func(p []Part) []Part {
 			p[1].Report.Instances = append(p[1].Report.Instances, p[0].Report.Instances[0])
 			return p
