@@ -13,6 +13,10 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
+// WarnShardCommitments is the warning of a merged report whose commitment
+// recommendations were planned shard by shard.
+const WarnShardCommitments = "shard-commitments"
+
 // Part is one partial report to merge and the file it was read from.
 type Part struct {
 	Name   string
@@ -42,7 +46,9 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // currencies, policies or catalogs, a shard given twice or missing, and an
 // instance or recommendation in two parts. The fleet-wide plans (sharing,
 // commitments), the AI metrics and the tag audit summary cannot be summed
-// from their parts and are left out; their recommendations are kept.
+// from their parts and are left out; their recommendations are kept. When
+// the parts recommend commitments, a WarnShardCommitments warning says they
+// were planned per shard.
 func Merge(parts []Part) (*Report, error) {
 	if len(parts) == 0 {
 		return nil, &MergeError{Err: errors.New("no reports to merge")}
@@ -140,6 +146,13 @@ func Merge(parts []Part) (*Report, error) {
 			allocOK = false
 		} else {
 			addAllocation(alloc, r.Allocation)
+		}
+	}
+	for _, rec := range out.Recommendations {
+		if rec.Kind == string(recommend.KindCommitment) {
+			out.Warnings = append(out.Warnings, Warning{Code: WarnShardCommitments, Message: fmt.Sprintf(
+				"commitment recommendations were planned in each of the %d shards over its own scopes; a commitment pooled across shards (a Savings Plan over accounts, committed use discounts over projects) may be sized differently by a whole scan", n)})
+			break
 		}
 	}
 	out.Summary = sumSummary(out)
