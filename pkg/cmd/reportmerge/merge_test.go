@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
@@ -78,6 +79,7 @@ func TestMerge(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || got.Shard != nil || got.Summary.InstanceCount == 0 {
 		t.Fatalf("%v %+v", err, got)
 	}
+	testutil.ValidateJSON(t, "../../../docs/schema/report.schema.json", out)
 }
 
 // TestMergeErrors: bad input is exit 2 with the file named.
