@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -362,6 +363,8 @@ type CollectOptions struct {
 	Progress func(scope Scope, instances int, err error)
 	// SkipPrices leaves live prices out (idle-stop needs none).
 	SkipPrices bool
+	// Shard keeps only the scopes it owns (zero: every scope).
+	Shard Shard
 }
 
 // Result is what a scan found: the snapshot, the prices read live, the scopes
@@ -396,6 +399,10 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing scopes: %w", p.Name(), cutShort(ctx, err))
+	}
+	if !opts.Shard.IsZero() {
+		scopes = slices.DeleteFunc(scopes, func(s Scope) bool { return !opts.Shard.Owns(s) })
+		accountErrors = slices.DeleteFunc(accountErrors, func(e *ScopeError) bool { return !opts.Shard.Owns(e.Scope) })
 	}
 	if opts.Discovered != nil {
 		opts.Discovered(len(scopes))

@@ -5,7 +5,8 @@
 // CloudWatch, Pricing, Savings Plans), Azure's (ARM, Resource Graph, Azure
 // Monitor, Retail Prices) and GCP's (Compute REST, Cloud Monitoring gRPC,
 // Billing Catalog), so the real SDKs and the clouds' CLIs can run against
-// it. It is for demos, benchmarks and side-by-side runs.
+// it. It is for demos, benchmarks and side-by-side runs. `cloudsim generate`
+// writes a generated mixed fleet to serve (docs/performance.md).
 //
 //	go run ./cmd/cloudsim --demo --addr 127.0.0.1:4566
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
@@ -195,6 +196,9 @@ func isRate(v float64) bool { return !math.IsNaN(v) && v >= 0 && v <= 1 }
 
 // run is main without the exit: it serves until SIGINT or SIGTERM.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "generate" {
+		return runGenerate(args[1:], stdout, stderr)
+	}
 	c, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

@@ -189,9 +189,10 @@ func TestEveryJSONOutputFiltered(t *testing.T) {
 		validated[commandOf(c.args)] = true
 	}
 	elsewhere := map[string]string{
-		"doctor":     "pkg/cmd/doctor validates it against doctor.schema.json",
-		"idle-stop":  "internal/e2e validates it against idle-stop.schema.json",
-		"iam-policy": "the cloud's own policy document, without an envelope",
+		"doctor":       "pkg/cmd/doctor validates it against doctor.schema.json",
+		"idle-stop":    "internal/e2e validates it against idle-stop.schema.json",
+		"iam-policy":   "the cloud's own policy document, without an envelope",
+		"report merge": "pkg/cmd/reportmerge validates it against report.schema.json",
 	}
 	f, _ := factory()
 	var walk func(c *cobra.Command)

@@ -30,7 +30,13 @@ func allClouds(t *testing.T) (requests func() map[string]int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, _ := gcpServed(t, cloudFleet(t, demo, fleet.AWS, fleet.Azure, fleet.GCP))
+	return allCloudsServing(t, demo)
+}
+
+// allCloudsServing is allClouds serving f.
+func allCloudsServing(t *testing.T, f *fleet.Fleet) (requests func() map[string]int) {
+	t.Helper()
+	served, _ := gcpServed(t, cloudFleet(t, f, fleet.AWS, fleet.Azure, fleet.GCP))
 	kit, err := simkit.New(simkit.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,9 @@ type FleetFlags struct {
 	Metrics MetricsFlags
 	// Timeouts bound a live scan (--request-timeout, --run-timeout).
 	Timeouts ScanTimeouts
+	// Shard narrows a live scan to one slice of its scopes (analyze
+	// --shard); zero is every scope.
+	Shard providers.Shard
 }
 
 // AddFleetFlags adds --fleet, --demo and the cloud scan flags.

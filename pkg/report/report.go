@@ -43,6 +43,8 @@ import (
 // 1.6 added billing (the reconciliation with a FOCUS billing export given
 // with --billing) and priceBasis per instance: whether its price is the
 // bill's effective rate or the list price.
+// 1.6 also added shard: a partial report of one slice of a scan's scopes
+// (analyze --shard I/N), which `report merge` joins.
 const SchemaVersion = "1.6"
 
 // ToolName is the tool named in every report.
@@ -69,6 +71,8 @@ type Meta struct {
 	ScanWarnings []fleet.ScanWarning
 	// Billing is the reconciliation with a billing export; nil without one.
 	Billing *Billing
+	// Shard marks a partial report; nil for a whole scan.
+	Shard *Shard
 }
 
 // Report is the versioned report envelope.
@@ -90,6 +94,9 @@ type Report struct {
 	Tool Tool `json:"tool"`
 	// Source is the fleet the report is about.
 	Source Source `json:"source"`
+	// Shard marks a partial report: the slice of the scan's scopes it covers
+	// (analyze --shard I/N); absent for a whole scan (since 1.6).
+	Shard *Shard `json:"shard,omitempty"`
 	// Catalog lists the price and hardware data sets used, with their dates.
 	Catalog []CatalogSource `json:"catalog"`
 	// Policy is the thresholds the rules applied.
@@ -119,6 +126,12 @@ type Report struct {
 	// Billing reconciles the costs with a FOCUS billing export given with
 	// --billing (since 1.6).
 	Billing *Billing `json:"billing,omitempty"`
+}
+
+// Shard is slice Index (from 1) of Count of a scan's scopes.
+type Shard struct {
+	Index int `json:"index" jsonschema:"minimum=1"`
+	Count int `json:"count" jsonschema:"minimum=1"`
 }
 
 // Tool names the program that wrote a report.
@@ -578,6 +591,7 @@ func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
 		Currency:      pricing.Currency,
 		Tool:          Tool{Name: ToolName, Version: meta.ToolVersion},
 		Source:        Source{Fleet: meta.FleetName, Path: meta.FleetSource},
+		Shard:         meta.Shard,
 		Catalog:       make([]CatalogSource, 0, len(meta.Catalog)),
 		Policy:        newPolicy(plan.Policy),
 		Summary:       newSummary(plan.Summary),

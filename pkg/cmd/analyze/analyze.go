@@ -100,13 +100,17 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
   $ gpufinops analyze --demo --fail-on 'savings:spot>1000&&confidence=high,idle-gpus>0'
   $ gpufinops analyze --demo -o json --jq '.summary.monthlySavings'
   $ gpufinops analyze --demo --currency EUR --exchange-rate 0.92
-  $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary --full-report "$RUN_URL"`,
+  $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary --full-report "$RUN_URL"
+  $ gpufinops analyze --provider aws,azure,gcp --shard 2/8 -o json > part-2.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Format, opts.Filter = out.Format(), out.Filter
 			if err := opts.Input.Validate(); err != nil {
 				return err
+			}
+			if !opts.Input.Shard.IsZero() && len(opts.Input.Providers) == 0 {
+				return cmdutil.FlagErrorf("--shard %s slices a live scan's scopes: add --provider", opts.Input.Shard)
 			}
 			if cmd.Flags().Changed("idle-threshold") {
 				if err := cmdutil.CheckFloatFlag("--idle-threshold", idle, 0, 100, "%"); err != nil {
@@ -160,6 +164,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
+	cmd.Flags().Var(&opts.Input.Shard, "shard", "scan only slice I of N of the scopes (a stable hash of cloud, account and region) and write a partial report for gpufinops report merge, e.g. 2/8")
 	out = cmdutil.AddOutputFlags(cmd, append(slices.Clone(report.Formats), report.FormatFOCUS)...)
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
@@ -232,6 +237,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	}
 	if bill != nil {
 		meta.Billing = bill.reconcile(&plan)
+	}
+	if sh := opts.Input.Shard; !sh.IsZero() {
+		meta.Shard = &report.Shard{Index: sh.Index, Count: sh.Count}
 	}
 	usd := opts.Currency == "" || opts.Currency == pricing.Currency
 	if opts.Format == "json" && opts.Filter == nil && len(opts.Gates) == 0 && usd {

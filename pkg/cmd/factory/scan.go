@@ -81,6 +81,7 @@ func (sc *scanner) scan(ctx context.Context, in cmdutil.FleetFlags, cfg *config.
 		window:      fleet.TimeRange{Start: end.Add(-time.Duration(in.LookbackDays) * 24 * time.Hour), End: end},
 		concurrency: func(name fleet.Provider) int { return cfg.Concurrency(string(name)) },
 		progress:    !in.Quiet,
+		shard:       in.Shard,
 	})
 	if err != nil {
 		return nil, err
@@ -102,6 +103,8 @@ type collectOptions struct {
 	progress bool
 	// skipPrices leaves live prices out.
 	skipPrices bool
+	// shard narrows every provider's scopes.
+	shard providers.Shard
 }
 
 func (o collectOptions) conc(name fleet.Provider) int {
@@ -145,6 +148,7 @@ func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o co
 				Discovered:  bar.Discovered,
 				Progress:    scopeDone(bar),
 				SkipPrices:  o.skipPrices,
+				Shard:       o.shard,
 			})
 			sc.counter(p.Name()).attach(nil)
 			bar.Finish()

@@ -75,7 +75,7 @@ func TestNoRawCobraGroupText(t *testing.T) {
 	}
 	// Commands with positional arguments get valid ones, so that the flag
 	// groups are what fails.
-	positional := map[string][]string{"diff": {"old.json", "new.json"}, "iam-policy": {"aws"}}
+	positional := map[string][]string{"diff": {"old.json", "new.json"}, "iam-policy": {"aws"}, "report merge": {"part.json"}}
 	for _, g := range groups {
 		args := append(append(append([]string{}, g.path...), positional[strings.Join(g.path, " ")]...), g.flags...)
 		f, _, errOut := testFactory()

@@ -25,6 +25,7 @@ import (
 	idleStopCmd "github.com/gpufinops/gpufinops/pkg/cmd/idlestop"
 	inventoryCmd "github.com/gpufinops/gpufinops/pkg/cmd/inventory"
 	pricesCmd "github.com/gpufinops/gpufinops/pkg/cmd/prices"
+	reportCmd "github.com/gpufinops/gpufinops/pkg/cmd/reportmerge"
 	sharingCmd "github.com/gpufinops/gpufinops/pkg/cmd/sharing"
 	tagsCmd "github.com/gpufinops/gpufinops/pkg/cmd/tags"
 	versionCmd "github.com/gpufinops/gpufinops/pkg/cmd/version"
@@ -171,6 +172,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		iamPolicyCmd.NewCmdIAMPolicy(f, nil),
 		inventoryCmd.NewCmdInventory(f, nil),
 		pricesCmd.NewCmdPrices(f, nil),
+		reportCmd.NewCmdReport(f, nil),
 		sharingCmd.NewCmdSharing(f),
 		tagsCmd.NewCmdTags(f),
 	} {
