@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -221,3 +222,32 @@ func jsonKind(first byte) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// LoadPath reads the report at path ("-" is stdin) with Load, opening files
+// with open (nil: os.Open). Every error is one line naming the file
+// ("standard input" for "-").
+func LoadPath(path string, stdin io.Reader, open func(string) (io.ReadCloser, error)) (*Report, error) {
+	name, rd := path, stdin
+	if path == "-" {
+		name = "standard input"
+	} else {
+		if open == nil {
+			open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+		}
+		f, err := open(path)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s: cannot read the report: %v", path, err)
+		}
+		defer f.Close()
+		rd = f
+	}
+	r, err := Load(rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return r, nil
+}

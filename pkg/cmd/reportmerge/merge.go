@@ -5,10 +5,8 @@ package reportmerge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -105,28 +103,9 @@ func mergeRun(opts *MergeOptions) error {
 
 // load reads one report; every failure is a one-line InputError naming the file.
 func load(opts *MergeOptions, path string) (*report.Report, error) {
-	var rd io.Reader
-	if path == "-" {
-		rd = opts.IO.In
-	} else {
-		open := opts.Open
-		if open == nil {
-			open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
-		}
-		f, err := open(path)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			return nil, &cmdutil.InputError{Err: fmt.Errorf("%s: cannot read the report: %v", path, err)}
-		}
-		defer f.Close()
-		rd = f
-	}
-	r, err := report.Load(rd)
+	r, err := report.LoadPath(path, opts.IO.In, opts.Open)
 	if err != nil {
-		return nil, &cmdutil.InputError{Err: fmt.Errorf("%s: %w", path, err)}
+		return nil, &cmdutil.InputError{Err: err}
 	}
 	return r, nil
 }
