@@ -54,7 +54,7 @@ func FuzzParseQuotaReset(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, ok := parseQuotaReset(s); ok && d < 0 {
+		if d, ok := parseQuotaReset(s); ok && (d < 0 || d > 25*time.Hour) {
 			t.Fatalf("%q = %s", s, d)
 		}
 	})

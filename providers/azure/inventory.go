@@ -230,7 +230,9 @@ func parseQuotaReset(s string) (time.Duration, bool) {
 	var d time.Duration
 	for i, unit := range []time.Duration{time.Hour, time.Minute, time.Second} {
 		n, err := strconv.Atoi(parts[i])
-		if err != nil || n < 0 || (i > 0 && n > 59) {
+		// Resource Graph's window is seconds long: a reset over a day away
+		// is a malformed header (and would overflow), not a wait.
+		if err != nil || n < 0 || (i > 0 && n > 59) || (i == 0 && n > 24) {
 			return 0, false
 		}
 		d += time.Duration(n) * unit
