@@ -67,6 +67,20 @@ type PartialScoper interface {
 	PartialScopes(ctx context.Context) ([]Scope, []*ScopeError, error)
 }
 
+// AllScopes is Scopes for an adapter that is a PartialScoper: every scope,
+// or an error when any account failed, the first failure described by
+// describe (e.g. "azure subscription <id>") and wrapping its error.
+func AllScopes(ctx context.Context, p PartialScoper, describe func(*ScopeError) string) ([]Scope, error) {
+	out, failed, err := p.PartialScopes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(failed) > 0 {
+		return nil, fmt.Errorf("%s: %w", describe(failed[0]), failed[0].Err)
+	}
+	return out, nil
+}
+
 // MetricsSourceNamer is an optional capability of a UtilizationReader: the
 // name of the service it reads, e.g. "cloudwatch", for warnings.
 type MetricsSourceNamer interface {

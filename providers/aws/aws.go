@@ -172,14 +172,7 @@ func (p *Provider) Name() fleet.Provider { return fleet.AWS }
 
 // Scopes lists every enabled region (or the configured ones) of every account.
 func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
-	out, failed, err := p.PartialScopes(ctx)
-	if err == nil && len(failed) > 0 {
-		err = fmt.Errorf("aws %s: %w", failed[0].Scope.Profile, failed[0].Err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return providers.AllScopes(ctx, p, func(f *providers.ScopeError) string { return "aws " + f.Scope.Profile })
 }
 
 // PartialScopes implements providers.PartialScoper: an account whose

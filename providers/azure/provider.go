@@ -181,14 +181,7 @@ func (p *Provider) Name() fleet.Provider { return fleet.Azure }
 
 // Scopes lists subscription × region for every subscription.
 func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
-	out, failed, err := p.PartialScopes(ctx)
-	if err == nil && len(failed) > 0 {
-		err = fmt.Errorf("azure subscription %s: %w", failed[0].Scope.Account, failed[0].Err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return providers.AllScopes(ctx, p, func(f *providers.ScopeError) string { return "azure subscription " + f.Scope.Account })
 }
 
 // PartialScopes implements providers.PartialScoper. Each subscription is

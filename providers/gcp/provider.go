@@ -384,14 +384,7 @@ func (p *Provider) Name() fleet.Provider { return fleet.GCP }
 
 // Scopes lists every region (or the configured ones) of every project.
 func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
-	out, failed, err := p.PartialScopes(ctx)
-	if err == nil && len(failed) > 0 {
-		err = fmt.Errorf("gcp %s: %w", failed[0].Scope.Account, failed[0].Err)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return providers.AllScopes(ctx, p, func(f *providers.ScopeError) string { return "gcp " + f.Scope.Account })
 }
 
 // PartialScopes implements providers.PartialScoper: a project whose regions
