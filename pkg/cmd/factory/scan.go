@@ -127,17 +127,14 @@ func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o co
 		results  = make([]*providers.Result, len(provs))
 		errMu    sync.Mutex
 		firstErr error
-		group    *iostreams.ProgressGroup
 		wg       sync.WaitGroup
 	)
+	start := func(name string) *iostreams.Progress { return sc.ioStreams().StartProgress(name, !o.progress) }
 	if len(provs) > 1 {
-		group = sc.ioStreams().StartProgressGroup(!o.progress)
+		start = sc.ioStreams().StartProgressGroup(!o.progress).Start
 	}
 	for i, p := range provs {
-		bar := group.Start(string(p.Name()))
-		if len(provs) == 1 {
-			bar = sc.ioStreams().StartProgress(string(p.Name()), !o.progress)
-		}
+		bar := start(string(p.Name()))
 		sc.counter(p.Name()).attach(bar)
 		wg.Add(1)
 		go func() {
