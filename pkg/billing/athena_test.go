@@ -3,7 +3,6 @@ package billing_test
 import (
 	"context"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 )
 
@@ -20,17 +18,7 @@ import (
 // local reader's, read in one query and a few pages.
 func TestAthenaPushDown(t *testing.T) {
 	db := pgtest.Start(t)
-	path := filepath.Join(t.TempDir(), "focus.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl := genFleet()
-	if _, err := focusgen.WriteCSV(f, fl, genOptions()); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	db.LoadFOCUS(t, "focus_db.focus_export", focusgen.Header, path)
+	fl, path := loadedExport(t, db, "focus_db.focus_export")
 	sim := athenasim.New(db.Query)
 	sim.PageSize, sim.Polls = 4, 2
 	srv := httptest.NewServer(sim)

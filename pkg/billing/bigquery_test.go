@@ -3,15 +3,12 @@ package billing_test
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 )
 
@@ -20,17 +17,7 @@ import (
 // reader's summary, in one query and a few pages.
 func TestBigQueryPushDown(t *testing.T) {
 	db := pgtest.Start(t)
-	path := filepath.Join(t.TempDir(), "focus.csv")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fl := genFleet()
-	if _, err := focusgen.WriteCSV(f, fl, genOptions()); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	db.LoadFOCUS(t, "billing.focus", focusgen.Header, path)
+	fl, path := loadedExport(t, db, "billing.focus")
 	sim := bqsim.New(pgtest.GoogleSQL(db), "proj")
 	sim.PageSize = 3
 	srv := httptest.NewServer(sim)

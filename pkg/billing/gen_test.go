@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
 	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
+	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -24,6 +25,26 @@ func genFleet() []fleet.Instance {
 		mk("/subscriptions/S1/resourceGroups/RG/providers/Microsoft.Compute/virtualMachines/NC1", fleet.Azure, "S1", "eastus", "Standard_NC24ads_A100_v4", 1, fleet.OnDemand),
 		mk("train-1", fleet.GCP, "proj", "us-central1", "a2-highgpu-1g", 1, fleet.OnDemand),
 	}
+}
+
+// loadedExport writes genFleet's generated export as CSV and loads it into
+// table of db, for the push-down tests; it returns the fleet and the file.
+func loadedExport(t *testing.T, db *pgtest.DB, table string) ([]fleet.Instance, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "focus.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := genFleet()
+	if _, err := focusgen.WriteCSV(f, fl, genOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.LoadFOCUS(t, table, focusgen.Header, path)
+	return fl, path
 }
 
 func genOptions() focusgen.Options {
