@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -156,7 +157,7 @@ func summaryRun(opts *SummaryOptions) error {
 			if err := writeTable(w, opts.IO.IsStdoutTTY(), opts.IO.TerminalWidth(), doc); err != nil {
 				return err
 			}
-			writeFooter(opts.IO.ErrOut, doc)
+			writeFooter(opts.IO.ErrOut, opts.IO.IsStderrTTY(), opts.IO.TerminalWidth(), doc)
 			return nil
 		},
 		cmdutil.FormatCSV: func(w io.Writer) error { return writeCSV(w, doc) },
@@ -169,12 +170,14 @@ func writeTable(w io.Writer, tty bool, width int, d billing.Document) error {
 	t.AlignRight(4, 5, 6, 7, 8, 9, 10, 11)
 	t.SetWidth(width)
 	t.Key(0, 6)
-	t.TruncateStart(0, 12)
+	// An AWS instance id (19 characters) is never shortened; a longer
+	// Azure or GCP resource id keeps its end, where the name is.
+	t.TruncateStart(0, 20)
 	t.DropOrder(2, 1, 11, 7, 5, 10, 9, 3)
 	for _, r := range d.Resources {
 		rate := "-"
 		if r.EffectiveHourlyRate != nil {
-			rate = r.EffectiveHourlyRate.StringFixed(4)
+			rate = money.CellPlaces(*r.EffectiveHourlyRate, d.Currency, 4, tty)
 		}
 		t.AddRow(r.ResourceID, string(r.Provider), dash(r.Region), dash(r.InstanceType), r.Hours.StringFixed(2),
 			money.Cell(r.BilledCost, d.Currency, tty), money.Cell(r.EffectiveCost, d.Currency, tty), money.Cell(r.ListCost, d.Currency, tty),
@@ -183,19 +186,26 @@ func writeTable(w io.Writer, tty bool, width int, d billing.Document) error {
 	return t.Render()
 }
 
-// writeFooter totals the table and names the unused commitments, on stderr.
-func writeFooter(w io.Writer, d billing.Document) {
-	fmt.Fprintf(w, "%s, %s GPU-instance hours: billed %s, effective %s, list %s %s (%s of %s rows).\n",
-		text.Plural(len(d.Resources), "GPU instance"), d.Hours.StringFixed(2), money.Plain(d.BilledCost, d.Currency),
-		money.Plain(d.EffectiveCost, d.Currency), money.Plain(d.ListCost, d.Currency), d.Currency,
+// writeFooter totals the table and names the unused commitments, on stderr,
+// wrapped to the terminal's width when stderr is one.
+func writeFooter(w io.Writer, tty bool, width int, d billing.Document) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s GPU-instance hours: billed %s, effective %s, list %s (%s of %s rows).\n",
+		text.Plural(len(d.Resources), "GPU instance"), d.Hours.StringFixed(2), money.Format(d.BilledCost, d.Currency),
+		money.Format(d.EffectiveCost, d.Currency), money.Format(d.ListCost, d.Currency),
 		strconv.FormatInt(d.GPURows, 10), strconv.FormatInt(d.Rows, 10))
 	for _, c := range d.UnusedCommitments {
 		what := "commitment"
 		if c.GPU {
 			what = "GPU commitment"
 		}
-		fmt.Fprintf(w, "finding: %s %s (%s) left %s %s unused.\n", what, c.ID, dash(c.Type), money.Plain(c.UnusedEffectiveCost, d.Currency), d.Currency)
+		fmt.Fprintf(&b, "finding: %s %s (%s) left %s unused.\n", what, c.ID, dash(c.Type), money.Format(c.UnusedEffectiveCost, d.Currency))
 	}
+	out := b.String()
+	if tty && width > 0 {
+		out = tableprinter.Wrap(out, width)
+	}
+	_, _ = io.WriteString(w, out)
 }
 
 func writeCSV(w io.Writer, d billing.Document) error {
