@@ -157,6 +157,13 @@ differently, with the monthly saving of each change and how it was computed.`,
 	cmd.PersistentFlags().StringVar(&f.ConfigFile, "config", "", "configuration file (default $XDG_CONFIG_HOME/gpufinops/config.yaml)")
 	_ = cmd.MarkPersistentFlagFilename("config", "yaml", "yml", "json", "toml")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		// "gpufinops analyse --demo": the flag is unknown because the command
+		// is; say that, with the suggestion, rather than blame the flag.
+		if c.HasSubCommands() {
+			if args := c.Flags().Args(); len(args) > 0 {
+				return unknownCommand(c, args[0])
+			}
+		}
 		return &cmdutil.FlagError{Err: err}
 	})
 
