@@ -4,12 +4,15 @@ package iostreams
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 
 	"github.com/mattn/go-isatty"
 	"golang.org/x/term"
+
+	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 )
 
 // IOStreams are the streams a command reads and writes.
@@ -125,3 +128,13 @@ func (c *ColorScheme) Gray(s string) string { return c.wrap("90", s) }
 
 // Cyan colours s cyan.
 func (c *ColorScheme) Cyan(s string) string { return c.wrap("36", s) }
+
+// Notef writes a note, warning or footer for people to stderr; on a terminal
+// its lines are wrapped between words to the terminal's width.
+func (s *IOStreams) Notef(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if s.stderrTTY {
+		msg = tableprinter.Wrap(msg, s.TerminalWidth())
+	}
+	_, _ = io.WriteString(s.ErrOut, msg)
+}

@@ -1,6 +1,7 @@
 package commitplan
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -15,11 +16,13 @@ func TestCommitPlanTableWidths(t *testing.T) {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			opts, out := demoOptions(t, "table", true, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
 			opts.IO.SetTerminalWidth(w)
+			opts.IO.SetStderrTTY(true)
 			if err := commitPlanRun(opts); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, opts.IO.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }

@@ -228,11 +228,11 @@ func fitRun(opts *FitOptions) error {
 		return cmdutil.FlagErrorf("%v", err)
 	}
 	if m.MaxContext > 0 && opts.Context > m.MaxContext {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: context %d is more than %s's maximum of %d tokens\n", opts.Context, m.Name, m.MaxContext)
+		opts.IO.Notef("warning: context %d is more than %s's maximum of %d tokens\n", opts.Context, m.Name, m.MaxContext)
 	}
 	plan := w.Plan(cat, m, pricing.Query{Provider: fleet.Provider(opts.Provider), Region: opts.Region}, opts.AllRegions)
 	if len(plan.Options) == 0 && len(plan.MultiInstance) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "no GPU offers match %s\n", describeFilters(opts))
+		opts.IO.Notef("no GPU offers match %s\n", describeFilters(opts))
 	}
 	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, NewDocument(m, w, plan), cmdutil.Printers{
 		cmdutil.FormatTable: func(io.Writer) error { return writeTable(opts, m, w, plan) },
@@ -546,7 +546,7 @@ func writeModels(opts *FitOptions, ms []llm.Model) error {
 		return err
 	}
 	if tty {
-		fmt.Fprintln(opts.IO.ErrOut, "\nKV per token is at fp16, all layers. Sources: 'gpufinops fit --list-models -o json' and docs/fit.md.")
+		opts.IO.Notef("\nKV per token is at fp16, all layers. Sources: 'gpufinops fit --list-models -o json' and docs/fit.md.\n")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package fit
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -24,6 +25,7 @@ func TestFitTableWidths(t *testing.T) {
 				ios, _, out, _ := iostreams.Test()
 				ios.SetStdoutTTY(true)
 				ios.SetTerminalWidth(w)
+				ios.SetStderrTTY(true)
 				opts := tc.opts
 				opts.IO, opts.Catalog, opts.Output = ios, catalog.Embedded, "table"
 				opts.Precision, opts.Context, opts.Batch = llm.FP16, 4096, 1
@@ -32,6 +34,7 @@ func TestFitTableWidths(t *testing.T) {
 				}
 				testutil.AssertGolden(t, fmt.Sprintf("testdata/%s-tty-%d.golden", tc.name, w), out.Bytes())
 				testutil.AssertFits(t, out.String(), w)
+				testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 			})
 		}
 	}

@@ -386,11 +386,11 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		}
 		n := idlestop.NewNotifier(opts.Webhook, set.request, nil)
 		if nerr := n.Send(nctx, summary, decisions); nerr != nil {
-			fmt.Fprintf(opts.IO.ErrOut, "warning: the webhook notification failed: %v\n", nerr)
+			opts.IO.Notef("warning: the webhook notification failed: %v\n", nerr)
 		}
 	}
 	for _, f := range scanFailures {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: not read: %v\n", f)
+		opts.IO.Notef("warning: not read: %v\n", f)
 	}
 	var tooMany *idlestop.TooManyError
 	switch {
@@ -590,7 +590,7 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 	for _, d := range final {
 		if d.Decision == idlestop.Stop {
 			for _, w := range d.Warnings {
-				fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %s\n", d.ResourceID, w)
+				opts.IO.Notef("warning: %s: %s\n", d.ResourceID, w)
 			}
 		}
 	}
@@ -601,10 +601,10 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 			mode += fmt.Sprintf(", %d unknown", s.Unknown)
 		}
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
+	opts.IO.Notef("%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
 		s.Considered, s.Stop, s.Skip, mode, money.Plain(s.MonthlySavings.Decimal, money.USD))
 	if s.RunID != "" && auditLog != "" {
-		fmt.Fprintf(opts.IO.ErrOut, "audit log: %s (run %s)\n", auditLog, s.RunID)
+		opts.IO.Notef("audit log: %s (run %s)\n", auditLog, s.RunID)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package idlestop
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -32,12 +33,14 @@ func TestIdleStopTableWidths(t *testing.T) {
 			ios, _, out, _ := iostreams.Test()
 			ios.SetStdoutTTY(true)
 			ios.SetTerminalWidth(w)
+			ios.SetStderrTTY(true)
 			s := idlestop.Summary{Considered: 3, Stop: 1, Skip: 2}
 			if err := write(&IdleStopOptions{IO: ios, Output: "table"}, s, widthDecisions, nil, ""); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/table-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }

@@ -87,7 +87,7 @@ func inventoryRun(opts *InventoryOptions) (err error) {
 	table := func(wide bool) cmdutil.Printer {
 		return func(io.Writer) error {
 			if len(f.Instances) == 0 {
-				fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
+				opts.IO.Notef("%s has no instances\n", opts.Input.SourceName())
 				return nil
 			}
 			return writeTable(opts, f, wide)
@@ -154,7 +154,7 @@ func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
 		if len(unknown) > 0 {
 			legend += ", unknown = its metrics source failed"
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "\n%d instances, %s GPUs. Hours per month: 730 is 24/7. "+
+		opts.IO.Notef("\n%d instances, %s GPUs. Hours per month: 730 is 24/7. "+
 			"gpu util: 95th percentile of the busiest GPU's utilization in percent; %s.\n",
 			len(f.Instances), number(gpus), legend)
 	}

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -15,12 +16,14 @@ func TestInventoryTableWidths(t *testing.T) {
 			f, _, out, _ := testFactory(t, fakeCatalog{})
 			f.IOStreams.SetStdoutTTY(true)
 			f.IOStreams.SetTerminalWidth(w)
+			f.IOStreams.SetStderrTTY(true)
 			opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Input: cmdutil.FleetFlags{Demo: true}, Output: "table"}
 			if err := inventoryRun(opts); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, f.IOStreams.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }

@@ -184,7 +184,7 @@ func pricesRun(opts *PricesOptions) error {
 	slices.SortStableFunc(rows, compareRows)
 
 	if len(rows) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "no offers match %s%s\n", describeFilters(opts), nearNames(cat, opts))
+		opts.IO.Notef("no offers match %s%s\n", describeFilters(opts), nearNames(cat, opts))
 	}
 	// No offers: an empty list in JSON, nothing in a table or CSV.
 	some := func(p cmdutil.Printer) cmdutil.Printer {
@@ -299,7 +299,7 @@ func writeTable(opts *PricesOptions, rows []row) error {
 		return err
 	}
 	if tty {
-		fmt.Fprintf(opts.IO.ErrOut, "\nList prices in %s per instance-hour as of %s; per GPU hour = price / count; - = no price.\n"+
+		opts.IO.Notef("\nList prices in %s per instance-hour as of %s; per GPU hour = price / count; - = no price.\n"+
 			"Spot is the cheapest zone's price at that time; '-o json' adds AWS's typical spot saving%s.\n",
 			pricing.Currency, asOfDates(rows, today), adviceDates(rows, today))
 	}

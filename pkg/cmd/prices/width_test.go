@@ -1,6 +1,7 @@
 package prices
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ func TestPricesTableWidths(t *testing.T) {
 			ios, _, out, _ := iostreams.Test()
 			ios.SetStdoutTTY(true)
 			ios.SetTerminalWidth(w)
+			ios.SetStderrTTY(true)
 			opts := PricesOptions{IO: ios, Catalog: catalog.Embedded, GPU: "H100", Output: "table",
 				Now: func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }}
 			if err := pricesRun(&opts); err != nil {
@@ -24,6 +26,7 @@ func TestPricesTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/h100-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }

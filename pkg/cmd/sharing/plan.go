@@ -104,14 +104,14 @@ func planRun(opts *PlanOptions) (err error) {
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
-			writeSummary(opts.IO.ErrOut, sp)
+			writeSummary(opts.IO, sp)
 			return nil
 		},
 		cmdutil.FormatTable: func(w io.Writer) error {
 			if err := writeTable(w, opts.IO.IsStdoutTTY(), opts.IO.TerminalWidth(), sp); err != nil {
 				return err
 			}
-			writeSummary(opts.IO.ErrOut, sp)
+			writeSummary(opts.IO, sp)
 			return nil
 		},
 	})
@@ -177,18 +177,18 @@ func computeSlices(profile string) int {
 }
 
 // writeSummary tells what the plan frees and its notes, on stderr.
-func writeSummary(w io.Writer, sp sharing.Plan) {
+func writeSummary(ios *iostreams.IOStreams, sp sharing.Plan) {
 	freed := 0
 	for _, g := range sp.Groups {
 		freed += len(g.Freed)
 	}
 	if freed == 0 {
-		fmt.Fprintln(w, "No GPU can be shared: nothing to free.")
+		ios.Notef("No GPU can be shared: nothing to free.\n")
 	} else {
-		fmt.Fprintf(w, "Frees %s: %s %s a month.\n", text.Plural(freed, "instance"), money.Plain(sp.FreedMonthly, money.USD), pricing.Currency)
+		ios.Notef("Frees %s: %s a month.\n", text.Plural(freed, "instance"), money.Format(sp.FreedMonthly, pricing.Currency))
 	}
 	for _, n := range sp.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		ios.Notef("note: %s\n", n)
 	}
 }
 

@@ -199,7 +199,7 @@ func TestPlanRunDemo(t *testing.T) {
 	if !strings.Contains(out.String(), "nb-g4dn-3 nb-g4dn-2 nb-g4dn-4 nb-g4dn-5\t72%") {
 		t.Errorf("stdout %q", out)
 	}
-	if !strings.HasPrefix(errOut.String(), "Frees 4 instances: 443.40 USD a month.\n") ||
+	if !strings.HasPrefix(errOut.String(), "Frees 4 instances: $443.40 a month.\n") ||
 		!strings.Contains(errOut.String(), "note: infer-g5-1: not shared: inference GPU p95 46% is not below 30%") {
 		t.Errorf("stderr %q", errOut)
 	}

@@ -1,6 +1,7 @@
 package sharing
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -13,11 +14,13 @@ func TestPlanTableWidths(t *testing.T) {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			opts, out, _ := options(t, testFleet, "table", true)
 			opts.IO.SetTerminalWidth(w)
+			opts.IO.SetStderrTTY(true)
 			if err := planRun(opts); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/plan-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, opts.IO.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }

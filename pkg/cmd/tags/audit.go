@@ -142,7 +142,7 @@ func auditRun(opts *AuditOptions) (err error) {
 		cmdutil.FormatCSV: func(w io.Writer) error { return writeCSV(w, res) },
 		cmdutil.FormatTable: func(io.Writer) error {
 			if len(fl.Instances) == 0 {
-				fmt.Fprintf(opts.IO.ErrOut, "%s has no instances\n", opts.Input.SourceName())
+				opts.IO.Notef("%s has no instances\n", opts.Input.SourceName())
 				return nil
 			}
 			return writeTable(opts.IO, res)
@@ -381,8 +381,8 @@ func writePage(out, errOut io.Writer, tty bool, width int, res *result) error {
 		return err
 	}
 	if p.tty {
-		fmt.Fprintf(errOut, "\nAmounts are USD per month at the current cost; \"optimized\" applies every recommendation of 'gpufinops analyze'.\n"+
-			"Efficiency = busy / paid GPU-hours, from the busiest GPU's average utilization (an upper bound for several GPUs). Formulas: docs/governance.md.\n")
+		_, _ = io.WriteString(errOut, tableprinter.Wrap("\nAmounts are USD per month at the current cost; \"optimized\" applies every recommendation of 'gpufinops analyze'.\n"+
+			"Efficiency = busy / paid GPU-hours, from the busiest GPU's average utilization (an upper bound for several GPUs). Formulas: docs/governance.md.\n", width))
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -13,11 +14,13 @@ func TestAuditTableWidths(t *testing.T) {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			opts, out, _ := demoOptions(t, "table", true)
 			opts.IO.SetTerminalWidth(w)
+			opts.IO.SetStderrTTY(true)
 			if err := auditRun(opts); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertFits(t, opts.IO.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
 }
