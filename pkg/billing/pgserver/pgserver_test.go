@@ -1,0 +1,48 @@
+package pgserver
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestStartQueryStop starts a server, runs a query on it, and stops it:
+// the server process is gone and its folder removed.
+func TestStartQueryStop(t *testing.T) {
+	s, err := Start(t.Context())
+	var missing *NotInstalledError
+	if errors.As(err, &missing) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, rows, err := s.Query(`SELECT CAST('1.005' AS NUMERIC) * 3 AS x, NULL AS y`)
+	if err != nil || len(cols) != 2 || len(rows) != 1 || *rows[0][0] != "3.015" || rows[0][1] != nil {
+		t.Fatalf("query: %v %v %v", cols, rows, err)
+	}
+	if _, _, err := s.Query("SELEC 1"); err == nil || !strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("a bad query: %v", err)
+	}
+	pid := s.cmd.Process.Pid
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("%s is still there: %v", s.Dir(), err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Errorf("postgres %d still runs", pid)
+	}
+	if err := s.Stop(); err != nil {
+		t.Errorf("a second Stop: %v", err)
+	}
+}
+
+func TestIdent(t *testing.T) {
+	if got := Ident(`focus.gpu"bill`); got != `"focus"."gpu""bill"` {
+		t.Errorf("Ident: %s", got)
+	}
+}
