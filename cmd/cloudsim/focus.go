@@ -34,15 +34,10 @@ func focusKind(path string) string {
 	return ""
 }
 
-// writeFOCUS writes the fleet's FOCUS 1.2 export (--focus-export) at the
-// catalog's on-demand prices, hours hourly rows per instance from start,
-// and says what it holds.
-func writeFOCUS(path string, start time.Time, hours int, f *fleet.Fleet, cat pricing.Catalog, stdout io.Writer) error {
-	out, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	o := focusgen.Options{
+// focusOptions are the served fleet's export: the catalog's on-demand
+// prices, hours hourly rows per instance from start.
+func focusOptions(start time.Time, hours int, cat pricing.Catalog) focusgen.Options {
+	return focusgen.Options{
 		Start: start, Hours: hours,
 		List: func(in *fleet.Instance) (decimal.Decimal, bool) {
 			off, ok := cat.Offer(in.Provider, in.Region, in.InstanceType)
@@ -54,6 +49,26 @@ func writeFOCUS(path string, start time.Time, hours int, f *fleet.Fleet, cat pri
 		Discount: focusDiscount, Committed: focusCommitted, CommitmentDiscount: focusCommitmentDiscount,
 		UnusedCommitment: focusUnused, Noise: 1,
 	}
+}
+
+// writeFOCUS writes the fleet's FOCUS 1.2 export (--focus-export) and
+// says what it holds.
+func writeFOCUS(path string, start time.Time, hours int, f *fleet.Fleet, cat pricing.Catalog, stdout io.Writer) error {
+	tot, err := writeExport(path, f, focusOptions(start, hours, cat))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "cloudsim: FOCUS 1.2 export at %s: %d rows, %d GPU instance-hours from %s, GPU EffectiveCost %s USD (billed %s, list %s), unused commitment %s\n",
+		path, tot.Rows, tot.GPURows, start.Format(time.RFC3339), tot.GPUEffective, tot.GPUBilled, tot.GPUList, tot.Unused)
+	return nil
+}
+
+// writeExport writes f's export to path, CSV or Parquet by its name.
+func writeExport(path string, f *fleet.Fleet, o focusgen.Options) (focusgen.Totals, error) {
+	out, err := os.Create(path)
+	if err != nil {
+		return focusgen.Totals{}, err
+	}
 	write := focusgen.WriteCSV
 	if focusKind(path) == "parquet" {
 		write = focusgen.WriteParquet
@@ -62,10 +77,5 @@ func writeFOCUS(path string, start time.Time, hours int, f *fleet.Fleet, cat pri
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "cloudsim: FOCUS 1.2 export at %s: %d rows, %d GPU instance-hours from %s, GPU EffectiveCost %s USD (billed %s, list %s), unused commitment %s\n",
-		path, tot.Rows, tot.GPURows, start.Format(time.RFC3339), tot.GPUEffective, tot.GPUBilled, tot.GPUList, tot.Unused)
-	return nil
+	return tot, err
 }

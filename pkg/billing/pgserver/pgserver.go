@@ -34,6 +34,9 @@ type NotInstalledError struct {
 }
 
 func (e *NotInstalledError) Error() string {
+	if dir := os.Getenv(BinEnv); dir != "" {
+		return "PostgreSQL's " + e.Program + " is not in " + BinEnv + "=" + dir + ": install PostgreSQL (apt-get install postgresql) or point " + BinEnv + " at its bin folder"
+	}
 	return "PostgreSQL's " + e.Program + " is not installed: install PostgreSQL (apt-get install postgresql) or put its bin folder on PATH"
 }
 
@@ -51,10 +54,20 @@ type Server struct {
 	stopErr  error
 }
 
-// find finds a PostgreSQL program where Debian's postgresql package puts
-// the server's (/usr/lib/postgresql/<version>/bin, the newest version
-// first), else on PATH.
+// BinEnv names a folder holding PostgreSQL's programs; when set, they are
+// looked for there only.
+const BinEnv = "GPUFINOPS_PG_BIN"
+
+// find finds a PostgreSQL program: in BinEnv's folder when it is set, else
+// where Debian's postgresql package puts the server's
+// (/usr/lib/postgresql/<version>/bin, the newest version first), else on
+// PATH.
 func find(name string) (string, bool) {
+	if dir := os.Getenv(BinEnv); dir != "" {
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		return p, err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+	}
 	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
 	if len(found) > 0 {
 		sort.Slice(found, func(i, j int) bool { return version(found[i]) > version(found[j]) })

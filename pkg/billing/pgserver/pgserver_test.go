@@ -46,3 +46,17 @@ func TestIdent(t *testing.T) {
 		t.Errorf("Ident: %s", got)
 	}
 }
+
+// A folder without PostgreSQL's programs is a NotInstalledError that says
+// what to install.
+func TestNotInstalled(t *testing.T) {
+	t.Setenv(BinEnv, t.TempDir())
+	_, err := Start(t.Context())
+	var missing *NotInstalledError
+	if !errors.As(err, &missing) || missing.Program != "initdb" || !strings.Contains(err.Error(), "apt-get install postgresql") {
+		t.Errorf("Start: %v", err)
+	}
+	if Installed() == nil {
+		t.Error("Installed: nil")
+	}
+}
