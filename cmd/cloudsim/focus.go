@@ -7,20 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
+	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
-)
-
-// The served fleet's bill: a negotiated discount, a quarter of each
-// on-demand instance's hours on a savings plan, and an hour's unused part.
-var (
-	focusDiscount           = decimal.RequireFromString("0.12")
-	focusCommitted          = decimal.RequireFromString("0.25")
-	focusCommitmentDiscount = decimal.RequireFromString("0.28")
-	focusUnused             = decimal.RequireFromString("1.25")
 )
 
 // focusKind is the export format by the file's name: csv, parquet or "".
@@ -34,27 +24,10 @@ func focusKind(path string) string {
 	return ""
 }
 
-// focusOptions are the served fleet's export: the catalog's on-demand
-// prices, hours hourly rows per instance from start.
-func focusOptions(start time.Time, hours int, cat pricing.Catalog) focusgen.Options {
-	return focusgen.Options{
-		Start: start, Hours: hours,
-		List: func(in *fleet.Instance) (decimal.Decimal, bool) {
-			off, ok := cat.Offer(in.Provider, in.Region, in.InstanceType)
-			if !ok || off.OnDemand == nil || in.State == fleet.Stopped {
-				return decimal.Zero, false
-			}
-			return off.OnDemand.Hourly, true
-		},
-		Discount: focusDiscount, Committed: focusCommitted, CommitmentDiscount: focusCommitmentDiscount,
-		UnusedCommitment: focusUnused, Noise: 1,
-	}
-}
-
 // writeFOCUS writes the fleet's FOCUS 1.2 export (--focus-export) and
 // says what it holds.
 func writeFOCUS(path string, start time.Time, hours int, f *fleet.Fleet, cat pricing.Catalog, stdout io.Writer) error {
-	tot, err := writeExport(path, f, focusOptions(start, hours, cat))
+	tot, err := writeExport(path, f, warehousesim.Bill(start, hours, cat))
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func startWarehouse(ctx context.Context, c *config, f *fleet.Fleet, cat pricing.
 		}
 		defer os.RemoveAll(dir)
 		csvPath = filepath.Join(dir, "focus.csv")
-		if _, err := writeExport(csvPath, f, focusOptions(c.focusStart, c.focusHours, cat)); err != nil {
+		if _, err := writeExport(csvPath, f, warehousesim.Bill(c.focusStart, c.focusHours, cat)); err != nil {
 			return nil, err
 		}
 	}
