@@ -64,7 +64,7 @@ func TestServeWarehouse(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, line := range []string{"gpufinops analyze --billing athena://wg1/bills.focus_v12", "GPUFINOPS_BIGQUERY_ENDPOINT=" + url + "/ gpufinops analyze --billing bigquery://my-billing.exports.focus"} {
+	for _, line := range []string{"gpufinops billing summary --billing athena://wg1/bills.focus_v12", "GPUFINOPS_BIGQUERY_ENDPOINT=" + url + "/ gpufinops billing summary --billing bigquery://my-billing.exports.focus"} {
 		if !strings.Contains(stdout, line) {
 			t.Errorf("stdout lacks %q:\n%s", line, stdout)
 		}

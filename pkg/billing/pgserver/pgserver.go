@@ -216,13 +216,35 @@ func (s *Server) Run(args ...string) ([]byte, error) {
 	c.Stderr = &stderr
 	out, err := c.Output()
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return nil, errors.New(msg)
+		return nil, psqlError(stderr.String(), err)
 	}
 	return out, nil
+}
+
+// psqlError is psql's message on one line: the error without its ERROR:
+// prefix, and the line of the query it points at (psql's LINE n: and caret
+// lines), as the warehouses word a bad query; err when psql wrote nothing.
+func psqlError(stderr string, err error) error {
+	var msg, at string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case msg == "":
+			if i := strings.Index(l, "ERROR:"); i >= 0 {
+				l = l[i+len("ERROR:"):]
+			}
+			msg = strings.TrimSpace(l)
+		case at == "" && strings.HasPrefix(l, "LINE "):
+			at = "line " + strings.TrimPrefix(l, "LINE ")
+		}
+	}
+	switch {
+	case msg == "":
+		return err
+	case at != "":
+		return errors.New(msg + " (" + at + ")")
+	}
+	return errors.New(msg)
 }
 
 // Query runs one query: its column names and rows, nil for a NULL (and for
@@ -257,7 +279,7 @@ func (s *Server) Describe(q string) (names, types []string, err error) {
 	c.Stderr = &stderr
 	out, err := c.Output()
 	if err != nil {
-		return nil, nil, errors.New(strings.TrimSpace(stderr.String()))
+		return nil, nil, psqlError(stderr.String(), err)
 	}
 	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {

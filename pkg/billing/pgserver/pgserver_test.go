@@ -23,7 +23,7 @@ func TestStartQueryStop(t *testing.T) {
 	if err != nil || len(cols) != 2 || len(rows) != 1 || *rows[0][0] != "3.015" || rows[0][1] != nil {
 		t.Fatalf("query: %v %v %v", cols, rows, err)
 	}
-	if _, _, err := s.Query("SELEC 1"); err == nil || !strings.Contains(err.Error(), "syntax error") {
+	if _, _, err := s.Query("SELEC 1"); err == nil || !strings.Contains(err.Error(), "syntax error") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a bad query: %v", err)
 	}
 	pid := s.cmd.Process.Pid
@@ -58,5 +58,15 @@ func TestNotInstalled(t *testing.T) {
 	}
 	if Installed() == nil {
 		t.Error("Installed: nil")
+	}
+}
+
+func TestPsqlError(t *testing.T) {
+	stderr := "psql:<stdin>:1: ERROR:  relation \"focus.nope\" does not exist\nLINE 27: FROM \"focus\".\"nope\"\n              ^\n"
+	if got := psqlError(stderr, errors.New("exit status 1")).Error(); got != `relation "focus.nope" does not exist (line 27: FROM "focus"."nope")` {
+		t.Errorf("psqlError: %s", got)
+	}
+	if got := psqlError("", errors.New("exit status 2")).Error(); got != "exit status 2" {
+		t.Errorf("psqlError without a message: %s", got)
 	}
 }

@@ -152,9 +152,9 @@ func (w *Warehouse) Sources() (athena, bigquery string) {
 // Notes say how to reach the tables through url.
 func (w *Warehouse) Notes(url string) []string {
 	return []string{
-		fmt.Sprintf("Athena (workgroup %s) serves the FOCUS export as %s.%s on PostgreSQL: AWS_ENDPOINT_URL_ATHENA=%s (or AWS_ENDPOINT_URL) gpufinops analyze --billing %s",
+		fmt.Sprintf("Athena (workgroup %s) serves the FOCUS export as %s.%s on PostgreSQL: AWS_ENDPOINT_URL_ATHENA=%s (or AWS_ENDPOINT_URL) gpufinops billing summary --billing %s (or analyze --billing)",
 			w.athena.WorkGroup, w.athena.Database, w.athena.Table, url, w.athena),
-		fmt.Sprintf("BigQuery (project %s) serves it as %s.%s: %s=%s/ gpufinops analyze --billing %s",
+		fmt.Sprintf("BigQuery (project %s) serves it as %s.%s: %s=%s/ gpufinops billing summary --billing %s",
 			w.bigquery.Project, w.bigquery.Dataset, w.bigquery.Table, "GPUFINOPS_BIGQUERY_ENDPOINT", url, w.bigquery),
 	}
 }
