@@ -12,7 +12,14 @@
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //	  gpufinops analyze --provider aws --region us-east-1
 //
-// docs/azure.md and docs/gcp.md show the other clouds' settings. The fleet
+// docs/azure.md and docs/gcp.md show the other clouds' settings.
+// --focus-export FILE writes the fleet's FOCUS billing export (CSV or
+// Parquet) with known totals; with --sql-engine postgres cloudsim also loads
+// it into a private PostgreSQL and serves Athena's and BigQuery's query
+// APIs over it on the same port, for `gpufinops analyze --billing
+// athena://primary/focus.gpu_bill` or `bigquery://sim-billing.focus.gpu_bill`
+// (docs/billing.md); SIGINT or SIGTERM stops the server and removes its
+// folder. The fleet
 // is completed from the embedded catalog first; the simulators' instance
 // types and prices come from the catalog too (each cloud's simcat package).
 package main
