@@ -54,9 +54,10 @@ type Server struct {
 	stopErr  error
 }
 
-// BinEnv names a folder holding PostgreSQL's programs; when set, they are
+// BinEnv names a folder holding PostgreSQL's programs (for cloudsim and the
+// tests; not a gpufinops setting); when set, they are
 // looked for there only.
-const BinEnv = "GPUFINOPS_PG_BIN"
+const BinEnv = "CLOUDSIM_PG_BIN"
 
 // find finds a PostgreSQL program: in BinEnv's folder when it is set, else
 // where Debian's postgresql package puts the server's
