@@ -12,7 +12,14 @@
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //	  gpufinops analyze --provider aws --region us-east-1
 //
-// docs/azure.md and docs/gcp.md show the other clouds' settings. The fleet
+// docs/azure.md and docs/gcp.md show the other clouds' settings.
+// --focus-export FILE writes the fleet's FOCUS billing export (CSV or
+// Parquet) with known totals; with --sql-engine postgres cloudsim also loads
+// it into a private PostgreSQL and serves Athena's and BigQuery's query
+// APIs over it on the same port, for `gpufinops analyze --billing
+// athena://primary/focus.gpu_bill` or `bigquery://sim-billing.focus.gpu_bill`
+// (docs/billing.md); SIGINT or SIGTERM stops the server and removes its
+// folder. The fleet
 // is completed from the embedded catalog first; the simulators' instance
 // types and prices come from the catalog too (each cloud's simcat package).
 package main
@@ -69,6 +76,8 @@ type config struct {
 	focusPath  string
 	focusStart time.Time
 	focusHours int
+	// warehouse serves the export through Athena and BigQuery (--sql-engine).
+	warehouse warehouseConfig
 }
 
 // usageError is a bad flag or argument: exit 2.
@@ -123,7 +132,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 	fs.StringVar(&c.focusPath, "focus-export", "", "write the fleet's FOCUS 1.2 billing export to this .csv or .parquet file before serving")
 	focusStart := fs.String("focus-start", "", "first hour of the FOCUS export, YYYY-MM-DD or RFC 3339 (default: --focus-hours before now)")
 	fs.IntVar(&c.focusHours, "focus-hours", 720, "hours the FOCUS export bills each running instance")
-	var checks []func() error
+	checks := []func() error{warehouseFlags(fs, c)}
 	var titles []string
 	for _, sim := range simkit.Registered() {
 		titles = append(titles, sim.Title)
@@ -134,7 +143,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		}
 	}
 	usage := func() {
-		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--focus-export FILE] [simulator flags]")
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--focus-export FILE [--sql-engine postgres]] [simulator flags]")
 		fmt.Fprintf(stdout, "\nServes a fleet file's instances as local clouds on one port (simulators: %s).\n\nFlags:\n", strings.Join(titles, ", "))
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -230,11 +239,10 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		return exitUsage
 	}
 	if c.focusPath != "" {
-		start := c.focusStart
-		if start.IsZero() {
-			start = time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(c.focusHours) * time.Hour)
+		if c.focusStart.IsZero() {
+			c.focusStart = time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(c.focusHours) * time.Hour)
 		}
-		if err := writeFOCUS(c.focusPath, start, c.focusHours, f, cat, stdout); err != nil {
+		if err := writeFOCUS(c.focusPath, c.focusStart, c.focusHours, f, cat, stdout); err != nil {
 			fmt.Fprintf(stderr, "cloudsim: --focus-export: %s\n", oneLine(err))
 			return exitError
 		}
@@ -247,6 +255,12 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))
 		return exitUsage
 	}
+	wh, err := startWarehouse(ctx, c, f, cat, kit, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "cloudsim: --sql-engine: %s\n", oneLine(err))
+		return exitError
+	}
+	defer wh.close(stderr)
 	regs := simkit.Registered()
 	sims := make([]simkit.Sim, len(regs))
 	for i, reg := range regs {
@@ -276,6 +290,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 			fmt.Fprintf(stdout, "cloudsim: %s\n", note)
 		}
 	}
+	wh.announce(url, stdout)
 	for _, title := range empty {
 		fmt.Fprintf(stderr, "cloudsim: warning: %s has no %s instances\n", name, title)
 	}
@@ -285,7 +300,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: simkit.Mux(kit, sims...), ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
+	srv := &http.Server{Handler: simkit.Mux(kit, append(wh.sims(), sims...)...), ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

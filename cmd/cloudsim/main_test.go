@@ -123,7 +123,7 @@ func startRun(t *testing.T, args ...string) (url string, stop func() (int, strin
 	var stdout, stderr syncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(append(args, "--addr", "127.0.0.1:0"), &stdout, &stderr) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		out := stdout.String()
 		if i := strings.Index(out, "(AWS_ENDPOINT_URL="); i >= 0 {
@@ -137,7 +137,7 @@ func startRun(t *testing.T, args ...string) (url string, stop func() (int, strin
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not serving after 10s: %s%s", stdout.String(), stderr.String())
+			t.Fatalf("not serving after 60s: %s%s", stdout.String(), stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
