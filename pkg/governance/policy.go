@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
@@ -151,8 +152,22 @@ func (p Policy) needsModelName(class string) bool {
 // '_' and spaces. "WorkloadType", "workload_type" and "workload-type" fold
 // alike, and so do "FineTuning" and "fine-tuning".
 func fold(s string) string {
+	s = strings.TrimSpace(s)
+	// Most keys and values are folded already: return them as they are,
+	// without building a string (this runs per tag per instance).
+	folded := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '-' || c == '_' || c == ' ' || ('A' <= c && c <= 'Z') {
+			folded = false
+			break
+		}
+	}
+	if folded {
+		return s
+	}
 	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(s)) {
+	b.Grow(len(s))
+	for _, r := range strings.ToLower(s) {
 		if r == '-' || r == '_' || r == ' ' {
 			continue
 		}
@@ -176,8 +191,9 @@ func lookup(tags map[string]string, key string) tag {
 		return tag{key: key, value: v, found: true, exact: true}
 	}
 	var keys []string
+	want := fold(key)
 	for k := range tags {
-		if fold(k) == fold(key) {
+		if fold(k) == want {
 			keys = append(keys, k)
 		}
 	}
