@@ -1,0 +1,557 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+)
+
+// Binaries are the two programs a run executes, built once.
+type Binaries struct {
+	GPUFinOps, CloudSim string
+}
+
+// Build compiles gpufinops and cloudsim into dir with `go build`.
+func Build(ctx context.Context, dir string) (Binaries, error) {
+	b := Binaries{GPUFinOps: filepath.Join(dir, "gpufinops"), CloudSim: filepath.Join(dir, "cloudsim")}
+	for _, p := range []struct{ out, pkg string }{
+		{b.GPUFinOps, "github.com/gpufinops/gpufinops/cmd/gpufinops"},
+		{b.CloudSim, "github.com/gpufinops/gpufinops/cmd/cloudsim"},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", p.out, p.pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("go build %s: %v: %s", p.pkg, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return b, nil
+}
+
+// FleetOptions say which generated fleet a size gets.
+type FleetOptions struct {
+	Seed     uint64
+	Regions  int
+	Accounts int
+	Clouds   []fleet.Provider
+}
+
+// Generated is a generated fleet written to a file, and what the bounds and
+// the AWS set-up need of it (the fleet itself is not kept).
+type Generated struct {
+	Path      string
+	Instances int
+	Shape     Shape
+	// AWSBase is the account the AWS simulator's static keys act in (the
+	// fleet's most common AWS account, the smallest on a tie); AWSRoles
+	// the other AWS accounts, scanned through AssumeRole.
+	AWSBase  string
+	AWSRoles []string
+	// AWSRegions are the fleet's AWS regions.
+	AWSRegions []string
+}
+
+// Generate writes fleetgen.Mixed's fleet of n instances to dir as JSON (the
+// bytes `cloudsim generate --out x.json` writes for the same options) and
+// counts its shape from the fleet completed from the embedded catalog.
+func Generate(dir string, n int, o FleetOptions) (Generated, error) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return Generated{}, err
+	}
+	f, err := fleetgen.Mixed(fleetgen.MixedOptions{Instances: n, Seed: o.Seed, Clouds: o.Clouds, RegionCount: o.Regions, Accounts: o.Accounts}, cat)
+	if err != nil {
+		return Generated{}, err
+	}
+	g := Generated{Path: filepath.Join(dir, fmt.Sprintf("fleet-%d.json", n)), Instances: len(f.Instances)}
+	w, err := os.Create(g.Path)
+	if err != nil {
+		return g, err
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if err := fleet.Write(bw, f, fleet.FormatJSON); err != nil {
+		w.Close()
+		return g, err
+	}
+	if err := bw.Flush(); err != nil {
+		w.Close()
+		return g, err
+	}
+	if err := w.Close(); err != nil {
+		return g, err
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		return g, err
+	}
+	g.Shape = ShapeOf(f)
+	g.AWSBase, g.AWSRoles, g.AWSRegions = awsAccounts(f)
+	return g, nil
+}
+
+// awsAccounts picks the AWS simulator's base account as it does (most
+// instances, smallest ID on a tie) and lists the others and the regions.
+func awsAccounts(f *fleet.Fleet) (base string, roles, regions []string) {
+	n := map[string]int{}
+	rs := map[string]bool{}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS {
+			continue
+		}
+		rs[in.Region] = true
+		if in.Account != "" {
+			n[in.Account]++
+		}
+	}
+	for a, c := range n {
+		if base == "" || c > n[base] || (c == n[base] && a < base) {
+			base = a
+		}
+	}
+	for a := range n {
+		if a != base {
+			roles = append(roles, a)
+		}
+	}
+	for r := range rs {
+		regions = append(regions, r)
+	}
+	sort.Strings(roles)
+	sort.Strings(regions)
+	return base, roles, regions
+}
+
+// Usage is what one process used.
+type Usage struct {
+	Wall time.Duration
+	// CPU is user + system time.
+	CPU time.Duration
+	// PeakRSS is the peak resident set in bytes (getrusage ru_maxrss).
+	PeakRSS int64
+}
+
+func usageOf(ps *os.ProcessState, wall time.Duration) Usage {
+	u := Usage{Wall: wall}
+	if ps == nil {
+		return u
+	}
+	u.CPU = ps.UserTime() + ps.SystemTime()
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		u.PeakRSS = int64(ru.Maxrss) * 1024 // KiB on Linux
+	}
+	return u
+}
+
+// Sim is a running cloudsim.
+type Sim struct {
+	URL   string
+	cmd   *exec.Cmd
+	start time.Time
+}
+
+var servingURL = regexp.MustCompile(`on (http://[^ ]+) \(`)
+
+// SimOptions are the faults cloudsim injects.
+type SimOptions struct {
+	Latency      time.Duration
+	ThrottleRate float64
+}
+
+// StartSim serves the fleet file with cloudsim on a free port and waits
+// until it listens.
+func StartSim(ctx context.Context, bin Binaries, fleetPath string, o SimOptions) (*Sim, error) {
+	cmd := exec.CommandContext(ctx, bin.CloudSim, "--fleet", fleetPath, "--addr", "127.0.0.1:0",
+		"--latency", o.Latency.String(), "--throttle-rate", strconv.FormatFloat(o.ThrottleRate, 'g', -1, 64), "--seed", "1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	errTail := &tail{max: 2048}
+	cmd.Stderr = errTail
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &Sim{cmd: cmd, start: time.Now()}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := servingURL.FindStringSubmatch(line); m != nil && s.URL == "" {
+			s.URL = m[1]
+		}
+		if strings.Contains(line, "request counts at") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if s.URL == "" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("cloudsim did not start: %s", strings.TrimSpace(errTail.String()))
+	}
+	return s, nil
+}
+
+// Requests reads the simulators' counters.
+func (s *Sim) Requests(ctx context.Context) (Counts, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/_sim/requests", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var raw map[string]map[string]int
+	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
+		return nil, fmt.Errorf("/_sim/requests: %v", err)
+	}
+	return countsOf(raw)
+}
+
+// Stop ends cloudsim and returns what it used while it ran.
+func (s *Sim) Stop() Usage {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	_ = s.cmd.Wait()
+	return usageOf(s.cmd.ProcessState, time.Since(s.start))
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string { return string(t.b) }
+
+// scanEnv is the environment the e2e tests give gpufinops to scan the three
+// simulators at url (internal/e2e/allclouds_test.go), with its own config,
+// cache and state directories under home so that no price cache carries
+// over from one run to the next.
+func scanEnv(url, home string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"AWS_ENDPOINT_URL=" + url, "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE=" + os.DevNull, "AWS_SHARED_CREDENTIALS_FILE=" + os.DevNull,
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
+		"GPUFINOPS_PROVIDERS_AZURE_ENDPOINT=" + url, "GPUFINOPS_PROVIDERS_AZURE_TEST_CREDENTIAL=true",
+		"GPUFINOPS_PROVIDERS_GCP_ENDPOINT=" + url,
+		"CLOUDSDK_AUTH_ACCESS_TOKEN=test", "GOOGLE_APPLICATION_CREDENTIALS=/nonexistent/gpufinops-bench-adc.json",
+		"HOME=" + home, "XDG_CONFIG_HOME=" + home, "XDG_CACHE_HOME=" + home, "XDG_STATE_HOME=" + home,
+	}
+	if v := os.Getenv("GOMAXPROCS"); v != "" {
+		env = append(env, "GOMAXPROCS="+v)
+	}
+	return env
+}
+
+// Outcome is what must agree between two reports of one fleet: the
+// instance count, the totals, every recommendation (kind, resource, target,
+// current and projected cost) and every instance's current and optimized
+// cost, hashed so that a 100,000-instance report is not kept in memory.
+type Outcome struct {
+	Instances, Recommendations int
+	Current, Savings           string
+	// Digest is a SHA-256 of the sorted recommendation and instance lines.
+	Digest string
+}
+
+// outcomeOf reads a JSON report file.
+func outcomeOf(path string) (Outcome, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer f.Close()
+	var r struct {
+		Summary struct {
+			Current float64 `json:"currentMonthlyCost"`
+			Savings float64 `json:"monthlySavings"`
+		} `json:"summary"`
+		Recommendations []struct {
+			Kind       string  `json:"kind"`
+			ResourceID string  `json:"resourceId"`
+			Target     string  `json:"target"`
+			Current    float64 `json:"currentMonthlyCost"`
+			Projected  float64 `json:"projectedMonthlyCost"`
+		} `json:"recommendations"`
+		Instances []struct {
+			ResourceID string  `json:"resourceId"`
+			Monthly    float64 `json:"currentMonthlyCost"`
+			Optimized  float64 `json:"optimizedMonthlyCost"`
+		} `json:"instances"`
+	}
+	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&r); err != nil {
+		return Outcome{}, fmt.Errorf("%s: the report does not parse: %v", path, err)
+	}
+	lines := make([]string, 0, len(r.Recommendations)+len(r.Instances))
+	for _, rec := range r.Recommendations {
+		lines = append(lines, fmt.Sprintf("r %s %s %s %.2f %.2f", rec.Kind, rec.ResourceID, rec.Target, rec.Current, rec.Projected))
+	}
+	for _, in := range r.Instances {
+		lines = append(lines, fmt.Sprintf("i %s %.2f %.2f", in.ResourceID, in.Monthly, in.Optimized))
+	}
+	sort.Strings(lines)
+	h := sha256.New()
+	for _, l := range lines {
+		io.WriteString(h, l)
+		h.Write([]byte{'\n'})
+	}
+	return Outcome{
+		Instances: len(r.Instances), Recommendations: len(r.Recommendations),
+		Current: fmt.Sprintf("%.2f", r.Summary.Current), Savings: fmt.Sprintf("%.2f", r.Summary.Savings),
+		Digest: hex.EncodeToString(h.Sum(nil))[:16],
+	}, nil
+}
+
+// Analyze runs `gpufinops analyze ARGS -o json` with env, writing the report
+// to out, and measures the process.
+func Analyze(ctx context.Context, bin Binaries, env []string, out string, args ...string) (Usage, error) {
+	w, err := os.Create(out)
+	if err != nil {
+		return Usage{}, err
+	}
+	defer w.Close()
+	cmd := exec.CommandContext(ctx, bin.GPUFinOps, append(append([]string{"analyze"}, args...), "-o", "json")...)
+	cmd.Env = env
+	cmd.Stdout = w
+	stderr := &tail{max: 4096}
+	cmd.Stderr = stderr
+	start := time.Now()
+	err = cmd.Run()
+	u := usageOf(cmd.ProcessState, time.Since(start))
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(msg, "\n"); i >= 0 {
+			msg = msg[i+1:]
+		}
+		return u, fmt.Errorf("gpufinops analyze %s: %v: %s", strings.Join(args, " "), err, msg)
+	}
+	return u, nil
+}
+
+// Row is one measured run.
+type Row struct {
+	// Name says what ran: "engine", "scan", "scan 0 ms", "scan 10 % throttled",
+	// "baseline".
+	Name string
+	N    int
+	// Latency and Throttle are the simulators' faults (live rows).
+	Latency  time.Duration
+	Throttle float64
+	Live     bool
+	// Requests are the simulators' counts (live rows).
+	Requests Counts
+	// Bounds are the clouds' lower bounds for the fleet (live rows).
+	Bounds []Bound
+	// Client is gpufinops's usage (the baseline's: the bench's wall only);
+	// Sim cloudsim's.
+	Client, Sim Usage
+	Outcome     Outcome
+	// Same, on a throttled row, says whether the report equals the clean
+	// scan's at the same size and latency.
+	Same *bool
+	// Sent is the requests the baseline's clients sent (baseline rows).
+	Sent int
+	// Note explains a row that could not be measured or compared.
+	Note string
+	Err  error
+}
+
+// BoundTotal is the physical request bound over the row's clouds.
+func (r Row) BoundTotal() int {
+	n := 0
+	for _, b := range r.Bounds {
+		n += b.Total()
+	}
+	return n
+}
+
+// CriticalPath is the longest chain over the clouds times the latency.
+func (r Row) CriticalPath() time.Duration {
+	var d time.Duration
+	for _, b := range r.Bounds {
+		d = max(d, b.CriticalPath(r.Latency))
+	}
+	return d
+}
+
+// CPUFloor is the CPU the client and the simulators used divided among the
+// machine's cores: the wall no scheduling can beat on this machine.
+func (r Row) CPUFloor() time.Duration {
+	return (r.Client.CPU + r.Sim.CPU) / time.Duration(runtime.NumCPU())
+}
+
+// Config is what Run measures.
+type Config struct {
+	// Sizes get an engine-only row each (analyze --fleet FILE).
+	Sizes []int
+	// Live are the sizes also scanned live through the simulators.
+	Live []int
+	// Latency is the simulators' added latency for the live rows.
+	Latency time.Duration
+	// Target is the size that also gets the 0 ms, throttled and baseline
+	// rows (when it is scanned live).
+	Target int
+	// Throttle is the throttled row's share of throttled requests.
+	Throttle float64
+	// Baseline runs the per-instance baseline at Target.
+	Baseline bool
+	Fleet    FleetOptions
+	// Dir holds the fleets, reports and binaries; Bin is built there when
+	// its paths are empty.
+	Dir string
+	Bin Binaries
+	// Progress, when set, gets a line per step.
+	Progress io.Writer
+}
+
+// Run measures every row the configuration asks for, a size at a time; a
+// row that fails carries its error and the others still run.
+func Run(ctx context.Context, c Config) ([]Row, error) {
+	logf := func(format string, a ...any) {
+		if c.Progress != nil {
+			fmt.Fprintf(c.Progress, "bench: "+format+"\n", a...)
+		}
+	}
+	if c.Bin.GPUFinOps == "" {
+		logf("building gpufinops and cloudsim")
+		b, err := Build(ctx, c.Dir)
+		if err != nil {
+			return nil, err
+		}
+		c.Bin = b
+	}
+	sizes := append([]int(nil), c.Sizes...)
+	for _, n := range c.Live {
+		if !containsInt(sizes, n) {
+			sizes = append(sizes, n)
+		}
+	}
+	sort.Ints(sizes)
+	var rows []Row
+	for _, n := range sizes {
+		logf("generating %d instances", n)
+		g, err := Generate(c.Dir, n, c.Fleet)
+		if err != nil {
+			return rows, fmt.Errorf("generating %d instances: %w", n, err)
+		}
+		if containsInt(c.Sizes, n) {
+			logf("engine, %d instances from %s", n, filepath.Base(g.Path))
+			rows = append(rows, engineRow(ctx, c, g))
+		}
+		if !containsInt(c.Live, n) {
+			_ = os.Remove(g.Path)
+			continue
+		}
+		logf("scan, %d instances, %s latency", n, c.Latency)
+		clean := scanRow(ctx, c, g, "scan", SimOptions{Latency: c.Latency})
+		rows = append(rows, clean)
+		if n == c.Target {
+			if c.Latency != 0 {
+				logf("scan, %d instances, 0 ms latency", n)
+				rows = append(rows, scanRow(ctx, c, g, "scan 0 ms", SimOptions{}))
+			}
+			if c.Throttle > 0 {
+				logf("scan, %d instances, %s latency, %g %% throttled", n, c.Latency, 100*c.Throttle)
+				t := scanRow(ctx, c, g, fmt.Sprintf("scan %g %% throttled", 100*c.Throttle), SimOptions{Latency: c.Latency, ThrottleRate: c.Throttle})
+				if t.Err == nil && clean.Err == nil {
+					same := t.Outcome == clean.Outcome
+					t.Same = &same
+				}
+				rows = append(rows, t)
+			}
+			if c.Baseline {
+				logf("baseline, per-instance CloudWatch reads of %d instances' AWS part, %s latency", n, c.Latency)
+				rows = append(rows, baselineRow(ctx, c, g))
+			}
+		}
+		_ = os.Remove(g.Path)
+	}
+	return rows, nil
+}
+
+func containsInt(s []int, n int) bool {
+	for _, v := range s {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+func engineRow(ctx context.Context, c Config, g Generated) Row {
+	r := Row{Name: "engine", N: g.Instances}
+	home, err := os.MkdirTemp(c.Dir, "home-")
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer os.RemoveAll(home)
+	out := filepath.Join(c.Dir, fmt.Sprintf("report-engine-%d.json", g.Instances))
+	defer os.Remove(out)
+	r.Client, r.Err = Analyze(ctx, c.Bin, scanEnv("http://127.0.0.1:1", home), out, "--fleet", g.Path)
+	if r.Err == nil {
+		r.Outcome, r.Err = outcomeOf(out)
+	}
+	return r
+}
+
+func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptions) (r Row) {
+	r = Row{Name: name, N: g.Instances, Latency: o.Latency, Throttle: o.ThrottleRate, Live: true, Bounds: Bounds(g.Shape, DefaultSteps)}
+	sim, err := StartSim(ctx, c.Bin, g.Path, o)
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer func() { r.Sim = sim.Stop() }()
+	home, err := os.MkdirTemp(c.Dir, "home-")
+	if err != nil {
+		r.Err = err
+		return r
+	}
+	defer os.RemoveAll(home)
+	out := filepath.Join(c.Dir, fmt.Sprintf("report-scan-%d.json", g.Instances))
+	defer os.Remove(out)
+	args := []string{"--provider", "aws,azure,gcp"}
+	for _, a := range g.AWSRoles {
+		args = append(args, "--role-arn", "arn:aws:iam::"+a+":role/gpufinops-bench")
+	}
+	r.Client, r.Err = Analyze(ctx, c.Bin, scanEnv(sim.URL, home), out, args...)
+	if r.Err != nil {
+		return r
+	}
+	if r.Outcome, r.Err = outcomeOf(out); r.Err != nil {
+		return r
+	}
+	r.Requests, r.Err = sim.Requests(ctx)
+	return r
+}
+
+// errNoAWS is the baseline's answer for a fleet without AWS instances.
+var errNoAWS = errors.New("the fleet has no AWS instances")
