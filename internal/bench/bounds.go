@@ -58,24 +58,10 @@ const (
 	retailRowsPerType  = 10
 )
 
-// Series the engine needs per metered instance (one whose utilization the
-// fleet records): AWS reads GPU utilization, GPU memory used and GPU memory
-// total per GPU plus host memory and CPU; GCP GPU utilization and GPU memory
-// used and free per GPU plus CPU and host memory.
-const (
-	awsSeriesPerGPU  = 3
-	awsSeriesPerHost = 2
-	// awsAgentSeriesPerHost is the host series in the agent's namespace
-	// (memory); CPU is AWS/EC2's, whose dimension set (InstanceId) needs no
-	// listing.
-	awsAgentSeriesPerHost = 1
-	gcpGPUUtilSeries      = 1
-	gcpGPUMemorySeries    = 2
-	// azureNamespaces are the getBatch namespaces read: Telegraf's
-	// nvidia_smi (GPU utilization and memory in one call, up to 20 metric
-	// names) and the VM platform's (Percentage CPU).
-	azureNamespaces = 2
-)
+// azureNamespaces are the metrics:getBatch namespaces read per batch of
+// VMs: Telegraf's nvidia_smi (GPU utilization and memory in one call, up to
+// 20 metric names) and the VM platform's (Percentage CPU).
+const azureNamespaces = 2
 
 // DefaultSteps is the number of hourly periods a 14-day lookback reads
 // (the default --lookback-days at the 3,600 s period every cloud's
@@ -87,12 +73,27 @@ type Scope struct {
 	Cloud   fleet.Provider
 	Account string
 	Region  string
-	// Instances are the GPU instances listed there; Metered the ones whose
-	// utilization the fleet records (an agent publishes it) and GPUs their
-	// GPUs.
-	Instances, Metered, GPUs int
+	// Instances are the GPU instances listed there; Metered the ones the
+	// adapters read metrics of: not stopped, with GPU utilization in the
+	// fleet (an agent publishes it).
+	Instances, Metered int
+	// GPUs are the metered instances' GPUs with a utilization series and
+	// MemGPUs those with a GPU memory series (a fractional GPU is one);
+	// CPU and Memory the metered instances with a host CPU and a host
+	// memory series.
+	GPUs, MemGPUs, CPU, Memory int
 	// Types are the distinct instance types listed there.
 	Types map[string]bool
+}
+
+// metrics says which series a metered instance has.
+type metrics struct{ gpu, gpuMemory, cpu, memory bool }
+
+func metricsOf(u *fleet.Utilization) metrics {
+	if u == nil {
+		return metrics{}
+	}
+	return metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
 }
 
 // Shape is what the bounds need of a fleet: its scopes per cloud.
@@ -104,28 +105,52 @@ type Shape struct {
 // (pricing.Complete fills them in from the catalog); a fractional GPU
 // counts as one series.
 func ShapeOf(f *fleet.Fleet) Shape {
-	type key struct {
-		cloud           fleet.Provider
-		account, region string
-	}
-	idx := map[key]int{}
-	var sh Shape
+	var b shapeBuilder
 	for _, in := range f.Instances {
-		k := key{in.Provider, in.Account, in.Region}
-		i, ok := idx[k]
-		if !ok {
-			i = len(sh.Scopes)
-			idx[k] = i
-			sh.Scopes = append(sh.Scopes, Scope{Cloud: in.Provider, Account: in.Account, Region: in.Region, Types: map[string]bool{}})
-		}
-		s := &sh.Scopes[i]
-		s.Instances++
-		s.Types[in.InstanceType] = true
-		if in.Utilization != nil {
-			s.Metered++
-			s.GPUs += max(1, int(in.GPU.Count+0.999))
-		}
+		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU.Count, in.State == fleet.Stopped, metricsOf(in.Utilization))
 	}
+	return b.shape()
+}
+
+// shapeBuilder counts scopes one instance at a time.
+type shapeBuilder struct {
+	idx map[[3]string]int
+	sh  Shape
+}
+
+func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpus float64, stopped bool, m metrics) {
+	if b.idx == nil {
+		b.idx = map[[3]string]int{}
+	}
+	k := [3]string{string(p), account, region}
+	i, ok := b.idx[k]
+	if !ok {
+		i = len(b.sh.Scopes)
+		b.idx[k] = i
+		b.sh.Scopes = append(b.sh.Scopes, Scope{Cloud: p, Account: account, Region: region, Types: map[string]bool{}})
+	}
+	s := &b.sh.Scopes[i]
+	s.Instances++
+	s.Types[typ] = true
+	if stopped || !m.gpu {
+		return
+	}
+	n := max(1, int(gpus+0.999))
+	s.Metered++
+	s.GPUs += n
+	if m.gpuMemory {
+		s.MemGPUs += n
+	}
+	if m.cpu {
+		s.CPU++
+	}
+	if m.memory {
+		s.Memory++
+	}
+}
+
+func (b *shapeBuilder) shape() Shape {
+	sh := b.sh
 	sort.Slice(sh.Scopes, func(i, j int) bool {
 		a, b := sh.Scopes[i], sh.Scopes[j]
 		if a.Cloud != b.Cloud {
@@ -266,8 +291,9 @@ func awsBound(scopes []Scope, steps int) Bound {
 			s := byScope[[2]string{a, r}]
 			inv := pages(s.Instances, ec2InstancesPage)
 			req["ec2.DescribeInstances"] += inv
-			listed := ceilDiv(awsSeriesPerGPU*s.GPUs+awsAgentSeriesPerHost*s.Metered, listMetricsPage)
-			read := ceilDiv(awsSeriesPerGPU*s.GPUs+awsSeriesPerHost*s.Metered, perCall)
+			agent := s.GPUs + 2*s.MemGPUs + s.Memory
+			listed := ceilDiv(agent, listMetricsPage)
+			read := ceilDiv(agent+s.CPU, perCall)
 			req["monitoring.ListMetrics"] += listed
 			req["monitoring.GetMetricData"] += read
 			// identity → regions → instance pages → (metric listing
@@ -326,36 +352,37 @@ func azureBound(scopes []Scope, steps int) Bound {
 // 100,000 points; one Billing Catalog page for every price. The chain
 // splits the metric reads by region (in parallel).
 func gcpBound(scopes []Scope, steps int) Bound {
-	type proj struct{ n, metered, gpus int }
-	projects := map[string]*proj{}
+	projects := map[string]*Scope{}
 	req := map[string]int{"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1}
-	metricPages := func(gpus, metered int) []int {
+	metricPages := func(s Scope) []int {
 		return []int{
-			ceilDiv(gcpGPUUtilSeries*gpus*steps, timeSeriesPage),
-			ceilDiv(gcpGPUMemorySeries*gpus*steps, timeSeriesPage),
-			ceilDiv(metered*steps, timeSeriesPage),
-			ceilDiv(metered*steps, timeSeriesPage),
+			ceilDiv(s.GPUs*steps, timeSeriesPage),
+			ceilDiv(2*s.MemGPUs*steps, timeSeriesPage),
+			ceilDiv(s.CPU*steps, timeSeriesPage),
+			ceilDiv(s.Memory*steps, timeSeriesPage),
 		}
 	}
 	longest := map[string]int{}
 	for _, s := range scopes {
 		p := projects[s.Account]
 		if p == nil {
-			p = &proj{}
+			p = &Scope{}
 			projects[s.Account] = p
 		}
-		p.n += s.Instances
-		p.metered += s.Metered
-		p.gpus += s.GPUs
-		for _, k := range metricPages(s.GPUs, s.Metered) {
+		p.Instances += s.Instances
+		p.GPUs += s.GPUs
+		p.MemGPUs += s.MemGPUs
+		p.CPU += s.CPU
+		p.Memory += s.Memory
+		for _, k := range metricPages(s) {
 			longest[s.Account] = max(longest[s.Account], k)
 		}
 	}
 	chain := 0
 	for name, p := range projects {
-		inv := pages(p.n, gcpInstancesPage)
+		inv := pages(p.Instances, gcpInstancesPage)
 		req["compute.instances.aggregatedList"] += inv
-		for _, k := range metricPages(p.gpus, p.metered) {
+		for _, k := range metricPages(*p) {
 			req["monitoring.ListTimeSeries"] += k
 		}
 		chain = max(chain, 1+inv+longest[name], pages(1, skuPage))

@@ -31,17 +31,19 @@ func boundOf(t *testing.T, sh Shape, c fleet.Provider) Bound {
 // TestAWSBound: two accounts, two regions, worked by hand (docs/performance.md).
 func TestAWSBound(t *testing.T) {
 	sh := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a1", Region: "r1", Instances: 1500, Metered: 1000, GPUs: 4000, Types: types("t1", "t2")},
-		{Cloud: fleet.AWS, Account: "a2", Region: "r2", Instances: 10, Metered: 10, GPUs: 10, Types: types("t1")},
+		{Cloud: fleet.AWS, Account: "a1", Region: "r1", Instances: 1500, Metered: 1000, GPUs: 4000, MemGPUs: 4000, CPU: 1000, Memory: 1000, Types: types("t1", "t2")},
+		{Cloud: fleet.AWS, Account: "a2", Region: "r2", Instances: 10, Metered: 10, GPUs: 10, MemGPUs: 10, CPU: 10, Memory: 10, Types: types("t1")},
 	}}
 	b := boundOf(t, sh, fleet.AWS)
 	want := map[string]int{
 		"sts.GetCallerIdentity": 1, "sts.AssumeRole": 1, "ec2.DescribeRegions": 2,
 		// a1/r1 2 pages, and one page for each of a1/r2, a2/r1, a2/r2.
 		"ec2.DescribeInstances": 5,
-		// ⌈(3×4000 + 1000)/500⌉ = 26, ⌈(30 + 10)/500⌉ = 1.
+		// Agent series: GPU utilization, memory used and total per GPU, host
+		// memory: ⌈(4000 + 2×4000 + 1000)/500⌉ = 26, ⌈(10 + 20 + 10)/500⌉ = 1.
 		"monitoring.ListMetrics": 27,
-		// 300 series a call (100,800 / 336 points): ⌈14,000/300⌉ = 47, ⌈50/300⌉ = 1.
+		// Those and CPU, 300 series a call (100,800 / 336 points):
+		// ⌈14,000/300⌉ = 47, ⌈50/300⌉ = 1.
 		"monitoring.GetMetricData": 48,
 		"pricing.GetProducts":      2, "ec2.DescribeSpotPriceHistory": 2, "savingsplans.DescribeSavingsPlansOfferingRates": 2,
 	}
@@ -88,8 +90,8 @@ func TestAzureBound(t *testing.T) {
 // TestGCPBound: a project in two regions and a project with one unmetered VM.
 func TestGCPBound(t *testing.T) {
 	sh := Shape{Scopes: []Scope{
-		{Cloud: fleet.GCP, Account: "p1", Region: "r1", Instances: 600, Metered: 100, GPUs: 400, Types: types("a2")},
-		{Cloud: fleet.GCP, Account: "p1", Region: "r2", Instances: 100, Metered: 50, GPUs: 50, Types: types("g2")},
+		{Cloud: fleet.GCP, Account: "p1", Region: "r1", Instances: 600, Metered: 100, GPUs: 400, MemGPUs: 400, CPU: 100, Memory: 100, Types: types("a2")},
+		{Cloud: fleet.GCP, Account: "p1", Region: "r2", Instances: 100, Metered: 50, GPUs: 50, MemGPUs: 50, CPU: 50, Memory: 50, Types: types("g2")},
 		{Cloud: fleet.GCP, Account: "p2", Region: "r1", Instances: 1, Types: types("a2")},
 	}}
 	b := boundOf(t, sh, fleet.GCP)
@@ -110,20 +112,25 @@ func TestGCPBound(t *testing.T) {
 	}
 }
 
-// TestShapeOf: scopes per cloud, account and region; GPUs only of metered
-// instances, a fractional GPU as one series.
+// TestShapeOf: scopes per cloud, account and region; only running
+// instances with GPU utilization are metered, a fractional GPU is one series,
+// and each metric counts where the fleet has it.
 func TestShapeOf(t *testing.T) {
-	u := &fleet.Utilization{}
+	full := &fleet.Utilization{GPU: &fleet.Stats{}, GPUMemory: &fleet.Stats{}, CPU: &fleet.Stats{}, Memory: &fleet.Stats{}}
+	gpuOnly := &fleet.Utilization{GPU: &fleet.Stats{}}
+	hostOnly := &fleet.Utilization{CPU: &fleet.Stats{}}
 	f := &fleet.Fleet{Instances: []fleet.Instance{
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}, Utilization: u},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125}, Utilization: u},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125}, Utilization: gpuOnly},
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}},
-		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1}, Utilization: u},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}, Utilization: hostOnly},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8}, State: fleet.Stopped, Utilization: full},
+		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1}, Utilization: full},
 	}}
 	got := ShapeOf(f)
 	want := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 3, Metered: 2, GPUs: 9, Types: types("p4d.24xlarge", "g6f.large")},
-		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, GPUs: 1, Types: types("a2-highgpu-1g")},
+		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 5, Metered: 2, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge")},
+		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shape (-want +got):\n%s", diff)

@@ -21,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpufinops/gpufinops/internal/fleetgen"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
@@ -70,57 +69,112 @@ type Generated struct {
 	AWSRegions []string
 }
 
-// Generate writes fleetgen.Mixed's fleet of n instances to dir as JSON (the
-// bytes `cloudsim generate --out x.json` writes for the same options) and
-// counts its shape from the fleet completed from the embedded catalog.
-func Generate(dir string, n int, o FleetOptions) (Generated, error) {
+// Generate writes the mixed fleet of n instances to dir with `cloudsim
+// generate` (fleetgen.Mixed) and reads its shape back from the file one
+// instance at a time, so that the bench never holds the fleet.
+func Generate(ctx context.Context, bin Binaries, dir string, n int, o FleetOptions) (Generated, error) {
+	g := Generated{Path: filepath.Join(dir, fmt.Sprintf("fleet-%d.json", n))}
+	args := []string{"generate", "--instances", strconv.Itoa(n), "--seed", strconv.FormatUint(o.Seed, 10),
+		"--regions", strconv.Itoa(max(1, o.Regions)), "--accounts", strconv.Itoa(max(1, o.Accounts)), "--out", g.Path}
+	if len(o.Clouds) > 0 {
+		var cs []string
+		for _, c := range o.Clouds {
+			cs = append(cs, string(c))
+		}
+		args = append(args, "--clouds", strings.Join(cs, ","))
+	}
+	if out, err := exec.CommandContext(ctx, bin.CloudSim, args...).CombinedOutput(); err != nil {
+		return g, fmt.Errorf("cloudsim %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
 	cat, err := catalog.Embedded()
 	if err != nil {
-		return Generated{}, err
+		return g, err
 	}
-	f, err := fleetgen.Mixed(fleetgen.MixedOptions{Instances: n, Seed: o.Seed, Clouds: o.Clouds, RegionCount: o.Regions, Accounts: o.Accounts}, cat)
+	return readFleet(g.Path, cat)
+}
+
+// fileInstance is what the bench reads of an instance in a fleet file.
+type fileInstance struct {
+	Provider     fleet.Provider `json:"provider"`
+	Account      string         `json:"account"`
+	Region       string         `json:"region"`
+	InstanceType string         `json:"instanceType"`
+	State        fleet.State    `json:"state"`
+	GPU          fleet.GPU      `json:"gpu"`
+	Utilization  *struct {
+		GPU, GPUMemory, CPU, Memory *json.RawMessage
+	} `json:"utilization"`
+}
+
+// readFleet streams a JSON fleet file's instances into its shape; a GPU
+// count the file leaves out is the catalog's for the type, as
+// pricing.Complete fills it in.
+func readFleet(path string, cat pricing.Catalog) (Generated, error) {
+	g := Generated{Path: path}
+	f, err := os.Open(path)
 	if err != nil {
-		return Generated{}, err
-	}
-	g := Generated{Path: filepath.Join(dir, fmt.Sprintf("fleet-%d.json", n)), Instances: len(f.Instances)}
-	w, err := os.Create(g.Path)
-	if err != nil {
 		return g, err
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := fleet.Write(bw, f, fleet.FormatJSON); err != nil {
-		w.Close()
-		return g, err
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	bad := func(err error) (Generated, error) { return g, fmt.Errorf("%s: %v", path, err) }
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return bad(fmt.Errorf("not a JSON fleet (%v)", err))
 	}
-	if err := bw.Flush(); err != nil {
-		w.Close()
-		return g, err
+	var b shapeBuilder
+	awsN := map[string]int{}
+	awsRegions := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		if tok != "instances" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return bad(err)
+			}
+			continue
+		}
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return bad(fmt.Errorf("instances is not a list (%v)", err))
+		}
+		for dec.More() {
+			var in fileInstance
+			if err := dec.Decode(&in); err != nil {
+				return bad(err)
+			}
+			gpus := in.GPU.Count
+			if gpus == 0 {
+				if t, ok := cat.InstanceType(in.Provider, in.InstanceType); ok {
+					gpus = t.GPUCount
+				}
+			}
+			var m metrics
+			if u := in.Utilization; u != nil {
+				m = metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
+			}
+			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpus, in.State == fleet.Stopped, m)
+			g.Instances++
+			if in.Provider == fleet.AWS {
+				awsRegions[in.Region] = true
+				if in.Account != "" {
+					awsN[in.Account]++
+				}
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return bad(err)
+		}
 	}
-	if err := w.Close(); err != nil {
-		return g, err
-	}
-	if err := pricing.Complete(f, cat); err != nil {
-		return g, err
-	}
-	g.Shape = ShapeOf(f)
-	g.AWSBase, g.AWSRoles, g.AWSRegions = awsAccounts(f)
+	g.Shape = b.shape()
+	g.AWSBase, g.AWSRoles, g.AWSRegions = awsAccounts(awsN, awsRegions)
 	return g, nil
 }
 
 // awsAccounts picks the AWS simulator's base account as it does (most
 // instances, smallest ID on a tie) and lists the others and the regions.
-func awsAccounts(f *fleet.Fleet) (base string, roles, regions []string) {
-	n := map[string]int{}
-	rs := map[string]bool{}
-	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS {
-			continue
-		}
-		rs[in.Region] = true
-		if in.Account != "" {
-			n[in.Account]++
-		}
-	}
+func awsAccounts(n map[string]int, rs map[string]bool) (base string, roles, regions []string) {
 	for a, c := range n {
 		if base == "" || c > n[base] || (c == n[base] && a < base) {
 			base = a
@@ -457,7 +511,7 @@ func Run(ctx context.Context, c Config) ([]Row, error) {
 	var rows []Row
 	for _, n := range sizes {
 		logf("generating %d instances", n)
-		g, err := Generate(c.Dir, n, c.Fleet)
+		g, err := Generate(ctx, c.Bin, c.Dir, n, c.Fleet)
 		if err != nil {
 			return rows, fmt.Errorf("generating %d instances: %w", n, err)
 		}
