@@ -66,3 +66,47 @@ func TestReadFleetIsShapeOf(t *testing.T) {
 		t.Error("instances that are not a list read")
 	}
 }
+
+// TestOutcomeOf: two reports with the same recommendations and instance
+// costs in another order have one outcome; a changed cost changes it.
+func TestOutcomeOf(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := write("a.json", `{"schemaVersion":"1.6","summary":{"currentMonthlyCost":10,"monthlySavings":4},
+		"recommendations":[{"kind":"idle-stop","resourceId":"i-1","target":"stop","currentMonthlyCost":6,"projectedMonthlyCost":2,"evidence":{"x":[1,2]}},
+		{"kind":"spot","resourceId":"i-2","target":"spot","currentMonthlyCost":4,"projectedMonthlyCost":4}],
+		"instances":[{"resourceId":"i-1","currentMonthlyCost":6,"optimizedMonthlyCost":2},{"resourceId":"i-2","currentMonthlyCost":4,"optimizedMonthlyCost":4}]}`)
+	b := write("b.json", `{"instances":[{"resourceId":"i-2","currentMonthlyCost":4,"optimizedMonthlyCost":4},{"resourceId":"i-1","currentMonthlyCost":6,"optimizedMonthlyCost":2}],
+		"recommendations":[{"kind":"spot","resourceId":"i-2","target":"spot","currentMonthlyCost":4,"projectedMonthlyCost":4},
+		{"kind":"idle-stop","resourceId":"i-1","target":"stop","currentMonthlyCost":6,"projectedMonthlyCost":2}],
+		"summary":{"currentMonthlyCost":10,"monthlySavings":4}}`)
+	c := write("c.json", `{"summary":{"currentMonthlyCost":10,"monthlySavings":4},"recommendations":[],
+		"instances":[{"resourceId":"i-1","currentMonthlyCost":6,"optimizedMonthlyCost":2.5},{"resourceId":"i-2","currentMonthlyCost":4,"optimizedMonthlyCost":4}]}`)
+	oa, err := outcomeOf(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := outcomeOf(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := outcomeOf(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oa != ob || oa.Instances != 2 || oa.Recommendations != 2 || oa.Current != "10.00" || oa.Savings != "4.00" {
+		t.Errorf("same report, outcomes %+v and %+v", oa, ob)
+	}
+	if oc.Digest == oa.Digest {
+		t.Error("a changed instance cost left the digest as it was")
+	}
+	if _, err := outcomeOf(write("d.json", `{"instances": 3}`)); err == nil {
+		t.Error("a report whose instances are not a list read")
+	}
+}

@@ -335,40 +335,88 @@ type Outcome struct {
 	Digest string
 }
 
-// outcomeOf reads a JSON report file.
+// outcomeOf reads a JSON report file, one recommendation and instance at a
+// time, so that only their digest lines are held.
 func outcomeOf(path string) (Outcome, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer f.Close()
-	var r struct {
-		Summary struct {
-			Current float64 `json:"currentMonthlyCost"`
-			Savings float64 `json:"monthlySavings"`
-		} `json:"summary"`
-		Recommendations []struct {
-			Kind       string  `json:"kind"`
-			ResourceID string  `json:"resourceId"`
-			Target     string  `json:"target"`
-			Current    float64 `json:"currentMonthlyCost"`
-			Projected  float64 `json:"projectedMonthlyCost"`
-		} `json:"recommendations"`
-		Instances []struct {
-			ResourceID string  `json:"resourceId"`
-			Monthly    float64 `json:"currentMonthlyCost"`
-			Optimized  float64 `json:"optimizedMonthlyCost"`
-		} `json:"instances"`
-	}
-	if err := json.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&r); err != nil {
+	bad := func(err error) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%s: the report does not parse: %v", path, err)
 	}
-	lines := make([]string, 0, len(r.Recommendations)+len(r.Instances))
-	for _, rec := range r.Recommendations {
-		lines = append(lines, fmt.Sprintf("r %s %s %s %.2f %.2f", rec.Kind, rec.ResourceID, rec.Target, rec.Current, rec.Projected))
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<20))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return bad(fmt.Errorf("not a JSON object (%v)", err))
 	}
-	for _, in := range r.Instances {
-		lines = append(lines, fmt.Sprintf("i %s %.2f %.2f", in.ResourceID, in.Monthly, in.Optimized))
+	var o Outcome
+	var lines []string
+	// each decodes the elements of a list one by one.
+	each := func(decode func() error) error {
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+			return fmt.Errorf("not a list (%v)", err)
+		}
+		for dec.More() {
+			if err := decode(); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		switch key {
+		case "summary":
+			var sum struct {
+				Current float64 `json:"currentMonthlyCost"`
+				Savings float64 `json:"monthlySavings"`
+			}
+			if err := dec.Decode(&sum); err != nil {
+				return bad(err)
+			}
+			o.Current, o.Savings = fmt.Sprintf("%.2f", sum.Current), fmt.Sprintf("%.2f", sum.Savings)
+		case "recommendations":
+			err = each(func() error {
+				var rec struct {
+					Kind       string  `json:"kind"`
+					ResourceID string  `json:"resourceId"`
+					Target     string  `json:"target"`
+					Current    float64 `json:"currentMonthlyCost"`
+					Projected  float64 `json:"projectedMonthlyCost"`
+				}
+				if err := dec.Decode(&rec); err != nil {
+					return err
+				}
+				o.Recommendations++
+				lines = append(lines, fmt.Sprintf("r %s %s %s %.2f %.2f", rec.Kind, rec.ResourceID, rec.Target, rec.Current, rec.Projected))
+				return nil
+			})
+		case "instances":
+			err = each(func() error {
+				var in struct {
+					ResourceID string  `json:"resourceId"`
+					Monthly    float64 `json:"currentMonthlyCost"`
+					Optimized  float64 `json:"optimizedMonthlyCost"`
+				}
+				if err := dec.Decode(&in); err != nil {
+					return err
+				}
+				o.Instances++
+				lines = append(lines, fmt.Sprintf("i %s %.2f %.2f", in.ResourceID, in.Monthly, in.Optimized))
+				return nil
+			})
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return bad(err)
+		}
 	}
 	sort.Strings(lines)
 	h := sha256.New()
@@ -376,11 +424,8 @@ func outcomeOf(path string) (Outcome, error) {
 		io.WriteString(h, l)
 		h.Write([]byte{'\n'})
 	}
-	return Outcome{
-		Instances: len(r.Instances), Recommendations: len(r.Recommendations),
-		Current: fmt.Sprintf("%.2f", r.Summary.Current), Savings: fmt.Sprintf("%.2f", r.Summary.Savings),
-		Digest: hex.EncodeToString(h.Sum(nil))[:16],
-	}, nil
+	o.Digest = hex.EncodeToString(h.Sum(nil))[:16]
+	return o, nil
 }
 
 // Analyze runs `gpufinops analyze ARGS -o json` with env, writing the report
