@@ -101,13 +101,13 @@ type Shape struct {
 	Scopes []Scope
 }
 
-// ShapeOf counts a fleet's scopes. GPU counts are the instances' GPU.Count
-// (pricing.Complete fills them in from the catalog); a fractional GPU
-// counts as one series.
+// ShapeOf counts a fleet's scopes. GPU counts and memory are the
+// instances' GPU (pricing.Complete fills them in from the catalog); a
+// fractional GPU counts as one series.
 func ShapeOf(f *fleet.Fleet) Shape {
 	var b shapeBuilder
 	for _, in := range f.Instances {
-		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU.Count, in.State == fleet.Stopped, metricsOf(in.Utilization))
+		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.State == fleet.Stopped, metricsOf(in.Utilization))
 	}
 	return b.shape()
 }
@@ -118,7 +118,11 @@ type shapeBuilder struct {
 	sh  Shape
 }
 
-func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpus float64, stopped bool, m metrics) {
+// add counts one instance. An accelerator without memory in the catalog
+// (AWS's f2 FPGAs, which the catalog prices beside the GPUs) is no GPU:
+// the AWS adapter leaves such instances out, and the bounds read no
+// metrics of them.
+func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fleet.GPU, stopped bool, m metrics) {
 	if b.idx == nil {
 		b.idx = map[[3]string]int{}
 	}
@@ -132,10 +136,10 @@ func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpus f
 	s := &b.sh.Scopes[i]
 	s.Instances++
 	s.Types[typ] = true
-	if stopped || !m.gpu {
+	if stopped || !m.gpu || gpu.MemoryGiB <= 0 {
 		return
 	}
-	n := max(1, int(gpus+0.999))
+	n := max(1, int(gpu.Count+0.999))
 	s.Metered++
 	s.GPUs += n
 	if m.gpuMemory {

@@ -114,22 +114,24 @@ func TestGCPBound(t *testing.T) {
 
 // TestShapeOf: scopes per cloud, account and region; only running
 // instances with GPU utilization are metered, a fractional GPU is one series,
-// and each metric counts where the fleet has it.
+// an FPGA (no accelerator memory) is not metered, and each metric counts
+// where the fleet has it.
 func TestShapeOf(t *testing.T) {
 	full := &fleet.Utilization{GPU: &fleet.Stats{}, GPUMemory: &fleet.Stats{}, CPU: &fleet.Stats{}, Memory: &fleet.Stats{}}
 	gpuOnly := &fleet.Utilization{GPU: &fleet.Stats{}}
 	hostOnly := &fleet.Utilization{CPU: &fleet.Stats{}}
 	f := &fleet.Fleet{Instances: []fleet.Instance{
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125}, Utilization: gpuOnly},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8}, Utilization: hostOnly},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8}, State: fleet.Stopped, Utilization: full},
-		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125, MemoryGiB: 2.8}, Utilization: gpuOnly},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: hostOnly},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, State: fleet.Stopped, Utilization: full},
+		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1, MemoryGiB: 40}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
 	}}
 	got := ShapeOf(f)
 	want := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 5, Metered: 2, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge")},
+		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
 		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {

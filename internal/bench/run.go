@@ -144,17 +144,20 @@ func readFleet(path string, cat pricing.Catalog) (Generated, error) {
 			if err := dec.Decode(&in); err != nil {
 				return bad(err)
 			}
-			gpus := in.GPU.Count
-			if gpus == 0 {
-				if t, ok := cat.InstanceType(in.Provider, in.InstanceType); ok {
-					gpus = t.GPUCount
+			gpu := in.GPU
+			if t, ok := cat.InstanceType(in.Provider, in.InstanceType); ok {
+				if gpu.Count == 0 {
+					gpu.Count = t.GPUCount
+				}
+				if gpu.MemoryGiB == 0 {
+					gpu.MemoryGiB = t.GPUMemoryGiB
 				}
 			}
 			var m metrics
 			if u := in.Utilization; u != nil {
 				m = metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
 			}
-			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpus, in.State == fleet.Stopped, m)
+			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpu, in.State == fleet.Stopped, m)
 			g.Instances++
 			if in.Provider == fleet.AWS {
 				awsRegions[in.Region] = true
