@@ -57,7 +57,7 @@ func parseSizes(flagName, v string) ([]int, error) {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	sizes := fs.String("sizes", env("BENCH_SIZES", "1000,10000,100000"), "fleet sizes of the engine rows")
 	live := fs.String("live", env("BENCH_LIVE", ""), "sizes also scanned live through the simulators (default: the sizes up to 10000; none for no scan)")
 	latency := fs.String("latency", env("BENCH_LATENCY", "50ms"), "latency the simulators add to every request")
@@ -79,8 +79,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: benchtable [flags]  (make bench-table; docs/performance.md)")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "benchtable: %v (see -h)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "benchtable: unexpected argument %q (see -h)\n", fs.Arg(0))
 		return 2
 	}
 	fail := func(msg string) int { fmt.Fprintf(stderr, "benchtable: %s\n", msg); return 2 }
