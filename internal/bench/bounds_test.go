@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -164,5 +165,23 @@ func TestFmtInt(t *testing.T) {
 		if got := fmtInt(n); got != want {
 			t.Errorf("fmtInt(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestPrintPartialScanPassesNothing: a scan that exited 3 is printed with
+// its figures and what failed, and no scan target passes on it.
+func TestPrintPartialScanPassesNothing(t *testing.T) {
+	b := Bound{Cloud: fleet.AWS, Requests: map[string]int{"ec2.DescribeInstances": 10}, Chain: 4}
+	rows := []Row{{
+		Name: "scan", N: 100, Latency: 50 * time.Millisecond, Live: true, Bounds: []Bound{b},
+		Requests: Counts{{Cloud: fleet.AWS, Op: "ec2.DescribeInstances", N: 11}},
+		Client:   Usage{Wall: time.Second, CPU: time.Second, PeakRSS: 1 << 20}, Sim: Usage{CPU: time.Second},
+		Partial:  "partial results (exit 3): ListTimeSeries timed out",
+	}}
+	var out strings.Builder
+	Print(&out, rows, 100)
+	s := out.String()
+	if !strings.Contains(s, "ListTimeSeries timed out") || strings.Contains(s, "PASS  requests") || !strings.Contains(s, "FAIL  requests ≤ 1.2 × physical bound at 100: 11 vs 10") {
+		t.Errorf("partial scan printed as:\n%s", s)
 	}
 }

@@ -452,10 +452,24 @@ func Analyze(ctx context.Context, bin Binaries, env []string, out string, args .
 		if i := strings.LastIndex(msg, "\n"); i >= 0 {
 			msg = msg[i+1:]
 		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) && exit.ExitCode() == exitPartial {
+			return u, &PartialError{Msg: msg}
+		}
 		return u, fmt.Errorf("gpufinops analyze %s: %v: %s", strings.Join(args, " "), err, msg)
 	}
 	return u, nil
 }
+
+// exitPartial is gpufinops's exit code for partial results: some scope
+// failed, the report still came.
+const exitPartial = 3
+
+// PartialError is a scan that exited 3: its report and figures are kept,
+// and the row says what failed.
+type PartialError struct{ Msg string }
+
+func (e *PartialError) Error() string { return "partial results (exit 3): " + e.Msg }
 
 // Row is one measured run.
 type Row struct {
@@ -478,6 +492,9 @@ type Row struct {
 	// Same, on a throttled row, says whether the report equals the clean
 	// scan's at the same size and latency.
 	Same *bool
+	// Partial, when set, says the scan exited 3: some scope failed, and
+	// no target counts the row as a pass.
+	Partial string
 	// Sent is the requests the baseline's clients sent (baseline rows).
 	Sent int
 	// Note explains a row that could not be measured or compared.
@@ -645,6 +662,10 @@ func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptio
 		args = append(args, "--role-arn", "arn:aws:iam::"+a+":role/gpufinops-bench")
 	}
 	r.Client, r.Err = Analyze(ctx, c.Bin, scanEnv(sim.URL, home), out, args...)
+	var partial *PartialError
+	if errors.As(r.Err, &partial) {
+		r.Partial, r.Err = partial.Error(), nil
+	}
 	if r.Err != nil {
 		return r
 	}
