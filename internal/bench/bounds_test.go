@@ -176,7 +176,7 @@ func TestPrintPartialScanPassesNothing(t *testing.T) {
 		Name: "scan", N: 100, Latency: 50 * time.Millisecond, Live: true, Bounds: []Bound{b},
 		Requests: Counts{{Cloud: fleet.AWS, Op: "ec2.DescribeInstances", N: 11}},
 		Client:   Usage{Wall: time.Second, CPU: time.Second, PeakRSS: 1 << 20}, Sim: Usage{CPU: time.Second},
-		Partial:  "partial results (exit 3): ListTimeSeries timed out",
+		Partial: "partial results (exit 3): ListTimeSeries timed out",
 	}}
 	var out strings.Builder
 	Print(&out, rows, 100)
