@@ -6,7 +6,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X $(PKG)/pkg/build.Version=$(VERSION) -X $(PKG)/pkg/build.Commit=$(COMMIT) -X $(PKG)/pkg/build.Date=$(DATE)
 
-.PHONY: help build test test-all lint fuzz bench docs docs-check golden demo clean
+.PHONY: help build test test-all lint fuzz bench bench-go bench-table docs docs-check golden demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -42,8 +42,17 @@ FUZZTIME ?= 5s
 fuzz: ## run every FuzzXxx target briefly, FUZZTIME each (scripts/fuzz.sh)
 	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
-bench: ## run the benchmarks
+bench: bench-go bench-table ## run the Go benchmarks, then print the scale table (docs/performance.md)
+
+bench-go: ## run the Go benchmarks (go test -bench)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# BENCH_SIZES (default 1000,10000,100000) are the engine-only rows; BENCH_LIVE
+# the sizes also scanned through the simulators (default: those up to 10000),
+# at BENCH_LATENCY (default 50ms). BENCH_TARGET (10000) gets the 0 ms, 10 %
+# throttled and per-instance baseline rows. docs/performance.md has the rest.
+bench-table: ## print the scale table: generated fleets scanned through cloudsim, engine-only runs, the baseline
+	$(GO) run ./internal/bench/cmd/benchtable
 
 docs: ## regenerate every JSON schema under docs/schema from the Go types
 	$(GO) run ./cmd/gen-schemas

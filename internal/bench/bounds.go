@@ -1,0 +1,404 @@
+// Package bench measures a three-cloud scan against the local simulators
+// (`make bench`): it generates a fleet, serves it with cloudsim, runs the real
+// gpufinops binary, reads the simulators' request counters and prints one
+// table with the requests, wall, CPU and peak memory of each run beside the
+// lower bounds the clouds' API limits allow (docs/performance.md derives
+// them).
+package bench
+
+import (
+	"sort"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// The API limits the bounds are computed from (docs/performance.md cites
+// each; the adapters and simulators use the same numbers).
+const (
+	// DescribeInstances returns at most 1,000 instances a page.
+	ec2InstancesPage = 1000
+	// ListMetrics returns 500 metrics a page.
+	listMetricsPage = 500
+	// GetMetricData takes 500 queries and returns 100,800 datapoints a call.
+	metricDataQueries = 500
+	metricDataPoints  = 100800
+	// GetProducts pages hold 100 products; DescribeSpotPriceHistory and
+	// DescribeSavingsPlansOfferingRates pages 1,000 rows.
+	productsPage = 100
+	spotPage     = 1000
+	ratesPage    = 1000
+	// A Resource Graph query names up to 1,000 subscriptions and returns
+	// up to 1,000 rows a page.
+	graphSubscriptions = 1000
+	graphPage          = 1000
+	// metrics:getBatch reads up to 50 resources of one subscription and
+	// region, for one metric namespace, a call.
+	azureMetricsBatch = 50
+	// The Retail Prices API returns 1,000 rows a page.
+	retailPage = 1000
+	// Compute Engine's aggregatedList returns up to 500 instances a page.
+	gcpInstancesPage = 500
+	// ListTimeSeries returns up to 100,000 points a page (view FULL).
+	timeSeriesPage = 100000
+	// The Billing Catalog returns up to 5,000 SKUs a page; the Compute
+	// Engine service has fewer, so one page holds every price.
+	skuPage = 5000
+)
+
+// Rows each price API returns per instance type and region for the prices
+// the engine uses: one Linux on-demand product; the latest spot price in
+// each zone (at most 6 zones); the 1- and 3-year Savings Plans rates; the
+// Retail Prices rows of a size (consumption, spot, low priority, 1- and
+// 3-year reservations, Windows and DevTest variants: at most 10).
+const (
+	productRowsPerType = 1
+	spotRowsPerType    = 6
+	rateRowsPerType    = 2
+	retailRowsPerType  = 10
+)
+
+// azureNamespaces are the metrics:getBatch namespaces read per batch of
+// VMs: Telegraf's nvidia_smi (GPU utilization and memory in one call, up to
+// 20 metric names) and the VM platform's (Percentage CPU).
+const azureNamespaces = 2
+
+// DefaultSteps is the number of hourly periods a 14-day lookback reads
+// (the default --lookback-days at the 3,600 s period every cloud's
+// adapter uses for it).
+const DefaultSteps = 14 * 24
+
+// Scope is one account and region of one cloud, as the bounds count it.
+type Scope struct {
+	Cloud   fleet.Provider
+	Account string
+	Region  string
+	// Instances are the GPU instances listed there; Metered the ones the
+	// adapters read metrics of: not stopped, with GPU utilization in the
+	// fleet (an agent publishes it).
+	Instances, Metered int
+	// GPUs are the metered instances' GPUs with a utilization series and
+	// MemGPUs those with a GPU memory series (a fractional GPU is one);
+	// CPU and Memory the metered instances with a host CPU and a host
+	// memory series.
+	GPUs, MemGPUs, CPU, Memory int
+	// Types are the distinct instance types listed there.
+	Types map[string]bool
+}
+
+// metrics says which series a metered instance has.
+type metrics struct{ gpu, gpuMemory, cpu, memory bool }
+
+func metricsOf(u *fleet.Utilization) metrics {
+	if u == nil {
+		return metrics{}
+	}
+	return metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
+}
+
+// Shape is what the bounds need of a fleet: its scopes per cloud.
+type Shape struct {
+	Scopes []Scope
+}
+
+// ShapeOf counts a fleet's scopes. GPU counts and memory are the
+// instances' GPU (pricing.Complete fills them in from the catalog); a
+// fractional GPU counts as one series.
+func ShapeOf(f *fleet.Fleet) Shape {
+	var b shapeBuilder
+	for _, in := range f.Instances {
+		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.State == fleet.Stopped, metricsOf(in.Utilization))
+	}
+	return b.shape()
+}
+
+// shapeBuilder counts scopes one instance at a time.
+type shapeBuilder struct {
+	idx map[[3]string]int
+	sh  Shape
+}
+
+// add counts one instance. An accelerator without memory in the catalog
+// (AWS's f2 FPGAs, which the catalog prices beside the GPUs) is no GPU:
+// the AWS adapter leaves such instances out, and the bounds read no
+// metrics of them.
+func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fleet.GPU, stopped bool, m metrics) {
+	if b.idx == nil {
+		b.idx = map[[3]string]int{}
+	}
+	k := [3]string{string(p), account, region}
+	i, ok := b.idx[k]
+	if !ok {
+		i = len(b.sh.Scopes)
+		b.idx[k] = i
+		b.sh.Scopes = append(b.sh.Scopes, Scope{Cloud: p, Account: account, Region: region, Types: map[string]bool{}})
+	}
+	s := &b.sh.Scopes[i]
+	s.Instances++
+	s.Types[typ] = true
+	if stopped || !m.gpu || gpu.MemoryGiB <= 0 {
+		return
+	}
+	n := max(1, int(gpu.Count+0.999))
+	s.Metered++
+	s.GPUs += n
+	if m.gpuMemory {
+		s.MemGPUs += n
+	}
+	if m.cpu {
+		s.CPU++
+	}
+	if m.memory {
+		s.Memory++
+	}
+}
+
+func (b *shapeBuilder) shape() Shape {
+	sh := b.sh
+	sort.Slice(sh.Scopes, func(i, j int) bool {
+		a, b := sh.Scopes[i], sh.Scopes[j]
+		if a.Cloud != b.Cloud {
+			return a.Cloud < b.Cloud
+		}
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		return a.Region < b.Region
+	})
+	return sh
+}
+
+// Bound is one cloud's lower bounds: the fewest requests per operation that
+// fetch what the engine needs, and the longest chain of requests that must
+// follow one another (each needs the answer of the one before).
+type Bound struct {
+	Cloud fleet.Provider
+	// Requests is operation ("service.Op", as the simulators count them)
+	// → fewest requests.
+	Requests map[string]int
+	// Chain is the critical path in requests: with every independent
+	// request in parallel, the scan takes at least Chain round trips.
+	Chain int
+}
+
+// Total is the sum of Requests.
+func (b Bound) Total() int {
+	n := 0
+	for _, v := range b.Requests {
+		n += v
+	}
+	return n
+}
+
+// CriticalPath is the chain times the latency of one request.
+func (b Bound) CriticalPath(latency time.Duration) time.Duration {
+	return time.Duration(b.Chain) * latency
+}
+
+func ceilDiv(a, b int) int {
+	if a <= 0 {
+		return 0
+	}
+	return (a + b - 1) / b
+}
+
+// pages is the requests of a listing of n items at page size: at least one,
+// since an empty answer is an answer too.
+func pages(n, page int) int { return max(1, ceilDiv(n, page)) }
+
+// Bounds computes each cloud's bounds for the shape at steps periods per
+// series (DefaultSteps for a 14-day hourly read). Clouds without instances
+// are left out.
+func Bounds(sh Shape, steps int) []Bound {
+	steps = max(1, steps)
+	var out []Bound
+	for _, c := range []fleet.Provider{fleet.AWS, fleet.Azure, fleet.GCP} {
+		var scopes []Scope
+		for _, s := range sh.Scopes {
+			if s.Cloud == c {
+				scopes = append(scopes, s)
+			}
+		}
+		if len(scopes) == 0 {
+			continue
+		}
+		switch c {
+		case fleet.AWS:
+			out = append(out, awsBound(scopes, steps))
+		case fleet.Azure:
+			out = append(out, azureBound(scopes, steps))
+		case fleet.GCP:
+			out = append(out, gcpBound(scopes, steps))
+		}
+	}
+	return out
+}
+
+// regionTypes is the distinct types per region over every account.
+func regionTypes(scopes []Scope) map[string]int {
+	types := map[string]map[string]bool{}
+	for _, s := range scopes {
+		if types[s.Region] == nil {
+			types[s.Region] = map[string]bool{}
+		}
+		for t := range s.Types {
+			types[s.Region][t] = true
+		}
+	}
+	out := map[string]int{}
+	for r, ts := range types {
+		out[r] = len(ts)
+	}
+	return out
+}
+
+func accountsOf(scopes []Scope) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range scopes {
+		if !seen[s.Account] {
+			seen[s.Account] = true
+			out = append(out, s.Account)
+		}
+	}
+	return out
+}
+
+// awsBound: every account is an identity (GetCallerIdentity for the base
+// one, AssumeRole for each other) and a DescribeRegions; every account
+// lists every region of the fleet (the regions are enabled in each), so a
+// region without instances still costs one DescribeInstances. Metrics are
+// per account and region: one ListMetrics listing of the agent's namespace
+// finds the per-GPU and memory series' dimension sets, and GetMetricData
+// reads them, as many series a call as 500 queries and 100,800 datapoints
+// allow. Prices are per region, the same for every account: GetProducts,
+// DescribeSpotPriceHistory and DescribeSavingsPlansOfferingRates at their
+// page sizes for the region's types. GPU facts per type come from the
+// embedded catalog, which knows every type of a generated fleet: no
+// DescribeInstanceTypes is needed.
+func awsBound(scopes []Scope, steps int) Bound {
+	accounts := accountsOf(scopes)
+	rt := regionTypes(scopes)
+	req := map[string]int{
+		"sts.GetCallerIdentity": 1,
+		"sts.AssumeRole":        len(accounts) - 1,
+		"ec2.DescribeRegions":   len(accounts),
+	}
+	byScope := map[[2]string]Scope{}
+	for _, s := range scopes {
+		byScope[[2]string{s.Account, s.Region}] = s
+	}
+	perCall := min(metricDataQueries, max(1, metricDataPoints/steps))
+	chain := 0
+	for _, a := range accounts {
+		for r, t := range rt {
+			s := byScope[[2]string{a, r}]
+			inv := pages(s.Instances, ec2InstancesPage)
+			req["ec2.DescribeInstances"] += inv
+			agent := s.GPUs + 2*s.MemGPUs + s.Memory
+			listed := ceilDiv(agent, listMetricsPage)
+			read := ceilDiv(agent+s.CPU, perCall)
+			req["monitoring.ListMetrics"] += listed
+			req["monitoring.GetMetricData"] += read
+			// identity → regions → instance pages → (metric listing
+			// pages → one round of GetMetricData) or the price pages.
+			metrics := listed + min(read, 1)
+			prices := 0
+			if s.Instances > 0 {
+				prices = max(pages(productRowsPerType*t, productsPage), pages(spotRowsPerType*t, spotPage), pages(rateRowsPerType*t, ratesPage))
+			}
+			chain = max(chain, 1+1+inv+max(metrics, prices))
+		}
+	}
+	for _, t := range rt {
+		req["pricing.GetProducts"] += pages(productRowsPerType*t, productsPage)
+		req["ec2.DescribeSpotPriceHistory"] += pages(spotRowsPerType*t, spotPage)
+		req["savingsplans.DescribeSavingsPlansOfferingRates"] += pages(rateRowsPerType*t, ratesPage)
+	}
+	return Bound{Cloud: fleet.AWS, Requests: drop0(req), Chain: chain}
+}
+
+// azureBound: one ListSubscriptions; one Resource Graph query over every
+// subscription (1,000 a query) and region, paged at 1,000 rows; per
+// subscription and region, metrics:getBatch per 50 metered VMs for each of
+// the two namespaces; per region, the Retail Prices rows of its types at
+// 1,000 a page. The chain splits the inventory by region (each region's
+// query pages in parallel with the others'). Sizes' GPU facts come from the
+// embedded catalog: no Resource SKUs call is needed.
+func azureBound(scopes []Scope, steps int) Bound {
+	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
+	subs := accountsOf(scopes)
+	total := 0
+	perRegion := map[string]int{}
+	req := map[string]int{"subscriptions.ListSubscriptions": 1}
+	metricsChain := 0
+	for _, s := range scopes {
+		total += s.Instances
+		perRegion[s.Region] += s.Instances
+		n := azureNamespaces * ceilDiv(s.Metered, azureMetricsBatch)
+		req["monitor.MetricsBatch"] += n
+		metricsChain = max(metricsChain, min(n, 1))
+	}
+	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * pages(total, graphPage)
+	rt := regionTypes(scopes)
+	chain := 0
+	for r, t := range rt {
+		p := pages(retailRowsPerType*t, retailPage)
+		req["prices.RetailPrices"] += p
+		chain = max(chain, 1+pages(perRegion[r], graphPage)+max(metricsChain, p))
+	}
+	return Bound{Cloud: fleet.Azure, Requests: drop0(req), Chain: chain}
+}
+
+// gcpBound: one projects.search; per project one aggregatedList over every
+// zone at 500 VMs a page; per project, one ListTimeSeries per metric (GPU
+// utilization, GPU memory, CPU, host memory) over every region, paged at
+// 100,000 points; one Billing Catalog page for every price. The chain
+// splits the metric reads by region (in parallel).
+func gcpBound(scopes []Scope, steps int) Bound {
+	projects := map[string]*Scope{}
+	req := map[string]int{"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1}
+	metricPages := func(s Scope) []int {
+		return []int{
+			ceilDiv(s.GPUs*steps, timeSeriesPage),
+			ceilDiv(2*s.MemGPUs*steps, timeSeriesPage),
+			ceilDiv(s.CPU*steps, timeSeriesPage),
+			ceilDiv(s.Memory*steps, timeSeriesPage),
+		}
+	}
+	longest := map[string]int{}
+	for _, s := range scopes {
+		p := projects[s.Account]
+		if p == nil {
+			p = &Scope{}
+			projects[s.Account] = p
+		}
+		p.Instances += s.Instances
+		p.GPUs += s.GPUs
+		p.MemGPUs += s.MemGPUs
+		p.CPU += s.CPU
+		p.Memory += s.Memory
+		for _, k := range metricPages(s) {
+			longest[s.Account] = max(longest[s.Account], k)
+		}
+	}
+	chain := 0
+	for name, p := range projects {
+		inv := pages(p.Instances, gcpInstancesPage)
+		req["compute.instances.aggregatedList"] += inv
+		for _, k := range metricPages(*p) {
+			req["monitoring.ListTimeSeries"] += k
+		}
+		chain = max(chain, 1+inv+longest[name], pages(1, skuPage))
+	}
+	return Bound{Cloud: fleet.GCP, Requests: drop0(req), Chain: chain}
+}
+
+func drop0(m map[string]int) map[string]int {
+	for k, v := range m {
+		if v == 0 {
+			delete(m, k)
+		}
+	}
+	return m
+}

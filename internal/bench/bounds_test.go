@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+func types(ts ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
+}
+
+func boundOf(t *testing.T, sh Shape, c fleet.Provider) Bound {
+	t.Helper()
+	for _, b := range Bounds(sh, DefaultSteps) {
+		if b.Cloud == c {
+			return b
+		}
+	}
+	t.Fatalf("no %s bound", c)
+	return Bound{}
+}
+
+// TestAWSBound: two accounts, two regions, worked by hand (docs/performance.md).
+func TestAWSBound(t *testing.T) {
+	sh := Shape{Scopes: []Scope{
+		{Cloud: fleet.AWS, Account: "a1", Region: "r1", Instances: 1500, Metered: 1000, GPUs: 4000, MemGPUs: 4000, CPU: 1000, Memory: 1000, Types: types("t1", "t2")},
+		{Cloud: fleet.AWS, Account: "a2", Region: "r2", Instances: 10, Metered: 10, GPUs: 10, MemGPUs: 10, CPU: 10, Memory: 10, Types: types("t1")},
+	}}
+	b := boundOf(t, sh, fleet.AWS)
+	want := map[string]int{
+		"sts.GetCallerIdentity": 1, "sts.AssumeRole": 1, "ec2.DescribeRegions": 2,
+		// a1/r1 2 pages, and one page for each of a1/r2, a2/r1, a2/r2.
+		"ec2.DescribeInstances": 5,
+		// Agent series: GPU utilization, memory used and total per GPU, host
+		// memory: ⌈(4000 + 2×4000 + 1000)/500⌉ = 26, ⌈(10 + 20 + 10)/500⌉ = 1.
+		"monitoring.ListMetrics": 27,
+		// Those and CPU, 300 series a call (100,800 / 336 points):
+		// ⌈14,000/300⌉ = 47, ⌈50/300⌉ = 1.
+		"monitoring.GetMetricData": 48,
+		"pricing.GetProducts":      2, "ec2.DescribeSpotPriceHistory": 2, "savingsplans.DescribeSavingsPlansOfferingRates": 2,
+	}
+	if diff := cmp.Diff(want, b.Requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if b.Total() != 90 {
+		t.Errorf("total %d, want 90", b.Total())
+	}
+	// a1/r1: identity, regions, 2 instance pages, 26 listing pages, 1 read.
+	if b.Chain != 31 {
+		t.Errorf("chain %d, want 31", b.Chain)
+	}
+	if got := b.CriticalPath(50 * time.Millisecond); got != 1550*time.Millisecond {
+		t.Errorf("critical path %s, want 1.55s", got)
+	}
+}
+
+// TestAzureBound: two subscriptions in one region.
+func TestAzureBound(t *testing.T) {
+	sh := Shape{Scopes: []Scope{
+		{Cloud: fleet.Azure, Account: "s1", Region: "r1", Instances: 2500, Metered: 120, GPUs: 500, Types: types("x", "y")},
+		{Cloud: fleet.Azure, Account: "s2", Region: "r1", Instances: 10, Types: types("x")},
+	}}
+	b := boundOf(t, sh, fleet.Azure)
+	want := map[string]int{
+		"subscriptions.ListSubscriptions": 1,
+		// One query for both subscriptions, ⌈2,510/1,000⌉ pages.
+		"resourcegraph.Resources": 3,
+		// Two namespaces × ⌈120/50⌉ batches; s2 has no metered VM.
+		"monitor.MetricsBatch": 6,
+		// 2 sizes × 10 rows on one page.
+		"prices.RetailPrices": 1,
+	}
+	if diff := cmp.Diff(want, b.Requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	// ListSubscriptions, 3 graph pages, one round of metrics.
+	if b.Chain != 5 {
+		t.Errorf("chain %d, want 5", b.Chain)
+	}
+}
+
+// TestGCPBound: a project in two regions and a project with one unmetered VM.
+func TestGCPBound(t *testing.T) {
+	sh := Shape{Scopes: []Scope{
+		{Cloud: fleet.GCP, Account: "p1", Region: "r1", Instances: 600, Metered: 100, GPUs: 400, MemGPUs: 400, CPU: 100, Memory: 100, Types: types("a2")},
+		{Cloud: fleet.GCP, Account: "p1", Region: "r2", Instances: 100, Metered: 50, GPUs: 50, MemGPUs: 50, CPU: 50, Memory: 50, Types: types("g2")},
+		{Cloud: fleet.GCP, Account: "p2", Region: "r1", Instances: 1, Types: types("a2")},
+	}}
+	b := boundOf(t, sh, fleet.GCP)
+	want := map[string]int{
+		"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1,
+		// ⌈700/500⌉ + 1.
+		"compute.instances.aggregatedList": 3,
+		// p1: GPU utilization ⌈450×336/100,000⌉ = 2, GPU memory ⌈900×336/100,000⌉ = 4,
+		// CPU and host memory ⌈150×336/100,000⌉ = 1 each; p2 nothing to read.
+		"monitoring.ListTimeSeries": 8,
+	}
+	if diff := cmp.Diff(want, b.Requests); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	// p1: search, 2 listing pages, r1's GPU memory pages (⌈800×336/100,000⌉ = 3).
+	if b.Chain != 6 {
+		t.Errorf("chain %d, want 6", b.Chain)
+	}
+}
+
+// TestShapeOf: scopes per cloud, account and region; only running
+// instances with GPU utilization are metered, a fractional GPU is one series,
+// an FPGA (no accelerator memory) is not metered, and each metric counts
+// where the fleet has it.
+func TestShapeOf(t *testing.T) {
+	full := &fleet.Utilization{GPU: &fleet.Stats{}, GPUMemory: &fleet.Stats{}, CPU: &fleet.Stats{}, Memory: &fleet.Stats{}}
+	gpuOnly := &fleet.Utilization{GPU: &fleet.Stats{}}
+	hostOnly := &fleet.Utilization{CPU: &fleet.Stats{}}
+	f := &fleet.Fleet{Instances: []fleet.Instance{
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125, MemoryGiB: 2.8}, Utilization: gpuOnly},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: hostOnly},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, State: fleet.Stopped, Utilization: full},
+		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1, MemoryGiB: 40}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
+	}}
+	got := ShapeOf(f)
+	want := Shape{Scopes: []Scope{
+		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
+		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shape (-want +got):\n%s", diff)
+	}
+	if n := len(Bounds(got, DefaultSteps)); n != 2 {
+		t.Errorf("%d bounds for two clouds", n)
+	}
+}
+
+func TestCountsPlaceEveryOperation(t *testing.T) {
+	c, err := countsOf(map[string]map[string]int{
+		"monitoring": {"GetMetricData": 2, "ListTimeSeries": 3},
+		"compute":    {"ListSKUs": 1, "instances.aggregatedList": 4},
+		"ec2":        {"DescribeInstances": 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cloud(fleet.AWS) != 7 || c.Cloud(fleet.GCP) != 7 || c.Cloud(fleet.Azure) != 1 || c.Total() != 15 {
+		t.Errorf("aws %d, gcp %d, azure %d, total %d", c.Cloud(fleet.AWS), c.Cloud(fleet.GCP), c.Cloud(fleet.Azure), c.Total())
+	}
+	if _, err := countsOf(map[string]map[string]int{"newservice": {"Op": 1}}); err == nil {
+		t.Error("an operation of no known cloud was counted")
+	}
+}
+
+func TestFmtInt(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 100000: "100,000", 1234567: "1,234,567", -1500: "-1,500"} {
+		if got := fmtInt(n); got != want {
+			t.Errorf("fmtInt(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestPrintPartialScanPassesNothing: a scan that exited 3 is printed with
+// its figures and what failed, and no scan target passes on it.
+func TestPrintPartialScanPassesNothing(t *testing.T) {
+	b := Bound{Cloud: fleet.AWS, Requests: map[string]int{"ec2.DescribeInstances": 10}, Chain: 4}
+	rows := []Row{{
+		Name: "scan", N: 100, Latency: 50 * time.Millisecond, Live: true, Bounds: []Bound{b},
+		Requests: Counts{{Cloud: fleet.AWS, Op: "ec2.DescribeInstances", N: 11}},
+		Client:   Usage{Wall: time.Second, CPU: time.Second, PeakRSS: 1 << 20}, Sim: Usage{CPU: time.Second},
+		Partial: "partial results (exit 3): ListTimeSeries timed out",
+	}}
+	var out strings.Builder
+	Print(&out, rows, 100)
+	s := out.String()
+	if !strings.Contains(s, "ListTimeSeries timed out") || strings.Contains(s, "PASS  requests") || !strings.Contains(s, "FAIL  requests ≤ 1.2 × physical bound at 100: 11 vs 10") {
+		t.Errorf("partial scan printed as:\n%s", s)
+	}
+}

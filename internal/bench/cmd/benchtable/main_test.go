@@ -1,0 +1,43 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestBadInput: a bad flag or variable is one line on stderr and exit 2,
+// before anything is built or run.
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--sizes", "1000,abc"}, nil, "--sizes"},
+		{[]string{"--sizes", "0"}, nil, "--sizes"},
+		{[]string{"--live", "-5"}, nil, "--live"},
+		{[]string{"--latency", "fast"}, nil, "--latency"},
+		{[]string{"--latency", "-1s"}, nil, "--latency"},
+		{[]string{"--throttle", "1"}, nil, "--throttle"},
+		{[]string{"--regions", "0"}, nil, "--regions"},
+		{[]string{"--target", "x"}, nil, "-target"},
+		{[]string{"--nope"}, nil, "-nope"},
+		{[]string{"extra"}, nil, "extra"},
+		{nil, map[string]string{"BENCH_SIZES": "x"}, "--sizes"},
+		{nil, map[string]string{"BENCH_TARGET": "many"}, "BENCH_TARGET"},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		msg := strings.TrimSpace(errOut.String())
+		if code != 2 || !strings.Contains(msg, tc.want) || strings.Count(msg, "\n") > 1 {
+			t.Errorf("%v %v: exit %d, %q", tc.args, tc.env, code, msg)
+		}
+		for k := range tc.env {
+			t.Setenv(k, "")
+		}
+	}
+}
