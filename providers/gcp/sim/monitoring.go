@@ -730,19 +730,20 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 
 // encodeResponse writes a ListTimeSeriesResponse.
 func encodeResponse(series []outSeries, next string, headers bool) []byte {
-	var b []byte
+	var b, ts, tm, ti, pt []byte // scratch buffers, reused for every point
 	for _, se := range series {
-		var ts []byte
+		ts = ts[:0]
 		ts = appendMessage(ts, 1, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), se.metric), 2, se.metricLabels))
 		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "gce_instance"), 2, se.resourceLabels))
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), 1) // GAUGE
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), 3) // DOUBLE
 		if !headers {
 			for _, p := range se.points {
-				ti := appendMessage(nil, 2, appendTime(nil, p.end))
-				ti = appendMessage(ti, 1, appendTime(nil, p.end))
-				val := protowire.AppendFixed64(protowire.AppendTag(nil, 3, protowire.Fixed64Type), math.Float64bits(p.v))
-				pt := appendMessage(appendMessage(nil, 1, ti), 2, val)
+				tm = appendTime(tm[:0], p.end)
+				ti = appendMessage(appendMessage(ti[:0], 2, tm), 1, tm)
+				pt = appendMessage(pt[:0], 1, ti)
+				pt = protowire.AppendVarint(protowire.AppendTag(pt, 2, protowire.BytesType), 9) // TypedValue: one double
+				pt = protowire.AppendFixed64(protowire.AppendTag(pt, 3, protowire.Fixed64Type), math.Float64bits(p.v))
 				ts = appendMessage(ts, 5, pt)
 			}
 		}
