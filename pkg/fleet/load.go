@@ -254,8 +254,27 @@ func lineCol(data []byte, n int64) (line, col int) {
 func checkDuplicateKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var walk func(path string) error
-	walk = func(path string) error {
+	// The path is kept as segments and spelled out only for an error: a
+	// large fleet has millions of keys.
+	type segment struct {
+		key     string
+		index   int
+		element bool // an array element: index, not key
+	}
+	var segs []segment
+	path := func() string {
+		var p string
+		for _, sg := range segs {
+			if sg.element {
+				p = fmt.Sprintf("%s[%d]", p, sg.index)
+			} else {
+				p = joinPath(p, sg.key)
+			}
+		}
+		return p
+	}
+	var walk func() error
+	walk = func() error {
 		tok, err := dec.Token()
 		if err != nil {
 			return err
@@ -270,10 +289,13 @@ func checkDuplicateKeys(data []byte) error {
 				}
 				key := kt.(string)
 				if seen[key] {
-					return locate(path, nil, fmt.Sprintf("key %q appears twice", key))
+					return locate(path(), nil, fmt.Sprintf("key %q appears twice", key))
 				}
 				seen[key] = true
-				if err := walk(joinPath(path, key)); err != nil {
+				segs = append(segs, segment{key: key})
+				err = walk()
+				segs = segs[:len(segs)-1]
+				if err != nil {
 					return err
 				}
 			}
@@ -281,7 +303,10 @@ func checkDuplicateKeys(data []byte) error {
 			return err
 		case json.Delim('['):
 			for i := 0; dec.More(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				segs = append(segs, segment{index: i, element: true})
+				err := walk()
+				segs = segs[:len(segs)-1]
+				if err != nil {
 					return err
 				}
 			}
@@ -290,7 +315,7 @@ func checkDuplicateKeys(data []byte) error {
 		}
 		return nil
 	}
-	return walk("")
+	return walk()
 }
 
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -84,9 +85,13 @@ func (u *Utilization) Summarize() *Summary {
 }
 
 func (u *Utilization) summarizeSamples() *Summary {
-	samples := append([]Sample(nil), u.Samples...)
-	sort.SliceStable(samples, func(i, j int) bool { return samples[i].Time.Before(samples[j].Time) })
-	var gpu, mem, cpu, host []float64
+	samples := u.Samples
+	if !slices.IsSortedFunc(samples, func(a, b Sample) int { return a.Time.Compare(b.Time) }) {
+		samples = append([]Sample(nil), u.Samples...)
+		sort.SliceStable(samples, func(i, j int) bool { return samples[i].Time.Before(samples[j].Time) })
+	}
+	gpu := make([]float64, 0, len(samples))
+	var mem, cpu, host []float64
 	for _, s := range samples {
 		if v, ok := s.GPU.Max(); ok {
 			gpu = append(gpu, v)
@@ -107,10 +112,10 @@ func (u *Utilization) summarizeSamples() *Summary {
 	sum := &Summary{
 		Source:      "samples",
 		SampleCount: len(gpu),
-		GPU:         StatsOf(gpu),
-		GPUMemory:   StatsOf(mem),
-		CPU:         StatsOf(cpu),
-		Memory:      StatsOf(host),
+		GPU:         statsOfOwned(gpu),
+		GPUMemory:   statsOfOwned(mem),
+		CPU:         statsOfOwned(cpu),
+		Memory:      statsOfOwned(host),
 	}
 	if u.Window != nil {
 		sum.WindowHours = u.Window.Hours()
@@ -149,7 +154,15 @@ func StatsOf(values []float64) *Stats {
 	if len(values) == 0 {
 		return nil
 	}
-	sorted := append([]float64(nil), values...)
+	return statsOfOwned(append([]float64(nil), values...))
+}
+
+// statsOfOwned is StatsOf on values the caller gives up: it sorts them in
+// place instead of a copy.
+func statsOfOwned(sorted []float64) *Stats {
+	if len(sorted) == 0 {
+		return nil
+	}
 	sort.Float64s(sorted)
 	var total float64
 	for _, v := range sorted {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,7 +228,11 @@ func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
 			index := -1
 			for _, md := range ts.Metadata {
 				if strings.EqualFold(md.Name.Value, "index") {
-					fmt.Sscanf(md.Value, "%d", &index)
+					if n, err := strconv.Atoi(md.Value); err == nil {
+						index = n
+					} else {
+						fmt.Sscanf(md.Value, "%d", &index)
+					}
 				}
 			}
 			for _, d := range ts.Data {
@@ -241,14 +246,20 @@ func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
 				t := d.TimeStamp.UTC().Unix()
 				pt := pts[t]
 				if pt == nil {
-					pt = &point{gpu: map[int]float64{}, mem: map[int]float64{}}
+					pt = &point{}
 					pts[t] = pt
 				}
 				v := min(max(*val, 0), 100)
 				switch m.Name.Value {
 				case p.az.gpuMetric:
+					if pt.gpu == nil {
+						pt.gpu = map[int]float64{}
+					}
 					pt.gpu[index] = v
 				case p.az.gpuMemoryMetric:
+					if pt.mem == nil {
+						pt.mem = map[int]float64{}
+					}
 					pt.mem[index] = v
 				case MetricCPU:
 					pt.cpu = &v

@@ -74,9 +74,48 @@ func (m metric) groupBy() []string {
 	return g
 }
 
-// hourly is one instance's values per period: the period's start (Unix
-// seconds) → GPU number → value (a host metric uses GPU number 0).
-type hourly map[int64]map[int]float64
+// grid is one instance's values of a metric per period of the window:
+// GPU number → one value per period, NaN where there is none (a host
+// metric uses GPU number 0). Dense slices, not maps per point: a region's
+// answer holds hundreds of thousands of points.
+type grid map[int][]float64
+
+// set stores v for the period slot of n and the GPU.
+func (g grid) set(n, slot, gpu int, v float64) {
+	vals := g[gpu]
+	if vals == nil {
+		vals = make([]float64, n)
+		for i := range vals {
+			vals[i] = math.NaN()
+		}
+		g[gpu] = vals
+	}
+	vals[slot] = v
+}
+
+// at is the value of the period slot for the GPU.
+func (g grid) at(slot, gpu int) (float64, bool) {
+	vals := g[gpu]
+	if vals == nil || math.IsNaN(vals[slot]) {
+		return 0, false
+	}
+	return vals[slot], true
+}
+
+// periods is the window's periods, from its start.
+type periods struct {
+	start, step int64 // Unix seconds
+	n           int
+}
+
+// slot is the period starting at Unix second t, or false outside the window.
+func (ps periods) slot(t int64) (int, bool) {
+	if t < ps.start || (t-ps.start)%ps.step != 0 {
+		return 0, false
+	}
+	i := (t - ps.start) / ps.step
+	return int(i), i < int64(ps.n)
+}
 
 // ReadUtilization reads GPU utilization, GPU memory (used over used plus
 // free), host CPU and the agent's host memory of the scope's running VMs:
@@ -138,7 +177,7 @@ func (p *Provider) wanted(scope providers.Scope, instances []fleet.Instance) map
 
 func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, want map[string]int, window fleet.TimeRange, aligner monitoringpb.Aggregation_Aligner) ([]string, error) {
 	window, period := p.metricWindow(window)
-	read := func(m metric) (map[string]hourly, error) { return p.readMetric(ctx, scope, m, window, period, aligner) }
+	read := func(m metric) (map[string]grid, error) { return p.readMetric(ctx, scope, m, window, period, aligner) }
 	util, err := read(nvmlUtil)
 	if err != nil {
 		return nil, err
@@ -177,7 +216,7 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 	var notes []string
 	for id, i := range want {
 		in := &instances[i]
-		samples, periods := toSamples(util[id], mem[id], cpu[id], hostMemory[id])
+		samples, periods := toSamples(windowPeriods(window, period), util[id], mem[id], cpu[id], hostMemory[id])
 		if periods > 0 {
 			h := float64(periods) * period.Hours() / window.Hours() * fleet.HoursPerMonth
 			in.Usage = fleet.Usage{HoursPerMonth: &h}
@@ -224,9 +263,16 @@ func (p *Provider) metricWindow(w fleet.TimeRange) (fleet.TimeRange, time.Durati
 	return w, period
 }
 
+// windowPeriods are the periods of an aligned window.
+func windowPeriods(w fleet.TimeRange, period time.Duration) periods {
+	step := int64(period / time.Second)
+	return periods{start: w.Start.Unix(), step: step, n: int((w.End.Unix() - w.Start.Unix()) / step)}
+}
+
 // readMetric runs one ListTimeSeries over the scope's region and returns
-// numeric instance ID → hourly values in percent.
-func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metric, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (map[string]hourly, error) {
+// numeric instance ID → values in percent per period of the window. A
+// point outside the window is dropped.
+func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metric, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (map[string]grid, error) {
 	reducer := monitoringpb.Aggregation_REDUCE_MEAN
 	if aligner == monitoringpb.Aggregation_ALIGN_MAX {
 		reducer = monitoringpb.Aggregation_REDUCE_MAX
@@ -246,9 +292,11 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 		},
 		View: monitoringpb.ListTimeSeriesRequest_FULL,
 	}
-	out := map[string]hourly{}
-	// used and free bytes, for memory: ID → hour → GPU → [used, free]
-	bytes := map[string]map[int64]map[int]*[2]float64{}
+	ps := windowPeriods(w, period)
+	step := int64(period / time.Second)
+	out := map[string]grid{}
+	// used and free bytes, for memory: ID → [used, free]
+	bytes := map[string]*[2]grid{}
 	it := p.metrics.ListTimeSeries(ctx, req)
 	for {
 		ts, err := it.Next()
@@ -273,56 +321,54 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 		if m.only[0] != "" && ts.GetMetric().GetLabels()[m.only[0]] != m.only[1] {
 			continue
 		}
-		state := ts.GetMetric().GetLabels()[m.stateLabel]
+		var dst grid
+		if m.stateLabel == "" {
+			if dst = out[id]; dst == nil {
+				dst = grid{}
+				out[id] = dst
+			}
+		} else {
+			b := bytes[id]
+			if b == nil {
+				b = &[2]grid{{}, {}}
+				bytes[id] = b
+			}
+			switch ts.GetMetric().GetLabels()[m.stateLabel] {
+			case "used":
+				dst = b[0]
+			case "free":
+				dst = b[1]
+			default:
+				continue
+			}
+		}
 		for _, pt := range ts.GetPoints() {
 			v := pointValue(pt.GetValue())
 			if math.IsNaN(v) {
 				continue
 			}
 			// An aligned point stands for the period that ends at its end time.
-			hour := pt.GetInterval().GetEndTime().AsTime().Add(-period).Unix()
-			if m.stateLabel == "" {
-				if out[id] == nil {
-					out[id] = hourly{}
-				}
-				if out[id][hour] == nil {
-					out[id][hour] = map[int]float64{}
-				}
-				out[id][hour][gpu] = clampPercent(v * m.scale)
+			slot, ok := ps.slot(pt.GetInterval().GetEndTime().GetSeconds() - step)
+			if !ok {
 				continue
 			}
-			if bytes[id] == nil {
-				bytes[id] = map[int64]map[int]*[2]float64{}
+			if m.stateLabel == "" {
+				v = clampPercent(v * m.scale)
 			}
-			if bytes[id][hour] == nil {
-				bytes[id][hour] = map[int]*[2]float64{}
-			}
-			b := bytes[id][hour][gpu]
-			if b == nil {
-				b = &[2]float64{math.NaN(), math.NaN()}
-				bytes[id][hour][gpu] = b
-			}
-			switch state {
-			case "used":
-				b[0] = v
-			case "free":
-				b[1] = v
-			}
+			dst.set(ps.n, slot, gpu, v)
 		}
 	}
-	for id, hours := range bytes {
-		for hour, gpus := range hours {
-			for gpu, b := range gpus {
-				if math.IsNaN(b[0]) || math.IsNaN(b[1]) || b[0]+b[1] <= 0 {
+	for id, b := range bytes {
+		for gpu, used := range b[0] {
+			for slot, u := range used {
+				f, ok := b[1].at(slot, gpu)
+				if math.IsNaN(u) || !ok || u+f <= 0 {
 					continue
 				}
 				if out[id] == nil {
-					out[id] = hourly{}
+					out[id] = grid{}
 				}
-				if out[id][hour] == nil {
-					out[id][hour] = map[int]float64{}
-				}
-				out[id][hour][gpu] = clampPercent(100 * b[0] / (b[0] + b[1]))
+				out[id].set(ps.n, slot, gpu, clampPercent(100*u/(u+f)))
 			}
 		}
 	}
@@ -341,50 +387,72 @@ func pointValue(v *monitoringpb.TypedValue) float64 {
 
 func clampPercent(v float64) float64 { return math.Max(0, math.Min(100, v)) }
 
-// toSamples joins the hourly values into samples in time order, each GPU
-// list holding the GPUs that reported, in GPU-number order; hours counts
-// the hours with any datapoint (CPU included).
-func toSamples(util, mem, cpu, host hourly) ([]fleet.Sample, int) {
-	hours := map[int64]bool{}
-	for _, h := range []hourly{util, mem, cpu, host} {
-		for hour := range h {
-			hours[hour] = true
-		}
-	}
-	keys := make([]int64, 0, len(hours))
-	for h := range hours {
-		keys = append(keys, h)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+// toSamples joins the values into samples in time order, each GPU list
+// holding the GPUs that reported, in GPU-number order; the count is of the
+// periods with any datapoint (CPU included). The samples of an instance
+// share one backing array for their values.
+func toSamples(ps periods, util, mem, cpu, host grid) ([]fleet.Sample, int) {
+	uGPUs, mGPUs := gpuNumbers(util), gpuNumbers(mem)
 	var out []fleet.Sample
-	for _, h := range keys {
-		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), GPU: perGPU(util[h]), GPUMemory: perGPU(mem[h])}
-		if v, ok := cpu[h][0]; ok {
-			s.CPU = &v
+	var vals []float64
+	count := 0
+	for slot := 0; slot < ps.n; slot++ {
+		any := false
+		for _, g := range []grid{util, mem, cpu, host} {
+			for _, v := range g {
+				if !math.IsNaN(v[slot]) {
+					any = true
+					break
+				}
+			}
 		}
-		if v, ok := host[h][0]; ok {
-			s.Memory = &v
+		if !any {
+			continue
+		}
+		count++
+		if vals == nil {
+			vals = make([]float64, 0, (ps.n-slot)*(len(uGPUs)+len(mGPUs)+2))
+		}
+		s := fleet.Sample{Time: time.Unix(ps.start+int64(slot)*ps.step, 0).UTC()}
+		s.GPU, vals = appendGPUs(vals, util, uGPUs, slot)
+		s.GPUMemory, vals = appendGPUs(vals, mem, mGPUs, slot)
+		if v, ok := cpu.at(slot, 0); ok {
+			vals = append(vals, v)
+			s.CPU = &vals[len(vals)-1]
+		}
+		if v, ok := host.at(slot, 0); ok {
+			vals = append(vals, v)
+			s.Memory = &vals[len(vals)-1]
 		}
 		if s.GPU == nil && s.GPUMemory == nil && s.CPU == nil && s.Memory == nil {
 			continue
 		}
 		out = append(out, s)
 	}
-	return out, len(keys)
+	return out, count
 }
 
-func perGPU(m map[int]float64) fleet.PerGPU {
-	if len(m) == 0 {
-		return nil
-	}
-	nums := make([]int, 0, len(m))
-	for n := range m {
+// gpuNumbers are the grid's GPU numbers in order.
+func gpuNumbers(g grid) []int {
+	nums := make([]int, 0, len(g))
+	for n := range g {
 		nums = append(nums, n)
 	}
 	sort.Ints(nums)
-	out := make(fleet.PerGPU, len(nums))
-	for i, n := range nums {
-		out[i] = m[n]
+	return nums
+}
+
+// appendGPUs appends the slot's values of the GPUs that have one to vals
+// and returns them as a list (nil when none) sliced from vals.
+func appendGPUs(vals []float64, g grid, gpus []int, slot int) (fleet.PerGPU, []float64) {
+	from := len(vals)
+	for _, n := range gpus {
+		if v, ok := g.at(slot, n); ok {
+			vals = append(vals, v)
+		}
 	}
-	return out
+	if len(vals) == from {
+		return nil, vals
+	}
+	return fleet.PerGPU(vals[from:len(vals):len(vals)]), vals
 }

@@ -183,15 +183,18 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 
 func analyzeRun(opts *AnalyzeOptions) (err error) {
 	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
+	limited, unlimit := startSoftLimit(os.Getenv)
+	defer unlimit()
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
 	if err != nil {
 		return err
 	}
 	defer in.Finish(opts.IO.ErrOut, &err)
 	cat, fl := in.Catalog, in.Fleet
-	// A large fleet's plan and report are hundreds of MiB of live data: a
-	// lower collector target keeps the garbage beside them in proportion.
-	defer tuneGC(os.Getenv, len(fl.Instances))()
+	// A large fleet's plan and report are hundreds of MiB of live data: the
+	// soft limit, or a lower collector target, keeps the garbage beside
+	// them in proportion.
+	defer tuneGC(os.Getenv, len(fl.Instances), limited, unlimit)()
 	policy := in.Config.Policy
 	flags := map[string]string{}
 	if opts.IdleThreshold != nil {

@@ -1,6 +1,9 @@
 package analyze
 
-import "runtime/debug"
+import (
+	"math"
+	"runtime/debug"
+)
 
 // gcFloorInstances is the fleet size up to which analyze leaves the garbage
 // collector at its default target (GOGC=100: the heap may grow to twice the
@@ -13,6 +16,17 @@ const gcFloorInstances = 10000
 // collection has less garbage to sweep; lower, collections dominate.
 const minGCPercent = 10
 
+// gcSoftLimit is the soft memory limit analyze sets for a large fleet when
+// no limit is set: the collector keeps its default target and works harder
+// only near the limit, instead of collecting after every few MiB. On
+// 100,000 instances this took 88 s of CPU and peaked at 1,002 MiB, against
+// 141 s and 1,536 MiB with GOGC=10 (a loaded 2-core machine).
+const gcSoftLimit = 896 << 20
+
+// liveBytesPerInstance is about how much live data an instance of a fleet
+// file keeps during analysis (a 100,000-instance fleet: some 600 MB).
+const liveBytesPerInstance = 6 << 10
+
 // gcPercent is the collector target for a fleet of n instances: the default
 // for a small fleet; for a larger one, the target that keeps the garbage
 // allowed between collections about what a gcFloorInstances fleet's is,
@@ -24,12 +38,38 @@ func gcPercent(n int) int {
 	return max(minGCPercent, 100*gcFloorInstances/n)
 }
 
-// tuneGC lowers the collector target for a large fleet unless GOGC sets it,
-// and returns the function that restores the previous target.
-func tuneGC(getenv func(string) string, instances int) (restore func()) {
+// softLimitFits reports whether a fleet of n instances leaves the
+// collector room under gcSoftLimit: its live data at most three quarters
+// of it. A larger fleet would make the collector run without pause.
+func softLimitFits(n int) bool {
+	return n*liveBytesPerInstance <= gcSoftLimit/4*3
+}
+
+// startSoftLimit sets the soft memory limit gcSoftLimit before the fleet
+// is read, when neither GOGC nor a limit (GPUFINOPS_MEMORY_LIMIT,
+// GOMEMLIMIT or a container's) is set: reading a large fleet file is the
+// run's peak. It returns whether it set the limit and how to undo it.
+func startSoftLimit(getenv func(string) string) (set bool, restore func()) {
+	if getenv("GOGC") != "" || getenv("GPUFINOPS_MEMORY_LIMIT") != "" || getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return false, func() {}
+	}
+	prev := debug.SetMemoryLimit(gcSoftLimit)
+	return true, func() { debug.SetMemoryLimit(prev) }
+}
+
+// tuneGC tunes the collector for the fleet read unless GOGC sets it, and
+// returns the function that restores what it changed. With the soft limit
+// of startSoftLimit (limited) a fleet that fits under it keeps the limit
+// and the default target; one too large for it, or a run with a limit of
+// the user's, gets a lower target instead (and the limit is lifted, which
+// unlimit does).
+func tuneGC(getenv func(string) string, instances int, limited bool, unlimit func()) (restore func()) {
 	p := gcPercent(instances)
-	if getenv("GOGC") != "" || p == 100 {
+	if getenv("GOGC") != "" || p == 100 || limited && softLimitFits(instances) {
 		return func() {}
+	}
+	if limited {
+		unlimit()
 	}
 	prev := debug.SetGCPercent(p)
 	return func() { debug.SetGCPercent(prev) }

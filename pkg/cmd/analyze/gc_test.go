@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"runtime/debug"
 	"testing"
 )
@@ -21,7 +22,7 @@ func TestTuneGC(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(prev)
 	none := func(string) string { return "" }
-	restore := tuneGC(none, 150000)
+	restore := tuneGC(none, 150000, false, func() {})
 	if got := debug.SetGCPercent(10); got != 10 {
 		t.Errorf("150,000 instances: GOGC %d, want 10", got)
 	}
@@ -35,14 +36,60 @@ func TestTuneGC(t *testing.T) {
 		}
 		return ""
 	}
-	restore = tuneGC(gogc, 150000)
+	restore = tuneGC(gogc, 150000, false, func() {})
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("GOGC set: GOGC %d, want it untouched", got)
 	}
 	restore()
-	restore = tuneGC(none, 500)
+	restore = tuneGC(none, 500, false, func() {})
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("500 instances: GOGC %d, want 100", got)
 	}
 	restore()
+}
+
+// TestTuneGCSoftLimit: with no limit set, the soft limit is set before
+// the fleet is read and kept for a fleet that fits under it (the target
+// left at 100); a fleet too large for it lifts it and lowers the target;
+// a limit of the user's is left alone.
+func TestTuneGCSoftLimit(t *testing.T) {
+	prevGC := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prevGC)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(prevLimit)
+	none := func(string) string { return "" }
+	if !softLimitFits(100000) || softLimitFits(150000) {
+		t.Fatalf("100,000 fits %v, 150,000 fits %v; want true, false", softLimitFits(100000), softLimitFits(150000))
+	}
+	for _, c := range []struct {
+		n         int
+		limit     int64
+		gcPercent int
+	}{{500, gcSoftLimit, 100}, {100000, gcSoftLimit, 100}, {150000, math.MaxInt64, 10}} {
+		limited, unlimit := startSoftLimit(none)
+		if !limited || debug.SetMemoryLimit(-1) != gcSoftLimit {
+			t.Fatalf("no limit set: startSoftLimit set %v, limit %d", limited, debug.SetMemoryLimit(-1))
+		}
+		restore := tuneGC(none, c.n, limited, unlimit)
+		if got := debug.SetMemoryLimit(-1); got != c.limit {
+			t.Errorf("%d instances: limit %d, want %d", c.n, got, c.limit)
+		}
+		if got := debug.SetGCPercent(c.gcPercent); got != c.gcPercent {
+			t.Errorf("%d instances: GOGC %d, want %d", c.n, got, c.gcPercent)
+		}
+		restore()
+		unlimit()
+		if got, gc := debug.SetMemoryLimit(-1), debug.SetGCPercent(100); got != math.MaxInt64 || gc != 100 {
+			t.Errorf("%d instances restored: limit %d, GOGC %d; want none and 100", c.n, got, gc)
+		}
+	}
+	userLimit := func(k string) string {
+		if k == "GPUFINOPS_MEMORY_LIMIT" {
+			return "off"
+		}
+		return ""
+	}
+	if limited, _ := startSoftLimit(userLimit); limited || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("a limit of the user's: the soft limit was set")
+	}
 }

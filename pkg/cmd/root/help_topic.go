@@ -134,6 +134,8 @@ var otherVariables = []envVariable{
 	{name: "XDG_CACHE_HOME", help: "where live prices are cached ($XDG_CACHE_HOME/gpufinops)"},
 	{name: "XDG_STATE_HOME", help: "where idle-stop keeps its audit log and locks by default\n($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)"},
 	{name: "GPUFINOPS_BIGQUERY_ENDPOINT", help: "--billing bigquery://: the BigQuery endpoint to query, without\ncredentials (a simulator); unset is Google's, with ADC"},
+	{name: CPUProfileEnv, help: "contributors: write a CPU profile of the run to this file (go tool pprof)"},
+	{name: MemProfileEnv, help: "contributors: write an allocation profile of the run to this file"},
 	{name: "GPUFINOPS_UPDATE_GOLDEN", help: "contributors: the tests rewrite their golden files (make golden)"},
 }
 

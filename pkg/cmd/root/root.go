@@ -43,9 +43,18 @@ func Main() cmdutil.ExitCode {
 		fmt.Fprintf(f.IOStreams.ErrOut, "gpufinops: %s\n", err)
 		return cmdutil.ExitCodeFor(err)
 	}
+	stopProfiles, err := startProfiles(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "gpufinops: %s\n", err)
+		return cmdutil.ExitError
+	}
 	ctx, stop := NotifyContext(context.Background())
-	defer stop()
-	return Run(ctx, f, os.Args[1:])
+	code := Run(ctx, f, os.Args[1:])
+	stop()
+	if err := stopProfiles(); err != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "gpufinops: %s\n", err)
+	}
+	return code
 }
 
 // environ is the process environment; tests replace it.

@@ -262,28 +262,41 @@ func (s *Server) timeseries(all [][]float64, loads []simkit.Load, clock simkit.C
 	if !seen {
 		return nil, false
 	}
-	data := make([]map[string]any, 0, n)
+	data := make([]metricPoint, 0, n)
 	for b := 0; b < n; b++ {
-		pt := map[string]any{"timeStamp": from.Add(time.Duration(b) * mq.interval).Format(time.RFC3339)}
+		pt := metricPoint{TimeStamp: from.Add(time.Duration(b) * mq.interval).Format(time.RFC3339)}
 		if cnt[b] > 0 {
 			for _, a := range mq.aggs {
 				switch a {
 				case "average":
-					pt["average"] = round(sum[b] / cnt[b])
+					pt.Average = round(sum[b] / cnt[b])
 				case "maximum":
-					pt["maximum"] = round(mx[b])
+					pt.Maximum = round(mx[b])
 				case "minimum":
-					pt["minimum"] = round(mn[b])
+					pt.Minimum = round(mn[b])
 				case "total":
-					pt["total"] = round(sum[b])
+					pt.Total = round(sum[b])
 				case "count":
-					pt["count"] = cnt[b]
+					pt.Count = cnt[b]
 				}
 			}
 		}
 		data = append(data, pt)
 	}
 	return map[string]any{"data": data}, true
+}
+
+// metricPoint is one interval of a time series: its start and the
+// aggregations asked for (the others absent). A struct, not a map, so that
+// large answers encode without sorting keys; the fields are in the order a
+// map's sorted keys were written.
+type metricPoint struct {
+	Average   json.Number `json:"average,omitempty"`
+	Count     float64     `json:"count,omitempty"`
+	Maximum   json.Number `json:"maximum,omitempty"`
+	Minimum   json.Number `json:"minimum,omitempty"`
+	TimeStamp string      `json:"timeStamp"`
+	Total     json.Number `json:"total,omitempty"`
 }
 
 func round(v float64) json.Number {

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -473,50 +474,15 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 	if end.After(now) {
 		end = now
 	}
-	start := req.start.UTC().Truncate(time.Minute)
-	st := s.mon()
-	var raw []outSeries
-	for _, mi := range st.order {
-		live := s.inv.StateOf(mi.id)
-		view := st.timeline.Observe(mi.id, live == "RUNNING", s.opts.Now())
-		for _, se := range mi.all {
-			if se.metric != f.metric || se.resourceLabels["project_id"] != project {
-				continue
-			}
-			zone := se.resourceLabels["zone"]
-			if (f.zone != "" && zone != f.zone) || (f.zonePrefix != "" && !strings.HasPrefix(zone, f.zonePrefix)) {
-				continue
-			}
-			var loads []simkit.Load
-			if se.gpuUtil {
-				loads = view.Loads
-			}
-			out := outSeries{metric: se.metric, metricLabels: se.metricLabels, resourceLabels: se.resourceLabels}
-			if aligned {
-				out.points = alignSeries(se, start, end, req.period, req.aligner, view.Down, loads)
-			} else {
-				simkit.Each(se.values, mi.clock, start, end, view.Down, loads, func(a, z time.Time, v float64) {
-					for t := a; t.Before(z); t = t.Add(time.Minute) {
-						out.points = append(out.points, point{t.Add(time.Minute), se.value(v)})
-					}
-				})
-			}
-			if len(out.points) > 0 {
-				raw = append(raw, out)
-			}
-		}
-	}
-	series := raw
-	if req.reducer != reduceNone {
-		series = reduce(raw, req.reducer, req.groupBy)
-	}
-	for i := range series {
-		sort.Slice(series[i].points, func(a, b int) bool { return series[i].points[a].end.After(series[i].points[b].end) })
-	}
 	query := simkit.Fingerprint(req.name, req.filter, req.start.String(), req.end.String(), strconv.Itoa(req.aligner), strconv.Itoa(req.reducer), strings.Join(req.groupBy, ","))
 	offset, ok := simkit.DecodeToken(req.pageToken, query)
 	if !ok {
 		return nil, fmt.Errorf("invalid page token")
+	}
+	snapshot := query + "\x00" + req.period.String() + "\x00" + strconv.FormatBool(req.headers)
+	series, ok := s.pages.get(snapshot, req.pageToken)
+	if !ok {
+		series = s.computeSeries(req, f, project, req.start.UTC().Truncate(time.Minute), end)
 	}
 	size := req.pageSize
 	if size <= 0 || size > 100000 {
@@ -538,8 +504,92 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 	next := ""
 	if to < len(series) {
 		next = simkit.EncodeToken(to, query)
+		s.pages.put(snapshot, series)
 	}
 	return encodeResponse(series[min(offset, len(series)):to], next, req.headers), nil
+}
+
+// computeSeries is the answer's series over [start, end): aligned and
+// reduced as the request asks, points newest first.
+func (s *Server) computeSeries(req request, f filter, project string, start, end time.Time) []outSeries {
+	st := s.mon()
+	var raw []outSeries
+	for _, mi := range st.order {
+		live := s.inv.StateOf(mi.id)
+		view := st.timeline.Observe(mi.id, live == "RUNNING", s.opts.Now())
+		for _, se := range mi.all {
+			if se.metric != f.metric || se.resourceLabels["project_id"] != project {
+				continue
+			}
+			zone := se.resourceLabels["zone"]
+			if (f.zone != "" && zone != f.zone) || (f.zonePrefix != "" && !strings.HasPrefix(zone, f.zonePrefix)) {
+				continue
+			}
+			var loads []simkit.Load
+			if se.gpuUtil {
+				loads = view.Loads
+			}
+			out := outSeries{metric: se.metric, metricLabels: se.metricLabels, resourceLabels: se.resourceLabels}
+			if req.aligner != alignNone {
+				out.points = alignSeries(se, start, end, req.period, req.aligner, view.Down, loads)
+			} else {
+				simkit.Each(se.values, mi.clock, start, end, view.Down, loads, func(a, z time.Time, v float64) {
+					for t := a; t.Before(z); t = t.Add(time.Minute) {
+						out.points = append(out.points, point{t.Add(time.Minute), se.value(v)})
+					}
+				})
+			}
+			if len(out.points) > 0 {
+				raw = append(raw, out)
+			}
+		}
+	}
+	series := raw
+	if req.reducer != reduceNone {
+		series = reduce(raw, req.reducer, req.groupBy)
+	}
+	for i := range series {
+		slices.SortFunc(series[i].points, func(a, b point) int { return b.end.Compare(a.end) })
+	}
+	return series
+}
+
+// pageCache keeps the series of a paged answer for its next pages, as
+// Monitoring reads a paged query from one snapshot: the pages after the
+// first slice it instead of computing the whole answer again.
+type pageCache struct {
+	mu    sync.Mutex
+	m     map[string][]outSeries
+	order []string
+}
+
+// pageCacheSize bounds the paged answers kept.
+const pageCacheSize = 32
+
+func (c *pageCache) get(query, token string) ([]outSeries, bool) {
+	if token == "" {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	series, ok := c.m[query]
+	return series, ok
+}
+
+func (c *pageCache) put(query string, series []outSeries) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string][]outSeries{}
+	}
+	if _, ok := c.m[query]; !ok {
+		c.order = append(c.order, query)
+		if len(c.order) > pageCacheSize {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.m[query] = series
 }
 
 // value is a series' value for a minute whose pattern percent is v.
@@ -552,36 +602,39 @@ func (se *simSeries) value(v float64) float64 {
 
 // alignSeries applies the per-series aligner over periods [start+kP,
 // start+(k+1)P) that end by end; a period without a datapoint has no point.
+// Points come oldest first.
 func alignSeries(se *simSeries, start, end time.Time, period time.Duration, aligner int, down []simkit.Span, loads []simkit.Load) []point {
 	type acc struct {
 		sum, mins, lo, hi float64
 	}
-	buckets := map[int64]*acc{}
+	s0, p := start.Unix(), int64(period/time.Second)
+	n := int(end.Sub(start) / period) // periods that end by end
+	if n <= 0 || p <= 0 {
+		return nil
+	}
+	buckets := make([]acc, n)
 	simkit.Each(se.values, se.inst.clock, start, end, down, loads, func(a, z time.Time, v float64) {
 		v = se.value(v)
-		for t := a; t.Before(z); {
-			k := int64(t.Sub(start) / period)
-			bEnd := start.Add(time.Duration(k+1) * period)
-			stop := z
-			if bEnd.Before(stop) {
-				stop = bEnd
+		for t, zs := a.Unix(), z.Unix(); t < zs; {
+			k := (t - s0) / p
+			if k >= int64(n) {
+				return
 			}
-			n := stop.Sub(t).Minutes()
-			b := buckets[k]
-			if b == nil {
-				b = &acc{lo: v, hi: v}
-				buckets[k] = b
+			stop := min(zs, s0+(k+1)*p)
+			b := &buckets[k]
+			if b.mins == 0 {
+				b.lo, b.hi = v, v
 			}
-			b.sum += v * n
-			b.mins += n
+			b.sum += v * float64(stop-t) / 60
+			b.mins += float64(stop-t) / 60
 			b.lo, b.hi = math.Min(b.lo, v), math.Max(b.hi, v)
 			t = stop
 		}
 	})
 	var out []point
-	for k, b := range buckets {
-		bEnd := start.Add(time.Duration(k+1) * period)
-		if bEnd.After(end) {
+	for k := range buckets {
+		b := &buckets[k]
+		if b.mins == 0 {
 			continue
 		}
 		var v float64
@@ -597,7 +650,7 @@ func alignSeries(se *simSeries, start, end time.Time, period time.Duration, alig
 		default:
 			v = b.sum / b.mins
 		}
-		out = append(out, point{bEnd, v})
+		out = append(out, point{time.Unix(s0+int64(k+1)*p, 0).UTC(), v})
 	}
 	return out
 }
@@ -605,65 +658,68 @@ func alignSeries(se *simSeries, start, end time.Time, period time.Duration, alig
 // reduce combines the series of each group (the labels named in groupBy)
 // point by point.
 func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
+	type acc struct {
+		sum, lo, hi float64
+		n           int
+	}
 	type group struct {
 		out  outSeries
-		vals map[int64][]float64
+		vals map[int64]*acc
 	}
 	groups := map[string]*group{}
 	var order []string
+	var key strings.Builder
 	for _, se := range series {
 		ml, rl := map[string]string{}, map[string]string{"project_id": se.resourceLabels["project_id"]}
-		var key []string
+		key.Reset()
 		for _, g := range groupBy {
 			switch {
 			case strings.HasPrefix(g, "metric.label.") || strings.HasPrefix(g, "metric.labels."):
 				k := g[strings.IndexByte(g[7:], '.')+8:]
 				ml[k] = se.metricLabels[k]
-				key = append(key, "m:"+k+"="+ml[k])
+				key.WriteString("m:" + k + "=" + ml[k] + "\x00")
 			case strings.HasPrefix(g, "resource.label.") || strings.HasPrefix(g, "resource.labels."):
 				k := g[strings.IndexByte(g[9:], '.')+10:]
 				rl[k] = se.resourceLabels[k]
-				key = append(key, "r:"+k+"="+rl[k])
+				key.WriteString("r:" + k + "=" + rl[k] + "\x00")
 			}
 		}
-		k := strings.Join(key, "\x00")
+		k := key.String()
 		gr := groups[k]
 		if gr == nil {
-			gr = &group{out: outSeries{metric: se.metric, metricLabels: ml, resourceLabels: rl}, vals: map[int64][]float64{}}
+			gr = &group{out: outSeries{metric: se.metric, metricLabels: ml, resourceLabels: rl}, vals: make(map[int64]*acc, len(se.points))}
 			groups[k] = gr
 			order = append(order, k)
 		}
 		for _, p := range se.points {
-			gr.vals[p.end.Unix()] = append(gr.vals[p.end.Unix()], p.v)
+			t := p.end.Unix()
+			a := gr.vals[t]
+			if a == nil {
+				a = &acc{lo: p.v, hi: p.v}
+				gr.vals[t] = a
+			}
+			a.sum += p.v
+			a.lo, a.hi = math.Min(a.lo, p.v), math.Max(a.hi, p.v)
+			a.n++
 		}
 	}
 	out := make([]outSeries, 0, len(order))
 	for _, k := range order {
 		gr := groups[k]
-		for t, vs := range gr.vals {
+		gr.out.points = make([]point, 0, len(gr.vals))
+		for t, a := range gr.vals {
 			var v float64
 			switch reducer {
 			case reduceSum:
-				for _, x := range vs {
-					v += x
-				}
+				v = a.sum
 			case reduceMax:
-				v = math.Inf(-1)
-				for _, x := range vs {
-					v = math.Max(v, x)
-				}
+				v = a.hi
 			case reduceMin:
-				v = math.Inf(1)
-				for _, x := range vs {
-					v = math.Min(v, x)
-				}
+				v = a.lo
 			case reduceCnt:
-				v = float64(len(vs))
+				v = float64(a.n)
 			default:
-				for _, x := range vs {
-					v += x
-				}
-				v /= float64(len(vs))
+				v = a.sum / float64(a.n)
 			}
 			gr.out.points = append(gr.out.points, point{time.Unix(t, 0).UTC(), v})
 		}
@@ -674,19 +730,20 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 
 // encodeResponse writes a ListTimeSeriesResponse.
 func encodeResponse(series []outSeries, next string, headers bool) []byte {
-	var b []byte
+	var b, ts, tm, ti, pt []byte // scratch buffers, reused for every point
 	for _, se := range series {
-		var ts []byte
+		ts = ts[:0]
 		ts = appendMessage(ts, 1, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), se.metric), 2, se.metricLabels))
 		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "gce_instance"), 2, se.resourceLabels))
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), 1) // GAUGE
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), 3) // DOUBLE
 		if !headers {
 			for _, p := range se.points {
-				ti := appendMessage(nil, 2, appendTime(nil, p.end))
-				ti = appendMessage(ti, 1, appendTime(nil, p.end))
-				val := protowire.AppendFixed64(protowire.AppendTag(nil, 3, protowire.Fixed64Type), math.Float64bits(p.v))
-				pt := appendMessage(appendMessage(nil, 1, ti), 2, val)
+				tm = appendTime(tm[:0], p.end)
+				ti = appendMessage(appendMessage(ti[:0], 2, tm), 1, tm)
+				pt = appendMessage(pt[:0], 1, ti)
+				pt = protowire.AppendVarint(protowire.AppendTag(pt, 2, protowire.BytesType), 9) // TypedValue: one double
+				pt = protowire.AppendFixed64(protowire.AppendTag(pt, 3, protowire.Fixed64Type), math.Float64bits(p.v))
 				ts = appendMessage(ts, 5, pt)
 			}
 		}

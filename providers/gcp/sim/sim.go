@@ -126,6 +126,7 @@ type Server struct {
 	ops map[string]bool // operation name → done
 
 	monSt monState
+	pages pageCache
 }
 
 // New builds a simulator serving the GCP instances of f.
