@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -57,17 +58,7 @@ func allCloudsServing(t *testing.T, f *fleet.Fleet) (requests func() map[string]
 		}
 	}
 	url := h2cServer(t, simkit.Mux(kit, sims...))
-	gcpEnv(t)
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL": url, "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
-		"GPUFINOPS_PROVIDERS_AZURE_ENDPOINT": url, "GPUFINOPS_PROVIDERS_AZURE_TEST_CREDENTIAL": "true",
-		"GPUFINOPS_PROVIDERS_GCP_ENDPOINT": url,
-		"XDG_CONFIG_HOME":                  dir, "XDG_CACHE_HOME": dir, "XDG_STATE_HOME": dir, "HOME": dir,
-	} {
-		t.Setenv(k, v)
-	}
+	allCloudsEnv(t, url, nil)
 	return func() map[string]int {
 		out := map[string]int{}
 		for svc, ops := range kit.Counts() {
@@ -192,5 +183,25 @@ func TestThreeCloudsInOneScan(t *testing.T) {
 		if !slices.Contains(asked, svc) {
 			t.Errorf("the %s simulator was never asked (asked: %v)", svc, asked)
 		}
+	}
+}
+
+// allCloudsEnv points the three clouds' SDKs at the simulators on url, with test
+// credentials and empty config, cache and state folders; extra sets more
+// variables.
+func allCloudsEnv(t *testing.T, url string, extra map[string]string) {
+	t.Helper()
+	gcpEnv(t)
+	dir := t.TempDir()
+	env := map[string]string{
+		"AWS_ENDPOINT_URL": url, "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
+		"GPUFINOPS_PROVIDERS_AZURE_ENDPOINT": url, "GPUFINOPS_PROVIDERS_AZURE_TEST_CREDENTIAL": "true",
+		"GPUFINOPS_PROVIDERS_GCP_ENDPOINT": url,
+		"XDG_CONFIG_HOME":                  dir, "XDG_CACHE_HOME": dir, "XDG_STATE_HOME": dir, "HOME": dir,
+	}
+	maps.Copy(env, extra)
+	for k, v := range env {
+		t.Setenv(k, v)
 	}
 }

@@ -76,17 +76,7 @@ func TestBillThroughTheWarehouses(t *testing.T) {
 		sims = append(sims, s)
 	}
 	url := h2cServer(t, simkit.Mux(kit, sims...))
-	gcpEnv(t)
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"AWS_ENDPOINT_URL": url, "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
-		"GPUFINOPS_PROVIDERS_AZURE_ENDPOINT": url, "GPUFINOPS_PROVIDERS_AZURE_TEST_CREDENTIAL": "true",
-		"GPUFINOPS_PROVIDERS_GCP_ENDPOINT": url, billing.BigQueryEndpointEnv: url + "/",
-		"XDG_CONFIG_HOME": dir, "XDG_CACHE_HOME": dir, "XDG_STATE_HOME": dir, "HOME": dir,
-	} {
-		t.Setenv(k, v)
-	}
+	allCloudsEnv(t, url, map[string]string{billing.BigQueryEndpointEnv: url + "/"})
 	billing.AthenaPoll = 10 * time.Millisecond
 
 	athena, bigquery := wh.Sources()
