@@ -14,8 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -658,7 +656,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		roles = []string{conformanceRole}
 		h = denyAssumedRegions(h)
 	}
-	url := conformanceBackend(t, h)
+	url := providertest.Backend(t, h, httptestServe(t))
 	if ft.NoCredentials {
 		t.Setenv("AWS_ACCESS_KEY_ID", "")
 		t.Setenv("AWS_SECRET_ACCESS_KEY", "")
@@ -679,34 +677,6 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		Endpoint: url, Regions: regions, Adapter: providers.Values{OptRoleARNs: roles}, CacheDir: s.CacheDir,
 		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return now },
 	})
-}
-
-// conformanceBackends hold one server per test case, so that the providers
-// of a case share one endpoint, the origin the price cache is keyed by.
-var conformanceBackends sync.Map // *testing.T → *swapHandler
-
-type swapHandler struct {
-	h   atomic.Pointer[http.Handler]
-	url string
-}
-
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	(*s.h.Load()).ServeHTTP(w, r)
-}
-
-// conformanceBackend serves h at the case's address and returns it.
-func conformanceBackend(t *testing.T, h http.Handler) string {
-	sw := &swapHandler{}
-	sw.h.Store(&h)
-	if old, loaded := conformanceBackends.LoadOrStore(t, sw); loaded {
-		sw = old.(*swapHandler)
-		sw.h.Store(&h)
-		return sw.url
-	}
-	srv := httptest.NewServer(sw)
-	sw.url = srv.URL
-	t.Cleanup(func() { srv.Close(); conformanceBackends.Delete(t) })
-	return srv.URL
 }
 
 // withDefaults fills what scanSim fills.
@@ -777,4 +747,13 @@ func BenchmarkScan1000(b *testing.B) {
 		sb.WriteString(fmt.Sprintf("%-48s %8.1f per scan\n", op, float64(counts[svc][name])/float64(b.N)))
 	}
 	b.Logf("requests for %d instances (%s scans):\n%s", len(f.Instances), strconv.Itoa(b.N), sb.String())
+}
+
+// httptestServe starts a test server for the case and closes it at its end.
+func httptestServe(t *testing.T) func(http.Handler) string {
+	return func(h http.Handler) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
 }

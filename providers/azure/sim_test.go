@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,7 +174,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 	base := simcat.Options(s.Fleet, testCatalog(t))
 	opts.Sizes, opts.Prices, opts.Subscription = base.Sizes, base.Prices, subA
 	opts.Now = func() time.Time { return simNow }
-	url := conformanceBackend(t, sim.New(s.Fleet, opts))
+	url := providertest.Backend(t, sim.New(s.Fleet, opts), httptestServe(t))
 	now := simNow
 	if !s.Now.IsZero() {
 		now = s.Now
@@ -207,33 +205,6 @@ func withCredential(t *testing.T, fn func(*policy.ClientOptions) (azcore.TokenCr
 	return New(context.Background(), o)
 }
 
-var conformanceBackends sync.Map // *testing.T → *swapHandler
-
-type swapHandler struct {
-	h   atomic.Pointer[http.Handler]
-	url string
-}
-
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	(*s.h.Load()).ServeHTTP(w, r)
-}
-
-// conformanceBackend serves h at the case's address: the providers of one
-// case share one endpoint, the origin the price cache is keyed by.
-func conformanceBackend(t *testing.T, h http.Handler) string {
-	sw := &swapHandler{}
-	sw.h.Store(&h)
-	if old, loaded := conformanceBackends.LoadOrStore(t, sw); loaded {
-		sw = old.(*swapHandler)
-		sw.h.Store(&h)
-		return sw.url
-	}
-	srv := httptest.NewServer(sw)
-	sw.url = srv.URL
-	t.Cleanup(func() { srv.Close(); conformanceBackends.Delete(t) })
-	return srv.URL
-}
-
 // simRequests reads /_sim/requests.
 func simRequests(t testing.TB, url string) map[string]map[string]int {
 	t.Helper()
@@ -247,4 +218,13 @@ func simRequests(t testing.TB, url string) map[string]map[string]int {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// httptestServe starts a test server for the case and closes it at its end.
+func httptestServe(t *testing.T) func(http.Handler) string {
+	return func(h http.Handler) string {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,7 +130,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		}
 		return 0, ""
 	}
-	url := conformanceBackend(t, sim.New(s.Fleet, opts))
+	url := providertest.Backend(t, sim.New(s.Fleet, opts), func(h http.Handler) string { return startSim(t, h) })
 	if ft.NoCredentials {
 		t.Setenv(TokenEnv, "")
 	}
@@ -148,33 +146,6 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		Endpoint: url, Regions: regions, Adapter: providers.Values{OptProjects: projects}, CacheDir: s.CacheDir,
 		RetryMaxBackoff: time.Millisecond, Now: func() time.Time { return now },
 	})
-}
-
-// conformanceBackends hold one server per test case, so that the providers
-// of a case share one endpoint, the origin the price cache is keyed by.
-var conformanceBackends sync.Map // *testing.T → *swapHandler
-
-type swapHandler struct {
-	h   atomic.Pointer[http.Handler]
-	url string
-}
-
-func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	(*s.h.Load()).ServeHTTP(w, r)
-}
-
-// conformanceBackend serves h at the case's address and returns it.
-func conformanceBackend(t *testing.T, h http.Handler) string {
-	sw := &swapHandler{}
-	sw.h.Store(&h)
-	if old, loaded := conformanceBackends.LoadOrStore(t, sw); loaded {
-		sw = old.(*swapHandler)
-		sw.h.Store(&h)
-		return sw.url
-	}
-	sw.url = startSim(t, sw)
-	t.Cleanup(func() { conformanceBackends.Delete(t) })
-	return sw.url
 }
 
 // TestStopDiscardsLocalSSD: a VM with local SSD is stopped with
