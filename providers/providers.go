@@ -81,6 +81,48 @@ func AllScopes(ctx context.Context, p PartialScoper, describe func(*ScopeError) 
 	return out, nil
 }
 
+// RegionScopes is PartialScopes for an adapter whose scopes are accounts
+// times regions: accounts are the scopes without a region (provider,
+// account, profile), and each gets the configured regions, else the ones
+// list returns for it. An account whose regions cannot be listed is a
+// ScopeError and the others are scanned; a cancelled context or missing
+// credentials fail the call, and so does every account failing.
+func RegionScopes(ctx context.Context, accounts []Scope, regions []string, list func(context.Context, Scope) ([]string, error)) ([]Scope, []*ScopeError, error) {
+	var out []Scope
+	var failed []*ScopeError
+	for _, a := range accounts {
+		rs := regions
+		if len(rs) == 0 {
+			var err error
+			if rs, err = list(ctx, a); err != nil {
+				if ctx.Err() != nil || errors.Is(err, ErrCredentials) {
+					return nil, nil, fmt.Errorf("%s %s: listing regions: %w", a.Provider, scopeLabel(a), err)
+				}
+				failed = append(failed, &ScopeError{Scope: a, Err: fmt.Errorf("listing regions: %w", err)})
+				continue
+			}
+		}
+		for _, r := range rs {
+			s := a
+			s.Region = r
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 && len(failed) > 0 {
+		// No account could be listed: the scan as a whole failed.
+		return nil, nil, fmt.Errorf("%s %s: %w", failed[0].Scope.Provider, scopeLabel(failed[0].Scope), failed[0].Err)
+	}
+	return out, failed, nil
+}
+
+// scopeLabel names an account as its user gave it: the profile, else the id.
+func scopeLabel(s Scope) string {
+	if s.Profile != "" {
+		return s.Profile
+	}
+	return s.Account
+}
+
 // MetricsSourceNamer is an optional capability of a UtilizationReader: the
 // name of the service it reads, e.g. "cloudwatch", for warnings.
 type MetricsSourceNamer interface {

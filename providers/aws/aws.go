@@ -180,34 +180,24 @@ func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
 // accounts are scanned. Missing or rejected credentials, or no account
 // listed at all, fail the whole call.
 func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*providers.ScopeError, error) {
-	var out []providers.Scope
-	var failed []*providers.ScopeError
-	for _, a := range p.accounts {
-		regions := p.opts.Regions
-		if len(regions) == 0 {
-			res, err := ec2.NewFromConfig(a.cfg).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
-			if err != nil {
-				err = classify(err)
-				if ctx.Err() != nil || errors.Is(err, providers.ErrCredentials) {
-					return nil, nil, fmt.Errorf("aws %s: listing regions: %w", a.label, err)
-				}
-				failed = append(failed, &providers.ScopeError{Scope: providers.Scope{Provider: fleet.AWS, Account: a.id, Profile: a.label}, Err: fmt.Errorf("listing regions: %w", err)})
-				continue
-			}
-			for _, r := range res.Regions {
-				regions = append(regions, aws.ToString(r.RegionName))
-			}
-			sort.Strings(regions)
-		}
-		for _, r := range regions {
-			out = append(out, providers.Scope{Provider: fleet.AWS, Account: a.id, Region: r, Profile: a.label})
-		}
+	accounts := make([]providers.Scope, len(p.accounts))
+	cfgs := make(map[string]aws.Config, len(p.accounts))
+	for i, a := range p.accounts {
+		accounts[i] = providers.Scope{Provider: fleet.AWS, Account: a.id, Profile: a.label}
+		cfgs[a.label] = a.cfg
 	}
-	if len(out) == 0 && len(failed) > 0 {
-		// No account could be listed: the scan as a whole failed.
-		return nil, nil, fmt.Errorf("aws %s: %w", failed[0].Scope.Profile, failed[0].Err)
-	}
-	return out, failed, nil
+	return providers.RegionScopes(ctx, accounts, p.opts.Regions, func(ctx context.Context, s providers.Scope) ([]string, error) {
+		res, err := ec2.NewFromConfig(cfgs[s.Profile]).DescribeRegions(ctx, &ec2.DescribeRegionsInput{})
+		if err != nil {
+			return nil, classify(err)
+		}
+		regions := make([]string, 0, len(res.Regions))
+		for _, r := range res.Regions {
+			regions = append(regions, aws.ToString(r.RegionName))
+		}
+		sort.Strings(regions)
+		return regions, nil
+	})
 }
 
 func (p *Provider) account(scope providers.Scope) (*account, error) {

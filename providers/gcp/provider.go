@@ -392,29 +392,13 @@ func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
 // are scanned. With --region the regions are not listed, so every project
 // gets them.
 func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*providers.ScopeError, error) {
-	var out []providers.Scope
-	var failed []*providers.ScopeError
-	for _, project := range p.projects {
-		regions := p.opts.Regions
-		if len(regions) == 0 {
-			var err error
-			regions, err = p.listRegions(ctx, project)
-			if err != nil {
-				if ctx.Err() != nil || errors.Is(err, providers.ErrCredentials) {
-					return nil, nil, fmt.Errorf("gcp %s: listing regions: %w", project, err)
-				}
-				failed = append(failed, &providers.ScopeError{Scope: providers.Scope{Provider: fleet.GCP, Account: project}, Err: fmt.Errorf("listing regions: %w", err)})
-				continue
-			}
-		}
-		for _, r := range regions {
-			out = append(out, providers.Scope{Provider: fleet.GCP, Account: project, Region: r})
-		}
+	projects := make([]providers.Scope, len(p.projects))
+	for i, project := range p.projects {
+		projects[i] = providers.Scope{Provider: fleet.GCP, Account: project}
 	}
-	if len(out) == 0 && len(failed) > 0 {
-		return nil, nil, fmt.Errorf("gcp %s: %w", failed[0].Scope.Account, failed[0].Err)
-	}
-	return out, failed, nil
+	return providers.RegionScopes(ctx, projects, p.opts.Regions, func(ctx context.Context, s providers.Scope) ([]string, error) {
+		return p.listRegions(ctx, s.Account)
+	})
 }
 
 // listRegions lists a project's regions (regions.list), sorted.
