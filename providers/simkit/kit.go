@@ -106,6 +106,16 @@ type Kit struct {
 	ops     OpFaults
 }
 
+// MustNew is New for a simulator built from a test's or cloudsim's own
+// options, where a refused fault is a programming error: it panics.
+func MustNew(opts Options) *Kit {
+	k, err := New(opts)
+	if err != nil {
+		panic("simkit.New: " + err.Error())
+	}
+	return k
+}
+
 // New builds a Kit. It fails on per-operation faults SetFaults refuses.
 func New(opts Options) (*Kit, error) {
 	k := &Kit{opts: opts, rng: rand.New(rand.NewSource(opts.Seed))}

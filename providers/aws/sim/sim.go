@@ -144,11 +144,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		kit:   opts.Kit,
 	}
 	if s.kit == nil {
-		kit, err := simkit.New(KitOptions(opts))
-		if err != nil {
-			panic("sim.New: " + err.Error()) // a test's own options, never input
-		}
-		s.kit = kit
+		s.kit = simkit.MustNew(KitOptions(opts))
 	}
 	s.control = s.kit.Control(s)
 	if len(s.opts.Regions) == 0 {

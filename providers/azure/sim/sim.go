@@ -179,11 +179,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		}
 	}
 	if s.kit == nil {
-		kit, err := simkit.New(KitOptions(opts))
-		if err != nil {
-			panic("sim.New: " + err.Error())
-		}
-		s.kit = kit
+		s.kit = simkit.MustNew(KitOptions(opts))
 	}
 	s.control = s.kit.Control(s)
 	for _, z := range opts.Sizes {

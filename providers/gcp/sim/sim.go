@@ -139,11 +139,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	}
 	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
 	if s.kit == nil {
-		kit, err := simkit.New(KitOptions(opts))
-		if err != nil {
-			panic("sim.New: " + err.Error()) // a test's own options, never input
-		}
-		s.kit = kit
+		s.kit = simkit.MustNew(KitOptions(opts))
 	}
 	s.control = s.kit.Control(s)
 	if len(s.opts.Regions) == 0 {
