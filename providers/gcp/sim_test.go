@@ -177,7 +177,7 @@ func TestStopDiscardsLocalSSD(t *testing.T) {
 	if err != nil || res.PreviousState != "RUNNING" || res.CurrentState != "TERMINATED" {
 		t.Fatalf("stop = %+v, %v", res, err)
 	}
-	if got := listedState(t, p, scope, "us-a2-reserved"); got != fleet.Stopped {
+	if got := providertest.ListedState(t, p, scope, "us-a2-reserved"); got != fleet.Stopped {
 		t.Errorf("listed %s after the stop", got)
 	}
 	if _, err := p.Stop(ctx, scope, "us-a2-mig-1", true); !errors.Is(err, providers.ErrNotStoppable) {
@@ -186,22 +186,6 @@ func TestStopDiscardsLocalSSD(t *testing.T) {
 	if n := s.Counts()["compute"]["instances.stop"]; n != 1 {
 		t.Errorf("%d stop calls, want 1", n)
 	}
-}
-
-// listedState is the state id is listed with in scope.
-func listedState(t *testing.T, p *Provider, scope providers.Scope, id string) fleet.State {
-	t.Helper()
-	listed, err := p.ListGPUInstances(context.Background(), scope)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range listed {
-		if in.ID == id {
-			return in.State
-		}
-	}
-	t.Fatalf("%s not listed", id)
-	return ""
 }
 
 // TestAttachedGPUs: an N1 VM's GPUs come from guestAccelerators, its host

@@ -788,8 +788,9 @@ func (s *suite) stopper(t *testing.T, setup Setup) (providers.Provider, provider
 	return capability[providers.Stopper](s, t, setup, "no stopper")
 }
 
-// listedState is the state instance id is listed with in scope.
-func listedState(t *testing.T, p providers.Provider, scope providers.Scope, id string) fleet.State {
+// ListedState is the state instance id is listed with in scope; the test
+// fails when p does not list it.
+func ListedState(t *testing.T, p providers.Provider, scope providers.Scope, id string) fleet.State {
 	t.Helper()
 	listed, err := p.ListGPUInstances(context.Background(), scope)
 	if err != nil {
@@ -834,14 +835,14 @@ func (s *suite) stop(t *testing.T) {
 		if err != nil || res.AlreadyStopped {
 			t.Fatalf("dry run = %+v, %v", res, err)
 		}
-		if got := listedState(t, p, scope, in.ID); got != fleet.Running {
+		if got := ListedState(t, p, scope, in.ID); got != fleet.Running {
 			t.Fatalf("listed %s after the dry run", got)
 		}
 		res, err = st.Stop(ctx, scope, in.ID, false)
 		if err != nil || res.AlreadyStopped || res.PreviousState == "" || res.CurrentState == "" {
 			t.Fatalf("stop = %+v, %v", res, err)
 		}
-		if got := listedState(t, p, scope, in.ID); got != fleet.Stopped {
+		if got := ListedState(t, p, scope, in.ID); got != fleet.Stopped {
 			t.Fatalf("listed %s after the stop", got)
 		}
 		res, err = st.Stop(ctx, scope, in.ID, false)
@@ -863,7 +864,7 @@ func (s *suite) stop(t *testing.T) {
 		if _, err := st.Stop(context.Background(), scope, in.ID, false); !errors.Is(err, providers.ErrNotStoppable) {
 			t.Errorf("got %v, want providers.ErrNotStoppable", err)
 		}
-		if got := listedState(t, p, scope, in.ID); got != fleet.Running {
+		if got := ListedState(t, p, scope, in.ID); got != fleet.Running {
 			t.Errorf("listed %s after the refused stop", got)
 		}
 	})
@@ -887,7 +888,7 @@ func (s *suite) stop(t *testing.T) {
 				t.Errorf("dry run %v: got %v, want providers.ErrPermission", dry, err)
 			}
 		}
-		if got := listedState(t, p, scope, in.ID); got != fleet.Running {
+		if got := ListedState(t, p, scope, in.ID); got != fleet.Running {
 			t.Errorf("listed %s after the denied stop", got)
 		}
 	})
