@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -25,6 +26,10 @@ type BaselineResult struct {
 	Instances, WithData int
 	// Sent is every HTTP request the SDK clients sent, retries included.
 	Sent int
+	// MetricRetries are the GetMetricData attempts the SDK repeated (a
+	// connection reset under load, say): the simulator counts
+	// Instances + MetricRetries calls.
+	MetricRetries int
 }
 
 // countingTransport counts the requests sent through it.
@@ -112,6 +117,9 @@ func PerInstanceBaseline(ctx context.Context, url string, g Generated) (res Base
 				if err != nil {
 					return res, fmt.Errorf("GetMetricData %s: %w", id, err)
 				}
+				if a, ok := retry.GetAttemptResults(out.ResultMetadata); ok && len(a.Results) > 1 {
+					res.MetricRetries += len(a.Results) - 1
+				}
 				for _, r := range out.MetricDataResults {
 					if len(r.Values) > 0 {
 						res.WithData++
@@ -143,7 +151,11 @@ func baselineRow(ctx context.Context, c Config, g Generated) (r Row) {
 	}
 	r.Outcome.Instances = res.Instances
 	r.Sent = res.Sent
+	r.MetricRetries = res.MetricRetries
 	r.Note = fmt.Sprintf("AWS part only: %d instances, %d with datapoints; one GetMetricData each, sequential", res.Instances, res.WithData)
+	if res.MetricRetries > 0 {
+		r.Note += fmt.Sprintf(" (%d retried by the SDK)", res.MetricRetries)
+	}
 	r.Requests, r.Err = sim.Requests(ctx)
 	for _, b := range Bounds(g.Shape, DefaultSteps) {
 		if b.Cloud == fleet.AWS {

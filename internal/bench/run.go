@@ -497,6 +497,9 @@ type Row struct {
 	Partial string
 	// Sent is the requests the baseline's clients sent (baseline rows).
 	Sent int
+	// MetricRetries are the baseline's GetMetricData attempts the SDK
+	// repeated (baseline rows).
+	MetricRetries int
 	// Note explains a row that could not be measured or compared.
 	Note string
 	Err  error
