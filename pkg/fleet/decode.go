@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"reflect"
 )
@@ -29,25 +28,40 @@ var placeholderInstances = []any{}
 // decodeLarge decodes a JSON document whose first character is "{". It
 // returns the fleet, not yet defaulted or validated.
 func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
-	// Syntax and trailing data first, as decodeJSON does, without building
-	// anything: a struct without fields skips every value.
-	dec := json.NewDecoder(bytes.NewReader(j))
-	var skip struct{}
-	if err := dec.Decode(&skip); err != nil {
-		return nil, jsonSyntaxError(err, j)
-	}
-	if rest := bytes.TrimLeft(j[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+	if !json.Valid(j) {
+		// The syntax error, or the data after the document, as decodeJSON
+		// reports it: the decoder says where.
+		dec := json.NewDecoder(bytes.NewReader(j))
+		var skip struct{}
+		if err := dec.Decode(&skip); err != nil {
+			return nil, jsonSyntaxError(err, j)
+		}
+		rest := bytes.TrimLeft(j[dec.InputOffset():], " \t\r\n")
 		line, col := lineCol(j, int64(len(j)-len(rest)+1))
 		return nil, &Error{Instance: -1, Line: line, Column: col, Msg: "unexpected data after the document"}
 	}
-	if asJSON { // YAMLToJSONStrict has already refused duplicate keys
+	st := scanStructure(j)
+	if st.dup && asJSON { // YAMLToJSONStrict has already refused duplicate keys
 		if err := checkDuplicateKeys(j); err != nil {
 			return nil, err
 		}
 	}
-	root, instances, err := decodeTopLevel(j)
-	if err != nil {
-		return nil, err
+	root := make(map[string]any, len(st.members))
+	var instances []byte
+	for _, m := range st.members {
+		raw := j[m.start:m.end]
+		if m.key == "instances" && raw[0] == '[' {
+			root[m.key], instances = placeholderInstances, raw
+			continue
+		}
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		root[m.key] = v
+		if m.key == "instances" { // not a list: the checks name it
+			instances = nil
+		}
 	}
 	if err := checkHeader(root); err != nil {
 		return nil, err
@@ -64,73 +78,34 @@ func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
 			return nil, err
 		}
 	}
-	if f.Instances, err = decodeInstances(instances); err != nil {
+	var err error
+	if f.Instances, err = decodeInstances(j, instances, st.elements); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// decodeTopLevel decodes every top-level value but the instances, which it
-// returns raw; a list of them is a placeholder in the mapping.
-func decodeTopLevel(j []byte) (map[string]any, json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // "{"
-		return nil, nil, err
-	}
-	root := map[string]any{}
-	var instances json.RawMessage
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		key := kt.(string)
-		if key != "instances" {
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				return nil, nil, err
-			}
-			root[key] = v
-			continue
-		}
-		if err := dec.Decode(&instances); err != nil {
-			return nil, nil, err
-		}
-		if t := bytes.TrimLeft(instances, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-			root[key] = placeholderInstances
-			continue
-		}
-		v, err := decodeJSON(instances) // not a list: the checks name it
-		if err != nil {
-			return nil, nil, err
-		}
-		root[key], instances = v, nil
-	}
-	return root, instances, nil
-}
-
 // decodeInstances checks and decodes a JSON list of instances one at a time.
-func decodeInstances(raw json.RawMessage) ([]Instance, error) {
-	if raw == nil {
+// elements are the offsets of the list's elements in j.
+func decodeInstances(j, list []byte, elements [][2]int) ([]Instance, error) {
+	if list == nil {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	// One decoder over the list gives each element's generic form for the
+	// checks; the typed decoding reads the element's bytes where they lie.
+	dec := json.NewDecoder(bytes.NewReader(list))
+	dec.UseNumber()
 	if _, err := dec.Token(); err != nil { // "["
 		return nil, err
 	}
-	out := []Instance{}
+	out := make([]Instance, 0, len(elements))
 	strs := interner{}
-	var elem json.RawMessage
-	for i := 0; dec.More(); i++ {
-		if err := dec.Decode(&elem); err != nil {
+	for i, e := range elements {
+		var v any
+		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		v, err := decodeJSON(elem)
-		if err != nil {
-			return nil, err
-		}
-		if path, msg := check(v, instanceType, fmt.Sprintf("instances[%d]", i)); msg != "" {
+		if path, msg := checkElement(v, instanceType, "instances", i); msg != "" {
 			return nil, locate(path, func(int) string {
 				in, _ := v.(map[string]any)
 				id, _ := in["id"].(string)
@@ -139,9 +114,9 @@ func decodeInstances(raw json.RawMessage) ([]Instance, error) {
 		}
 		var in Instance
 		if v != nil { // null is an instance with nothing given, as in a list decoded whole
-			d := json.NewDecoder(bytes.NewReader(elem))
-			d.DisallowUnknownFields()
-			if err := d.Decode(&in); err != nil {
+			// The checks have refused every key the type does not spell
+			// exactly, so this decoding needs no DisallowUnknownFields.
+			if err := json.Unmarshal(j[e[0]:e[1]], &in); err != nil {
 				return nil, err
 			}
 		}

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agnivade/levenshtein"
@@ -362,6 +362,34 @@ var (
 // a value of the wrong type, a time that is not RFC 3339. Null is accepted
 // anywhere and means "not given".
 func check(v any, t reflect.Type, path string) (string, string) {
+	return checkAt(v, t, &pathSeg{key: path, index: -1})
+}
+
+// checkElement is check for element i of the list at key: the path is
+// spelt out only for a mismatch.
+func checkElement(v any, t reflect.Type, key string, i int) (string, string) {
+	return checkAt(v, t, &pathSeg{parent: &pathSeg{key: key, index: -1}, index: i})
+}
+
+// pathSeg is one step of a path being checked, spelt out only for an error:
+// a large fleet has millions of values.
+type pathSeg struct {
+	parent *pathSeg
+	key    string
+	index  int // an element's index; -1 for a key
+}
+
+func (p *pathSeg) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.index >= 0 {
+		return fmt.Sprintf("%s[%d]", p.parent.String(), p.index)
+	}
+	return joinPath(p.parent.String(), p.key)
+}
+
+func checkAt(v any, t reflect.Type, path *pathSeg) (string, string) {
 	if v == nil {
 		return "", ""
 	}
@@ -372,19 +400,19 @@ func check(v any, t reflect.Type, path string) (string, string) {
 	case timeType:
 		s, ok := v.(string)
 		if !ok {
-			return path, "want a date-time such as 2026-11-30T00:00:00Z, got " + describe(v)
+			return path.String(), "want a date-time such as 2026-11-30T00:00:00Z, got " + describe(v)
 		}
 		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			return path, fmt.Sprintf("%q is not a date-time such as 2026-11-30T00:00:00Z", s)
+			return path.String(), fmt.Sprintf("%q is not a date-time such as 2026-11-30T00:00:00Z", s)
 		}
 		return "", ""
 	case decimalType:
 		n, ok := v.(json.Number)
 		if !ok {
-			return path, "want a number, got " + describe(v)
+			return path.String(), "want a number, got " + describe(v)
 		}
 		if _, err := decimal.NewFromString(n.String()); err != nil {
-			return path, fmt.Sprintf("%s is not a number", n)
+			return path.String(), fmt.Sprintf("%s is not a number", n)
 		}
 		return "", ""
 	case perGPUType:
@@ -392,20 +420,20 @@ func check(v any, t reflect.Type, path string) (string, string) {
 			for i, e := range list {
 				n, ok := e.(json.Number)
 				if !ok {
-					return fmt.Sprintf("%s[%d]", path, i), "want a number, got " + describe(e)
+					return (&pathSeg{parent: path, index: i}).String(), "want a number, got " + describe(e)
 				}
 				if _, err := n.Float64(); err != nil {
-					return fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("%s is not a number in range", n)
+					return (&pathSeg{parent: path, index: i}).String(), fmt.Sprintf("%s is not a number in range", n)
 				}
 			}
 			return "", ""
 		}
 		n, ok := v.(json.Number)
 		if !ok {
-			return path, "want a number or a list of numbers (one per GPU), got " + describe(v)
+			return path.String(), "want a number or a list of numbers (one per GPU), got " + describe(v)
 		}
 		if _, err := n.Float64(); err != nil {
-			return path, fmt.Sprintf("%s is not a number in range", n)
+			return path.String(), fmt.Sprintf("%s is not a number in range", n)
 		}
 		return "", ""
 	}
@@ -413,13 +441,13 @@ func check(v any, t reflect.Type, path string) (string, string) {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return path, "want a mapping, got " + describe(v)
+			return path.String(), "want a mapping, got " + describe(v)
 		}
 		return checkStruct(obj, t, path)
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return path, "want a mapping, got " + describe(v)
+			return path.String(), "want a mapping, got " + describe(v)
 		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
@@ -427,17 +455,17 @@ func check(v any, t reflect.Type, path string) (string, string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if p, msg := check(obj[k], t.Elem(), joinPath(path, k)); msg != "" {
+			if p, msg := checkAt(obj[k], t.Elem(), &pathSeg{parent: path, key: k, index: -1}); msg != "" {
 				return p, msg
 			}
 		}
 	case reflect.Slice:
 		list, ok := v.([]any)
 		if !ok {
-			return path, "want a list, got " + describe(v)
+			return path.String(), "want a list, got " + describe(v)
 		}
 		for i, e := range list {
-			if p, msg := check(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); msg != "" {
+			if p, msg := checkAt(e, t.Elem(), &pathSeg{parent: path, index: i}); msg != "" {
 				return p, msg
 			}
 		}
@@ -445,21 +473,21 @@ func check(v any, t reflect.Type, path string) (string, string) {
 		switch v.(type) {
 		case string:
 		case json.Number, bool:
-			return path, fmt.Sprintf("want a string, got %s; quote it", describe(v))
+			return path.String(), fmt.Sprintf("want a string, got %s; quote it", describe(v))
 		default:
-			return path, "want a string, got " + describe(v)
+			return path.String(), "want a string, got " + describe(v)
 		}
 	case reflect.Float64:
 		n, ok := v.(json.Number)
 		if !ok {
-			return path, "want a number, got " + describe(v)
+			return path.String(), "want a number, got " + describe(v)
 		}
 		if _, err := n.Float64(); err != nil {
-			return path, fmt.Sprintf("%s is not a number in range", n)
+			return path.String(), fmt.Sprintf("%s is not a number in range", n)
 		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
-			return path, "want true or false, got " + describe(v)
+			return path.String(), "want true or false, got " + describe(v)
 		}
 	}
 	return "", ""
@@ -467,30 +495,12 @@ func check(v any, t reflect.Type, path string) (string, string) {
 
 // checkStruct reports unknown keys first (in sorted order), then checks the
 // known ones in the struct's field order.
-func checkStruct(obj map[string]any, t reflect.Type, path string) (string, string) {
-	type field struct {
-		name string
-		typ  reflect.Type
-	}
-	var fields []field
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if !sf.IsExported() || name == "-" {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fields = append(fields, field{name, sf.Type})
-	}
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
+func checkStruct(obj map[string]any, t reflect.Type, path *pathSeg) (string, string) {
+	sf := structFieldsOf(t)
+	fields, names := sf.fields, sf.names
 	var unknown []string
 	for k := range obj {
-		if !slices.Contains(names, k) {
+		if _, ok := sf.index[k]; !ok {
 			unknown = append(unknown, k)
 		}
 	}
@@ -502,14 +512,52 @@ func checkStruct(obj map[string]any, t reflect.Type, path string) (string, strin
 		} else {
 			msg += "; known fields: " + strings.Join(names, ", ")
 		}
-		return path, msg
+		return path.String(), msg
 	}
 	for _, f := range fields {
-		if p, msg := check(obj[f.name], f.typ, joinPath(path, f.name)); msg != "" {
+		if p, msg := checkAt(obj[f.name], f.typ, &pathSeg{parent: path, key: f.name, index: -1}); msg != "" {
 			return p, msg
 		}
 	}
 	return "", ""
+}
+
+// structFields are a struct type's JSON fields, in field order.
+type structFields struct {
+	fields []structField
+	names  []string
+	index  map[string]int
+}
+
+type structField struct {
+	name string
+	typ  reflect.Type
+}
+
+// fieldCache holds structFields by type: checkStruct runs for every object
+// of every instance.
+var fieldCache sync.Map // reflect.Type → *structFields
+
+func structFieldsOf(t reflect.Type) *structFields {
+	if sf, ok := fieldCache.Load(t); ok {
+		return sf.(*structFields)
+	}
+	sf := &structFields{index: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		sf.index[name] = len(sf.fields)
+		sf.fields = append(sf.fields, structField{name, f.Type})
+		sf.names = append(sf.names, name)
+	}
+	fieldCache.Store(t, sf)
+	return sf
 }
 
 // suggest returns the known name closest to an unknown one, if it is close.

@@ -1,0 +1,83 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzScanStructure: on any valid JSON object, scanStructure finds the
+// members and instances elements json.Decoder finds, and reports a repeated
+// key whenever the exact walk (checkDuplicateKeys) finds one.
+func FuzzScanStructure(f *testing.F) {
+	f.Add([]byte(validDoc))
+	f.Add([]byte(`{"instances": [{"a": {"b": [1, {"c": 2, "c": 3}]}}], "k": "v"}`))
+	f.Add([]byte(`{"a\u0062": 1, "ab": 2, "instances": "x"}`))
+	f.Add([]byte(` { "instances" : [ ] , "x" : [ [ { } ] , "\"]" ] } `))
+	f.Add([]byte(`{"instances": [null, true, -1.5e3, "s\\", [], {}], "instances": []}`))
+	f.Add([]byte("{\"a\xb0\": 1, \"a\xb1\": 2, \"instances\": []}")) // both keys decode to "a\uFFFD"
+	f.Fuzz(func(t *testing.T, j []byte) {
+		if !json.Valid(j) {
+			return
+		}
+		if t := bytes.TrimLeft(j, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+			return
+		}
+		st := scanStructure(j)
+		if dupErr := checkDuplicateKeys(j); dupErr != nil && !st.dup {
+			t.Fatalf("checkDuplicateKeys: %v; scanStructure found no repeated key in %q", dupErr, j)
+		} else if dupErr == nil && st.dup && !bytes.Contains(j, []byte(`\`)) && utf8.Valid(j) {
+			t.Fatalf("scanStructure found a repeated key the exact walk does not, in %q", j)
+		}
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.Token()
+		var keys []string
+		var vals []json.RawMessage
+		for dec.More() {
+			kt, _ := dec.Token()
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				t.Fatal(err)
+			}
+			keys, vals = append(keys, kt.(string)), append(vals, raw)
+		}
+		if len(st.members) != len(keys) {
+			t.Fatalf("%d members, want %d, in %q", len(st.members), len(keys), j)
+		}
+		for i, m := range st.members {
+			if plain := !bytes.Contains([]byte(m.key), []byte(`\`)) && utf8.ValidString(m.key); plain && m.key != keys[i] {
+				t.Fatalf("member %d is %q, want %q", i, m.key, keys[i])
+			}
+			if got := j[m.start:m.end]; !bytes.Equal(got, vals[i]) {
+				t.Fatalf("member %q is %q, want %q", keys[i], got, vals[i])
+			}
+		}
+		for i, m := range st.members {
+			if m.key != "instances" || vals[i][0] != '[' {
+				continue
+			}
+			var elems []json.RawMessage
+			if err := json.Unmarshal(vals[i], &elems); err != nil {
+				t.Fatal(err)
+			}
+			if len(elems) != len(st.elements) {
+				t.Fatalf("%d elements, want %d, in %q", len(st.elements), len(elems), j)
+			}
+			for k, e := range st.elements {
+				var a, b any
+				json.Unmarshal(j[e[0]:e[1]], &a)
+				json.Unmarshal(elems[k], &b)
+				if ab, bb := mustJSON(a), mustJSON(b); ab != bb {
+					t.Fatalf("element %d is %s, want %s", k, ab, bb)
+				}
+			}
+			break
+		}
+	})
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
