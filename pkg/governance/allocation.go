@@ -107,9 +107,10 @@ func share(part, whole decimal.Decimal) float64 {
 // Untagged last.
 func split(items []Item, total decimal.Decimal, key func(Item) string) []Bucket {
 	type acc struct {
-		spellings []string
-		n         int
-		cur, opt  decimal.Decimal
+		// first is the group's first spelling in sorted order: its key.
+		first    string
+		n        int
+		cur, opt decimal.Decimal
 	}
 	groups := map[string]*acc{}
 	for _, it := range items {
@@ -120,19 +121,18 @@ func split(items []Item, total decimal.Decimal, key func(Item) string) []Bucket 
 		}
 		g := groups[id]
 		if g == nil {
-			g = &acc{}
+			g = &acc{first: k}
 			groups[id] = g
 		}
-		g.spellings = append(g.spellings, k)
+		g.first = min(g.first, k)
 		g.n++
 		c, o := costs(it)
 		g.cur, g.opt = g.cur.Add(c), g.opt.Add(o)
 	}
 	out := make([]Bucket, 0, len(groups))
 	for _, g := range groups {
-		sort.Strings(g.spellings)
 		out = append(out, Bucket{
-			Key:                  g.spellings[0],
+			Key:                  g.first,
 			Instances:            g.n,
 			MonthlyCost:          NewMoney(g.cur),
 			OptimizedMonthlyCost: NewMoney(g.opt),

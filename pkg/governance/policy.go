@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -165,6 +166,34 @@ func fold(s string) string {
 	if folded {
 		return s
 	}
+	foldMu.RLock()
+	f, ok := foldCache[s]
+	foldMu.RUnlock()
+	if ok {
+		return f
+	}
+	f = foldSlow(s)
+	foldMu.Lock()
+	if len(foldCache) >= maxFolded {
+		clear(foldCache)
+	}
+	foldCache[s] = f
+	foldMu.Unlock()
+	return f
+}
+
+// The folded forms of the keys and values that need building: a fleet's tag
+// keys and values repeat across its instances, and fold runs per tag per
+// policy key per instance. The cache is emptied when it reaches maxFolded, so
+// unique values (names, e-mail addresses) cannot grow it without bound.
+var (
+	foldMu    sync.RWMutex
+	foldCache = map[string]string{}
+)
+
+const maxFolded = 1 << 14
+
+func foldSlow(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range strings.ToLower(s) {
