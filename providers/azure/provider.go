@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -50,6 +51,11 @@ type Provider struct {
 	resourceIDs map[string]string
 	computes    map[string]*armcompute.ClientFactory
 	endpoints   endpoints
+	// orRefused is set once the Retail Prices API refused an or query;
+	// pendingNotes are notes of the scan not tied to a scope, which the
+	// next utilization read returns.
+	orRefused    atomic.Bool
+	pendingNotes []string
 }
 
 // endpoints are the URLs of the services that are not ARM.
