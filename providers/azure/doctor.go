@@ -58,7 +58,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 		add("Microsoft.Resources/subscriptions/read", "one call", classify(err))
 		_, err = p.query(ctx, []string{scope.Account}, regionsQuery)
 		add("Microsoft.Compute/virtualMachines/read", "Resource Graph, one query", err)
-		_, err = p.retailItems(ctx, "eastus", "Standard_NC24ads_A100_v4")
+		_, err = p.retailItems(ctx, "eastus", priceFilter("eastus", []string{"Standard_NC24ads_A100_v4"}))
 		add("Retail Prices API (public)", "one query", err)
 		perms, err := p.permissionsOf(ctx, scope.Account, "")
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resourcegraph/armresourcegraph"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -465,7 +466,7 @@ func (p *Provider) instances(ctx context.Context, scope providers.Scope, rows []
 	if len(rows) == 0 {
 		return out, nil
 	}
-	skus, err := p.skusOf(ctx, scope)
+	skus, err := p.sizeFacts(ctx, scope, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -535,6 +536,46 @@ func lastPart(id string) string {
 		return id[i+1:]
 	}
 	return id
+}
+
+// sizeFacts are the GPU count, vCPUs and memory of the rows' GPU sizes
+// (lower-case name →): the embedded catalog's for the sizes it has (a
+// size's hardware does not change), and Resource SKUs' for the others,
+// which is read only when some size is not in the catalog.
+func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []vmRow) (map[string]*skuInfo, error) {
+	cat, _ := catalog.Embedded() // without it, Resource SKUs says all
+	out := map[string]*skuInfo{}
+	lacking := false
+	for _, r := range rows {
+		k := strings.ToLower(r.Size)
+		if _, done := out[k]; done {
+			continue
+		}
+		if _, known := LookupSize(r.Size); !known {
+			continue // no GPU size of the table: left out whatever the SKU says
+		}
+		if cat != nil {
+			if t, ok := cat.InstanceType(fleet.Azure, r.Size); ok && t.GPUCount > 0 {
+				out[k] = &skuInfo{gpus: t.GPUCount, vcpus: t.VCPUs, memoryGiB: t.MemoryGiB}
+				continue
+			}
+		}
+		out[k] = nil
+		lacking = true
+	}
+	if !lacking {
+		return out, nil
+	}
+	skus, err := p.skusOf(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range out {
+		if v == nil {
+			out[k] = skus[k]
+		}
+	}
+	return out, nil
 }
 
 // skusOf reads the GPU, vCPU and memory capabilities of a region's sizes

@@ -3,13 +3,16 @@ package azure
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/shopspring/decimal"
 
@@ -23,40 +26,79 @@ import (
 const (
 	pricesAPIVersion = "2023-01-01-preview" // savings plan prices need it
 	pricesSource     = "Azure Retail Prices API"
-	// maxPricePages bounds one type's NextPageLink chain.
+	// maxPricePages bounds one query's NextPageLink chain.
 	maxPricePages = 50
+	// maxPriceURL is the longest query URL (bytes, encoded) the adapter
+	// sends: a region's sizes are split into several or-queries under it.
+	// The API states no limit; 2,048 is the limit of the clients and
+	// proxies a URL may pass through (IIS's default maxQueryString, the
+	// old browsers' URL limit), and at about 50 bytes a size it still
+	// takes 35 sizes a query, more than a region usually has.
+	maxPriceURL = 2048
 )
 
 // Hours in a reservation term: the API's reservation price is the whole term.
 var termHours = map[string]decimal.Decimal{"1 Year": decimal.NewFromInt(8760), "3 Years": decimal.NewFromInt(26280)}
 
+// priceFilterBase is the filter of a region's VM rows, before the sizes.
+func priceFilterBase(region string) string {
+	return fmt.Sprintf("serviceName eq 'Virtual Machines' and armRegionName eq '%s'", odata(region))
+}
+
+// priceFilter is the filter of sizes in a region: one size compared alone,
+// several or-ed in parentheses (OData's and binds tighter than or).
+func priceFilter(region string, sizes []string) string {
+	terms := make([]string, len(sizes))
+	for i, s := range sizes {
+		terms[i] = fmt.Sprintf("armSkuName eq '%s'", odata(s))
+	}
+	if len(terms) == 1 {
+		return priceFilterBase(region) + " and " + terms[0]
+	}
+	return priceFilterBase(region) + " and (" + strings.Join(terms, " or ") + ")"
+}
+
+// orRefusedNote is the note of a Retail Prices API that refused an or
+// query: prices are then read one query per size.
+const orRefusedNote = "Azure Retail Prices API: an $filter joining sizes with 'or' was refused (HTTP 400); prices are read with one query per size and region instead"
+
 var _ providers.PriceReader = (*Provider)(nil)
 
-// ReadPrices reads the scope region's retail prices of instanceTypes, one
-// filtered query per type (serviceName, armRegionName, armSkuName) paged
-// with NextPageLink, through the price cache: Linux consumption (on-demand),
-// Spot (else Low Priority) as spot, and 1- and 3-year commitment rates from
-// reservations (term price ÷ hours in the term), else from the consumption
-// row's savings plan prices. Windows and DevTest rows are left out.
+// ReadPrices reads the scope region's retail prices of instanceTypes
+// through the price cache: one filtered query for all of them
+// (serviceName, armRegionName, and the sizes or-ed together), split where
+// the URL would pass maxPriceURL, each paged with NextPageLink. When the
+// API answers 400 to an or query, the region's sizes are read one query
+// each (and so are every later region's), with a note. Of the rows it
+// takes Linux consumption (on-demand), Spot (else Low Priority) as spot,
+// and 1- and 3-year commitment rates from reservations (term price ÷ hours
+// in the term), else from the consumption row's savings plan prices.
+// Windows and DevTest rows are left out.
 func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instanceTypes []string) ([]pricing.Price, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	types := append([]string(nil), instanceTypes...)
 	sort.Strings(types)
+	types = slices.Compact(types)
 	var c *cache.Cache
 	if p.opts.CacheDir != "" {
 		c = cache.New(p.opts.CacheDir, p.opts.CacheTTL, p.opts.Now)
 	}
 	k := cache.Key{Provider: fleet.Azure, Region: scope.Region, Types: types, Kind: "retail", Origin: p.opts.Endpoint}
 	res, err := c.Load(ctx, k, func(ctx context.Context) ([]pricing.Price, error) {
+		items, err := p.regionItems(ctx, scope.Region, types)
+		if err != nil {
+			return nil, err
+		}
+		bySize := map[string][]RetailItem{}
+		for _, it := range items {
+			s := strings.ToLower(it.ARMSkuName)
+			bySize[s] = append(bySize[s], it)
+		}
 		var out []pricing.Price
 		for _, t := range types {
-			items, err := p.retailItems(ctx, scope.Region, t)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, PricesOf(items, scope.Region, t, p.opts.Now().UTC())...)
+			out = append(out, PricesOf(bySize[strings.ToLower(t)], scope.Region, t, p.opts.Now().UTC())...)
 		}
 		return out, nil
 	})
@@ -64,6 +106,73 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 		return nil, fmt.Errorf("retail prices: %w", err)
 	}
 	return res.Prices, nil
+}
+
+// regionItems reads the rows of sizes in a region: or-queries of as many
+// sizes as maxPriceURL allows, else (once the API refused one) a query per
+// size.
+func (p *Provider) regionItems(ctx context.Context, region string, sizes []string) ([]RetailItem, error) {
+	var out []RetailItem
+	for rest := sizes; len(rest) > 0; {
+		n := 1
+		if !p.orRefused.Load() {
+			n = p.sizesFitting(region, rest)
+		}
+		items, err := p.retailItems(ctx, region, priceFilter(region, rest[:n]))
+		if err != nil && n > 1 && isBadRequest(err) {
+			p.refuseOr()
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+		rest = rest[n:]
+	}
+	return out, nil
+}
+
+// sizesFitting is how many of sizes (at least one) one query's URL holds
+// under maxPriceURL.
+func (p *Provider) sizesFitting(region string, sizes []string) int {
+	n := 1
+	for n < len(sizes) && len(p.pricesURL(priceFilter(region, sizes[:n+1]))) <= maxPriceURL {
+		n++
+	}
+	return n
+}
+
+// pricesURL is the first page's URL of a filter.
+func (p *Provider) pricesURL(filter string) string {
+	q := url.Values{}
+	q.Set("api-version", pricesAPIVersion)
+	q.Set("currencyCode", "'USD'")
+	q.Set("$filter", filter)
+	return p.endpoints.prices + "?" + q.Encode()
+}
+
+// refuseOr makes later price reads ask one size a query, and notes it once.
+func (p *Provider) refuseOr() {
+	if p.orRefused.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	p.pendingNotes = append(p.pendingNotes, orRefusedNote)
+	p.mu.Unlock()
+}
+
+// takeNotes returns the notes of the scan not tied to a scope, once.
+func (p *Provider) takeNotes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.pendingNotes
+	p.pendingNotes = nil
+	return out
+}
+
+func isBadRequest(err error) bool {
+	var re *azcore.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusBadRequest
 }
 
 // RetailItem is one row of the Retail Prices API.
@@ -90,22 +199,18 @@ type retailPage struct {
 	NextPageLink *string      `json:"NextPageLink"`
 }
 
-// retailItems reads every page of one type's rows in a region.
-func (p *Provider) retailItems(ctx context.Context, region, size string) ([]RetailItem, error) {
+// retailItems reads every page of a filter's rows in a region.
+func (p *Provider) retailItems(ctx context.Context, region, filter string) ([]RetailItem, error) {
 	base, err := url.Parse(p.endpoints.prices)
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{}
-	q.Set("api-version", pricesAPIVersion)
-	q.Set("currencyCode", "'USD'")
-	q.Set("$filter", fmt.Sprintf("serviceName eq 'Virtual Machines' and armRegionName eq '%s' and armSkuName eq '%s'", odata(region), odata(size)))
-	next := base.String() + "?" + q.Encode()
+	next := p.pricesURL(filter)
 	pl := runtime.NewPipeline("gpufinops-azure-prices", "v1", runtime.PipelineOptions{}, p.plain)
 	var out []RetailItem
 	for pages := 0; next != ""; pages++ {
 		if pages >= maxPricePages {
-			return nil, fmt.Errorf("%s %s: more than %d pages", region, size, maxPricePages)
+			return nil, fmt.Errorf("%s: more than %d pages", region, maxPricePages)
 		}
 		u, err := url.Parse(next)
 		if err != nil || u.Host != base.Host {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -50,6 +51,11 @@ type Provider struct {
 	resourceIDs map[string]string
 	computes    map[string]*armcompute.ClientFactory
 	endpoints   endpoints
+	// orRefused is set once the Retail Prices API refused an or query;
+	// pendingNotes are notes of the scan not tied to a scope, which the
+	// next utilization read returns.
+	orRefused    atomic.Bool
+	pendingNotes []string
 }
 
 // endpoints are the URLs of the services that are not ARM.
@@ -184,15 +190,17 @@ func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
 	return providers.AllScopes(ctx, p, func(f *providers.ScopeError) string { return "azure subscription " + f.Scope.Account })
 }
 
-// PartialScopes implements providers.PartialScoper. Each subscription is
-// read (Subscriptions Get, or listed when none is configured); one that
-// cannot be read is a failure without a region and the others are scanned.
+// PartialScopes implements providers.PartialScoper. Each configured
+// subscription is read (Subscriptions Get); when none is configured the
+// enabled ones the credential lists are taken as read. One that cannot be
+// read is a failure without a region and the others are scanned.
 // The regions are the configured ones, else those where Resource Graph
 // finds VMs of the subscriptions (one query for all of them). Missing or
 // rejected credentials fail the whole call.
 func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*providers.ScopeError, error) {
 	subs := p.az.subscriptions
-	if len(subs) == 0 {
+	configured := len(subs) > 0
+	if !configured {
 		pager := p.subs.NewListPager(nil)
 		for pager.More() {
 			page, err := pager.NextPage(ctx)
@@ -212,6 +220,13 @@ func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*pro
 	var ok []string
 	var failed []*providers.ScopeError
 	for _, s := range subs {
+		if !configured {
+			// Listed enabled: the listing already read it (Get answers
+			// the same object), and Resource Graph, which leaves out what
+			// it cannot read, is asked only of what was read.
+			ok = append(ok, s)
+			continue
+		}
 		if _, err := p.subs.Get(ctx, s, nil); err != nil {
 			err = classify(err)
 			if ctx.Err() != nil || errors.Is(err, providers.ErrCredentials) {

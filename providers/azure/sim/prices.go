@@ -1,8 +1,9 @@
 package sim
 
 // The Retail Prices API: GET /api/retail/prices?$filter=… (OData: terms
-// "field eq 'value'" and "contains(field, 'value')" joined by "and"),
-// paged 100 items at a time with an absolute NextPageLink ($skip). No
+// "field eq 'value'" and "contains(field, 'value')" joined by "and" and
+// "or", with parentheses; odata.go), paged 1,000 items at a time (100 before
+// api-version 2023-01-01-preview) with an absolute NextPageLink ($skip). No
 // credentials. Each size has the rows Azure lists: Linux and Windows
 // consumption (the Linux row with its savingsPlan terms), Spot, Low
 // Priority, DevTest, and 1- and 3-year reservations whose retailPrice is the
@@ -17,46 +18,30 @@ import (
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
-// pricePage is the Retail Prices API's page size.
-const pricePage = 100
-
-var (
-	reEq       = regexp.MustCompile(`^(\w+)\s+eq\s+'([^']*)'$`)
-	reContains = regexp.MustCompile(`^contains\((\w+),\s*'([^']*)'\)$`)
-	reRegion   = regexp.MustCompile(`(?i)armRegionName\s+eq\s+'([^']+)'`)
+// The Retail Prices API's page sizes: 1,000 items in current versions,
+// 100 in older ones (../shared/research/cloud-apis.md §2.7).
+const (
+	pricePage       = 1000
+	legacyPricePage = 100
 )
 
+// pageSize is the page of an api-version: the current page from
+// 2023-01-01-preview on, the older one without a version or before it.
+func pageSize(version string) int {
+	if version >= "2023-01-01" {
+		return pricePage
+	}
+	return legacyPricePage
+}
+
+var reRegion = regexp.MustCompile(`(?i)armRegionName\s+eq\s+'([^']+)'`)
+
+// filterRegion is the region a filter names, the request's fault scope.
 func filterRegion(f string) string {
 	if m := reRegion.FindStringSubmatch(f); m != nil {
 		return strings.ToLower(m[1])
 	}
 	return ""
-}
-
-type term struct {
-	field, value string
-	contains     bool
-}
-
-// parseFilter reads the OData subset; false for anything else.
-func parseFilter(f string) ([]term, bool) {
-	if strings.TrimSpace(f) == "" {
-		return nil, true
-	}
-	var out []term
-	for _, part := range regexp.MustCompile(`(?i)\s+and\s+`).Split(strings.TrimSpace(f), -1) {
-		part = strings.TrimSpace(part)
-		if m := reEq.FindStringSubmatch(part); m != nil {
-			out = append(out, term{field: strings.ToLower(m[1]), value: m[2]})
-			continue
-		}
-		if m := reContains.FindStringSubmatch(part); m != nil {
-			out = append(out, term{field: strings.ToLower(m[1]), value: m[2], contains: true})
-			continue
-		}
-		return nil, false
-	}
-	return out, true
 }
 
 // priceItems are the rows of one PriceRow.
@@ -123,41 +108,37 @@ func hexID(parts ...string) []byte {
 	return d
 }
 
-func matches(it map[string]any, terms []term) bool {
-	for _, t := range terms {
-		var got string
-		for k, v := range it {
-			if strings.EqualFold(k, t.field) {
-				if s, ok := v.(string); ok {
-					got = s
-				}
-			}
-		}
-		if t.field == "pricetype" {
-			got, _ = it["type"].(string)
-		}
-		if t.contains {
-			if !strings.Contains(got, t.value) {
-				return false
-			}
-		} else if !strings.EqualFold(got, t.value) {
-			return false
-		}
+// matches evaluates a filter on one row: fields are matched without case,
+// priceType is the row's type, values are compared without case.
+func matches(it map[string]any, f filterExpr) bool {
+	if f == nil {
+		return true
 	}
-	return true
+	return f.eval(func(name string) string {
+		if name == "pricetype" {
+			name = "type"
+		}
+		for k, v := range it {
+			if strings.EqualFold(k, name) {
+				s, _ := v.(string)
+				return s
+			}
+		}
+		return ""
+	})
 }
 
 func (s *Server) servePrices(w http.ResponseWriter, req request) {
 	q := req.r.URL.Query()
-	terms, ok := parseFilter(q.Get("$filter"))
-	if !ok {
-		writeError(w, http.StatusBadRequest, "InvalidFilter", "gpufinops azure sim: the $filter must be terms joined by and: field eq 'value' or contains(field, 'value')")
+	filter, err := parseODataFilter(q.Get("$filter"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "InvalidFilter", "Invalid $filter: "+err.Error()+" (gpufinops azure sim: field eq 'value' and contains(field, 'value') joined by and, or and parentheses)")
 		return
 	}
 	var items []map[string]any
 	for _, p := range s.opts.Prices {
 		for _, it := range priceItems(p) {
-			if matches(it, terms) {
+			if matches(it, filter) {
 				items = append(items, it)
 			}
 		}
@@ -166,7 +147,7 @@ func (s *Server) servePrices(w http.ResponseWriter, req request) {
 	if skip < 0 || skip > len(items) {
 		skip = len(items)
 	}
-	end := min(skip+pricePage, len(items))
+	end := min(skip+pageSize(q.Get("api-version")), len(items))
 	body := map[string]any{"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
 		"Items": append([]map[string]any{}, items[skip:end]...), "Count": end - skip, "NextPageLink": nil}
 	if end < len(items) {

@@ -1,0 +1,132 @@
+package azure
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/azure/sim"
+)
+
+// TestCatalogSizesNeedNoResourceSKUs: a region whose sizes the embedded
+// catalog has is listed without Resource SKUs, with the same instances
+// (GPU count, vCPUs, memory) as when Resource SKUs says them.
+func TestCatalogSizesNeedNoResourceSKUs(t *testing.T) {
+	f := testFleet(t, 30)
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}})
+	got, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil || len(got.Failures) > 0 {
+		t.Fatal(err, got.Failures)
+	}
+	if n := simRequests(t, srv.URL)["compute"]["ListSKUs"]; n != 0 {
+		t.Errorf("%d Resource SKUs calls, want 0: the catalog has every size", n)
+	}
+	// The same scan with every size's facts from Resource SKUs.
+	ref := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}})
+	var want []fleet.Instance
+	for _, r := range []string{"eastus", "westus2"} {
+		scope := providers.Scope{Provider: fleet.Azure, Account: subA, Region: r}
+		rows, err := ref.regionRows(context.Background(), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skus, err := ref.skusOf(context.Background(), scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range rows {
+			if in, ok := instanceOf(row, skus[strings.ToLower(row.Size)], scope); ok {
+				want = append(want, in)
+			}
+		}
+	}
+	if len(want) != len(got.Fleet.Instances) {
+		t.Fatalf("%d instances, %d through Resource SKUs", len(got.Fleet.Instances), len(want))
+	}
+	byID := map[string]fleet.Instance{}
+	for _, in := range want {
+		byID[in.ID] = in
+	}
+	for _, in := range got.Fleet.Instances {
+		w := byID[in.ID]
+		if in.GPU != w.GPU || in.VCPUs != w.VCPUs || in.MemoryGiB != w.MemoryGiB {
+			a, _ := json.Marshal(in)
+			b, _ := json.Marshal(w)
+			t.Errorf("%s: from the catalog %s\n through Resource SKUs %s", in.ID, a, b)
+		}
+	}
+}
+
+// TestSizeOutsideTheCatalogReadsResourceSKUs: a GPU size the catalog does
+// not have is read from Resource SKUs, once per region.
+func TestSizeOutsideTheCatalogReadsResourceSKUs(t *testing.T) {
+	f := runningFleet(t, 6)
+	f.Instances[0].InstanceType = "Standard_NC8ads_A100_v4"
+	f.Instances[0].GPU = fleet.GPU{Model: "A100-80GB", Count: 3, MemoryGiB: 80}
+	f.Instances[0].VCPUs, f.Instances[0].MemoryGiB = 999, 1234
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus"}})
+	for range 2 {
+		res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+		if err != nil || len(res.Failures) > 0 {
+			t.Fatal(err, res.Failures)
+		}
+		found := false
+		for _, in := range res.Fleet.Instances {
+			if in.InstanceType == "Standard_NC8ads_A100_v4" {
+				found = in.GPU.Count == 3 && in.VCPUs == 999 && in.MemoryGiB == 1234
+			}
+		}
+		if !found || len(res.Fleet.Instances) != 6 {
+			t.Fatalf("%d instances; the size outside the catalog with Resource SKUs' facts: %v", len(res.Fleet.Instances), found)
+		}
+	}
+	if n := simRequests(t, srv.URL)["compute"]["ListSKUs"]; n != 1 {
+		t.Errorf("%d Resource SKUs calls, want 1 for the region", n)
+	}
+}
+
+// TestCatalogAgreesWithTheSizeTableOnFractions: a size of a fraction of a
+// GPU in the catalog has that fraction in sizes.csv too, so the count is
+// the same whether the catalog or Resource SKUs (which says 1) is read.
+func TestCatalogAgreesWithTheSizeTableOnFractions(t *testing.T) {
+	for _, o := range testCatalog(t).Offers(pricing.Query{Provider: fleet.Azure}) {
+		info, known := LookupSize(o.Type.Name)
+		if known && o.Type.GPUCount > 0 && o.Type.GPUCount < 1 && info.GPUs != o.Type.GPUCount {
+			t.Errorf("%s: %g GPUs in the catalog, %g in sizes.csv", o.Type.Name, o.Type.GPUCount, info.GPUs)
+		}
+	}
+}
+
+// TestListedSubscriptionsAreNotReadAgain: without --subscription the
+// listing names the enabled subscriptions and each is scanned without a
+// Get; a configured one is read (Get) once.
+func TestListedSubscriptionsAreNotReadAgain(t *testing.T) {
+	f := testFleet(t, 12)
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Adapter: providers.Values{}})
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil || len(res.Failures) > 0 {
+		t.Fatal(err, res.Failures)
+	}
+	if len(res.Fleet.Instances) != len(f.Instances) {
+		t.Errorf("%d instances, want %d", len(res.Fleet.Instances), len(f.Instances))
+	}
+	subs := simRequests(t, srv.URL)["subscriptions"]
+	if subs["ListSubscriptions"] != 1 || subs["GetSubscription"] != 0 {
+		t.Errorf("%d ListSubscriptions and %d GetSubscription, want 1 and 0", subs["ListSubscriptions"], subs["GetSubscription"])
+	}
+	srv2, _ := testSim(t, f, sim.Options{})
+	if _, err := providers.Collect(context.Background(), testProvider(t, srv2.URL, providers.Options{}), providers.CollectOptions{SkipPrices: true}); err != nil {
+		t.Fatal(err)
+	}
+	subs = simRequests(t, srv2.URL)["subscriptions"]
+	if subs["ListSubscriptions"] != 0 || subs["GetSubscription"] != 1 {
+		t.Errorf("configured: %d ListSubscriptions and %d GetSubscription, want 0 and 1", subs["ListSubscriptions"], subs["GetSubscription"])
+	}
+}
