@@ -77,6 +77,10 @@ type Scope struct {
 	// adapters read metrics of: not stopped, with GPU utilization in the
 	// fleet (an agent publishes it).
 	Instances, Metered int
+	// Running are the GPU instances not stopped: Azure's metrics are asked
+	// of each, since nothing short of asking says which VMs an agent
+	// publishes GPU metrics for.
+	Running int
 	// GPUs are the metered instances' GPUs with a utilization series and
 	// MemGPUs those with a GPU memory series (a fractional GPU is one);
 	// CPU and Memory the metered instances with a host CPU and a host
@@ -136,7 +140,11 @@ func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fl
 	s := &b.sh.Scopes[i]
 	s.Instances++
 	s.Types[typ] = true
-	if stopped || !m.gpu || gpu.MemoryGiB <= 0 {
+	if stopped || gpu.MemoryGiB <= 0 {
+		return
+	}
+	s.Running++
+	if !m.gpu {
 		return
 	}
 	n := max(1, int(gpu.Count+0.999))
@@ -320,8 +328,9 @@ func awsBound(scopes []Scope, steps int) Bound {
 
 // azureBound: one ListSubscriptions; one Resource Graph query over every
 // subscription (1,000 a query) and region, paged at 1,000 rows; per
-// subscription and region, metrics:getBatch per 50 metered VMs for each of
-// the two namespaces; per region, the Retail Prices rows of its types at
+// subscription and region, metrics:getBatch per 50 running VMs for each of
+// the two namespaces (the VMs an agent publishes GPU metrics for are known
+// only from the answers); per region, the Retail Prices rows of its types at
 // 1,000 a page. The chain splits the inventory by region (each region's
 // query pages in parallel with the others'). Sizes' GPU facts come from the
 // embedded catalog: no Resource SKUs call is needed.
@@ -335,7 +344,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 	for _, s := range scopes {
 		total += s.Instances
 		perRegion[s.Region] += s.Instances
-		n := azureNamespaces * ceilDiv(s.Metered, azureMetricsBatch)
+		n := azureNamespaces * ceilDiv(s.Running, azureMetricsBatch)
 		req["monitor.MetricsBatch"] += n
 		metricsChain = max(metricsChain, min(n, 1))
 	}

@@ -66,7 +66,7 @@ func TestAWSBound(t *testing.T) {
 // TestAzureBound: two subscriptions in one region.
 func TestAzureBound(t *testing.T) {
 	sh := Shape{Scopes: []Scope{
-		{Cloud: fleet.Azure, Account: "s1", Region: "r1", Instances: 2500, Metered: 120, GPUs: 500, Types: types("x", "y")},
+		{Cloud: fleet.Azure, Account: "s1", Region: "r1", Instances: 2500, Metered: 120, Running: 120, GPUs: 500, Types: types("x", "y")},
 		{Cloud: fleet.Azure, Account: "s2", Region: "r1", Instances: 10, Types: types("x")},
 	}}
 	b := boundOf(t, sh, fleet.Azure)
@@ -132,8 +132,8 @@ func TestShapeOf(t *testing.T) {
 	}}
 	got := ShapeOf(f)
 	want := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
-		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
+		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, Running: 4, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
+		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, Running: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shape (-want +got):\n%s", diff)
