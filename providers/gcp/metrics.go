@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
@@ -54,9 +55,14 @@ var (
 	hostMem  = metric{name: MetricMemory, scale: 1, only: [2]string{"state", "used"}}
 )
 
-// filter is the metric's filter in one region of the project.
+// filter is the metric's filter over a project's VMs, in one region when
+// region is set.
 func (m metric) filter(region string) string {
-	return fmt.Sprintf(`metric.type = %q AND resource.type = %q AND resource.label.zone = starts_with(%q)`, m.name, resourceType, region+"-")
+	f := fmt.Sprintf(`metric.type = %q AND resource.type = %q`, m.name, resourceType)
+	if region != "" {
+		f += fmt.Sprintf(` AND resource.label.zone = starts_with(%q)`, region+"-")
+	}
+	return f
 }
 
 // groupBy are the labels a reduction keeps.
@@ -118,14 +124,16 @@ func (ps periods) slot(t int64) (int, bool) {
 }
 
 // ReadUtilization reads GPU utilization, GPU memory (used over used plus
-// free), host CPU and the agent's host memory of the scope's running VMs:
-// one ListTimeSeries request per metric for the project's region, aligned
-// on the server per hour (per minute for windows up to minuteWindow) with
-// ALIGN_MEAN and reduced (REDUCE_MEAN) per instance and GPU, however many
-// VMs there are. DCGM metrics are asked for only when some VM has no NVML
-// data. A VM without GPU data keeps a nil Utilization and is named in the
-// notes; a GPU that does not report is left out of the samples, never read
-// as idle.
+// free), host CPU and the agent's host memory of the scope's running VMs,
+// aligned on the server per hour (per minute for windows up to
+// minuteWindow) with ALIGN_MEAN and reduced (REDUCE_MEAN) per instance and
+// GPU, however many VMs there are: one ListTimeSeries read per metric over
+// every region of the project, which the project's region scopes of the
+// scan share (with --region, and for a region read a second time, one per
+// metric for the region). DCGM metrics are asked for only when some VM has
+// no NVML data. A VM without GPU data keeps a nil Utilization and is named
+// in the notes; a GPU that does not report is left out of the samples,
+// never read as idle.
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -140,12 +148,12 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 		}
 		return notes, nil
 	}
-	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MEAN)
+	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MEAN, len(p.opts.Regions) == 0)
 }
 
 // ReadPeakUtilization is ReadUtilization with each period's maximum
 // (ALIGN_MAX) instead of its mean, for idle-stop's re-check right before a
-// stop.
+// stop: read for the scope's region alone, fresh.
 func (p *Provider) ReadPeakUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -154,7 +162,7 @@ func (p *Provider) ReadPeakUtilization(ctx context.Context, scope providers.Scop
 	if len(want) == 0 {
 		return nil, nil
 	}
-	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MAX)
+	return p.readUtilization(ctx, scope, instances, want, window, monitoringpb.Aggregation_ALIGN_MAX, false)
 }
 
 // wanted maps the numeric IDs of the running instances this provider
@@ -175,44 +183,28 @@ func (p *Provider) wanted(scope providers.Scope, instances []fleet.Instance) map
 	return want
 }
 
-func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, want map[string]int, window fleet.TimeRange, aligner monitoringpb.Aggregation_Aligner) ([]string, error) {
+func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, want map[string]int, window fleet.TimeRange, aligner monitoringpb.Aggregation_Aligner, shared bool) ([]string, error) {
 	window, period := p.metricWindow(window)
-	read := func(m metric) (map[string]grid, error) { return p.readMetric(ctx, scope, m, window, period, aligner) }
-	util, err := read(nvmlUtil)
-	if err != nil {
-		return nil, err
-	}
-	mem, err := read(nvmlMem)
-	if err != nil {
-		return nil, err
-	}
-	missing := false
-	for id := range want {
-		missing = missing || len(util[id]) == 0
-	}
-	if missing {
-		du, err := read(dcgmUtil)
-		if err != nil {
+	var d metricData
+	var pm *projectMetrics
+	if shared {
+		var err error
+		if pm, err = p.projectRead(ctx, scope, window, period, aligner); err != nil {
 			return nil, err
 		}
-		dm, err := read(dcgmMem)
-		if err != nil {
+	}
+	if pm != nil {
+		var err error
+		if d, err = pm.take(ctx, p, scope.Account, want, window, period, aligner); err != nil {
 			return nil, err
 		}
-		for id := range want {
-			if len(util[id]) == 0 && len(du[id]) > 0 {
-				util[id], mem[id] = du[id], dm[id]
-			}
+	} else {
+		var err error
+		if d, err = p.readRegion(ctx, scope, want, window, period, aligner); err != nil {
+			return nil, err
 		}
 	}
-	cpu, err := read(hostCPU)
-	if err != nil {
-		return nil, err
-	}
-	hostMemory, err := read(hostMem)
-	if err != nil {
-		return nil, err
-	}
+	util, mem, cpu, hostMemory := d.util, d.mem, d.cpu, d.host
 	var notes []string
 	for id, i := range want {
 		in := &instances[i]
@@ -237,8 +229,70 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 	return notes, nil
 }
 
+// readMetrics reads the NVML GPU metrics, host CPU and host memory of a
+// project (or one region of it), the four reads at once; the first failure
+// in that order is the answer's.
+func (p *Provider) readMetrics(ctx context.Context, project, region string, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (metricData, error) {
+	ms := []metric{nvmlUtil, nvmlMem, hostCPU, hostMem}
+	grids := make([]map[string]grid, len(ms))
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() { grids[i], errs[i] = p.readMetric(ctx, project, region, m, w, period, aligner) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return metricData{}, err
+		}
+	}
+	return metricData{util: grids[0], mem: grids[1], cpu: grids[2], host: grids[3]}, nil
+}
+
+// readRegion reads the scope's region alone: the four metrics, DCGM's
+// utilization when one of the wanted VMs has no NVML data, and DCGM's
+// memory when one of those has DCGM utilization.
+func (p *Provider) readRegion(ctx context.Context, scope providers.Scope, want map[string]int, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (metricData, error) {
+	d, err := p.readMetrics(ctx, scope.Account, scope.Region, w, period, aligner)
+	if err != nil {
+		return metricData{}, err
+	}
+	missing := false
+	for id := range want {
+		missing = missing || len(d.util[id]) == 0
+	}
+	if !missing {
+		return d, nil
+	}
+	du, err := p.readMetric(ctx, scope.Account, scope.Region, dcgmUtil, w, period, aligner)
+	if err != nil {
+		return metricData{}, err
+	}
+	var found []string
+	for id := range want {
+		if len(d.util[id]) == 0 && len(du[id]) > 0 {
+			found = append(found, id)
+		}
+	}
+	if len(found) == 0 {
+		return d, nil
+	}
+	dm, err := p.readMetric(ctx, scope.Account, scope.Region, dcgmMem, w, period, aligner)
+	if err != nil {
+		return metricData{}, err
+	}
+	for _, id := range found {
+		d.util[id], d.mem[id] = du[id], dm[id]
+	}
+	return d, nil
+}
+
 // opsAgentDoc is where Google says how to add GPU metrics.
 const opsAgentDoc = "https://cloud.google.com/compute/docs/gpus/monitor-gpus"
+
+// timeSeriesPage is the most points ListTimeSeries returns a page (view
+// FULL).
+const timeSeriesPage = 100000
 
 // minuteWindow is the longest window read per minute (idle-stop's
 // windows); longer ones are read per hour.
@@ -269,10 +323,11 @@ func windowPeriods(w fleet.TimeRange, period time.Duration) periods {
 	return periods{start: w.Start.Unix(), step: step, n: int((w.End.Unix() - w.Start.Unix()) / step)}
 }
 
-// readMetric runs one ListTimeSeries over the scope's region and returns
+// readMetric runs one ListTimeSeries over the project (or one region of
+// it), paged at the most points the API returns a page, and returns
 // numeric instance ID → values in percent per period of the window. A
 // point outside the window is dropped.
-func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metric, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (map[string]grid, error) {
+func (p *Provider) readMetric(ctx context.Context, project, region string, m metric, w fleet.TimeRange, period time.Duration, aligner monitoringpb.Aggregation_Aligner) (map[string]grid, error) {
 	reducer := monitoringpb.Aggregation_REDUCE_MEAN
 	if aligner == monitoringpb.Aggregation_ALIGN_MAX {
 		reducer = monitoringpb.Aggregation_REDUCE_MAX
@@ -281,8 +336,8 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 		reducer = monitoringpb.Aggregation_REDUCE_SUM
 	}
 	req := &monitoringpb.ListTimeSeriesRequest{
-		Name:     "projects/" + scope.Account,
-		Filter:   m.filter(scope.Region),
+		Name:     "projects/" + project,
+		Filter:   m.filter(region),
 		Interval: &monitoringpb.TimeInterval{StartTime: timestamppb.New(w.Start), EndTime: timestamppb.New(w.End)},
 		Aggregation: &monitoringpb.Aggregation{
 			AlignmentPeriod:    durationpb.New(period),
@@ -290,7 +345,8 @@ func (p *Provider) readMetric(ctx context.Context, scope providers.Scope, m metr
 			CrossSeriesReducer: reducer,
 			GroupByFields:      m.groupBy(),
 		},
-		View: monitoringpb.ListTimeSeriesRequest_FULL,
+		View:     monitoringpb.ListTimeSeriesRequest_FULL,
+		PageSize: timeSeriesPage,
 	}
 	ps := windowPeriods(w, period)
 	step := int64(period / time.Second)

@@ -77,6 +77,9 @@ type Provider struct {
 
 	priceMu sync.Mutex
 	skus    *skuTable
+
+	scanMu sync.Mutex
+	scan   *scanState // what the current scan's scopes share
 }
 
 // Compile-time checks of the capabilities the adapter offers.
@@ -106,7 +109,7 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Provider{opts: opts, lists: map[string]*listing{}, types: map[string]machineInfo{}, ids: map[string]string{}}
+	p := &Provider{opts: opts, lists: map[string]*listing{}, types: map[string]machineInfo{}, ids: map[string]string{}, scan: newScan()}
 	ts, defaultProject, err := findCredentials(ctx)
 	if err != nil {
 		return nil, err
@@ -387,11 +390,12 @@ func (p *Provider) Scopes(ctx context.Context) ([]providers.Scope, error) {
 	return providers.AllScopes(ctx, p, func(f *providers.ScopeError) string { return "gcp " + f.Scope.Account })
 }
 
-// PartialScopes implements providers.PartialScoper: a project whose regions
-// cannot be listed is a failure without a region, and the other projects
-// are scanned. With --region the regions are not listed, so every project
+// PartialScopes implements providers.PartialScoper and starts a scan (what
+// its scopes share is read anew): a project whose regions cannot be listed
+// is a failure without a region, and the other projects are scanned. With --region the regions are not listed, so every project
 // gets them.
 func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*providers.ScopeError, error) {
+	p.startScan()
 	projects := make([]providers.Scope, len(p.projects))
 	for i, project := range p.projects {
 		projects[i] = providers.Scope{Provider: fleet.GCP, Account: project}
