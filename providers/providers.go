@@ -432,7 +432,12 @@ type Result struct {
 	Notes    []string
 }
 
-// Collect scans every scope of p concurrently. A scope whose instances cannot
+// Collect scans every scope of p concurrently. Live prices are read once per
+// region (see regionPrices), not once per scope: when every scope of a
+// region is listed, with the union of their instance types, through the
+// first of them that listed any instances, while the utilization is read;
+// a region whose prices cannot be read is a note, and the embedded catalog
+// prices its instances. A scope whose instances cannot
 // be listed is recorded in Failures and the others are kept; so is an
 // account whose scopes cannot be listed, when p is a PartialScoper. A scope whose
 // utilization cannot be read keeps its instances, priced as usual, with a nil
@@ -470,13 +475,16 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	feat := FeaturesOf(p)
 	type out struct {
 		instances []fleet.Instance
-		prices    []pricing.Price
 		notes     []string
 		err       error
 		// metricsErr is a failed utilization read; the instances stay.
 		metricsErr error
 	}
 	results := make([]out, len(scopes))
+	var prices *regionPrices
+	if feat.Prices != nil && !opts.SkipPrices {
+		prices = newRegionPrices(scopes)
+	}
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	for i, sc := range scopes {
@@ -487,11 +495,19 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				results[i].err = ctx.Err()
+				prices.listed(ctx, &wg, feat.Prices, i, nil)
 				return
 			}
 			defer func() { <-sem }()
 			r := &results[i]
 			r.instances, r.err = p.ListGPUInstances(ctx, sc)
+			if r.err == nil {
+				// The region's prices are read once its every scope is
+				// listed, while the utilization is read.
+				prices.listed(ctx, &wg, feat.Prices, i, instanceTypes(r.instances))
+			} else {
+				prices.listed(ctx, &wg, feat.Prices, i, nil)
+			}
 			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
 				var merr error
 				r.notes, merr = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
@@ -502,15 +518,6 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 						r.instances[j].Utilization = nil
 					}
 					r.notes, r.metricsErr = nil, merr
-				}
-			}
-			if r.err == nil && len(r.instances) > 0 && feat.Prices != nil && !opts.SkipPrices {
-				// Without live prices the embedded catalog still prices the
-				// instances: a price failure is a note, not a lost region.
-				var perr error
-				r.prices, perr = feat.Prices.ReadPrices(ctx, sc, instanceTypes(r.instances))
-				if perr != nil {
-					r.notes = append(r.notes, fmt.Sprintf("%s: live prices unavailable, using the embedded catalog: %v", sc, perr))
 				}
 			}
 			if opts.Progress != nil {
@@ -551,8 +558,13 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		}
 		res.Fleet.Instances = append(res.Fleet.Instances, r.instances...)
 		results[i].instances = nil // merged: the scope's copy can go
-		res.Prices = append(res.Prices, r.prices...)
 		res.Notes = append(res.Notes, r.notes...)
+		if g := prices.readThrough(i); g != nil {
+			res.Prices = append(res.Prices, g.prices...)
+			if g.err != nil {
+				res.Notes = append(res.Notes, g.note(scopes[i]))
+			}
+		}
 	}
 	sort.SliceStable(res.Fleet.Instances, func(i, j int) bool {
 		a, b := res.Fleet.Instances[i], res.Fleet.Instances[j]
@@ -581,4 +593,103 @@ func instanceTypes(instances []fleet.Instance) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// regionPrices reads a provider's live prices once per region: the public
+// price lists are the same for every account, subscription or project, so
+// scopes that share a region share one read. A scope without a region is a
+// group of its own.
+type regionPrices struct {
+	scopes  []Scope
+	groupOf []int // scope index → group
+	groups  []*priceGroup
+}
+
+// priceGroup is the scopes of one region and what their price read found.
+type priceGroup struct {
+	region  string
+	mu      sync.Mutex
+	priced  int             // scopes listed with instances
+	pending int             // scopes not yet listed
+	types   map[string]bool // of the scopes listed with instances
+	// through is the scope the prices are read with: the first (in scope
+	// order) that listed any instances; -1 for none.
+	through int
+	prices  []pricing.Price
+	err     error
+}
+
+func newRegionPrices(scopes []Scope) *regionPrices {
+	rp := &regionPrices{scopes: scopes, groupOf: make([]int, len(scopes))}
+	byRegion := map[string]int{}
+	for i, sc := range scopes {
+		k, ok := byRegion[sc.Region]
+		if !ok || sc.Region == "" {
+			k = len(rp.groups)
+			rp.groups = append(rp.groups, &priceGroup{region: sc.Region, types: map[string]bool{}, through: -1})
+			if sc.Region != "" {
+				byRegion[sc.Region] = k
+			}
+		}
+		rp.groupOf[i] = k
+		rp.groups[k].pending++
+	}
+	return rp
+}
+
+// listed records that scope i is listed with instances of the types
+// (none: it failed or is empty). The last scope of a region to be listed
+// starts the region's read, in a goroutine wg waits for, through the
+// region's first scope with instances. A nil regionPrices does nothing.
+func (rp *regionPrices) listed(ctx context.Context, wg *sync.WaitGroup, pr PriceReader, i int, types []string) {
+	if rp == nil {
+		return
+	}
+	g := rp.groups[rp.groupOf[i]]
+	g.mu.Lock()
+	for _, t := range types {
+		g.types[t] = true
+	}
+	if len(types) > 0 {
+		g.priced++
+		if g.through < 0 || i < g.through {
+			g.through = i
+		}
+	}
+	g.pending--
+	last := g.pending == 0
+	g.mu.Unlock()
+	if !last || g.through < 0 {
+		return
+	}
+	scope := rp.scopes[g.through]
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		types := make([]string, 0, len(g.types))
+		for t := range g.types {
+			types = append(types, t)
+		}
+		sort.Strings(types)
+		g.prices, g.err = pr.ReadPrices(ctx, scope, types)
+	}()
+}
+
+// readThrough is the group whose prices were read through scope i, or nil.
+func (rp *regionPrices) readThrough(i int) *priceGroup {
+	if rp == nil {
+		return nil
+	}
+	if g := rp.groups[rp.groupOf[i]]; g.through == i {
+		return g
+	}
+	return nil
+}
+
+// note says that the group's live prices could not be read.
+func (g *priceGroup) note(through Scope) string {
+	if g.region == "" || g.priced == 1 {
+		return fmt.Sprintf("%s: live prices unavailable, using the embedded catalog: %v", through, g.err)
+	}
+	return fmt.Sprintf("%s %s: live prices unavailable for its %d scopes (read through %s), using the embedded catalog: %v", through.Provider, g.region, g.priced, through, g.err)
 }

@@ -44,6 +44,8 @@ type account struct {
 	label string
 	id    string
 	cfg   aws.Config
+	// role is set for an account reached by assuming a role.
+	role bool
 }
 
 // Provider reads one or more AWS accounts.
@@ -64,7 +66,8 @@ var _ providers.Provider = (*Provider)(nil)
 
 // New loads credentials (the default chain, each --profile, each role to
 // assume, from opts.Adapter: OptProfiles, OptRoleARNs) and checks each with
-// GetCallerIdentity. Missing or rejected credentials are
+// GetCallerIdentity, or for a role with the AssumeRole that names its
+// account. Missing or rejected credentials are
 // providers.ErrCredentials.
 func New(ctx context.Context, opts providers.Options) (providers.Provider, error) {
 	if opts.Lookback <= 0 {
@@ -94,10 +97,22 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 		for _, arn := range p.aws.roleARNs {
 			assumed := cfg.Copy()
 			assumed.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg, p.stsOptions), arn))
-			p.accounts = append(p.accounts, &account{label: arn, cfg: assumed})
+			p.accounts = append(p.accounts, &account{label: arn, cfg: assumed, role: true})
 		}
 	}
 	for _, a := range p.accounts {
+		if a.role {
+			// AssumeRole, which the scan needs anyway, checks the
+			// credentials and names the account (AssumedRoleUser's ARN).
+			creds, err := a.cfg.Credentials.Retrieve(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("aws %s: %w", a.label, classify(err))
+			}
+			if creds.AccountID != "" {
+				a.id = creds.AccountID
+				continue
+			}
+		}
 		out, err := sts.NewFromConfig(a.cfg, p.stsOptions).GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
 		if err != nil {
 			return nil, fmt.Errorf("aws %s: %w", a.label, classify(err))

@@ -59,7 +59,7 @@ const (
 	kindCPU
 )
 
-// metricSource is one metric name to discover with ListMetrics.
+// metricSource is one metric ReadUtilization reads.
 type metricSource struct {
 	kind   metricKind
 	name   string
@@ -68,6 +68,7 @@ type metricSource struct {
 	agent  bool   // in the agent's namespace, else AWS/EC2
 }
 
+// metricSources are indexed by kind.
 var metricSources = []metricSource{
 	{kindGPU, MetricGPUUtilization, "g", true, true},
 	{kindGPUMemUsed, MetricGPUMemoryUsed, "u", true, true},
@@ -75,6 +76,18 @@ var metricSources = []metricSource{
 	{kindMemory, MetricMemoryUsed, "m", false, true},
 	{kindCPU, MetricCPU, "c", false, false},
 }
+
+// agentSources are the metric sources in the agent's namespace by name:
+// the ones one listing of the namespace finds.
+var agentSources = func() map[string]metricSource {
+	out := map[string]metricSource{}
+	for _, src := range metricSources {
+		if src.agent {
+			out[src.name] = src
+		}
+	}
+	return out
+}()
 
 // series is one CloudWatch metric (exact dimension set) of one instance.
 type series struct {
@@ -94,8 +107,9 @@ type stepData struct {
 // ReadUtilization reads the window's GPU, GPU memory, CPU and host memory
 // utilization of the scope's running instances into their
 // Utilization.Samples, and their running hours into Usage.HoursPerMonth.
-// Series are found with ListMetrics per metric name (not per instance) and
-// read with GetMetricData, up to 500 queries a call (fewer when a call would
+// The agent's series are found with one ListMetrics listing of its
+// namespace (not per metric name or instance), CPU's from the instance IDs,
+// and all are read with GetMetricData, up to 500 queries a call (fewer when a call would
 // exceed 100,800 datapoints), statistic Average (ReadPeakUtilization:
 // Maximum). A GPU whose series has no datapoint in a period is absent from
 // that sample's per-GPU values (never 0), so a caller sees fewer GPUs than
@@ -255,41 +269,41 @@ func metricPeriod(w fleet.TimeRange, now time.Time) time.Duration {
 	return time.Hour
 }
 
-// discoverSeries lists every series of the metric sources that belongs to
-// one of the wanted instances (InstanceId → index) and gives each a query Id.
+// discoverSeries finds every series of the metric sources that belongs to
+// one of the wanted instances (InstanceId → index) and gives each a query
+// Id. The agent's series are found with one paginated ListMetrics of its
+// namespace (every metric with an InstanceId dimension, filtered here by
+// name), which gives their exact dimension sets; CPUUtilization is EC2's,
+// whose one dimension is InstanceId, so it needs no listing.
 func (p *Provider) discoverSeries(ctx context.Context, c cloudwatch.ListMetricsAPIClient, want map[string]int) ([]series, error) {
-	found := make([][]series, len(metricSources))
-	err := parallel(ctx, len(metricSources), p.opts.Concurrency, func(ctx context.Context, k int) error {
-		src := metricSources[k]
-		ns := NamespaceEC2
-		if src.agent {
-			ns = p.aws.metricsNamespace
-		}
-		pg := cloudwatch.NewListMetricsPaginator(c, &cloudwatch.ListMetricsInput{
-			Namespace:  aws.String(ns),
-			MetricName: aws.String(src.name),
-			Dimensions: []cwtypes.DimensionFilter{{Name: aws.String("InstanceId")}},
-		})
-		for pg.HasMorePages() {
-			page, err := pg.NextPage(ctx)
-			if err != nil {
-				return callError(ctx, "ListMetrics "+ns+" "+src.name, err)
-			}
-			for _, m := range page.Metrics {
-				s, ok := seriesOf(src, m, want)
-				if ok {
-					found[k] = append(found[k], s)
-				}
-			}
-		}
-		return nil
+	ns := p.aws.metricsNamespace
+	pg := cloudwatch.NewListMetricsPaginator(c, &cloudwatch.ListMetricsInput{
+		Namespace:  aws.String(ns),
+		Dimensions: []cwtypes.DimensionFilter{{Name: aws.String("InstanceId")}},
 	})
-	if err != nil {
-		return nil, err
-	}
 	var all []series
-	for _, f := range found {
-		all = append(all, f...)
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, callError(ctx, "ListMetrics "+ns, err)
+		}
+		for _, m := range page.Metrics {
+			src, ok := agentSources[aws.ToString(m.MetricName)]
+			if !ok {
+				continue
+			}
+			if s, ok := seriesOf(src, m, want); ok {
+				all = append(all, s)
+			}
+		}
+	}
+	cpu := metricSources[kindCPU]
+	for id, i := range want {
+		all = append(all, series{inst: i, kind: kindCPU, gpu: -1, metric: cwtypes.Metric{
+			Namespace:  aws.String(NamespaceEC2),
+			MetricName: aws.String(cpu.name),
+			Dimensions: []cwtypes.Dimension{{Name: aws.String("InstanceId"), Value: aws.String(id)}},
+		}})
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]

@@ -28,7 +28,7 @@ type fakeCW struct {
 	value   func(m cwtypes.Metric, t time.Time) (float64, bool)
 	err     error
 
-	listCalls      map[string]int // by metric name
+	listCalls      map[string]int // by metric name ("" for a listing of every name)
 	getCalls       int
 	maxQueries     int
 	maxDatapoints  int
@@ -79,7 +79,7 @@ func (f *fakeCW) ListMetrics(ctx context.Context, in *cloudwatch.ListMetricsInpu
 	}
 	var match []cwtypes.Metric
 	for _, m := range f.metrics {
-		if aws.ToString(m.Namespace) != aws.ToString(in.Namespace) || aws.ToString(m.MetricName) != aws.ToString(in.MetricName) {
+		if aws.ToString(m.Namespace) != aws.ToString(in.Namespace) || (in.MetricName != nil && aws.ToString(m.MetricName) != *in.MetricName) {
 			continue
 		}
 		ok := true
@@ -231,10 +231,10 @@ func TestReadUtilizationUnit(t *testing.T) {
 	if f.queried["i-stopped"] || f.queried["i-elsewhere"] {
 		t.Errorf("queried a stopped or unlisted instance: %v", f.queried)
 	}
-	for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal, MetricMemoryUsed, MetricCPU} {
-		if f.listCalls[name] != 1 {
-			t.Errorf("ListMetrics %s called %d times, want 1", name, f.listCalls[name])
-		}
+	// One listing of the agent's namespace, every name at once; CPU is
+	// EC2's and needs none.
+	if len(f.listCalls) != 1 || f.listCalls[""] != 1 {
+		t.Errorf("ListMetrics calls by name %v, want one listing of every name", f.listCalls)
 	}
 	if f.getCalls != 1 {
 		t.Errorf("GetMetricData calls = %d, want 1", f.getCalls)
@@ -298,8 +298,8 @@ func TestReadUtilizationBatches(t *testing.T) {
 		days      int
 		wantCalls int
 	}{
-		{7, 3},  // 1,200 series, 500 a call: 168 h × 500 fits in 100,800 datapoints
-		{14, 4}, // 336 h: 300 series a call keep a call within 100,800 datapoints
+		{7, 4},  // 1,600 series, 500 a call: 168 h × 500 fits in 100,800 datapoints
+		{14, 6}, // 336 h: 300 series a call keep a call within 100,800 datapoints
 	} {
 		f := newFakeCW()
 		var instances []fleet.Instance
@@ -309,6 +309,7 @@ func TestReadUtilizationBatches(t *testing.T) {
 			for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal} {
 				f.add(DefaultNamespace, name, "InstanceId", id, "InstanceType", "g5.xlarge", "index", "0", "name", "A10G")
 			}
+			f.add(NamespaceEC2, MetricCPU, "InstanceId", id)
 			instances = append(instances, fleet.Instance{ID: id, State: fleet.Running})
 			want[id] = i
 		}
@@ -322,8 +323,8 @@ func TestReadUtilizationBatches(t *testing.T) {
 		if f.getCalls != tt.wantCalls || f.maxQueries > 500 || f.maxDatapoints > 100800 {
 			t.Errorf("%d days: %d GetMetricData calls (max %d queries, %d datapoints), want %d", tt.days, f.getCalls, f.maxQueries, f.maxDatapoints, tt.wantCalls)
 		}
-		if f.listCalls[MetricGPUUtilization] != 1 {
-			t.Errorf("ListMetrics pages for 400 series: %d, want 1", f.listCalls[MetricGPUUtilization])
+		if f.listCalls[""] != 3 {
+			t.Errorf("ListMetrics pages for 1,200 series: %d, want 3", f.listCalls[""])
 		}
 		if len(notes) != 0 || len(instances[399].Utilization.Samples) != tt.days*24 {
 			t.Errorf("%d days: notes %v, samples %d", tt.days, notes, len(instances[399].Utilization.Samples))
@@ -340,6 +341,7 @@ func TestReadUtilizationMinutes(t *testing.T) {
 		for _, name := range []string{MetricGPUUtilization, MetricGPUMemoryUsed, MetricGPUMemoryTotal} {
 			f.add(DefaultNamespace, name, "InstanceId", id, "InstanceType", "g5.xlarge", "index", "0", "name", "A10G")
 		}
+		f.add(NamespaceEC2, MetricCPU, "InstanceId", id)
 		instances = append(instances, fleet.Instance{ID: id, State: fleet.Running})
 	}
 	// i-0's agent reports from 10:10 only; i-1 is busy from 10:25.
@@ -366,9 +368,9 @@ func TestReadUtilizationMinutes(t *testing.T) {
 	if !f.periods["60"] || len(f.periods) != 1 {
 		t.Errorf("periods %v, want 60 only", f.periods)
 	}
-	// 1,800 series: ⌈1800/500⌉ calls of at most 500 queries × 30 datapoints.
-	if f.getCalls != 4 || f.maxQueries != 500 || f.maxDatapoints != 500*30 {
-		t.Errorf("%d GetMetricData calls, at most %d queries and %d datapoints; want 4, 500, 15,000", f.getCalls, f.maxQueries, f.maxDatapoints)
+	// 2,400 series: ⌈2400/500⌉ calls of at most 500 queries × 30 datapoints.
+	if f.getCalls != 5 || f.maxQueries != 500 || f.maxDatapoints != 500*30 {
+		t.Errorf("%d GetMetricData calls, at most %d queries and %d datapoints; want 5, 500, 15,000", f.getCalls, f.maxQueries, f.maxDatapoints)
 	}
 	for _, s := range f.starts {
 		if !s.Equal(end.Add(-30*time.Minute)) || !f.ends[0].Equal(end) {

@@ -20,7 +20,7 @@ import (
 )
 
 // cborCloudWatch is a small CloudWatch speaking the SDK's default wire
-// format (Smithy RPC v2 CBOR): ListMetrics in pages of one metric,
+// format (Smithy RPC v2 CBOR): ListMetrics in pages of three metrics,
 // GetMetricData in pages of one result, and one Throttling error first.
 type cborCloudWatch struct {
 	t         *testing.T
@@ -70,23 +70,32 @@ func (c *cborCloudWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch op {
 	case "ListMetrics":
-		name, ns := cborString(in["MetricName"]), cborString(in["Namespace"])
+		ns := cborString(in["Namespace"])
 		if f, _ := in["Dimensions"].(cbor.List); len(f) != 1 || cborString(f[0].(cbor.Map)["Name"]) != "InstanceId" {
-			c.t.Errorf("ListMetrics %s: dimension filter %v, want InstanceId", name, in["Dimensions"])
+			c.t.Errorf("ListMetrics: dimension filter %v, want InstanceId", in["Dimensions"])
 		}
+		if _, named := in["MetricName"]; named || ns != DefaultNamespace {
+			c.t.Errorf("ListMetrics of %q named %v, want the agent's namespace, every name", ns, in["MetricName"])
+		}
+		// The agent's metrics of both instances, and one gpufinops does
+		// not read, in pages of three.
 		var metrics cbor.List
-		for _, id := range []string{"i-a", "i-b"} {
-			index := ""
-			if strings.HasPrefix(name, "nvidia_smi") {
-				index = "0"
+		for _, name := range []string{MetricGPUUtilization, "nvidia_smi_temperature_gpu", MetricGPUMemoryUsed, MetricGPUMemoryTotal, MetricMemoryUsed} {
+			for _, id := range []string{"i-a", "i-b"} {
+				index := ""
+				if strings.HasPrefix(name, "nvidia_smi") {
+					index = "0"
+				}
+				metrics = append(metrics, cbor.Map{"Namespace": cbor.String(ns), "MetricName": cbor.String(name), "Dimensions": dimsOf(id, index)})
 			}
-			metrics = append(metrics, cbor.Map{"Namespace": cbor.String(ns), "MetricName": cbor.String(name), "Dimensions": dimsOf(id, index)})
 		}
-		out := cbor.Map{}
-		if cborString(in["NextToken"]) == "" {
-			out["Metrics"], out["NextToken"] = metrics[:1], cbor.String("page2")
-		} else {
-			out["Metrics"] = metrics[1:]
+		page := 0
+		if tok := cborString(in["NextToken"]); tok != "" {
+			page = int(tok[0] - '0')
+		}
+		out := cbor.Map{"Metrics": metrics[3*page : min(3*page+3, len(metrics))]}
+		if 3*page+3 < len(metrics) {
+			out["NextToken"] = cbor.String(string(rune('0' + page + 1)))
 		}
 		w.Write(cbor.Encode(out))
 	case "GetMetricData":
@@ -147,9 +156,10 @@ func TestReadUtilizationWire(t *testing.T) {
 	if len(notes) != 0 {
 		t.Errorf("notes %q", notes)
 	}
-	// Five metrics listed in two pages each (plus the throttled first call),
-	// one GetMetricData batch of ten queries read in ten pages.
-	if cw.calls["ListMetrics"] != 11 || cw.calls["GetMetricData"] != 10 {
+	// Ten metrics listed in four pages (plus the throttled first call), one
+	// GetMetricData batch of ten queries (the temperature left out, CPU
+	// added without a listing) read in ten pages.
+	if cw.calls["ListMetrics"] != 5 || cw.calls["GetMetricData"] != 10 {
 		t.Errorf("calls = %v", cw.calls)
 	}
 	if len(cw.queries) != 100 || !slices.Contains(cw.queries, "g0_0") || !slices.Contains(cw.queries, "c1_4") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -429,6 +430,61 @@ func TestListMetricsPagesAndFilters(t *testing.T) {
 	got, _ := listAll(t, west, &cloudwatch.ListMetricsInput{})
 	if len(got) != 1 || dimsOf(got[0])["InstanceId"] != "i-west" {
 		t.Errorf("us-west-2 lists %d metrics, want i-west's one", len(got))
+	}
+}
+
+// TestListMetricsWholeNamespace lists the agent's namespace without a
+// metric name, as the adapter does: every name at once, 500 a page with a
+// NextToken, each series once, and EC2's CPU left out.
+func TestListMetricsWholeNamespace(t *testing.T) {
+	f := &fleet.Fleet{}
+	stats := &fleet.Stats{Avg: 50, P95: 80, Max: 90}
+	for i := range 70 {
+		f.Instances = append(f.Instances, fleet.Instance{
+			ID: fmt.Sprintf("i-%03d", i), Provider: fleet.AWS, Region: "us-east-1", InstanceType: "p4d.24xlarge",
+			GPU: fleet.GPU{Model: "A100", Count: 8, MemoryGiB: 40}, Lifecycle: fleet.OnDemand, State: fleet.Running,
+			Utilization: &fleet.Utilization{GPU: stats, GPUMemory: stats, CPU: stats, Memory: stats},
+		})
+	}
+	s, srv := cwServe(t, f, Options{})
+	for _, proto := range cwProtocols {
+		t.Run(proto, func(t *testing.T) {
+			c := cwClient(srv, proto)
+			s.ResetCounts()
+			var sizes []int
+			var all []cwtypes.Metric
+			pg := cloudwatch.NewListMetricsPaginator(c, &cloudwatch.ListMetricsInput{
+				Namespace:  aws.String(agentNamespace),
+				Dimensions: []cwtypes.DimensionFilter{{Name: aws.String("InstanceId")}},
+			})
+			for pg.HasMorePages() {
+				page, err := pg.NextPage(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				sizes = append(sizes, len(page.Metrics))
+				all = append(all, page.Metrics...)
+			}
+			// 70 × (8 GPUs × 3 metrics + host memory) = 1,750 series.
+			if !slices.Equal(sizes, []int{500, 500, 500, 250}) || s.Counts()["monitoring"]["ListMetrics"] != 4 {
+				t.Errorf("pages of %v (%d requests), want 500, 500, 500, 250", sizes, s.Counts()["monitoring"]["ListMetrics"])
+			}
+			byName := map[string]int{}
+			seen := map[string]bool{}
+			for _, m := range all {
+				d := dimsOf(m)
+				key := aws.ToString(m.MetricName) + "/" + d["InstanceId"] + "/" + d["index"]
+				if seen[key] || aws.ToString(m.Namespace) != agentNamespace {
+					t.Fatalf("metric %s in %s listed twice or in another namespace", key, aws.ToString(m.Namespace))
+				}
+				seen[key] = true
+				byName[aws.ToString(m.MetricName)]++
+			}
+			want := map[string]int{metricGPUUtil: 560, metricGPUMemUsed: 560, metricGPUMemTotal: 560, metricMemUsed: 70}
+			if !maps.Equal(byName, want) {
+				t.Errorf("metrics by name %v, want %v", byName, want)
+			}
+		})
 	}
 }
 
