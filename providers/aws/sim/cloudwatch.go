@@ -65,7 +65,7 @@ func (s *Server) serveCloudWatch(w http.ResponseWriter, req request) {
 	var out map[string]any
 	switch req.op {
 	case "ListMetrics":
-		out, err = s.listMetrics(req.region, in)
+		out, err = s.listMetrics(req.region, s.callerAccount(req), in)
 	case "GetMetricData":
 		out, err = s.getMetricData(req.region, in)
 	default:
@@ -137,7 +137,9 @@ type dimFilter struct {
 	hasValue    bool
 }
 
-func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, error) {
+// listMetrics lists the metrics of the caller's account (every account's
+// when the simulator has none), as CloudWatch lists only the caller's.
+func (s *Server) listMetrics(region, account string, in map[string]any) (map[string]any, error) {
 	namespace, name := str(in["Namespace"]), str(in["MetricName"])
 	var filters []dimFilter
 	for _, d := range list(in["Dimensions"]) {
@@ -158,7 +160,7 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 	if recent != "" && recent != "PT3H" {
 		return nil, badRequest("InvalidParameterValue", "RecentlyActive %q is not PT3H", recent)
 	}
-	fingerprint := jsonFingerprint([]any{"ListMetrics", region, namespace, name, fmt.Sprint(filters), recent})
+	fingerprint := jsonFingerprint([]any{"ListMetrics", region, account, namespace, name, fmt.Sprint(filters), recent})
 	offset, ok := simkit.DecodeToken(str(in["NextToken"]), fingerprint)
 	if !ok {
 		return nil, badRequest("InvalidNextToken", "the NextToken is not one this ListMetrics request issued")
@@ -169,7 +171,7 @@ func (s *Server) listMetrics(region string, in map[string]any) (map[string]any, 
 	views := map[*instSeries]simkit.View{}
 	var match []*series
 	for _, se := range st.all {
-		if se.inst.region != region || (namespace != "" && se.namespace != namespace) || (name != "" && se.name != name) || !matchDims(se.dims, filters) {
+		if se.inst.region != region || (account != "" && se.inst.account != account) || (namespace != "" && se.namespace != namespace) || (name != "" && se.name != name) || !matchDims(se.dims, filters) {
 			continue
 		}
 		v, ok := views[se.inst]

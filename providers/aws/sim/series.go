@@ -75,6 +75,9 @@ func seriesKey(namespace, name string, dims []dimension) string {
 // instSeries is what CloudWatch knows of one instance.
 type instSeries struct {
 	id, region string
+	// account is the fleet's account of the instance: ListMetrics lists
+	// only the caller's.
+	account string
 	// stoppedInFleet: the fleet has the instance stopped, so it has no
 	// datapoints until it is started.
 	stoppedInFleet bool
@@ -118,7 +121,7 @@ var seedKeys = simkit.Keys{GPU: metricGPUUtil, GPUMemory: metricGPUMemUsed, CPU:
 
 // buildInstance makes an instance's series.
 func (s *Server) buildInstance(in fleet.Instance) *instSeries {
-	is := &instSeries{id: in.ID, region: in.Region, stoppedInFleet: in.State == fleet.Stopped}
+	is := &instSeries{id: in.ID, region: in.Region, account: in.Account, stoppedInFleet: in.State == fleet.Stopped}
 	g := s.gpuInfoOf(in)
 	p := simkit.Synthesize(in, g.count, seedKeys, defaultCPU)
 	is.clock = p.Clock

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 )
@@ -84,5 +85,39 @@ func TestAssumeRoleValidation(t *testing.T) {
 		if code := errorCode(t, err); code != "ValidationError" {
 			t.Errorf("%s/%s: %v", aws.ToString(in.RoleArn), aws.ToString(in.RoleSessionName), err)
 		}
+	}
+}
+
+// TestListMetricsListsTheCallersAccount: CloudWatch lists the caller's
+// account's metrics only, so an assumed role and the main account each see
+// their own instances' series.
+func TestListMetricsListsTheCallersAccount(t *testing.T) {
+	_, srv := serveFixture(t, fixtureFleet(), Options{})
+	ctx := context.Background()
+	assumed := aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient(srv, signedCreds), "arn:aws:iam::"+secondAccount+":role/gpufinops-reader"))
+	seen := func(creds aws.CredentialsProvider) map[string]bool {
+		c := cloudwatch.New(cloudwatch.Options{BaseEndpoint: aws.String(srv.URL), Region: "us-east-1", Credentials: creds, RetryMaxAttempts: 1, HTTPClient: testHTTP})
+		ids := map[string]bool{}
+		p := cloudwatch.NewListMetricsPaginator(c, &cloudwatch.ListMetricsInput{})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range out.Metrics {
+				for _, d := range m.Dimensions {
+					if aws.ToString(d.Name) == "InstanceId" {
+						ids[aws.ToString(d.Value)] = true
+					}
+				}
+			}
+		}
+		return ids
+	}
+	if other := seen(assumed); !other["i-0b1"] || other["i-0a1"] {
+		t.Errorf("the other account lists %v; want i-0b1 and none of the main account's", other)
+	}
+	if main := seen(signedCreds); main["i-0b1"] || !main["i-0a1"] {
+		t.Errorf("the main account lists %v; want i-0a1 and not i-0b1", main)
 	}
 }
