@@ -144,6 +144,13 @@ type PriceReader interface {
 	ReadPrices(ctx context.Context, scope Scope, instanceTypes []string) ([]pricing.Price, error)
 }
 
+// ScanNoter is an adapter with notes about a whole scan rather than one
+// scope (e.g. an API that refused a query form, so the adapter fell back to
+// another). Collect takes them once every read of the scan has finished.
+type ScanNoter interface {
+	TakeScanNotes() []string
+}
+
 // StopResult is the outcome of one stop.
 type StopResult struct {
 	// PreviousState and CurrentState are the cloud's state names.
@@ -534,6 +541,9 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		return nil, err
 	}
 	res := &Result{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}, Failures: accountErrors}
+	if sn, ok := p.(ScanNoter); ok {
+		res.Notes = append(res.Notes, sn.TakeScanNotes()...)
+	}
 	total := 0
 	for _, r := range results {
 		total += len(r.instances)

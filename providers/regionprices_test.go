@@ -201,3 +201,46 @@ func TestCollectPricesScopesWithoutRegionAlone(t *testing.T) {
 		t.Errorf("ReadPrices calls %+v, want one per scope", c.calls)
 	}
 }
+
+// notingCloud notes, from its last price read, something about the whole
+// scan, as an adapter that fell back to another query form does.
+type notingCloud struct {
+	*accountsCloud
+	mu    sync.Mutex
+	notes []string
+}
+
+func (c *notingCloud) ReadPrices(ctx context.Context, s Scope, types []string) ([]pricing.Price, error) {
+	c.mu.Lock()
+	c.notes = append(c.notes, "prices for "+s.Region+" read the slow way")
+	c.mu.Unlock()
+	return c.accountsCloud.ReadPrices(ctx, s, types)
+}
+
+func (c *notingCloud) TakeScanNotes() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.notes
+	c.notes = nil
+	return out
+}
+
+// TestCollectTakesScanNotes: the notes a ScanNoter gathers during a scan,
+// price reads included (they may end after every utilization read), are in
+// the result, once each.
+func TestCollectTakesScanNotes(t *testing.T) {
+	for _, conc := range []int{1, 8} {
+		c := &notingCloud{accountsCloud: newAccountsCloud()}
+		res, err := Collect(context.Background(), c, CollectOptions{Concurrency: conc, Window: fleet.TimeRange{End: time.Now()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(res.Notes)
+		if want := []string{"prices for r1 read the slow way", "prices for r2 read the slow way"}; !slices.Equal(res.Notes, want) {
+			t.Errorf("concurrency %d: notes %q, want %q", conc, res.Notes, want)
+		}
+		if left := c.TakeScanNotes(); len(left) != 0 {
+			t.Errorf("concurrency %d: notes left behind %q", conc, left)
+		}
+	}
+}

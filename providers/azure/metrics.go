@@ -56,14 +56,9 @@ func (p *Provider) metricsHost(region string) string {
 // not the VMs. An interval without a value is absent (never 0), and a GPU
 // index without a value is missing from that sample. VMs without GPU series
 // keep a nil Utilization and are named in the notes, as are VMs stopped but
-// still allocated (billed as if running). The notes of the scan not tied to
-// a scope (a Retail Prices API that refused an or query) come first, once.
+// still allocated (billed as if running).
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
-	notes, err := p.readUtilization(ctx, scope, instances, window, "average")
-	if err != nil {
-		return nil, err
-	}
-	return append(p.takeNotes(), notes...), nil
+	return p.readUtilization(ctx, scope, instances, window, "average")
 }
 
 // ReadPeakUtilization is ReadUtilization with aggregation maximum: each

@@ -161,8 +161,10 @@ func (p *Provider) refuseOr() {
 	p.mu.Unlock()
 }
 
-// takeNotes returns the notes of the scan not tied to a scope, once.
-func (p *Provider) takeNotes() []string {
+var _ providers.ScanNoter = (*Provider)(nil)
+
+// TakeScanNotes returns the notes of the scan not tied to a scope, once.
+func (p *Provider) TakeScanNotes() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := p.pendingNotes

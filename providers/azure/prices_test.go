@@ -115,7 +115,7 @@ func TestPricesOneQueryPerRegion(t *testing.T) {
 	if a, b := pricesJSON(t, got), pricesJSON(t, perSizePrices(t, p, "eastus", asked)); a != b {
 		t.Errorf("the region query's prices differ from one query per size:\n region   %s\n per size %s", a, b)
 	}
-	if notes := p.takeNotes(); len(notes) != 0 {
+	if notes := p.TakeScanNotes(); len(notes) != 0 {
 		t.Errorf("notes %q without a refusal", notes)
 	}
 }
@@ -200,11 +200,11 @@ func TestPricesFallBackWhenOrIsRefused(t *testing.T) {
 			t.Errorf("%s: the fallback's prices differ from one query per size", r)
 		}
 	}
-	notes := p.takeNotes()
+	notes := p.TakeScanNotes()
 	if len(notes) != 1 || notes[0] != orRefusedNote {
 		t.Errorf("notes %q, want the refusal once", notes)
 	}
-	if again := p.takeNotes(); len(again) != 0 {
+	if again := p.TakeScanNotes(); len(again) != 0 {
 		t.Errorf("the note came twice: %q", again)
 	}
 }

@@ -52,8 +52,8 @@ type Provider struct {
 	computes    map[string]*armcompute.ClientFactory
 	endpoints   endpoints
 	// orRefused is set once the Retail Prices API refused an or query;
-	// pendingNotes are notes of the scan not tied to a scope, which the
-	// next utilization read returns.
+	// pendingNotes are notes of the scan not tied to a scope, which
+	// providers.Collect takes when the scan ends (TakeScanNotes).
 	orRefused    atomic.Bool
 	pendingNotes []string
 }
