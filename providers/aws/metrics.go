@@ -98,10 +98,53 @@ type series struct {
 	metric cwtypes.Metric
 }
 
-// stepData is what one instance reported in one period.
-type stepData struct {
-	gpu, used, total map[int]float64
-	cpu, mem         *float64
+// grid is what one instance reported over the window: per series kind (and
+// GPU index, -1 for a series without one) one value per period, NaN where
+// there was no datapoint.
+type grid struct {
+	gpu, used, total map[int][]float64
+	cpu, mem         []float64
+}
+
+// cells returns the grid's row for a series, made (all NaN) on first use.
+func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
+	row := func(m *map[int][]float64) []float64 {
+		if *m == nil {
+			*m = map[int][]float64{}
+		}
+		r := (*m)[gpu]
+		if r == nil {
+			r = nanRow(steps)
+			(*m)[gpu] = r
+		}
+		return r
+	}
+	switch kind {
+	case kindGPU:
+		return row(&g.gpu)
+	case kindGPUMemUsed:
+		return row(&g.used)
+	case kindGPUMemTotal:
+		return row(&g.total)
+	case kindMemory:
+		if g.mem == nil {
+			g.mem = nanRow(steps)
+		}
+		return g.mem
+	default:
+		if g.cpu == nil {
+			g.cpu = nanRow(steps)
+		}
+		return g.cpu
+	}
+}
+
+func nanRow(n int) []float64 {
+	r := make([]float64, n)
+	for i := range r {
+		r[i] = math.NaN()
+	}
+	return r
 }
 
 // ReadUtilization reads the window's GPU, GPU memory, CPU and host memory
@@ -203,19 +246,20 @@ func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instan
 	if err != nil {
 		return nil, err
 	}
-	data, err := p.readSeries(ctx, c, all, window, period, stat)
+	data, steps, err := p.readSeries(ctx, c, all, window, period, stat)
 	if err != nil {
 		return nil, err
 	}
+	base := window.Start.UTC().Truncate(period)
 	windowHours := window.Hours()
 	for i := range instances {
 		in := &instances[i]
 		if _, ok := want[in.ID]; !ok {
 			continue
 		}
-		samples, steps := toSamples(data[i])
-		if steps > 0 {
-			h := float64(steps) * period.Hours() / windowHours * fleet.HoursPerMonth
+		samples, running := toSamples(data[i], base, period, steps)
+		if running > 0 {
+			h := float64(running) * period.Hours() / windowHours * fleet.HoursPerMonth
 			in.Usage = fleet.Usage{HoursPerMonth: &h}
 		}
 		if !hasGPU(samples) {
@@ -345,21 +389,25 @@ func seriesOf(src metricSource, m cwtypes.Metric, want map[string]int) (series, 
 }
 
 // readSeries reads every series with GetMetricData at the period, batched
-// so that a call holds at most 500 queries and needs no second page for the
-// window, and returns per instance index the data per period start (Unix
-// seconds).
-func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange, period time.Duration, stat string) (map[int]map[int64]*stepData, error) {
-	steps := max(int((window.End.Sub(window.Start)+period-1)/period), 1)
+// so that no call exceeds CloudWatch's query or datapoint limits, and
+// returns each instance's grid (by index into the instances read) over the
+// periods from window.Start. Each series' values land in its own row, so
+// the batches run in parallel without sharing memory; a series repeated
+// (the same instance, metric and GPU under other dimensions) fills in the
+// periods the earlier ones left empty, later series winning, in the
+// deterministic order of discoverSeries.
+func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPIClient, all []series, window fleet.TimeRange, period time.Duration, stat string) (map[int]*grid, int, error) {
+	base := window.Start.UTC().Truncate(period)
+	steps := max(int((window.End.Sub(base)+period-1)/period), 1)
 	batch := min(maxQueriesPerCall, max(1, maxDatapointsPerCall/steps))
 	nBatches := (len(all) + batch - 1) / batch
-	type point struct {
-		t time.Time
-		v float64
-	}
-	results := make([]map[string][]point, nBatches)
+	slab := nanRow(len(all) * steps)
+	rowOf := func(i int) []float64 { return slab[i*steps : (i+1)*steps : (i+1)*steps] }
 	err := parallel(ctx, nBatches, p.opts.Concurrency, func(ctx context.Context, b int) error {
-		part := all[b*batch : min((b+1)*batch, len(all))]
+		first := b * batch
+		part := all[first:min(first+batch, len(all))]
 		queries := make([]cwtypes.MetricDataQuery, len(part))
+		index := make(map[string]int, len(part))
 		for i, s := range part {
 			m := s.metric
 			queries[i] = cwtypes.MetricDataQuery{
@@ -371,8 +419,8 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 				},
 				ReturnData: aws.Bool(true),
 			}
+			index[s.id] = first + i
 		}
-		got := map[string][]point{}
 		pg := cloudwatch.NewGetMetricDataPaginator(c, &cloudwatch.GetMetricDataInput{
 			MetricDataQueries: queries,
 			StartTime:         aws.Time(window.Start),
@@ -384,125 +432,171 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 				return callError(ctx, "GetMetricData", err)
 			}
 			for _, r := range page.MetricDataResults {
-				id := aws.ToString(r.Id)
+				si, ok := index[aws.ToString(r.Id)]
+				if !ok {
+					continue
+				}
+				row := rowOf(si)
 				for k, t := range r.Timestamps {
-					if k < len(r.Values) {
-						got[id] = append(got[id], point{t, r.Values[k]})
+					if k >= len(r.Values) || t.Before(window.Start) || !t.Before(window.End) || math.IsNaN(r.Values[k]) {
+						continue
+					}
+					if at := int(t.UTC().Truncate(period).Sub(base) / period); at >= 0 && at < steps {
+						row[at] = r.Values[k]
 					}
 				}
 			}
 		}
-		results[b] = got
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	byID := make(map[string]*series, len(all))
-	for i := range all {
-		byID[all[i].id] = &all[i]
-	}
-	out := map[int]map[int64]*stepData{}
-	for _, got := range results {
-		for id, points := range got {
-			s := byID[id]
-			if s == nil {
-				continue
-			}
-			stepsOf := out[s.inst]
-			if stepsOf == nil {
-				stepsOf = map[int64]*stepData{}
-				out[s.inst] = stepsOf
-			}
-			for _, pt := range points {
-				if pt.t.Before(window.Start) || !pt.t.Before(window.End) || math.IsNaN(pt.v) {
-					continue
-				}
-				at := pt.t.UTC().Truncate(period).Unix()
-				d := stepsOf[at]
-				if d == nil {
-					d = &stepData{gpu: map[int]float64{}, used: map[int]float64{}, total: map[int]float64{}}
-					stepsOf[at] = d
-				}
-				v := pt.v
-				switch s.kind {
-				case kindGPU:
-					d.gpu[s.gpu] = v
-				case kindGPUMemUsed:
-					d.used[s.gpu] = v
-				case kindGPUMemTotal:
-					d.total[s.gpu] = v
-				case kindMemory:
-					d.mem = &v
-				case kindCPU:
-					d.cpu = &v
-				}
+	out := map[int]*grid{}
+	for i, s := range all {
+		row := rowOf(i)
+		if !hasValue(row) {
+			continue
+		}
+		g := out[s.inst]
+		if g == nil {
+			g = &grid{}
+			out[s.inst] = g
+		}
+		cells := g.cells(s.kind, s.gpu, steps)
+		for k, v := range row {
+			if !math.IsNaN(v) {
+				cells[k] = v
 			}
 		}
 	}
-	return out, nil
+	return out, steps, nil
 }
 
-// toSamples turns an instance's data per period into time-ordered samples,
-// and counts the periods with any datapoint. Readings are kept within 0–100
-// (the fleet format's range). GPU values are in index order; a series
-// without an index dimension (an aggregate) is used only when there are no
-// per-index ones. GPU memory is used / total × 100 per index; a total
-// missing in some period is taken from the others (it does not change).
-func toSamples(hours map[int64]*stepData) ([]fleet.Sample, int) {
-	if len(hours) == 0 {
-		return nil, 0
-	}
-	keys := make([]int64, 0, len(hours))
-	totals := map[int]float64{}
-	for h, d := range hours {
-		keys = append(keys, h)
-		for i, t := range d.total {
-			totals[i] = max(totals[i], t)
+func hasValue(row []float64) bool {
+	for _, v := range row {
+		if !math.IsNaN(v) {
+			return true
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	samples := make([]fleet.Sample, 0, len(keys))
-	for _, h := range keys {
-		d := hours[h]
-		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), CPU: percentPtr(d.cpu), Memory: percentPtr(d.mem)}
-		s.GPU = perIndex(d.gpu, func(_ int, v float64) (float64, bool) { return percent(v), true })
-		s.GPUMemory = perIndex(d.used, func(i int, used float64) (float64, bool) {
-			total := d.total[i]
+	return false
+}
+
+// toSamples turns an instance's grid into time-ordered samples, one per
+// period with any datapoint (the first at base), and counts those periods.
+// Readings are kept within 0–100 (the fleet format's range). GPU values are
+// in index order; a series without an index dimension (an aggregate) is
+// used only in a period without per-index ones. GPU memory is used / total
+// × 100 per index; a total missing in some period is taken from the others
+// (it does not change). The samples share a few backing arrays, so an
+// instance's readings are a handful of allocations, not several a sample.
+func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]fleet.Sample, int) {
+	if g == nil {
+		return nil, 0
+	}
+	some := func(m map[int][]float64, k int) bool {
+		for _, r := range m {
+			if !math.IsNaN(r[k]) {
+				return true
+			}
+		}
+		return false
+	}
+	present := func(k int) bool {
+		return some(g.gpu, k) || some(g.used, k) || some(g.total, k) ||
+			g.cpu != nil && !math.IsNaN(g.cpu[k]) || g.mem != nil && !math.IsNaN(g.mem[k])
+	}
+	n := 0
+	for k := 0; k < steps; k++ {
+		if present(k) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	totals := map[int]float64{}
+	for i, r := range g.total {
+		for _, v := range r {
+			if !math.IsNaN(v) {
+				totals[i] = max(totals[i], v)
+			}
+		}
+	}
+	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
+	samples := make([]fleet.Sample, 0, n)
+	gpuSlab := make([]float64, 0, n*len(gpuIdx))
+	memSlab := make([]float64, 0, n*len(usedIdx))
+	hostSlab := make([]float64, 0, 2*n)
+	base = base.UTC()
+	for k := 0; k < steps; k++ {
+		if !present(k) {
+			continue
+		}
+		s := fleet.Sample{Time: base.Add(time.Duration(k) * period)}
+		if g.cpu != nil && !math.IsNaN(g.cpu[k]) {
+			hostSlab = append(hostSlab, percent(g.cpu[k]))
+			s.CPU = &hostSlab[len(hostSlab)-1]
+		}
+		if g.mem != nil && !math.IsNaN(g.mem[k]) {
+			hostSlab = append(hostSlab, percent(g.mem[k]))
+			s.Memory = &hostSlab[len(hostSlab)-1]
+		}
+		from := len(gpuSlab)
+		for _, i := range indexesAt(g.gpu, gpuIdx, k) {
+			gpuSlab = append(gpuSlab, percent(g.gpu[i][k]))
+		}
+		if len(gpuSlab) > from {
+			s.GPU = fleet.PerGPU(gpuSlab[from:len(gpuSlab):len(gpuSlab)])
+		}
+		from = len(memSlab)
+		for _, i := range indexesAt(g.used, usedIdx, k) {
+			total := 0.0
+			if r := g.total[i]; r != nil && !math.IsNaN(r[k]) {
+				total = r[k]
+			}
 			if total <= 0 {
 				total = totals[i]
 			}
-			if total <= 0 {
-				return 0, false
+			if total > 0 {
+				memSlab = append(memSlab, percent(round6(g.used[i][k]/total*100)))
 			}
-			return percent(round6(used / total * 100)), true
-		})
+		}
+		if len(memSlab) > from {
+			s.GPUMemory = fleet.PerGPU(memSlab[from:len(memSlab):len(memSlab)])
+		}
 		samples = append(samples, s)
 	}
-	return samples, len(keys)
+	return samples, n
 }
 
-// perIndex lists f of the values in index order, leaving out the aggregate
-// (index -1) when per-index values exist.
-func perIndex(values map[int]float64, f func(i int, v float64) (float64, bool)) fleet.PerGPU {
-	if len(values) == 0 {
-		return nil
+// gpuIndexes lists a grid's GPU indexes in order (the aggregate, -1, first).
+func gpuIndexes(m map[int][]float64) []int {
+	keys := make([]int, 0, len(m))
+	for i := range m {
+		keys = append(keys, i)
 	}
-	idx := make([]int, 0, len(values))
-	for i := range values {
-		if i >= 0 {
-			idx = append(idx, i)
+	sort.Ints(keys)
+	return keys
+}
+
+// indexesAt lists the indexes with a value in period k: the per-index ones,
+// or the aggregate (-1) when there are none.
+func indexesAt(m map[int][]float64, keys []int, k int) []int {
+	var agg bool
+	var out []int
+	for _, i := range keys {
+		if math.IsNaN(m[i][k]) {
+			continue
 		}
-	}
-	if len(idx) == 0 {
-		idx = append(idx, -1)
-	}
-	sort.Ints(idx)
-	var out fleet.PerGPU
-	for _, i := range idx {
-		if v, ok := f(i, values[i]); ok {
-			out = append(out, v)
+		if i < 0 {
+			agg = true
+			continue
 		}
+		out = append(out, i)
+	}
+	if len(out) == 0 && agg {
+		out = append(out, -1)
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -501,14 +503,16 @@ func TestParallel(t *testing.T) {
 }
 
 func TestToSamplesKeepsPercentages(t *testing.T) {
-	h := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC).Unix()
-	cpu, mem := 100.4, -1.0
-	samples, running := toSamples(map[int64]*stepData{h: {
-		gpu:   map[int]float64{0: 100, 1: 7},
-		used:  map[int]float64{0: 23000, 1: 0},
-		total: map[int]float64{0: 22888, 1: 22888},
-		cpu:   &cpu, mem: &mem,
-	}})
+	base := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	g := &grid{}
+	for kind, vals := range map[metricKind][2]float64{kindGPU: {100, 7}, kindGPUMemUsed: {23000, 0}, kindGPUMemTotal: {22888, 22888}} {
+		for i, v := range vals {
+			g.cells(kind, i, 1)[0] = v
+		}
+	}
+	g.cells(kindCPU, -1, 1)[0] = 100.4
+	g.cells(kindMemory, -1, 1)[0] = -1
+	samples, running := toSamples(g, base, time.Hour, 1)
 	if running != 1 || len(samples) != 1 {
 		t.Fatalf("%d samples, %d running hours", len(samples), running)
 	}
@@ -525,5 +529,135 @@ func TestToSamplesKeepsPercentages(t *testing.T) {
 	}}}
 	if err := f.Validate(); err != nil {
 		t.Errorf("the samples do not validate: %v", err)
+	}
+}
+
+// refStep and refToSamples are the map-per-period reading the grid
+// replaced, kept as the reference the grid must agree with.
+type refStep struct {
+	gpu, used, total map[int]float64
+	cpu, mem         *float64
+}
+
+func refToSamples(hours map[int64]*refStep) ([]fleet.Sample, int) {
+	if len(hours) == 0 {
+		return nil, 0
+	}
+	keys := make([]int64, 0, len(hours))
+	totals := map[int]float64{}
+	for h, d := range hours {
+		keys = append(keys, h)
+		for i, t := range d.total {
+			totals[i] = max(totals[i], t)
+		}
+	}
+	slices.Sort(keys)
+	var samples []fleet.Sample
+	for _, h := range keys {
+		d := hours[h]
+		s := fleet.Sample{Time: time.Unix(h, 0).UTC(), CPU: percentPtr(d.cpu), Memory: percentPtr(d.mem)}
+		s.GPU = refPerIndex(d.gpu, func(_ int, v float64) (float64, bool) { return percent(v), true })
+		s.GPUMemory = refPerIndex(d.used, func(i int, used float64) (float64, bool) {
+			total := d.total[i]
+			if total <= 0 {
+				total = totals[i]
+			}
+			if total <= 0 {
+				return 0, false
+			}
+			return percent(round6(used / total * 100)), true
+		})
+		samples = append(samples, s)
+	}
+	return samples, len(keys)
+}
+
+func refPerIndex(values map[int]float64, f func(i int, v float64) (float64, bool)) fleet.PerGPU {
+	if len(values) == 0 {
+		return nil
+	}
+	var idx []int
+	for i := range values {
+		if i >= 0 {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		idx = append(idx, -1)
+	}
+	slices.Sort(idx)
+	var out fleet.PerGPU
+	for _, i := range idx {
+		if v, ok := f(i, values[i]); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// TestToSamplesMatchesReference: on random grids (GPUs with and without an
+// index, gaps, totals missing or zero in some periods, values outside
+// 0–100) the samples are those of the map-per-period reading.
+func TestToSamplesMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 1))
+	base := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	for trial := 0; trial < 500; trial++ {
+		steps := 1 + rng.IntN(40)
+		g := &grid{}
+		ref := map[int64]*refStep{}
+		put := func(kind metricKind, gpu, k int, v float64) {
+			g.cells(kind, gpu, steps)[k] = v
+			h := base.Add(time.Duration(k) * time.Hour).Unix()
+			d := ref[h]
+			if d == nil {
+				d = &refStep{gpu: map[int]float64{}, used: map[int]float64{}, total: map[int]float64{}}
+				ref[h] = d
+			}
+			switch kind {
+			case kindGPU:
+				d.gpu[gpu] = v
+			case kindGPUMemUsed:
+				d.used[gpu] = v
+			case kindGPUMemTotal:
+				d.total[gpu] = v
+			case kindMemory:
+				d.mem = &v
+			case kindCPU:
+				d.cpu = &v
+			}
+		}
+		gpus := rng.IntN(4)
+		density := rng.Float64()
+		for k := 0; k < steps; k++ {
+			for i := -1; i < gpus; i++ {
+				for _, kind := range []metricKind{kindGPU, kindGPUMemUsed, kindGPUMemTotal} {
+					if rng.Float64() < density {
+						v := rng.Float64()*140 - 20
+						if kind == kindGPUMemTotal && rng.IntN(5) == 0 {
+							v = 0
+						}
+						put(kind, i, k, v)
+					}
+				}
+			}
+			for _, kind := range []metricKind{kindCPU, kindMemory} {
+				if rng.Float64() < density {
+					put(kind, -1, k, rng.Float64()*140-20)
+				}
+			}
+		}
+		var want []fleet.Sample
+		wantN := 0
+		if len(ref) > 0 {
+			want, wantN = refToSamples(ref)
+		}
+		var in *grid
+		if g.gpu != nil || g.used != nil || g.total != nil || g.cpu != nil || g.mem != nil {
+			in = g
+		}
+		got, gotN := toSamples(in, base, time.Hour, steps)
+		if gotN != wantN || !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d (%d steps, %d GPUs): got %d periods %v, want %d %v", trial, steps, gpus, gotN, got, wantN, want)
+		}
 	}
 }
