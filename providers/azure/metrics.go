@@ -1,13 +1,17 @@
 package azure
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -107,7 +111,8 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 	if len(ids) == 0 {
 		return notes, nil
 	}
-	data := map[int]map[int64]*point{}
+	steps := int(window.End.Sub(window.Start) / step)
+	data := map[int]*grid{}
 	pl := p.metricsPipeline()
 	for start := 0; start < len(ids); start += p.az.batch {
 		batch := ids[start:min(start+p.az.batch, len(ids))]
@@ -125,9 +130,9 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 					continue
 				}
 				if data[i] == nil {
-					data[i] = map[int64]*point{}
+					data[i] = &grid{}
 				}
-				p.collect(data[i], r)
+				p.collect(data[i], r, window.Start, step, steps)
 			}
 		}
 	}
@@ -136,7 +141,7 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 		if in.State == fleet.Stopped {
 			continue
 		}
-		samples := toSamples(data[i], window)
+		samples := toSamples(data[i], window.Start, step)
 		if !hasGPU(samples) {
 			in.Utilization = nil
 			notes = append(notes, fmt.Sprintf("%s: no GPU metrics in %s: send Telegraf's nvidia_smi input to Azure Monitor with the azure_monitor output (docs/azure.md)", in.ID, p.az.namespace))
@@ -172,12 +177,38 @@ type resourceMetrics struct {
 			} `json:"metadatavalues"`
 			Data []struct {
 				TimeStamp time.Time `json:"timeStamp"`
-				Average   *float64  `json:"average"`
-				Maximum   *float64  `json:"maximum"`
+				Average   optFloat  `json:"average"`
+				Maximum   optFloat  `json:"maximum"`
 			} `json:"data"`
 		} `json:"timeseries"`
 	} `json:"value"`
 }
+
+// optFloat is a number that may be absent or null (no datapoint in the
+// interval), decoded without a pointer: a batch answer has hundreds of
+// thousands of them.
+type optFloat struct {
+	v  float64
+	ok bool
+}
+
+// UnmarshalJSON reads a JSON number, or null as absent.
+func (o *optFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optFloat{}
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("want a number, got %.20s", b)
+	}
+	*o = optFloat{v: v, ok: true}
+	return nil
+}
+
+// bodies are reusable buffers for the batch answers (megabytes each), read
+// whole before decoding.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // getBatch asks metrics:getBatch for names of namespace over resources.
 func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval, agg string) (*batchResponse, error) {
@@ -201,28 +232,65 @@ func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope prov
 	if err := runtime.MarshalAsJSON(req, map[string][]string{"resourceids": resources}); err != nil {
 		return nil, err
 	}
+	runtime.SkipBodyDownload(req)
 	resp, err := pl.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("azure monitor: %w", classify(err))
 	}
+	defer resp.Body.Close()
 	if !runtime.HasStatusCode(resp, http.StatusOK) {
 		return nil, fmt.Errorf("azure monitor metrics:getBatch: %w", classify(runtime.NewResponseError(resp)))
 	}
+	buf := bodies.Get().(*bytes.Buffer)
+	defer bodies.Put(buf)
+	buf.Reset()
+	if resp.ContentLength > 0 && resp.ContentLength < 1<<30 {
+		buf.Grow(int(resp.ContentLength))
+	}
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return nil, fmt.Errorf("azure monitor metrics:getBatch: reading the answer: %w", err)
+	}
 	var out batchResponse
-	if err := runtime.UnmarshalAsJSON(resp, &out); err != nil {
+	if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 		return nil, fmt.Errorf("azure monitor metrics:getBatch: %w", err)
 	}
 	return &out, nil
 }
 
-// point is one interval's readings of a VM.
-type point struct {
-	gpu, mem map[int]float64
-	cpu      *float64
+// grid is a VM's readings, one value per interval of the window (NaN: no
+// datapoint), per GPU index (-1: a series without one).
+type grid struct {
+	gpu, mem map[int][]float64
+	cpu      []float64
+	steps    int
 }
 
-// collect adds one resource's series to its points.
-func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
+// row returns m's row for index, made (all NaN) on first use.
+func (g *grid) row(m *map[int][]float64, index int) []float64 {
+	if *m == nil {
+		*m = map[int][]float64{}
+	}
+	r := (*m)[index]
+	if r == nil {
+		r = nanRow(g.steps)
+		(*m)[index] = r
+	}
+	return r
+}
+
+func nanRow(n int) []float64 {
+	r := make([]float64, n)
+	for i := range r {
+		r[i] = math.NaN()
+	}
+	return r
+}
+
+// collect adds one resource's series to its grid: a datapoint belongs to
+// the interval (from start, step long) it falls in; one outside the window
+// is left out.
+func (p *Provider) collect(g *grid, r resourceMetrics, start time.Time, step time.Duration, steps int) {
+	g.steps = steps
 	for _, m := range r.Value {
 		for _, ts := range m.Timeseries {
 			index := -1
@@ -235,78 +303,118 @@ func (p *Provider) collect(pts map[int64]*point, r resourceMetrics) {
 					}
 				}
 			}
+			var row []float64
 			for _, d := range ts.Data {
 				val := d.Average
-				if val == nil {
+				if !val.ok {
 					val = d.Maximum
 				}
-				if val == nil {
+				if !val.ok {
 					continue // no datapoint in the interval: absent, never 0
 				}
-				t := d.TimeStamp.UTC().Unix()
-				pt := pts[t]
-				if pt == nil {
-					pt = &point{}
-					pts[t] = pt
+				if d.TimeStamp.Before(start) {
+					continue
 				}
-				v := min(max(*val, 0), 100)
-				switch m.Name.Value {
-				case p.az.gpuMetric:
-					if pt.gpu == nil {
-						pt.gpu = map[int]float64{}
-					}
-					pt.gpu[index] = v
-				case p.az.gpuMemoryMetric:
-					if pt.mem == nil {
-						pt.mem = map[int]float64{}
-					}
-					pt.mem[index] = v
-				case MetricCPU:
-					pt.cpu = &v
+				k := int(d.TimeStamp.Sub(start) / step)
+				if k >= steps {
+					continue
 				}
+				if row == nil {
+					switch m.Name.Value {
+					case p.az.gpuMetric:
+						row = g.row(&g.gpu, index)
+					case p.az.gpuMemoryMetric:
+						row = g.row(&g.mem, index)
+					case MetricCPU:
+						if g.cpu == nil {
+							g.cpu = nanRow(steps)
+						}
+						row = g.cpu
+					}
+					if row == nil {
+						break
+					}
+				}
+				row[k] = min(max(val.v, 0), 100)
 			}
 		}
 	}
 }
 
-// toSamples turns the points inside the window into time-ordered samples.
-func toSamples(pts map[int64]*point, w fleet.TimeRange) []fleet.Sample {
-	keys := make([]int64, 0, len(pts))
-	for t := range pts {
-		if tt := time.Unix(t, 0); !tt.Before(w.Start) && tt.Before(w.End) {
-			keys = append(keys, t)
+// toSamples turns a grid into time-ordered samples, one per interval with
+// any reading. The samples share a few backing arrays, so a VM's readings
+// are a handful of allocations, not several a sample.
+func toSamples(g *grid, start time.Time, step time.Duration) []fleet.Sample {
+	if g == nil {
+		return nil
+	}
+	some := func(m map[int][]float64, k int) bool {
+		for _, r := range m {
+			if !math.IsNaN(r[k]) {
+				return true
+			}
+		}
+		return false
+	}
+	present := func(k int) bool {
+		return some(g.gpu, k) || some(g.mem, k) || g.cpu != nil && !math.IsNaN(g.cpu[k])
+	}
+	n := 0
+	for k := 0; k < g.steps; k++ {
+		if present(k) {
+			n++
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	out := make([]fleet.Sample, 0, len(keys))
-	for _, t := range keys {
-		pt := pts[t]
-		out = append(out, fleet.Sample{Time: time.Unix(t, 0).UTC(), GPU: perIndex(pt.gpu), GPUMemory: perIndex(pt.mem), CPU: pt.cpu})
+	if n == 0 {
+		return nil
+	}
+	gpuIdx, memIdx := indexes(g.gpu), indexes(g.mem)
+	out := make([]fleet.Sample, 0, n)
+	slab := make([]float64, 0, n*(len(gpuIdx)+len(memIdx)+1))
+	// perIndex appends period k's values in index order (the aggregate, -1,
+	// only when no index has one) and returns them.
+	perIndex := func(m map[int][]float64, keys []int, k int) fleet.PerGPU {
+		from := len(slab)
+		for _, i := range keys {
+			if i >= 0 && !math.IsNaN(m[i][k]) {
+				slab = append(slab, m[i][k])
+			}
+		}
+		if len(slab) == from {
+			if r, ok := m[-1]; ok && !math.IsNaN(r[k]) {
+				slab = append(slab, r[k])
+			}
+		}
+		if len(slab) == from {
+			return nil
+		}
+		return fleet.PerGPU(slab[from:len(slab):len(slab)])
+	}
+	start = start.UTC()
+	for k := 0; k < g.steps; k++ {
+		if !present(k) {
+			continue
+		}
+		s := fleet.Sample{Time: start.Add(time.Duration(k) * step)}
+		s.GPU = perIndex(g.gpu, gpuIdx, k)
+		s.GPUMemory = perIndex(g.mem, memIdx, k)
+		if g.cpu != nil && !math.IsNaN(g.cpu[k]) {
+			slab = append(slab, g.cpu[k])
+			s.CPU = &slab[len(slab)-1]
+		}
+		out = append(out, s)
 	}
 	return out
 }
 
-// perIndex lists values in index order; the aggregate (-1) only when no
-// index has a value.
-func perIndex(values map[int]float64) fleet.PerGPU {
-	var idx []int
-	for i := range values {
-		if i >= 0 {
-			idx = append(idx, i)
-		}
+// indexes lists a grid's GPU indexes in order.
+func indexes(m map[int][]float64) []int {
+	keys := make([]int, 0, len(m))
+	for i := range m {
+		keys = append(keys, i)
 	}
-	if len(idx) == 0 {
-		if v, ok := values[-1]; ok {
-			return fleet.PerGPU{v}
-		}
-		return nil
-	}
-	sort.Ints(idx)
-	out := make(fleet.PerGPU, len(idx))
-	for j, i := range idx {
-		out[j] = values[i]
-	}
-	return out
+	sort.Ints(keys)
+	return keys
 }
 
 func hasGPU(samples []fleet.Sample) bool {
