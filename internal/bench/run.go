@@ -230,6 +230,8 @@ var servingURL = regexp.MustCompile(`on (http://[^ ]+) \(`)
 type SimOptions struct {
 	Latency      time.Duration
 	ThrottleRate float64
+	// CPUProfile, when set, is where cloudsim writes its CPU profile.
+	CPUProfile string
 }
 
 // StartSim serves the fleet file with cloudsim on a free port and waits
@@ -237,6 +239,9 @@ type SimOptions struct {
 func StartSim(ctx context.Context, bin Binaries, fleetPath string, o SimOptions) (*Sim, error) {
 	cmd := exec.CommandContext(ctx, bin.CloudSim, "--fleet", fleetPath, "--addr", "127.0.0.1:0",
 		"--latency", o.Latency.String(), "--throttle-rate", strconv.FormatFloat(o.ThrottleRate, 'g', -1, 64), "--seed", "1")
+	if o.CPUProfile != "" {
+		cmd.Env = append(os.Environ(), "CLOUDSIM_CPUPROFILE="+o.CPUProfile)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -551,6 +556,34 @@ type Config struct {
 	Bin Binaries
 	// Progress, when set, gets a line per step.
 	Progress io.Writer
+	// Profile, when set, is a directory that gets each row's CPU and
+	// allocation profiles (gpufinops's, and cloudsim's CPU for live rows),
+	// named after the row and size: scan-10000.cpu, scan-10000.sim.cpu, …
+	Profile string
+}
+
+// profiles returns the environment that makes gpufinops profile the row
+// into c.Profile, and the path of cloudsim's CPU profile ("" when off).
+func (c Config) profiles(row string, n int) (env []string, sim string) {
+	if c.Profile == "" {
+		return nil, ""
+	}
+	base := filepath.Join(c.Profile, fmt.Sprintf("%s-%d", profileSlug(row), n))
+	return []string{"GPUFINOPS_CPUPROFILE=" + base + ".cpu", "GPUFINOPS_MEMPROFILE=" + base + ".mem"}, base + ".sim.cpu"
+}
+
+// profileSlug turns a row name ("scan 10 % throttled") into a file name.
+func profileSlug(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case b.Len() > 0 && !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }
 
 // Run measures every row the configuration asks for, a size at a time; a
@@ -637,7 +670,8 @@ func engineRow(ctx context.Context, c Config, g Generated) Row {
 	defer os.RemoveAll(home)
 	out := filepath.Join(c.Dir, fmt.Sprintf("report-engine-%d.json", g.Instances))
 	defer os.Remove(out)
-	r.Client, r.Err = Analyze(ctx, c.Bin, scanEnv("http://127.0.0.1:1", home), out, "--fleet", g.Path)
+	penv, _ := c.profiles(r.Name, g.Instances)
+	r.Client, r.Err = Analyze(ctx, c.Bin, append(scanEnv("http://127.0.0.1:1", home), penv...), out, "--fleet", g.Path)
 	if r.Err == nil {
 		r.Outcome, r.Err = outcomeOf(out)
 	}
@@ -646,6 +680,8 @@ func engineRow(ctx context.Context, c Config, g Generated) Row {
 
 func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptions) (r Row) {
 	r = Row{Name: name, N: g.Instances, Latency: o.Latency, Throttle: o.ThrottleRate, Live: true, Bounds: Bounds(g.Shape, DefaultSteps)}
+	penv, simProfile := c.profiles(name, g.Instances)
+	o.CPUProfile = simProfile
 	sim, err := StartSim(ctx, c.Bin, g.Path, o)
 	if err != nil {
 		r.Err = err
@@ -664,7 +700,7 @@ func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptio
 	for _, a := range g.AWSRoles {
 		args = append(args, "--role-arn", "arn:aws:iam::"+a+":role/gpufinops-bench")
 	}
-	r.Client, r.Err = Analyze(ctx, c.Bin, scanEnv(sim.URL, home), out, args...)
+	r.Client, r.Err = Analyze(ctx, c.Bin, append(scanEnv(sim.URL, home), penv...), out, args...)
 	var partial *PartialError
 	if errors.As(r.Err, &partial) {
 		r.Partial, r.Err = partial.Error(), nil

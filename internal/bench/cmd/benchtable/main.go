@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	accounts := fs.Int("accounts", 3, "accounts per cloud")
 	seed := fs.Uint64("seed", 1, "fleet seed")
 	keep := fs.String("dir", "", "work directory (default: a temporary one, removed)")
+	profile := fs.String("profile", "", "directory for each row's pprof profiles (gpufinops CPU and allocations, cloudsim CPU)")
 	// Environment defaults of the typed flags.
 	for name, key := range map[string]string{"target": "BENCH_TARGET", "throttle": "BENCH_THROTTLE", "baseline": "BENCH_BASELINE"} {
 		if v := os.Getenv(key); v != "" {
@@ -117,6 +119,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("--regions and --accounts want positive numbers")
 	}
 	cfg.Dir = *keep
+	if *profile != "" {
+		if cfg.Profile, err = filepath.Abs(*profile); err == nil {
+			err = os.MkdirAll(cfg.Profile, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "benchtable: --profile: %v\n", err)
+			return 1
+		}
+	}
 	if cfg.Dir == "" {
 		if cfg.Dir, err = os.MkdirTemp("", "gpufinops-bench-"); err != nil {
 			fmt.Fprintf(stderr, "benchtable: %v\n", err)
