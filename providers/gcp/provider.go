@@ -238,8 +238,12 @@ func (p *Provider) unaryToken(ctx context.Context, method string, req, reply any
 }
 
 // unaryRetry counts and retries gRPC calls: RESOURCE_EXHAUSTED (the
-// GAPIC defaults retry only UNAVAILABLE), UNAVAILABLE and INTERNAL.
+// GAPIC defaults retry only UNAVAILABLE), UNAVAILABLE and INTERNAL. It
+// decodes ListTimeSeries answers with timeSeriesCodec.
 func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if method == listTimeSeriesMethod {
+		opts = append(opts, grpc.ForceCodecV2(timeSeriesCodec{}))
+	}
 	for attempt := 1; ; attempt++ {
 		if p.opts.OnRequest != nil {
 			p.opts.OnRequest()

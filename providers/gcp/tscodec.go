@@ -1,0 +1,316 @@
+package gcp
+
+// A faster decoding of ListTimeSeries answers. A page is up to 100,000
+// points, and the generated code allocates six objects a point (the Point,
+// its TimeInterval, two Timestamps, the TypedValue and its oneof wrapper):
+// at 10,000 instances that was 4.4 GB and the scan's largest CPU cost. The
+// codec below decodes the points of a page into a few arrays of those same
+// messages, so the SDK's iterator and every caller see the very messages
+// proto.Unmarshal gives; everything but the points (labels, metadata,
+// tokens, errors) is still decoded by proto.Unmarshal, and so is any point
+// with a field this path does not know (a distribution, say), or the whole
+// answer when its bytes do not parse. FuzzTimeSeriesCodec checks that the
+// result is proto.Equal to proto.Unmarshal's.
+
+import (
+	"errors"
+	"math"
+
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	// The standard proto codec, registered by its package's init.
+	_ "google.golang.org/grpc/encoding/proto"
+)
+
+// listTimeSeriesMethod is the gRPC method the codec is used for.
+const listTimeSeriesMethod = "/google.monitoring.v3.MetricService/ListTimeSeries"
+
+// timeSeriesCodec is gRPC's proto codec but for ListTimeSeries answers.
+type timeSeriesCodec struct{}
+
+// Name is the standard codec's, so the call's content type is unchanged.
+func (timeSeriesCodec) Name() string { return "proto" }
+
+// Marshal encodes requests as the standard codec does.
+func (timeSeriesCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return encoding.GetCodecV2("proto").Marshal(v)
+}
+
+// Unmarshal decodes a ListTimeSeriesResponse with decodeTimeSeriesPage and
+// anything else with the standard codec.
+func (timeSeriesCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	resp, ok := v.(*monitoringpb.ListTimeSeriesResponse)
+	if !ok {
+		return encoding.GetCodecV2("proto").Unmarshal(data, v)
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return decodeTimeSeriesPage(buf.ReadOnlyData(), resp)
+}
+
+// errSlowPath says the fast path does not handle some bytes.
+var errSlowPath = errors.New("not on the fast path")
+
+// decodeTimeSeriesPage decodes b into resp as proto.Unmarshal would (resp is
+// reset first); strings and bytes are copied, never aliased to b.
+func decodeTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) error {
+	resp.Reset()
+	if fastTimeSeriesPage(b, resp) == nil {
+		return nil
+	}
+	resp.Reset()
+	return proto.Unmarshal(b, resp)
+}
+
+func fastTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) error {
+	var rest []byte
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return errSlowPath
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return errSlowPath
+		}
+		if num == 1 && typ == protowire.BytesType { // time_series
+			v, _ := protowire.ConsumeBytes(b[n:])
+			ts, err := decodeTimeSeries(v)
+			if err != nil {
+				return err
+			}
+			resp.TimeSeries = append(resp.TimeSeries, ts)
+		} else {
+			rest = append(rest, b[:n+m]...)
+		}
+		b = b[n+m:]
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return proto.UnmarshalOptions{Merge: true}.Unmarshal(rest, resp)
+}
+
+// decodeTimeSeries decodes one TimeSeries: its points (field 5) here, the
+// rest with proto.Unmarshal.
+func decodeTimeSeries(b []byte) (*monitoringpb.TimeSeries, error) {
+	var rest []byte
+	n := 0
+	for p := b; len(p) > 0; {
+		num, typ, k := protowire.ConsumeTag(p)
+		if k < 0 {
+			return nil, errSlowPath
+		}
+		m := protowire.ConsumeFieldValue(num, typ, p[k:])
+		if m < 0 {
+			return nil, errSlowPath
+		}
+		if num == 5 && typ == protowire.BytesType {
+			n++
+		} else {
+			rest = append(rest, p[:k+m]...)
+		}
+		p = p[k+m:]
+	}
+	ts := new(monitoringpb.TimeSeries)
+	if len(rest) > 0 {
+		if err := proto.Unmarshal(rest, ts); err != nil {
+			return nil, errSlowPath
+		}
+	}
+	if n == 0 {
+		return ts, nil
+	}
+	a := newPointArena(n)
+	ts.Points = make([]*monitoringpb.Point, 0, n)
+	for p := b; len(p) > 0; {
+		num, typ, k := protowire.ConsumeTag(p)
+		m := protowire.ConsumeFieldValue(num, typ, p[k:])
+		if num == 5 && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(p[k:])
+			pt := a.point()
+			if a.decodePoint(v, pt) != nil {
+				a.undo()
+				pt = new(monitoringpb.Point)
+				if err := proto.Unmarshal(v, pt); err != nil {
+					return nil, errSlowPath
+				}
+			}
+			ts.Points = append(ts.Points, pt)
+		}
+		p = p[k+m:]
+	}
+	return ts, nil
+}
+
+// pointArena hands out the messages of a series' points from arrays made
+// once for the series.
+type pointArena struct {
+	points    []monitoringpb.Point
+	intervals []monitoringpb.TimeInterval
+	values    []monitoringpb.TypedValue
+	doubles   []monitoringpb.TypedValue_DoubleValue
+	ends      []timestamppb.Timestamp
+	starts    []timestamppb.Timestamp // made when a point has a start time
+	n         int
+	// the fields the point being decoded has set
+	usedInterval, usedValue, usedEnd, usedStart bool
+}
+
+func newPointArena(n int) *pointArena {
+	return &pointArena{
+		points:    make([]monitoringpb.Point, n),
+		intervals: make([]monitoringpb.TimeInterval, n),
+		values:    make([]monitoringpb.TypedValue, n),
+		doubles:   make([]monitoringpb.TypedValue_DoubleValue, n),
+		ends:      make([]timestamppb.Timestamp, n),
+	}
+}
+
+// point returns the next point's message; undo gives it back when the
+// point is decoded by proto.Unmarshal instead.
+func (a *pointArena) point() *monitoringpb.Point {
+	a.usedInterval, a.usedValue, a.usedEnd, a.usedStart = false, false, false, false
+	return &a.points[a.n]
+}
+
+func (a *pointArena) undo() {
+	// The arrays' slots for this point are overwritten by the next one:
+	// clear what the failed attempt set.
+	i := a.n
+	a.points[i].Reset()
+	a.intervals[i].Reset()
+	a.values[i].Reset()
+	a.doubles[i] = monitoringpb.TypedValue_DoubleValue{}
+	a.ends[i].Reset()
+	if a.starts != nil {
+		a.starts[i].Reset()
+	}
+}
+
+// decodePoint decodes a Point of an interval (end and start Timestamps)
+// and a double or int64 value; anything else is errSlowPath.
+func (a *pointArena) decodePoint(b []byte, pt *monitoringpb.Point) error {
+	i := a.n
+	for len(b) > 0 {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 || typ != protowire.BytesType {
+			return errSlowPath
+		}
+		v, m := protowire.ConsumeBytes(b[k:])
+		if m < 0 {
+			return errSlowPath
+		}
+		switch {
+		case num == 1 && !a.usedInterval: // interval
+			a.usedInterval = true
+			pt.Interval = &a.intervals[i]
+			if err := a.decodeInterval(v, pt.Interval); err != nil {
+				return err
+			}
+		case num == 2 && !a.usedValue: // value
+			a.usedValue = true
+			pt.Value = &a.values[i]
+			if err := a.decodeValue(v, pt.Value); err != nil {
+				return err
+			}
+		default:
+			return errSlowPath
+		}
+		b = b[k+m:]
+	}
+	a.n++
+	return nil
+}
+
+// decodeInterval reads end_time (2) and start_time (1).
+func (a *pointArena) decodeInterval(b []byte, iv *monitoringpb.TimeInterval) error {
+	i := a.n
+	for len(b) > 0 {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 || typ != protowire.BytesType {
+			return errSlowPath
+		}
+		v, m := protowire.ConsumeBytes(b[k:])
+		if m < 0 {
+			return errSlowPath
+		}
+		var ts *timestamppb.Timestamp
+		switch {
+		case num == 2 && !a.usedEnd:
+			a.usedEnd = true
+			ts = &a.ends[i]
+			iv.EndTime = ts
+		case num == 1 && !a.usedStart:
+			a.usedStart = true
+			if a.starts == nil {
+				a.starts = make([]timestamppb.Timestamp, len(a.points))
+			}
+			ts = &a.starts[i]
+			iv.StartTime = ts
+		default:
+			return errSlowPath
+		}
+		if err := decodeTimestamp(v, ts); err != nil {
+			return err
+		}
+		b = b[k+m:]
+	}
+	return nil
+}
+
+// decodeTimestamp reads seconds (1) and nanos (2), each at most once.
+func decodeTimestamp(b []byte, ts *timestamppb.Timestamp) error {
+	var seen [3]bool
+	for len(b) > 0 {
+		num, typ, k := protowire.ConsumeTag(b)
+		if k < 0 || typ != protowire.VarintType || num < 1 || num > 2 || seen[num] {
+			return errSlowPath
+		}
+		seen[num] = true
+		v, m := protowire.ConsumeVarint(b[k:])
+		if m < 0 {
+			return errSlowPath
+		}
+		if num == 1 {
+			ts.Seconds = int64(v)
+		} else {
+			ts.Nanos = int32(v)
+		}
+		b = b[k+m:]
+	}
+	return nil
+}
+
+// decodeValue reads a TypedValue holding double_value (3) or int64_value
+// (2), once.
+func (a *pointArena) decodeValue(b []byte, tv *monitoringpb.TypedValue) error {
+	num, typ, k := protowire.ConsumeTag(b)
+	if k < 0 {
+		return errSlowPath
+	}
+	switch {
+	case num == 3 && typ == protowire.Fixed64Type:
+		v, m := protowire.ConsumeFixed64(b[k:])
+		if m < 0 || k+m != len(b) {
+			return errSlowPath
+		}
+		d := &a.doubles[a.n]
+		d.DoubleValue = math.Float64frombits(v)
+		tv.Value = d
+	case num == 2 && typ == protowire.VarintType:
+		v, m := protowire.ConsumeVarint(b[k:])
+		if m < 0 || k+m != len(b) {
+			return errSlowPath
+		}
+		tv.Value = &monitoringpb.TypedValue_Int64Value{Int64Value: int64(v)}
+	default:
+		return errSlowPath
+	}
+	return nil
+}

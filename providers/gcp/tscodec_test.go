@@ -1,0 +1,145 @@
+package gcp
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"google.golang.org/genproto/googleapis/api/distribution"
+	metricpb "google.golang.org/genproto/googleapis/api/metric"
+	"google.golang.org/genproto/googleapis/api/monitoredres"
+	"google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// randomPage is a ListTimeSeries answer with what the API sends (labels,
+// kinds, aligned points with end and sometimes start times, double and
+// int64 values, a page token, execution errors) and, now and then, what it
+// might (bool, string and distribution values, empty messages).
+func randomPage(rng *rand.Rand) *monitoringpb.ListTimeSeriesResponse {
+	resp := &monitoringpb.ListTimeSeriesResponse{}
+	if rng.IntN(2) == 0 {
+		resp.NextPageToken = "tok" + strconv.Itoa(rng.IntN(1000))
+	}
+	if rng.IntN(5) == 0 {
+		resp.ExecutionErrors = []*status.Status{{Code: 7, Message: "denied"}}
+	}
+	for s := rng.IntN(4); s > 0; s-- {
+		ts := &monitoringpb.TimeSeries{
+			Metric:     &metricpb.Metric{Type: "agent.googleapis.com/gpu/utilization", Labels: map[string]string{"gpu_number": strconv.Itoa(rng.IntN(8))}},
+			Resource:   &monitoredres.MonitoredResource{Type: "gce_instance", Labels: map[string]string{"instance_id": strconv.Itoa(rng.IntN(1e6)), "zone": "us-central1-a"}},
+			MetricKind: metricpb.MetricDescriptor_GAUGE,
+			ValueType:  metricpb.MetricDescriptor_DOUBLE,
+			Unit:       "%",
+		}
+		for p := rng.IntN(30); p > 0; p-- {
+			end := timestamppb.New(timestamppb.Now().AsTime().Add(-timeDur(rng)))
+			pt := &monitoringpb.Point{Interval: &monitoringpb.TimeInterval{EndTime: end}}
+			if rng.IntN(2) == 0 {
+				pt.Interval.StartTime = &timestamppb.Timestamp{Seconds: end.Seconds - 3600, Nanos: end.Nanos}
+			}
+			switch rng.IntN(12) {
+			case 0:
+				pt.Value = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_Int64Value{Int64Value: rng.Int64N(1<<40) - 1<<39}}
+			case 1:
+				pt.Value = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_BoolValue{BoolValue: true}}
+			case 2:
+				pt.Value = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DistributionValue{DistributionValue: &distribution.Distribution{Count: 3, Mean: 1.5}}}
+			case 3:
+				pt.Value = &monitoringpb.TypedValue{}
+			case 4:
+				pt.Interval = nil
+				pt.Value = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_StringValue{StringValue: "x"}}
+			default:
+				pt.Value = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DoubleValue{DoubleValue: rng.NormFloat64() * 50}}
+			}
+			ts.Points = append(ts.Points, pt)
+		}
+		resp.TimeSeries = append(resp.TimeSeries, ts)
+	}
+	return resp
+}
+
+func timeDur(rng *rand.Rand) time.Duration { return time.Duration(rng.Int64N(1 << 50)) }
+
+// checkSameAsProto decodes b both ways and fails when they disagree.
+func checkSameAsProto(t *testing.T, b []byte) {
+	t.Helper()
+	want := &monitoringpb.ListTimeSeriesResponse{}
+	wantErr := proto.Unmarshal(b, want)
+	got := &monitoringpb.ListTimeSeriesResponse{NextPageToken: "left over"}
+	gotErr := decodeTimeSeriesPage(b, got)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("error %v, proto.Unmarshal's %v", gotErr, wantErr)
+	}
+	if wantErr == nil && !proto.Equal(got, want) {
+		t.Fatalf("decoded\n%v\nproto.Unmarshal decoded\n%v", got, want)
+	}
+}
+
+// TestTimeSeriesCodecMatchesProto: on random pages, and on pages with
+// fields repeated, unknown fields and truncations, the codec's message is
+// proto.Unmarshal's.
+func TestTimeSeriesCodecMatchesProto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 3))
+	for trial := 0; trial < 400; trial++ {
+		b, err := proto.Marshal(randomPage(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSameAsProto(t, b)
+		if len(b) > 0 {
+			checkSameAsProto(t, b[:rng.IntN(len(b))])
+		}
+		// an unknown field at the end of the page
+		checkSameAsProto(t, protowire.AppendVarint(protowire.AppendTag(append([]byte(nil), b...), 99, protowire.VarintType), 5))
+		// the page twice: repeated fields append, singular ones merge
+		checkSameAsProto(t, append(append([]byte(nil), b...), b...))
+	}
+}
+
+// TestTimeSeriesCodecFastPath: a page as the API sends it is decoded
+// without falling back to proto.Unmarshal, and its points share arrays.
+func TestTimeSeriesCodecFastPath(t *testing.T) {
+	page := &monitoringpb.ListTimeSeriesResponse{NextPageToken: "next"}
+	for s := 0; s < 3; s++ {
+		ts := &monitoringpb.TimeSeries{Resource: &monitoredres.MonitoredResource{Labels: map[string]string{"instance_id": strconv.Itoa(s)}}}
+		for p := 0; p < 50; p++ {
+			end := &timestamppb.Timestamp{Seconds: 1_800_000_000 + int64(p)*3600}
+			ts.Points = append(ts.Points, &monitoringpb.Point{
+				Interval: &monitoringpb.TimeInterval{EndTime: end, StartTime: &timestamppb.Timestamp{Seconds: end.Seconds - 3600}},
+				Value:    &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DoubleValue{DoubleValue: float64(p)}},
+			})
+		}
+		page.TimeSeries = append(page.TimeSeries, ts)
+	}
+	b, err := proto.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &monitoringpb.ListTimeSeriesResponse{}
+	if err := fastTimeSeriesPage(b, got); err != nil {
+		t.Fatalf("the fast path refused an API page: %v", err)
+	}
+	if !proto.Equal(got, page) {
+		t.Fatalf("decoded %v", got)
+	}
+	if allocs := testing.AllocsPerRun(20, func() { _ = decodeTimeSeriesPage(b, &monitoringpb.ListTimeSeriesResponse{}) }); allocs > 60 {
+		t.Errorf("%v allocations for 150 points: the points are not sharing arrays", allocs)
+	}
+}
+
+// FuzzTimeSeriesCodec: for any bytes, the codec agrees with proto.Unmarshal
+// on whether they parse and on the message.
+func FuzzTimeSeriesCodec(f *testing.F) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 8; i++ {
+		b, _ := proto.Marshal(randomPage(rng))
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkSameAsProto(t, b) })
+}
