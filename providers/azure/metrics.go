@@ -175,11 +175,7 @@ type resourceMetrics struct {
 				} `json:"name"`
 				Value string `json:"value"`
 			} `json:"metadatavalues"`
-			Data []struct {
-				TimeStamp time.Time `json:"timeStamp"`
-				Average   optFloat  `json:"average"`
-				Maximum   optFloat  `json:"maximum"`
-			} `json:"data"`
+			Data batchData `json:"data"`
 		} `json:"timeseries"`
 	} `json:"value"`
 }
