@@ -206,6 +206,21 @@ func (o *optFloat) UnmarshalJSON(b []byte) error {
 // whole before decoding.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// answerSize is the room to read a batch answer into: its Content-Length,
+// or without one about 64 bytes a datapoint of every series asked for (a
+// GPU metric has a series per GPU, so this is a floor), so that the buffer
+// does not grow from nothing through a dozen copies.
+func answerSize(contentLength int64, series int, w fleet.TimeRange, interval string) int {
+	if contentLength > 0 && contentLength < 1<<30 {
+		return int(contentLength)
+	}
+	step := time.Hour
+	if interval == "PT1M" {
+		step = time.Minute
+	}
+	return min(series*int(w.End.Sub(w.Start)/step+1)*64, 256<<20)
+}
+
 // getBatch asks metrics:getBatch for names of namespace over resources.
 func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval, agg string) (*batchResponse, error) {
 	u := p.metricsHost(scope.Region) + "/subscriptions/" + url.PathEscape(scope.Account) + "/metrics:getBatch"
@@ -240,8 +255,8 @@ func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope prov
 	buf := bodies.Get().(*bytes.Buffer)
 	defer bodies.Put(buf)
 	buf.Reset()
-	if resp.ContentLength > 0 && resp.ContentLength < 1<<30 {
-		buf.Grow(int(resp.ContentLength))
+	if n := answerSize(resp.ContentLength, len(resources)*len(names), w, interval); n > buf.Cap() {
+		buf.Grow(n)
 	}
 	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return nil, fmt.Errorf("azure monitor metrics:getBatch: reading the answer: %w", err)
