@@ -33,7 +33,7 @@ func TestHarnessOnTinyFleet(t *testing.T) {
 		}
 		byName[r.Name] = r
 	}
-	for _, name := range []string{"engine", "scan", "scan 10 % throttled", "baseline"} {
+	for _, name := range []string{"engine", "scan", "scan 10 % throttled", "scan aws", "baseline"} {
 		if _, ok := byName[name]; !ok {
 			t.Fatalf("no %q row in %d rows", name, len(rows))
 		}
@@ -72,6 +72,14 @@ func TestHarnessOnTinyFleet(t *testing.T) {
 	}
 	if got := base.Requests.Op("monitoring.GetMetricData"); got-base.MetricRetries != base.Outcome.Instances || got == 0 {
 		t.Errorf("%d GetMetricData calls (%d of them the SDK's retries) for %d AWS instances", got, base.MetricRetries, base.Outcome.Instances)
+	}
+	// The AWS part scanned alone: the baseline's instances (less the FPGA
+	// ones), AWS requests only, AWS's bound.
+	aws := byName["scan aws"]
+	if aws.Requests.Cloud(fleet.Azure)+aws.Requests.Cloud(fleet.GCP) != 0 || aws.Requests.Cloud(fleet.AWS) == 0 ||
+		len(aws.Bounds) != 1 || aws.Bounds[0].Cloud != fleet.AWS ||
+		aws.Outcome.Instances == 0 || aws.Outcome.Instances > base.Outcome.Instances || aws.Outcome.Instances >= scan.Outcome.Instances {
+		t.Errorf("scan aws: %d instances (baseline %d, scan %d), requests %+v, bounds %+v", aws.Outcome.Instances, base.Outcome.Instances, scan.Outcome.Instances, aws.Requests, aws.Bounds)
 	}
 	var out bytes.Buffer
 	Print(&out, rows, 30)

@@ -625,16 +625,16 @@ func Run(ctx context.Context, c Config) ([]Row, error) {
 			continue
 		}
 		logf("scan, %d instances, %s latency", n, c.Latency)
-		clean := scanRow(ctx, c, g, "scan", SimOptions{Latency: c.Latency})
+		clean := scanRow(ctx, c, g, "scan", SimOptions{Latency: c.Latency}, allClouds)
 		rows = append(rows, clean)
 		if n == c.Target {
 			if c.Latency != 0 {
 				logf("scan, %d instances, 0 ms latency", n)
-				rows = append(rows, scanRow(ctx, c, g, "scan 0 ms", SimOptions{}))
+				rows = append(rows, scanRow(ctx, c, g, "scan 0 ms", SimOptions{}, allClouds))
 			}
 			if c.Throttle > 0 {
 				logf("scan, %d instances, %s latency, %g %% throttled", n, c.Latency, 100*c.Throttle)
-				t := scanRow(ctx, c, g, fmt.Sprintf("scan %g %% throttled", 100*c.Throttle), SimOptions{Latency: c.Latency, ThrottleRate: c.Throttle})
+				t := scanRow(ctx, c, g, fmt.Sprintf("scan %g %% throttled", 100*c.Throttle), SimOptions{Latency: c.Latency, ThrottleRate: c.Throttle}, allClouds)
 				if t.Err == nil && clean.Err == nil {
 					same := t.Outcome == clean.Outcome
 					t.Same = &same
@@ -642,6 +642,8 @@ func Run(ctx context.Context, c Config) ([]Row, error) {
 				rows = append(rows, t)
 			}
 			if c.Baseline {
+				logf("scan, %d instances' AWS part, %s latency", n, c.Latency)
+				rows = append(rows, scanRow(ctx, c, g, "scan aws", SimOptions{Latency: c.Latency}, string(fleet.AWS)))
 				logf("baseline, per-instance CloudWatch reads of %d instances' AWS part, %s latency", n, c.Latency)
 				rows = append(rows, baselineRow(ctx, c, g))
 			}
@@ -678,8 +680,19 @@ func engineRow(ctx context.Context, c Config, g Generated) Row {
 	return r
 }
 
-func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptions) (r Row) {
+// scanRow scans the fleet live with gpufinops analyze --provider clouds
+// ("aws,azure,gcp", or one cloud: its bound only).
+func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptions, clouds string) (r Row) {
 	r = Row{Name: name, N: g.Instances, Latency: o.Latency, Throttle: o.ThrottleRate, Live: true, Bounds: Bounds(g.Shape, DefaultSteps)}
+	if !strings.Contains(clouds, ",") {
+		var mine []Bound
+		for _, b := range r.Bounds {
+			if string(b.Cloud) == clouds {
+				mine = append(mine, b)
+			}
+		}
+		r.Bounds = mine
+	}
 	penv, simProfile := c.profiles(name, g.Instances)
 	o.CPUProfile = simProfile
 	sim, err := StartSim(ctx, c.Bin, g.Path, o)
@@ -696,7 +709,7 @@ func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptio
 	defer os.RemoveAll(home)
 	out := filepath.Join(c.Dir, fmt.Sprintf("report-scan-%d.json", g.Instances))
 	defer os.Remove(out)
-	args := []string{"--provider", "aws,azure,gcp"}
+	args := []string{"--provider", clouds}
 	for _, a := range g.AWSRoles {
 		args = append(args, "--role-arn", "arn:aws:iam::"+a+":role/gpufinops-bench")
 	}
@@ -714,6 +727,9 @@ func scanRow(ctx context.Context, c Config, g Generated, name string, o SimOptio
 	r.Requests, r.Err = sim.Requests(ctx)
 	return r
 }
+
+// allClouds is the scan rows' --provider.
+const allClouds = "aws,azure,gcp"
 
 // errNoAWS is the baseline's answer for a fleet without AWS instances.
 var errNoAWS = errors.New("the fleet has no AWS instances")
