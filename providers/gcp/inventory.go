@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -329,8 +330,10 @@ type machineInfo struct {
 	memoryGiB float64
 }
 
-// machineType reads a machine type once per provider (types are the same
-// in every zone that offers them).
+// machineType is a machine type's hardware: the embedded catalog's for the
+// GPU types it has (a type's hardware does not change), else
+// machineTypes.get's, read once per provider (types are the same in every
+// zone that offers them) however many scopes ask at once.
 func (p *Provider) machineType(ctx context.Context, project, zone, name string) (machineInfo, error) {
 	p.typeMu.Lock()
 	info, ok := p.types[name]
@@ -338,12 +341,36 @@ func (p *Provider) machineType(ctx context.Context, project, zone, name string) 
 	if ok {
 		return info, nil
 	}
-	mt, err := p.machineTypes.Get(ctx, &computepb.GetMachineTypeRequest{Project: project, Zone: zone, MachineType: name})
-	if err != nil {
-		return machineInfo{}, fmt.Errorf("machineTypes.get %s: %w", name, callError(ctx, err))
+	if info, ok := catalogMachine(name); ok {
+		p.typeMu.Lock()
+		p.types[name] = info
+		p.typeMu.Unlock()
+		return info, nil
 	}
-	info = p.remember(mt)
-	return info, nil
+	v, err, _ := p.typeReads.Do(name, func() (any, error) {
+		mt, err := p.machineTypes.Get(ctx, &computepb.GetMachineTypeRequest{Project: project, Zone: zone, MachineType: name})
+		if err != nil {
+			return machineInfo{}, fmt.Errorf("machineTypes.get %s: %w", name, callError(ctx, err))
+		}
+		return p.remember(mt), nil
+	})
+	if err != nil {
+		return machineInfo{}, err
+	}
+	return v.(machineInfo), nil
+}
+
+// catalogMachine is the embedded catalog's hardware of a GPU machine type.
+func catalogMachine(name string) (machineInfo, bool) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return machineInfo{}, false
+	}
+	t, ok := cat.InstanceType(fleet.GCP, name)
+	if !ok || t.GPUCount <= 0 || t.VCPUs <= 0 || t.GPUModel == "" {
+		return machineInfo{}, false
+	}
+	return machineInfo{gpuModel: t.GPUModel, gpuCount: t.GPUCount, vcpus: t.VCPUs, memoryGiB: t.MemoryGiB}, true
 }
 
 // remember keeps what a machine type says of its hardware.

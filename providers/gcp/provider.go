@@ -22,6 +22,7 @@ import (
 	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+	"golang.org/x/sync/singleflight"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
@@ -71,6 +72,8 @@ type Provider struct {
 
 	typeMu sync.Mutex
 	types  map[string]machineInfo // machine type → its hardware
+	// typeReads joins the scopes asking machineTypes.get for one type.
+	typeReads singleflight.Group
 
 	idMu sync.Mutex
 	ids  map[string]string // project/name → numeric instance ID

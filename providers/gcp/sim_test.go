@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -209,5 +210,40 @@ func TestAttachedGPUs(t *testing.T) {
 	in := got[0]
 	if in.ID != "n1-t4" || in.GPU.Model != "T4" || in.GPU.Count != 2 || in.GPU.MemoryGiB != 16 || in.VCPUs != 8 || in.MemoryGiB != 30 || in.Lifecycle != fleet.Spot || in.Zone != "us-east1-c" {
 		t.Errorf("%+v", in)
+	}
+}
+
+// TestMachineTypeReadOnce: a GPU type the catalog has is never read; one
+// it lacks is read once however many scopes ask for it at once.
+func TestMachineTypeReadOnce(t *testing.T) {
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: []fleet.Instance{
+		{ID: "n1-t4", Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c", InstanceType: "n1-standard-8",
+			GPU: fleet.GPU{Model: "T4", Count: 2}, Lifecycle: fleet.OnDemand, State: fleet.Running},
+	}}
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), []string{"us-east1"})
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	infos := make([]machineInfo, 16)
+	for i := range 16 {
+		wg.Go(func() {
+			name := "n1-standard-8"
+			if i%2 == 1 {
+				name = "a2-highgpu-2g"
+			}
+			infos[i], errs[i] = p.machineType(context.Background(), testProject, "us-east1-c", name)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%d: %v", i, err)
+		}
+	}
+	if infos[0].vcpus != 8 || infos[0].gpuCount != 0 || infos[1].gpuCount != 2 || infos[1].gpuModel != "A100" || infos[1].vcpus != 24 {
+		t.Errorf("n1-standard-8 %+v, a2-highgpu-2g %+v", infos[0], infos[1])
+	}
+	if got := s.Counts()["compute"]["machineTypes.get"]; got != 1 {
+		t.Errorf("%d machineTypes.get calls for one type the catalog lacks and one it has: %v", got, s.Counts())
 	}
 }
