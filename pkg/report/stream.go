@@ -27,7 +27,9 @@ var (
 type streamer struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
-	err error
+	// indented is buf's value indented (appendIndent), reused.
+	indented []byte
+	err      error
 	// lists stand in for the top-level fields they name (by JSON name): the
 	// list's items are made as they are written.
 	lists map[string]lazyList
@@ -72,12 +74,12 @@ func (s *streamer) leaf(v reflect.Value, prefix string) {
 	s.buf.Reset()
 	enc := json.NewEncoder(&s.buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent(prefix, "  ")
 	if err := enc.Encode(v.Interface()); err != nil {
 		s.err = err
 		return
 	}
-	_, s.err = s.w.Write(bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")))
+	s.indented = appendIndent(s.indented[:0], bytes.TrimSuffix(s.buf.Bytes(), []byte("\n")), prefix, "  ")
+	_, s.err = s.w.Write(s.indented)
 }
 
 // streamable reports whether t is walked rather than encoded whole: a plain
