@@ -30,16 +30,22 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 		out = append(out, providers.Check{Name: "credentials", Method: "access token", Status: providers.CheckOK})
 	}
 	out = append(out, check("compute.instances.list", func() error {
+		ctx, done := p.withCall(ctx)
+		defer done()
 		it := p.instances.AggregatedList(ctx, &computepb.AggregatedListInstancesRequest{Project: scope.Account, MaxResults: proto.Uint32(1)})
 		_, err := it.Next()
 		return err
 	}))
 	if scope.Region == "" {
 		out = append(out, check("compute.regions.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
 			_, err := p.regions.List(ctx, regionsRequest(scope.Account)).Next()
 			return err
 		}))
 		out = append(out, check("cloudbilling services.skus.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
 			_, err := p.catalog.ListSkus(ctx, &billingpb.ListSkusRequest{Parent: ComputeService, PageSize: 1}).Next()
 			return err
 		}))

@@ -98,6 +98,8 @@ func (p *Provider) aggregatedList(ctx context.Context, project, filter string) (
 	if filter != "" {
 		req.Filter = proto.String(filter)
 	}
+	ctx, done := p.withCall(ctx)
+	defer done()
 	it := p.instances.AggregatedList(ctx, req)
 	var out []*computepb.Instance
 	unreachable := map[string]bool{}

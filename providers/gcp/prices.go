@@ -159,6 +159,8 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 	}
 	t := &skuTable{rates: map[rateKey]rate{}}
 	today := p.opts.Now().UTC().Format(time.DateOnly)
+	ctx, done := p.withCall(ctx)
+	defer done()
 	it := p.catalog.ListSkus(ctx, &billingpb.ListSkusRequest{Parent: ComputeService, CurrencyCode: "USD", PageSize: skuPageSize})
 	for {
 		sku, err := it.Next()
@@ -316,6 +318,8 @@ func (p *Provider) machineTypeAnywhere(ctx context.Context, project, name string
 	if ok {
 		return info, nil
 	}
+	ctx, done := p.withCall(ctx)
+	defer done()
 	it := p.machineTypes.AggregatedList(ctx, &computepb.AggregatedListMachineTypesRequest{
 		Project: project, Filter: proto.String(fmt.Sprintf("name = %q", name)), MaxResults: proto.Uint32(pageSize),
 	})

@@ -11,8 +11,10 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	billing "cloud.google.com/go/billing/apiv1"
@@ -20,6 +22,7 @@ import (
 	monitoring "cloud.google.com/go/monitoring/apiv3/v2"
 	resourcemanager "cloud.google.com/go/resourcemanager/apiv3"
 	"cloud.google.com/go/resourcemanager/apiv3/resourcemanagerpb"
+	"github.com/googleapis/gax-go/v2/callctx"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	"golang.org/x/sync/singleflight"
@@ -55,6 +58,10 @@ const (
 
 // Provider reads the GPU VMs of one or more GCP projects.
 type Provider struct {
+	// calls are the contexts of the REST list calls in flight, by the id
+	// withCall gives them (see there).
+	calls    sync.Map
+	callSeq  atomic.Uint64
 	opts     providers.Options
 	projects []string
 	ts       oauth2.TokenSource
@@ -184,6 +191,8 @@ func (p *Provider) searchProjects(ctx context.Context, rest []option.ClientOptio
 	}
 	defer c.Close()
 	var out []string
+	ctx, done := p.withCall(ctx)
+	defer done()
 	it := c.SearchProjects(ctx, &resourcemanagerpb.SearchProjectsRequest{Query: "state:ACTIVE"})
 	for {
 		pr, err := it.Next()
@@ -245,7 +254,8 @@ func (p *Provider) unaryToken(ctx context.Context, method string, req, reply any
 // decodes ListTimeSeries answers with timeSeriesCodec.
 func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if method == listTimeSeriesMethod {
-		opts = append(opts, grpc.ForceCodecV2(timeSeriesCodec{}))
+		// first, so that a caller's own (reusing) codec wins
+		opts = append([]grpc.CallOption{grpc.ForceCodecV2(timeSeriesCodec{})}, opts...)
 	}
 	for attempt := 1; ; attempt++ {
 		if p.opts.OnRequest != nil {
@@ -307,6 +317,22 @@ func (p *Provider) httpClient() *http.Client {
 	return &http.Client{Transport: &transport{p: p, base: base}}
 }
 
+// callHeader carries a REST call's id from withCall to the transport.
+const callHeader = "x-gpufinops-call"
+
+// withCall returns ctx for a REST list call (AggregatedList, List,
+// ListSkus, SearchProjects): the SDK makes their requests without the
+// call's context (http.NewRequest, unlike its other methods), so neither a
+// deadline nor a cancellation would reach them. The context carries an id
+// in a call header (gax copies the context's call headers onto the
+// request), through which the transport finds the context again and sends
+// the request under it, without the header. done forgets the call.
+func (p *Provider) withCall(ctx context.Context) (_ context.Context, done func()) {
+	id := strconv.FormatUint(p.callSeq.Add(1), 10)
+	p.calls.Store(id, ctx)
+	return callctx.SetHeaders(ctx, callHeader, id), func() { p.calls.Delete(id) }
+}
+
 // transport adds the token, counts and retries.
 type transport struct {
 	p    *Provider
@@ -324,12 +350,22 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 	}
 	ctx := req.Context()
+	// gax writes the header's key as given (lower case), not canonical.
+	id := req.Header.Get(callHeader)
+	if v := req.Header[callHeader]; id == "" && len(v) > 0 {
+		id = v[0]
+	}
+	if c, ok := t.p.calls.Load(id); ok && id != "" {
+		ctx = c.(context.Context)
+	}
 	for attempt := 1; ; attempt++ {
 		tok, err := t.p.ts.Token()
 		if err != nil {
 			return nil, &tokenError{err}
 		}
 		r := req.Clone(ctx)
+		r.Header.Del(callHeader)
+		delete(r.Header, callHeader)
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
@@ -414,6 +450,8 @@ func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*pro
 
 // listRegions lists a project's regions (regions.list), sorted.
 func (p *Provider) listRegions(ctx context.Context, project string) ([]string, error) {
+	ctx, done := p.withCall(ctx)
+	defer done()
 	it := p.regions.List(ctx, regionsRequest(project))
 	var out []string
 	for {
