@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	gax "github.com/googleapis/gax-go/v2"
 	"google.golang.org/api/iterator"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -353,7 +355,9 @@ func (p *Provider) readMetric(ctx context.Context, project, region string, m met
 	out := map[string]grid{}
 	// used and free bytes, for memory: ID → [used, free]
 	bytes := map[string]*[2]grid{}
-	it := p.metrics.ListTimeSeries(ctx, req)
+	// One codec for the iterator's pages: each page's points reuse the
+	// arrays of the page before, which the loop below is done with.
+	it := p.metrics.ListTimeSeries(ctx, req, gax.WithGRPCOptions(grpc.ForceCodecV2(timeSeriesCodec{reuse: &pageSlabs{}})))
 	for {
 		ts, err := it.Next()
 		if errors.Is(err, iterator.Done) {

@@ -31,7 +31,11 @@ import (
 const listTimeSeriesMethod = "/google.monitoring.v3.MetricService/ListTimeSeries"
 
 // timeSeriesCodec is gRPC's proto codec but for ListTimeSeries answers.
-type timeSeriesCodec struct{}
+// With reuse set (one codec per ListTimeSeries iterator) a page's points
+// are decoded into the arrays of the page before, so the messages of a
+// page are valid only until the next page is read: its reader must take
+// what it needs from each series before asking for more.
+type timeSeriesCodec struct{ reuse *pageSlabs }
 
 // Name is the standard codec's, so the call's content type is unchanged.
 func (timeSeriesCodec) Name() string { return "proto" }
@@ -43,31 +47,84 @@ func (timeSeriesCodec) Marshal(v any) (mem.BufferSlice, error) {
 
 // Unmarshal decodes a ListTimeSeriesResponse with decodeTimeSeriesPage and
 // anything else with the standard codec.
-func (timeSeriesCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c timeSeriesCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	resp, ok := v.(*monitoringpb.ListTimeSeriesResponse)
 	if !ok {
 		return encoding.GetCodecV2("proto").Unmarshal(data, v)
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	return decodeTimeSeriesPage(buf.ReadOnlyData(), resp)
+	slabs := c.reuse
+	if slabs == nil {
+		slabs = &pageSlabs{}
+	}
+	slabs.reset()
+	return decodeTimeSeriesPage(buf.ReadOnlyData(), resp, slabs)
+}
+
+// pageSlabs are the arrays a page's points are decoded into, handed out a
+// series at a time and, between pages, cleared and handed out again.
+type pageSlabs struct {
+	points    []monitoringpb.Point
+	intervals []monitoringpb.TimeInterval
+	values    []monitoringpb.TypedValue
+	doubles   []monitoringpb.TypedValue_DoubleValue
+	ends      []timestamppb.Timestamp
+	starts    []timestamppb.Timestamp
+	used      int
+}
+
+// reset clears what the last page used, for the next.
+func (s *pageSlabs) reset() {
+	n := s.used
+	clear(s.points[:n])
+	clear(s.intervals[:n])
+	clear(s.values[:n])
+	clear(s.doubles[:n])
+	clear(s.ends[:n])
+	clear(s.starts[:n])
+	s.used = 0
+}
+
+// take hands out the arrays for a series of n points: the slabs' next n,
+// or new slabs (the page's earlier series keep the old ones) when they are
+// full.
+func (s *pageSlabs) take(n int) *pointArena {
+	if s.used+n > len(s.points) {
+		size := max(2*len(s.points), n, 1024)
+		*s = pageSlabs{
+			points:    make([]monitoringpb.Point, size),
+			intervals: make([]monitoringpb.TimeInterval, size),
+			values:    make([]monitoringpb.TypedValue, size),
+			doubles:   make([]monitoringpb.TypedValue_DoubleValue, size),
+			ends:      make([]timestamppb.Timestamp, size),
+			starts:    make([]timestamppb.Timestamp, size),
+		}
+	}
+	a, z := s.used, s.used+n
+	s.used = z
+	return &pointArena{
+		points: s.points[a:z:z], intervals: s.intervals[a:z:z], values: s.values[a:z:z],
+		doubles: s.doubles[a:z:z], ends: s.ends[a:z:z], starts: s.starts[a:z:z],
+	}
 }
 
 // errSlowPath says the fast path does not handle some bytes.
 var errSlowPath = errors.New("not on the fast path")
 
 // decodeTimeSeriesPage decodes b into resp as proto.Unmarshal would (resp is
-// reset first); strings and bytes are copied, never aliased to b.
-func decodeTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) error {
+// reset first), its points into slabs; strings and bytes are copied, never
+// aliased to b.
+func decodeTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse, slabs *pageSlabs) error {
 	resp.Reset()
-	if fastTimeSeriesPage(b, resp) == nil {
+	if fastTimeSeriesPage(b, resp, slabs) == nil {
 		return nil
 	}
 	resp.Reset()
 	return proto.Unmarshal(b, resp)
 }
 
-func fastTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) error {
+func fastTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse, slabs *pageSlabs) error {
 	var rest []byte
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
@@ -80,7 +137,7 @@ func fastTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) err
 		}
 		if num == 1 && typ == protowire.BytesType { // time_series
 			v, _ := protowire.ConsumeBytes(b[n:])
-			ts, err := decodeTimeSeries(v)
+			ts, err := decodeTimeSeries(v, slabs)
 			if err != nil {
 				return err
 			}
@@ -96,9 +153,9 @@ func fastTimeSeriesPage(b []byte, resp *monitoringpb.ListTimeSeriesResponse) err
 	return proto.UnmarshalOptions{Merge: true}.Unmarshal(rest, resp)
 }
 
-// decodeTimeSeries decodes one TimeSeries: its points (field 5) here, the
-// rest with proto.Unmarshal.
-func decodeTimeSeries(b []byte) (*monitoringpb.TimeSeries, error) {
+// decodeTimeSeries decodes one TimeSeries: its points (field 5) here, into
+// arrays from slabs, the rest with proto.Unmarshal.
+func decodeTimeSeries(b []byte, slabs *pageSlabs) (*monitoringpb.TimeSeries, error) {
 	var rest []byte
 	n := 0
 	for p := b; len(p) > 0; {
@@ -126,7 +183,7 @@ func decodeTimeSeries(b []byte) (*monitoringpb.TimeSeries, error) {
 	if n == 0 {
 		return ts, nil
 	}
-	a := newPointArena(n)
+	a := slabs.take(n)
 	ts.Points = make([]*monitoringpb.Point, 0, n)
 	for p := b; len(p) > 0; {
 		num, typ, k := protowire.ConsumeTag(p)
@@ -148,28 +205,18 @@ func decodeTimeSeries(b []byte) (*monitoringpb.TimeSeries, error) {
 	return ts, nil
 }
 
-// pointArena hands out the messages of a series' points from arrays made
-// once for the series.
+// pointArena hands out the messages of a series' points from its part of
+// the page's slabs.
 type pointArena struct {
 	points    []monitoringpb.Point
 	intervals []monitoringpb.TimeInterval
 	values    []monitoringpb.TypedValue
 	doubles   []monitoringpb.TypedValue_DoubleValue
 	ends      []timestamppb.Timestamp
-	starts    []timestamppb.Timestamp // made when a point has a start time
+	starts    []timestamppb.Timestamp
 	n         int
 	// the fields the point being decoded has set
 	usedInterval, usedValue, usedEnd, usedStart bool
-}
-
-func newPointArena(n int) *pointArena {
-	return &pointArena{
-		points:    make([]monitoringpb.Point, n),
-		intervals: make([]monitoringpb.TimeInterval, n),
-		values:    make([]monitoringpb.TypedValue, n),
-		doubles:   make([]monitoringpb.TypedValue_DoubleValue, n),
-		ends:      make([]timestamppb.Timestamp, n),
-	}
 }
 
 // point returns the next point's message; undo gives it back when the
@@ -188,9 +235,7 @@ func (a *pointArena) undo() {
 	a.values[i].Reset()
 	a.doubles[i] = monitoringpb.TypedValue_DoubleValue{}
 	a.ends[i].Reset()
-	if a.starts != nil {
-		a.starts[i].Reset()
-	}
+	a.starts[i].Reset()
 }
 
 // decodePoint decodes a Point of an interval (end and start Timestamps)
@@ -248,9 +293,6 @@ func (a *pointArena) decodeInterval(b []byte, iv *monitoringpb.TimeInterval) err
 			iv.EndTime = ts
 		case num == 1 && !a.usedStart:
 			a.usedStart = true
-			if a.starts == nil {
-				a.starts = make([]timestamppb.Timestamp, len(a.points))
-			}
 			ts = &a.starts[i]
 			iv.StartTime = ts
 		default:

@@ -72,7 +72,7 @@ func checkSameAsProto(t *testing.T, b []byte) {
 	want := &monitoringpb.ListTimeSeriesResponse{}
 	wantErr := proto.Unmarshal(b, want)
 	got := &monitoringpb.ListTimeSeriesResponse{NextPageToken: "left over"}
-	gotErr := decodeTimeSeriesPage(b, got)
+	gotErr := decodeTimeSeriesPage(b, got, &pageSlabs{})
 	if (gotErr == nil) != (wantErr == nil) {
 		t.Fatalf("error %v, proto.Unmarshal's %v", gotErr, wantErr)
 	}
@@ -122,13 +122,17 @@ func TestTimeSeriesCodecFastPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := &monitoringpb.ListTimeSeriesResponse{}
-	if err := fastTimeSeriesPage(b, got); err != nil {
+	if err := fastTimeSeriesPage(b, got, &pageSlabs{}); err != nil {
 		t.Fatalf("the fast path refused an API page: %v", err)
 	}
 	if !proto.Equal(got, page) {
 		t.Fatalf("decoded %v", got)
 	}
-	if allocs := testing.AllocsPerRun(20, func() { _ = decodeTimeSeriesPage(b, &monitoringpb.ListTimeSeriesResponse{}) }); allocs > 60 {
+	slabs := &pageSlabs{}
+	if allocs := testing.AllocsPerRun(20, func() {
+		slabs.reset()
+		_ = decodeTimeSeriesPage(b, &monitoringpb.ListTimeSeriesResponse{}, slabs)
+	}); allocs > 60 {
 		t.Errorf("%v allocations for 150 points: the points are not sharing arrays", allocs)
 	}
 }
@@ -142,4 +146,30 @@ func FuzzTimeSeriesCodec(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { checkSameAsProto(t, b) })
+}
+
+// TestTimeSeriesCodecReusesSlabs: pages decoded one after another into the
+// same slabs (one iterator's pages) each come out as proto.Unmarshal's,
+// with nothing left over from the page before.
+func TestTimeSeriesCodecReusesSlabs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 5))
+	slabs := &pageSlabs{}
+	for trial := 0; trial < 300; trial++ {
+		b, err := proto.Marshal(randomPage(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &monitoringpb.ListTimeSeriesResponse{}
+		if err := proto.Unmarshal(b, want); err != nil {
+			t.Fatal(err)
+		}
+		got := &monitoringpb.ListTimeSeriesResponse{}
+		slabs.reset()
+		if err := decodeTimeSeriesPage(b, got, slabs); err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, want) {
+			t.Fatalf("page %d decoded into reused slabs:\n%v\nwant\n%v", trial, got, want)
+		}
+	}
 }
