@@ -560,6 +560,15 @@ type Config struct {
 	// allocation profiles (gpufinops's, and cloudsim's CPU for live rows),
 	// named after the row and size: scan-10000.cpu, scan-10000.sim.cpu, …
 	Profile string
+	// Now is the clock that sameHour reads; nil is time.Now.
+	Now func() time.Time
+}
+
+func (c Config) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
 }
 
 // profiles returns the environment that makes gpufinops profile the row
@@ -624,22 +633,34 @@ func Run(ctx context.Context, c Config) ([]Row, error) {
 			_ = os.Remove(g.Path)
 			continue
 		}
-		logf("scan, %d instances, %s latency", n, c.Latency)
-		clean := scanRow(ctx, c, g, "scan", SimOptions{Latency: c.Latency}, allClouds)
-		rows = append(rows, clean)
+		cleanScan := func() Row {
+			logf("scan, %d instances, %s latency", n, c.Latency)
+			return scanRow(ctx, c, g, "scan", SimOptions{Latency: c.Latency}, allClouds)
+		}
+		if n != c.Target || c.Throttle <= 0 {
+			rows = append(rows, cleanScan())
+		}
 		if n == c.Target {
+			var thr Row
+			if c.Throttle > 0 {
+				var clean Row
+				var oneHour bool
+				clean, thr, oneHour = sameHour(c.now, logf, cleanScan, func() Row {
+					logf("scan, %d instances, %s latency, %g %% throttled", n, c.Latency, 100*c.Throttle)
+					return scanRow(ctx, c, g, fmt.Sprintf("scan %g %% throttled", 100*c.Throttle), SimOptions{Latency: c.Latency, ThrottleRate: c.Throttle}, allClouds)
+				})
+				if thr.Err == nil && clean.Err == nil && oneHour {
+					same := thr.Outcome == clean.Outcome
+					thr.Same = &same
+				}
+				rows = append(rows, clean)
+			}
 			if c.Latency != 0 {
 				logf("scan, %d instances, 0 ms latency", n)
 				rows = append(rows, scanRow(ctx, c, g, "scan 0 ms", SimOptions{}, allClouds))
 			}
 			if c.Throttle > 0 {
-				logf("scan, %d instances, %s latency, %g %% throttled", n, c.Latency, 100*c.Throttle)
-				t := scanRow(ctx, c, g, fmt.Sprintf("scan %g %% throttled", 100*c.Throttle), SimOptions{Latency: c.Latency, ThrottleRate: c.Throttle}, allClouds)
-				if t.Err == nil && clean.Err == nil {
-					same := t.Outcome == clean.Outcome
-					t.Same = &same
-				}
-				rows = append(rows, t)
+				rows = append(rows, thr)
 			}
 			if c.Baseline {
 				logf("scan, %d instances' AWS part, %s latency", n, c.Latency)
@@ -651,6 +672,34 @@ func Run(ctx context.Context, c Config) ([]Row, error) {
 		_ = os.Remove(g.Path)
 	}
 	return rows, nil
+}
+
+// hourAttempts bounds how often sameHour runs its pair of scans.
+const hourAttempts = 3
+
+// sameHour runs the clean scan and then the throttled one, and both again
+// (up to hourAttempts times) when the UTC hour changed between the clean
+// scan's start and the throttled scan's end. The simulators and gpufinops
+// both read the wall clock, and a report depends on its hour: the
+// utilization window ends at the current hour and the simulators' series,
+// launch times and stopped spans are keyed by absolute time, so two scans
+// that straddle an hour read different windows and need not agree, throttled
+// or not. Within one hour they must. oneHour is false, and the throttled
+// row says why in its Note, when every attempt straddled an hour.
+func sameHour(now func() time.Time, logf func(string, ...any), clean, throttled func() Row) (c, t Row, oneHour bool) {
+	for attempt := 1; ; attempt++ {
+		began := now().UTC().Truncate(time.Hour)
+		c, t = clean(), throttled()
+		ended := now().UTC().Truncate(time.Hour)
+		if ended.Equal(began) {
+			return c, t, true
+		}
+		if attempt == hourAttempts {
+			t.Note = fmt.Sprintf("not compared: the clean and throttled scans straddled an hour on each of %d attempts (last %s → %s), so they read different utilization windows", attempt, began.Format("15:04"), ended.Format("15:04"))
+			return c, t, false
+		}
+		logf("the hour changed during the clean and throttled scans (%s → %s): they read different utilization windows; both again", began.Format("15:04"), ended.Format("15:04"))
+	}
 }
 
 func containsInt(s []int, n int) bool {
