@@ -74,11 +74,17 @@ func allCloudsServing(t *testing.T, f *fleet.Fleet) (requests func() map[string]
 // returns its exit code, stdout and stderr.
 func gpufinops(t *testing.T, args ...string) (cmdutil.ExitCode, string, string) {
 	t.Helper()
+	return gpufinopsAt(t, demoEnd, args...)
+}
+
+// gpufinopsAt is gpufinops with the command's clock at now.
+func gpufinopsAt(t *testing.T, now time.Time, args ...string) (cmdutil.ExitCode, string, string) {
+	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := factory.New()
 	f.IOStreams = ios
 	f.Fleet = factory.FileFleet(ios)
-	f.Now = func() time.Time { return demoEnd }
+	f.Now = func() time.Time { return now }
 	code := root.Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
