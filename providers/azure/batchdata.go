@@ -106,20 +106,11 @@ func parseBatchData(b []byte) (out batchData, ok bool, err error) {
 // countElements is about the number of elements of a valid JSON array
 // (the commas at its top level, plus one): the capacity to decode into.
 func countElements(b []byte) int {
-	n, depth, inString, esc := 1, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inString = false
-			}
+	n, depth := 1, 0
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			inString = true
+			i = stringEnd(b, i) - 1
 		case c == '[' || c == '{':
 			depth++
 		case c == ']' || c == '}':
@@ -129,6 +120,20 @@ func countElements(b []byte) int {
 		}
 	}
 	return n
+}
+
+// stringEnd is the index just past the string that starts at b[i] (a
+// quote), or len(b) for one left open.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
 }
 
 // jsonCursor walks a JSON text already known to be valid.
@@ -208,28 +213,15 @@ func foldEq(key []byte, name string) bool {
 
 // value returns the bytes of the value at the cursor and steps over it.
 func (s *jsonCursor) value() []byte {
-	start := s.i
-	depth, inString, esc := 0, false, false
-	for ; s.i < len(s.b); s.i++ {
-		c := s.b[s.i]
-		if inString {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inString = false
-				if depth == 0 {
-					s.i++
-					return s.b[start:s.i]
-				}
+	start, depth := s.i, 0
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '"':
+			s.i = stringEnd(s.b, s.i)
+			if depth == 0 {
+				return s.b[start:s.i]
 			}
 			continue
-		}
-		switch c {
-		case '"':
-			inString = true
 		case '[', '{':
 			depth++
 		case ']', '}':
@@ -246,6 +238,7 @@ func (s *jsonCursor) value() []byte {
 				return s.b[start:s.i]
 			}
 		}
+		s.i++
 	}
 	return s.b[start:s.i]
 }
