@@ -238,18 +238,29 @@ func (a *pointArena) undo() {
 	a.starts[i].Reset()
 }
 
+// nextMessageField splits off b's first field, which must be
+// length-delimited (an embedded message): its number and bytes, and what
+// follows it; anything else is errSlowPath.
+func nextMessageField(b []byte) (num protowire.Number, v, rest []byte, err error) {
+	num, typ, k := protowire.ConsumeTag(b)
+	if k < 0 || typ != protowire.BytesType {
+		return 0, nil, nil, errSlowPath
+	}
+	v, m := protowire.ConsumeBytes(b[k:])
+	if m < 0 {
+		return 0, nil, nil, errSlowPath
+	}
+	return num, v, b[k+m:], nil
+}
+
 // decodePoint decodes a Point of an interval (end and start Timestamps)
 // and a double or int64 value; anything else is errSlowPath.
 func (a *pointArena) decodePoint(b []byte, pt *monitoringpb.Point) error {
 	i := a.n
 	for len(b) > 0 {
-		num, typ, k := protowire.ConsumeTag(b)
-		if k < 0 || typ != protowire.BytesType {
-			return errSlowPath
-		}
-		v, m := protowire.ConsumeBytes(b[k:])
-		if m < 0 {
-			return errSlowPath
+		num, v, rest, err := nextMessageField(b)
+		if err != nil {
+			return err
 		}
 		switch {
 		case num == 1 && !a.usedInterval: // interval
@@ -267,7 +278,7 @@ func (a *pointArena) decodePoint(b []byte, pt *monitoringpb.Point) error {
 		default:
 			return errSlowPath
 		}
-		b = b[k+m:]
+		b = rest
 	}
 	a.n++
 	return nil
@@ -277,13 +288,9 @@ func (a *pointArena) decodePoint(b []byte, pt *monitoringpb.Point) error {
 func (a *pointArena) decodeInterval(b []byte, iv *monitoringpb.TimeInterval) error {
 	i := a.n
 	for len(b) > 0 {
-		num, typ, k := protowire.ConsumeTag(b)
-		if k < 0 || typ != protowire.BytesType {
-			return errSlowPath
-		}
-		v, m := protowire.ConsumeBytes(b[k:])
-		if m < 0 {
-			return errSlowPath
+		num, v, rest, err := nextMessageField(b)
+		if err != nil {
+			return err
 		}
 		var ts *timestamppb.Timestamp
 		switch {
@@ -301,7 +308,7 @@ func (a *pointArena) decodeInterval(b []byte, iv *monitoringpb.TimeInterval) err
 		if err := decodeTimestamp(v, ts); err != nil {
 			return err
 		}
-		b = b[k+m:]
+		b = rest
 	}
 	return nil
 }
