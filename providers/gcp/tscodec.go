@@ -62,27 +62,55 @@ func (c timeSeriesCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return decodeTimeSeriesPage(buf.ReadOnlyData(), resp, slabs)
 }
 
-// pageSlabs are the arrays a page's points are decoded into, handed out a
-// series at a time and, between pages, cleared and handed out again.
-type pageSlabs struct {
+// pointArrays are arrays of a point's messages, one element per point.
+type pointArrays struct {
 	points    []monitoringpb.Point
 	intervals []monitoringpb.TimeInterval
 	values    []monitoringpb.TypedValue
 	doubles   []monitoringpb.TypedValue_DoubleValue
 	ends      []timestamppb.Timestamp
 	starts    []timestamppb.Timestamp
-	used      int
+}
+
+func makePointArrays(n int) pointArrays {
+	return pointArrays{
+		points:    make([]monitoringpb.Point, n),
+		intervals: make([]monitoringpb.TimeInterval, n),
+		values:    make([]monitoringpb.TypedValue, n),
+		doubles:   make([]monitoringpb.TypedValue_DoubleValue, n),
+		ends:      make([]timestamppb.Timestamp, n),
+		starts:    make([]timestamppb.Timestamp, n),
+	}
+}
+
+// slice is elements [a, z) of every array (capacity capped at z).
+func (p pointArrays) slice(a, z int) pointArrays {
+	return pointArrays{
+		points: p.points[a:z:z], intervals: p.intervals[a:z:z], values: p.values[a:z:z],
+		doubles: p.doubles[a:z:z], ends: p.ends[a:z:z], starts: p.starts[a:z:z],
+	}
+}
+
+// clearTo zeroes the first n elements of every array.
+func (p pointArrays) clearTo(n int) {
+	clear(p.points[:n])
+	clear(p.intervals[:n])
+	clear(p.values[:n])
+	clear(p.doubles[:n])
+	clear(p.ends[:n])
+	clear(p.starts[:n])
+}
+
+// pageSlabs are the arrays a page's points are decoded into, handed out a
+// series at a time and, between pages, cleared and handed out again.
+type pageSlabs struct {
+	pointArrays
+	used int
 }
 
 // reset clears what the last page used, for the next.
 func (s *pageSlabs) reset() {
-	n := s.used
-	clear(s.points[:n])
-	clear(s.intervals[:n])
-	clear(s.values[:n])
-	clear(s.doubles[:n])
-	clear(s.ends[:n])
-	clear(s.starts[:n])
+	s.clearTo(s.used)
 	s.used = 0
 }
 
@@ -91,22 +119,11 @@ func (s *pageSlabs) reset() {
 // full.
 func (s *pageSlabs) take(n int) *pointArena {
 	if s.used+n > len(s.points) {
-		size := max(2*len(s.points), n, 1024)
-		*s = pageSlabs{
-			points:    make([]monitoringpb.Point, size),
-			intervals: make([]monitoringpb.TimeInterval, size),
-			values:    make([]monitoringpb.TypedValue, size),
-			doubles:   make([]monitoringpb.TypedValue_DoubleValue, size),
-			ends:      make([]timestamppb.Timestamp, size),
-			starts:    make([]timestamppb.Timestamp, size),
-		}
+		*s = pageSlabs{pointArrays: makePointArrays(max(2*len(s.points), n, 1024))}
 	}
 	a, z := s.used, s.used+n
 	s.used = z
-	return &pointArena{
-		points: s.points[a:z:z], intervals: s.intervals[a:z:z], values: s.values[a:z:z],
-		doubles: s.doubles[a:z:z], ends: s.ends[a:z:z], starts: s.starts[a:z:z],
-	}
+	return &pointArena{pointArrays: s.slice(a, z)}
 }
 
 // errSlowPath says the fast path does not handle some bytes.
@@ -208,13 +225,8 @@ func decodeTimeSeries(b []byte, slabs *pageSlabs) (*monitoringpb.TimeSeries, err
 // pointArena hands out the messages of a series' points from its part of
 // the page's slabs.
 type pointArena struct {
-	points    []monitoringpb.Point
-	intervals []monitoringpb.TimeInterval
-	values    []monitoringpb.TypedValue
-	doubles   []monitoringpb.TypedValue_DoubleValue
-	ends      []timestamppb.Timestamp
-	starts    []timestamppb.Timestamp
-	n         int
+	pointArrays
+	n int
 	// the fields the point being decoded has set
 	usedInterval, usedValue, usedEnd, usedStart bool
 }
