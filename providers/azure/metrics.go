@@ -203,8 +203,11 @@ func (o *optFloat) UnmarshalJSON(b []byte) error {
 }
 
 // bodies are reusable buffers for the batch answers (megabytes each), read
-// whole before decoding.
+// whole before decoding; one grown past maxPooledBody is left to the
+// collector rather than kept.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledBody = 64 << 20
 
 // answerSize is the room to read a batch answer into: its Content-Length,
 // or without one about 64 bytes a datapoint of every series asked for (a
@@ -253,7 +256,11 @@ func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope prov
 		return nil, fmt.Errorf("azure monitor metrics:getBatch: %w", classify(runtime.NewResponseError(resp)))
 	}
 	buf := bodies.Get().(*bytes.Buffer)
-	defer bodies.Put(buf)
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			bodies.Put(buf)
+		}
+	}()
 	buf.Reset()
 	if n := answerSize(resp.ContentLength, len(resources)*len(names), w, interval); n > buf.Cap() {
 		buf.Grow(n)
