@@ -139,13 +139,19 @@ func scanSim(t testing.TB, f *fleet.Fleet, opts sim.Options) (*httptest.Server, 
 // test credentials so the simulator reads the region from the signature.
 func scanProvider(t testing.TB, url string, regions ...string) *Provider {
 	t.Helper()
+	return scanProviderWith(t, url, nil, regions...)
+}
+
+// scanProviderWith is scanProvider sending through client (nil: the SDK's).
+func scanProviderWith(t testing.TB, url string, client *http.Client, regions ...string) *Provider {
+	t.Helper()
 	if tt, ok := t.(*testing.T); ok {
 		tt.Setenv("AWS_ACCESS_KEY_ID", "test")
 		tt.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	}
 	p, err := New(context.Background(), providers.Options{Endpoint: url, Regions: regions, Now: func() time.Time { return simNow },
 		// Retries wait 1 ms, not the SDK's seconds: fault tests do not sleep.
-		RetryMaxBackoff: time.Millisecond})
+		RetryMaxBackoff: time.Millisecond, HTTPClient: client})
 	if err != nil {
 		t.Fatal(err)
 	}
