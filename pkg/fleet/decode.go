@@ -91,39 +91,55 @@ func decodeInstances(j, list []byte, elements [][2]int) ([]Instance, error) {
 	if list == nil {
 		return nil, nil
 	}
-	// One decoder over the list gives each element's generic form for the
-	// checks; the typed decoding reads the element's bytes where they lie.
-	dec := json.NewDecoder(bytes.NewReader(list))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // "["
-		return nil, err
-	}
 	out := make([]Instance, 0, len(elements))
 	strs := interner{}
+	fast := instancePlan()
 	for i, e := range elements {
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if path, msg := checkElement(v, instanceType, "instances", i); msg != "" {
-			return nil, locate(path, func(int) string {
-				in, _ := v.(map[string]any)
-				id, _ := in["id"].(string)
-				return id
-			}, msg)
-		}
-		var in Instance
-		if v != nil { // null is an instance with nothing given, as in a list decoded whole
-			// The checks have refused every key the type does not spell
-			// exactly, so this decoding needs no DisallowUnknownFields.
-			if err := json.Unmarshal(j[e[0]:e[1]], &in); err != nil {
-				return nil, err
+		raw := j[e[0]:e[1]]
+		if fast != nil {
+			var in Instance
+			d := fastDecoder{b: raw, strs: strs}
+			if d.decodeInstance(fast, &in) {
+				out = append(out, in)
+				continue
 			}
 		}
-		strs.instance(&in)
+		in, err := exactInstance(raw, i, strs)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// exactInstance decodes element i of the instances the exact way: its
+// generic form for the checks (whose messages name the path), then the
+// typed decoding of its bytes.
+func exactInstance(raw []byte, i int, strs interner) (Instance, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return Instance{}, err
+	}
+	if path, msg := checkElement(v, instanceType, "instances", i); msg != "" {
+		return Instance{}, locate(path, func(int) string {
+			in, _ := v.(map[string]any)
+			id, _ := in["id"].(string)
+			return id
+		}, msg)
+	}
+	var in Instance
+	if v != nil { // null is an instance with nothing given, as in a list decoded whole
+		// The checks have refused every key the type does not spell
+		// exactly, so this decoding needs no DisallowUnknownFields.
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return Instance{}, err
+		}
+	}
+	strs.instance(&in)
+	return in, nil
 }
 
 // maxInterned bounds the strings an interner holds: a fleet's repeated
@@ -144,6 +160,23 @@ func (t interner) str(s string) string {
 	}
 	return s
 }
+
+// bytes is str for a string's bytes, which it copies only when the string
+// is new.
+func (t interner) bytes(b []byte) string {
+	if v, ok := t[string(b)]; ok {
+		return v
+	}
+	s := string(b)
+	if len(t) < maxInterned && len(s) <= maxInternedLen {
+		t[s] = s
+	}
+	return s
+}
+
+// maxInternedLen is the longest string bytes interns: longer ones (names,
+// IDs, owners) rarely repeat.
+const maxInternedLen = 40
 
 func (t interner) instance(in *Instance) {
 	in.Provider = Provider(t.str(string(in.Provider)))

@@ -1,0 +1,597 @@
+package fleet
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/shopspring/decimal"
+)
+
+// The fast path of decodeInstances. The schema checks (checkAt) read a
+// generic tree of each instance and json.Unmarshal then reads its bytes
+// again; on a 100,000-instance file that was two thirds of the decoding and
+// most of its allocations. fastDecoder does both in one pass over the bytes,
+// without a tree, for what a fleet file is made of: structs with exactly
+// spelt keys, pointers, slices, maps with string keys, strings, numbers,
+// booleans, times, decimals and PerGPU values. It gives up (ok false) on
+// anything the checks would refuse and on anything it does not handle the way
+// json.Unmarshal does (escaped keys, a null where a type's own UnmarshalJSON
+// would be called, a number out of range); the caller then takes the exact
+// path, which reports the error or decodes the rare case. The fuzz and
+// property tests hold it to that: whenever it succeeds, the checks pass and
+// json.Unmarshal gives the same value.
+
+type planKind uint8
+
+const (
+	planString planKind = iota + 1
+	planFloat
+	planBool
+	planPointer
+	planSlice
+	planMap
+	planStringMap // map[string]string, decoded without reflection
+	planStruct
+	planTime
+	planDecimal
+	planPerGPU
+)
+
+// plan is how fastDecoder decodes one Go type.
+type plan struct {
+	kind   planKind
+	typ    reflect.Type
+	elem   *plan           // a pointer's, slice's or map's element
+	fields map[string]slot // a struct's fields by JSON name
+}
+
+// slot is a struct field: its index and plan.
+type slot struct {
+	index int
+	plan  *plan
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	stringMapType       = reflect.TypeFor[map[string]string]()
+)
+
+// instancePlan is the plan for Instance, built once; nil when some field's
+// type is one fastDecoder does not handle (every instance then takes the
+// exact path).
+var instancePlan = sync.OnceValue(func() *plan {
+	p, _ := planFor(instanceType, map[reflect.Type]bool{})
+	return p
+})
+
+// planFor builds the plan of t. building holds the struct types being built:
+// a recursive type is not handled.
+func planFor(t reflect.Type, building map[reflect.Type]bool) (*plan, bool) {
+	switch t {
+	case timeType:
+		return &plan{kind: planTime, typ: t}, true
+	case decimalType:
+		return &plan{kind: planDecimal, typ: t}, true
+	case perGPUType:
+		return &plan{kind: planPerGPU, typ: t}, true
+	case stringMapType:
+		return &plan{kind: planStringMap, typ: t}, true
+	}
+	if t.Kind() != reflect.Pointer {
+		// json.Unmarshal would call the type's own methods.
+		pt := reflect.PointerTo(t)
+		if pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) {
+			return nil, false
+		}
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &plan{kind: planString, typ: t}, true
+	case reflect.Float64:
+		return &plan{kind: planFloat, typ: t}, true
+	case reflect.Bool:
+		return &plan{kind: planBool, typ: t}, true
+	case reflect.Pointer, reflect.Slice:
+		e, ok := planFor(t.Elem(), building)
+		if !ok {
+			return nil, false
+		}
+		k := planPointer
+		if t.Kind() == reflect.Slice {
+			k = planSlice
+		}
+		return &plan{kind: k, typ: t, elem: e}, true
+	case reflect.Map:
+		kt := t.Key()
+		if kt.Kind() != reflect.String || reflect.PointerTo(kt).Implements(textUnmarshalerType) {
+			return nil, false
+		}
+		e, ok := planFor(t.Elem(), building)
+		if !ok {
+			return nil, false
+		}
+		return &plan{kind: planMap, typ: t, elem: e}, true
+	case reflect.Struct:
+		if building[t] {
+			return nil, false
+		}
+		building[t] = true
+		defer delete(building, t)
+		if t.NumField() > 64 {
+			return nil, false // the fields decoded are kept in a uint64
+		}
+		p := &plan{kind: planStruct, typ: t, fields: map[string]slot{}}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				return nil, false // json promotes an embedded struct's fields
+			}
+			tag := f.Tag.Get("json")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			name, opts, _ := strings.Cut(tag, ",")
+			if strings.Contains(","+opts+",", ",string,") {
+				return nil, false
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if !plainName(name) {
+				return nil, false
+			}
+			if _, dup := p.fields[name]; dup {
+				return nil, false
+			}
+			fp, ok := planFor(f.Type, building)
+			if !ok {
+				return nil, false
+			}
+			p.fields[name] = slot{i, fp}
+		}
+		return p, true
+	}
+	return nil, false
+}
+
+// plainName reports whether a JSON field name is letters, digits and
+// underscores, which json and the checks both take as it is.
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// fastDecoder reads one JSON value that json.Valid has accepted.
+type fastDecoder struct {
+	b    []byte
+	strs interner
+}
+
+// decodeInstance decodes b into in; false means the exact path must.
+func (d *fastDecoder) decodeInstance(p *plan, in *Instance) bool {
+	j, ok := d.value(p, 0, reflect.ValueOf(in).Elem())
+	return ok && d.ws(j) == len(d.b)
+}
+
+func (d *fastDecoder) ws(i int) int {
+	for i < len(d.b) {
+		switch d.b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// value decodes the value at i into v and returns the index after it.
+func (d *fastDecoder) value(p *plan, i int, v reflect.Value) (int, bool) {
+	i = d.ws(i)
+	if i >= len(d.b) {
+		return 0, false
+	}
+	c := d.b[i]
+	if c == 'n' {
+		// Null has no effect on a zero value, but json.Unmarshal gives
+		// it to the UnmarshalJSON of a value that has one.
+		switch p.kind {
+		case planTime, planDecimal, planPerGPU:
+			return 0, false
+		}
+		return d.literal(i, "null")
+	}
+	switch p.kind {
+	case planString:
+		s, j, ok := d.str(i)
+		if !ok {
+			return 0, false
+		}
+		v.SetString(s)
+		return j, true
+	case planFloat:
+		f, j, ok := d.float(i)
+		if !ok {
+			return 0, false
+		}
+		v.SetFloat(f)
+		return j, true
+	case planBool:
+		switch c {
+		case 't':
+			v.SetBool(true)
+			return d.literal(i, "true")
+		case 'f':
+			v.SetBool(false)
+			return d.literal(i, "false")
+		}
+		return 0, false
+	case planPointer:
+		n := reflect.New(p.elem.typ)
+		j, ok := d.value(p.elem, i, n.Elem())
+		if !ok {
+			return 0, false
+		}
+		v.Set(n)
+		return j, true
+	case planSlice:
+		return d.slice(p, i, v)
+	case planStringMap:
+		return d.stringMap(i, v)
+	case planMap:
+		return d.mapping(p, i, v)
+	case planStruct:
+		return d.object(p, i, v)
+	case planTime:
+		return d.time(i, v)
+	case planDecimal:
+		return d.decimal(i, v)
+	case planPerGPU:
+		return d.perGPU(i, v)
+	}
+	return 0, false
+}
+
+func (d *fastDecoder) literal(i int, lit string) (int, bool) {
+	if len(d.b)-i < len(lit) || string(d.b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// float reads a number as json.Unmarshal does into a float64; a number out
+// of range is refused, as the checks refuse it.
+func (d *fastDecoder) float(i int) (float64, int, bool) {
+	if c := d.b[i]; c != '-' && (c < '0' || c > '9') {
+		return 0, 0, false
+	}
+	j := i + 1
+	for j < len(d.b) {
+		c := d.b[j]
+		if c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			j++
+			continue
+		}
+		break
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&d.b[i], j-i), 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return f, j, true
+}
+
+// strEnd finds the end of the string at i (the index after its closing
+// quote) and whether it holds an escape.
+func (d *fastDecoder) strEnd(i int) (int, bool, bool) {
+	if d.b[i] != '"' {
+		return 0, false, false
+	}
+	escaped := false
+	for j := i + 1; j < len(d.b); j++ {
+		switch d.b[j] {
+		case '"':
+			return j + 1, escaped, true
+		case '\\':
+			escaped = true
+			j++
+		}
+	}
+	return 0, false, false
+}
+
+// str reads a string. One without escapes and in valid UTF-8 is its bytes
+// (interned); any other is unquoted by json itself.
+func (d *fastDecoder) str(i int) (string, int, bool) {
+	j, escaped, ok := d.strEnd(i)
+	if !ok {
+		return "", 0, false
+	}
+	raw := d.b[i+1 : j-1]
+	if !escaped && utf8.Valid(raw) {
+		return d.strs.bytes(raw), j, true
+	}
+	var s string
+	if err := json.Unmarshal(d.b[i:j], &s); err != nil {
+		return "", 0, false
+	}
+	return d.strs.str(s), j, true
+}
+
+// key reads an object key followed by its colon; only a key without escapes
+// is taken (the checks compare exact spellings).
+func (d *fastDecoder) key(i int) ([]byte, int, bool) {
+	i = d.ws(i)
+	if i >= len(d.b) {
+		return nil, 0, false
+	}
+	j, escaped, ok := d.strEnd(i)
+	if !ok || escaped {
+		return nil, 0, false
+	}
+	k := d.b[i+1 : j-1]
+	if !utf8.Valid(k) {
+		return nil, 0, false
+	}
+	j = d.ws(j)
+	if j >= len(d.b) || d.b[j] != ':' {
+		return nil, 0, false
+	}
+	return k, j + 1, true
+}
+
+// next steps over the comma between members or elements; end reports the
+// closing bracket.
+func (d *fastDecoder) next(i int, close byte) (j int, end, ok bool) {
+	i = d.ws(i)
+	if i >= len(d.b) {
+		return 0, false, false
+	}
+	switch d.b[i] {
+	case ',':
+		return i + 1, false, true
+	case close:
+		return i + 1, true, true
+	}
+	return 0, false, false
+}
+
+// open steps into an object or list at i; empty reports "{}" or "[]".
+func (d *fastDecoder) open(i int, open, close byte) (j int, empty, ok bool) {
+	if d.b[i] != open {
+		return 0, false, false
+	}
+	j = d.ws(i + 1)
+	if j < len(d.b) && d.b[j] == close {
+		return j + 1, true, true
+	}
+	return i + 1, false, true
+}
+
+func (d *fastDecoder) object(p *plan, i int, v reflect.Value) (int, bool) {
+	j, empty, ok := d.open(i, '{', '}')
+	if !ok || empty {
+		return j, ok
+	}
+	var seen uint64
+	for {
+		k, at, ok := d.key(j)
+		if !ok {
+			return 0, false
+		}
+		f, known := p.fields[string(k)]
+		if !known || seen&(1<<f.index) != 0 {
+			// The checks name an unknown key; json.Unmarshal decodes a
+			// repeated one into what the first gave.
+			return 0, false
+		}
+		seen |= 1 << f.index
+		if j, ok = d.value(f.plan, at, v.Field(f.index)); !ok {
+			return 0, false
+		}
+		var end bool
+		if j, end, ok = d.next(j, '}'); !ok || end {
+			return j, ok
+		}
+	}
+}
+
+func (d *fastDecoder) slice(p *plan, i int, v reflect.Value) (int, bool) {
+	j, empty, ok := d.open(i, '[', ']')
+	if !ok {
+		return 0, false
+	}
+	s := reflect.MakeSlice(p.typ, 0, 0) // [] is an empty list, not a nil one
+	if empty {
+		v.Set(s)
+		return j, true
+	}
+	zero := reflect.Zero(p.elem.typ)
+	for n := 0; ; n++ {
+		s = reflect.Append(s, zero)
+		if j, ok = d.value(p.elem, j, s.Index(n)); !ok {
+			return 0, false
+		}
+		var end bool
+		if j, end, ok = d.next(j, ']'); !ok {
+			return 0, false
+		}
+		if end {
+			v.Set(s)
+			return j, true
+		}
+	}
+}
+
+func (d *fastDecoder) mapping(p *plan, i int, v reflect.Value) (int, bool) {
+	j, empty, ok := d.open(i, '{', '}')
+	if !ok {
+		return 0, false
+	}
+	m := reflect.MakeMap(p.typ)
+	v.Set(m)
+	if empty {
+		return j, true
+	}
+	kt := p.typ.Key()
+	for {
+		if j = d.ws(j); j >= len(d.b) {
+			return 0, false
+		}
+		k, at, ok := d.str(j)
+		if !ok {
+			return 0, false
+		}
+		if at = d.ws(at); at >= len(d.b) || d.b[at] != ':' {
+			return 0, false
+		}
+		e := reflect.New(p.elem.typ).Elem()
+		if j, ok = d.value(p.elem, at+1, e); !ok {
+			return 0, false
+		}
+		kv := reflect.New(kt).Elem()
+		kv.SetString(k)
+		m.SetMapIndex(kv, e)
+		var end bool
+		if j, end, ok = d.next(j, '}'); !ok || end {
+			return j, ok
+		}
+	}
+}
+
+// stringMap is mapping for map[string]string (tags), without reflection.
+func (d *fastDecoder) stringMap(i int, v reflect.Value) (int, bool) {
+	j, empty, ok := d.open(i, '{', '}')
+	if !ok {
+		return 0, false
+	}
+	m := map[string]string{}
+	v.Set(reflect.ValueOf(m))
+	if empty {
+		return j, true
+	}
+	for {
+		if j = d.ws(j); j >= len(d.b) {
+			return 0, false
+		}
+		k, at, ok := d.str(j)
+		if !ok {
+			return 0, false
+		}
+		if at = d.ws(at + 0); at >= len(d.b) || d.b[at] != ':' {
+			return 0, false
+		}
+		at = d.ws(at + 1)
+		if at >= len(d.b) {
+			return 0, false
+		}
+		var s string
+		switch d.b[at] {
+		case '"':
+			if s, j, ok = d.str(at); !ok {
+				return 0, false
+			}
+		case 'n': // a null value is the empty string, as json gives it
+			if j, ok = d.literal(at, "null"); !ok {
+				return 0, false
+			}
+		default:
+			return 0, false
+		}
+		m[k] = s
+		var end bool
+		if j, end, ok = d.next(j, '}'); !ok || end {
+			return j, ok
+		}
+	}
+}
+
+// time reads a date-time: a string the checks' time.Parse(RFC3339) and
+// time.Time's own UnmarshalJSON both accept.
+func (d *fastDecoder) time(i int, v reflect.Value) (int, bool) {
+	j, escaped, ok := d.strEnd(i)
+	if !ok || escaped {
+		return 0, false
+	}
+	if _, err := time.Parse(time.RFC3339, unsafe.String(&d.b[i+1], j-i-2)); err != nil {
+		return 0, false
+	}
+	if err := v.Addr().Interface().(*time.Time).UnmarshalJSON(d.b[i:j]); err != nil {
+		return 0, false
+	}
+	return j, true
+}
+
+// decimal reads a number the checks' decimal.NewFromString accepts, with
+// the Decimal's own UnmarshalJSON.
+func (d *fastDecoder) decimal(i int, v reflect.Value) (int, bool) {
+	if _, j, ok := d.float(i); !ok {
+		// A number float64 cannot hold may still be a decimal: the exact
+		// path decides.
+		return 0, false
+	} else {
+		raw := d.b[i:j]
+		if _, err := decimal.NewFromString(string(raw)); err != nil {
+			return 0, false
+		}
+		if err := v.Addr().Interface().(*decimal.Decimal).UnmarshalJSON(raw); err != nil {
+			return 0, false
+		}
+		return j, true
+	}
+}
+
+// perGPU reads a number or a list of numbers, as PerGPU.UnmarshalJSON does
+// once the checks have refused anything else.
+func (d *fastDecoder) perGPU(i int, v reflect.Value) (int, bool) {
+	if d.b[i] != '[' {
+		f, j, ok := d.float(i)
+		if !ok {
+			return 0, false
+		}
+		v.Set(reflect.ValueOf(PerGPU{f}))
+		return j, true
+	}
+	j, empty, ok := d.open(i, '[', ']')
+	if !ok {
+		return 0, false
+	}
+	if empty {
+		v.Set(reflect.ValueOf(PerGPU{}))
+		return j, true
+	}
+	var p PerGPU
+	for {
+		if j = d.ws(j); j >= len(d.b) {
+			return 0, false
+		}
+		f, at, ok := d.float(j)
+		if !ok {
+			return 0, false
+		}
+		p = append(p, f)
+		var end bool
+		if j, end, ok = d.next(at, ']'); !ok {
+			return 0, false
+		}
+		if end {
+			v.Set(reflect.ValueOf(p))
+			return j, true
+		}
+	}
+}
