@@ -234,45 +234,56 @@ type WeekMinutes [MinutesPerWeek]bool
 // its time zone (UTC when none). Overlapping windows count once. Errors name
 // the window and field.
 func (s *Schedule) Week() (*WeekMinutes, *time.Location, error) {
+	on := new(WeekMinutes)
+	loc, err := s.fill(on)
+	if err != nil {
+		return nil, nil, err
+	}
+	return on, loc, nil
+}
+
+// fill marks the schedule's minutes in on, which the caller may keep on its
+// stack (10 KiB: a large fleet's schedules are read many times).
+func (s *Schedule) fill(on *WeekMinutes) (*time.Location, error) {
 	loc := time.UTC
 	if s.Timezone != "" {
 		l, err := loadLocation(s.Timezone)
 		if err != nil {
-			return nil, nil, fmt.Errorf("timezone: %q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
+			return nil, fmt.Errorf("timezone: %q is not a known time zone such as Europe/Berlin or UTC", s.Timezone)
 		}
 		loc = l
 	}
-	var on WeekMinutes
 	for i, w := range s.Windows {
 		start, err := parseClock(w.Start)
 		if err != nil {
-			return nil, nil, fmt.Errorf("windows[%d].start: %w", i, err)
+			return nil, fmt.Errorf("windows[%d].start: %w", i, err)
 		}
 		end, err := parseClock(w.End)
 		if err != nil {
-			return nil, nil, fmt.Errorf("windows[%d].end: %w", i, err)
+			return nil, fmt.Errorf("windows[%d].end: %w", i, err)
 		}
 		if end <= start {
-			return nil, nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
+			return nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
 		}
 		for j, d := range w.Days {
 			wd, ok := Weekdays[d]
 			if !ok {
-				return nil, nil, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
+				return nil, fmt.Errorf("windows[%d].days[%d]: %q is not one of mon, tue, wed, thu, fri, sat, sun", i, j, d)
 			}
+			day := on[int(wd)*24*60:]
 			for m := start; m < end; m++ {
-				on[int(wd)*24*60+m] = true
+				day[m] = true
 			}
 		}
 	}
-	return &on, loc, nil
+	return loc, nil
 }
 
 // HoursPerWeek is the number of hours a week the schedule keeps the instance on.
 // Overlapping windows count once.
 func (s *Schedule) HoursPerWeek() (float64, error) {
-	on, _, err := s.Week()
-	if err != nil {
+	var on WeekMinutes
+	if _, err := s.fill(&on); err != nil {
 		return 0, err
 	}
 	var minutes int

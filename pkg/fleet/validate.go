@@ -240,7 +240,8 @@ func (c *checker) usage(p string, u Usage) {
 		if len(s.Windows) == 0 {
 			c.failf(p+".schedule.windows", "empty; give at least one window (an instance that never runs is state: stopped)")
 		}
-		if _, _, err := s.Week(); err != nil {
+		var on WeekMinutes
+		if _, err := s.fill(&on); err != nil {
 			field, msg, _ := strings.Cut(err.Error(), ": ") // "windows[0].start: ..." or "timezone: ..."
 			c.failf(p+".schedule."+field, "%s", msg)
 		}
