@@ -342,8 +342,10 @@ func minTime(a, b time.Time) time.Time {
 
 // schedule is a weekly schedule as minutes of the local week it is on.
 type schedule struct {
-	on  *fleet.WeekMinutes
 	loc *time.Location
+	// cum[i] is the number of minutes the schedule is on in the first i
+	// minutes of the local week.
+	cum [fleet.MinutesPerWeek + 1]int32
 }
 
 // parseSchedule reads a fleet schedule (fleet.Schedule.Week).
@@ -355,21 +357,47 @@ func parseSchedule(s *fleet.Schedule) (*schedule, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &schedule{on: on, loc: loc}, nil
+	sc := &schedule{loc: loc}
+	for m, b := range on {
+		sc.cum[m+1] = sc.cum[m]
+		if b {
+			sc.cum[m+1]++
+		}
+	}
+	return sc, nil
+}
+
+// onMinutes is the number of minutes the schedule is on among the n ≤ one
+// week local minutes from minute a of the week (wrapping into the next).
+func (s *schedule) onMinutes(a, n int) int32 {
+	const week = fleet.MinutesPerWeek
+	if a+n <= week {
+		return s.cum[a+n] - s.cum[a]
+	}
+	return s.cum[week] - s.cum[a] + s.cum[a+n-week]
+}
+
+// weekMinute is the minute of the local week t falls in.
+func weekMinute(lt time.Time) int {
+	return int(lt.Weekday())*24*60 + lt.Hour()*60 + lt.Minute()
 }
 
 // fractions is the share of each hour of the axis the schedule is on, read in
 // its time zone minute by minute (so daylight-saving time and half-hour
-// offsets fall where they do on the axis's dates).
+// offsets fall where they do on the axis's dates). An hour that one zone
+// offset covers is 60 consecutive minutes of the local week; one that a
+// change of offset cuts is read minute by minute.
 func (s *schedule) fractions(ax axis) []float64 {
 	out := make([]float64, ax.hours)
 	for h := range out {
 		t := ax.start.Add(time.Duration(h) * time.Hour)
-		on := 0
-		for m := 0; m < 60; m++ {
-			lt := t.Add(time.Duration(m) * time.Minute).In(s.loc)
-			if s.on[int(lt.Weekday())*24*60+lt.Hour()*60+lt.Minute()] {
-				on++
+		lt := t.In(s.loc)
+		var on int32
+		if _, end := lt.ZoneBounds(); end.IsZero() || end.After(t.Add(59*time.Minute)) {
+			on = s.onMinutes(weekMinute(lt), 60)
+		} else {
+			for m := range 60 {
+				on += s.onMinutes(weekMinute(t.Add(time.Duration(m)*time.Minute).In(s.loc)), 1)
 			}
 		}
 		out[h] = float64(on) / 60
