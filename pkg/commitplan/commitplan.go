@@ -378,7 +378,7 @@ func validate(items []Item, discounts map[fleet.Provider]Terms) error {
 		}
 		seen[it.ID] = true
 		if it.Eligible && it.Schedule != nil {
-			if _, err := parseSchedule(it.Schedule); err != nil {
+			if err := checkSchedule(it.Schedule); err != nil {
 				return fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
 			}
 		}

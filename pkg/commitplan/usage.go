@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -122,6 +123,7 @@ func (c *curve) top(h int) float64 {
 func buildCurve(ax axis, items []Item) (*curve, []string, error) {
 	c := &curve{hours: ax.hours}
 	var notes []string
+	scheds := scheduleCache{}
 	known := make([]float64, ax.hours)
 	var pending []Item
 	use := map[string][]float64{}
@@ -130,7 +132,7 @@ func buildCurve(ax axis, items []Item) (*curve, []string, error) {
 		var frac []float64
 		switch sp, sampled := samplesOf(it); {
 		case it.Schedule != nil:
-			sched, err := parseSchedule(it.Schedule)
+			sched, err := scheds.parse(it.Schedule)
 			if err != nil {
 				return nil, nil, fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
 			}
@@ -365,6 +367,55 @@ func parseSchedule(s *fleet.Schedule) (*schedule, error) {
 		}
 	}
 	return sc, nil
+}
+
+// scheduleCache holds the schedules parsed for one curve by content: a
+// large fleet's instances share a few schedules, and a parsed one is 50 KiB.
+type scheduleCache map[string]*schedule
+
+func (c scheduleCache) parse(s *fleet.Schedule) (*schedule, error) {
+	key := scheduleKey(s)
+	if sc, ok := c[key]; ok {
+		return sc, nil
+	}
+	sc, err := parseSchedule(s)
+	if err != nil {
+		return nil, err
+	}
+	c[key] = sc
+	return sc, nil
+}
+
+// scheduleKey spells a schedule's content, each string prefixed with its
+// length, so two schedules have one key only when they are the same.
+func scheduleKey(s *fleet.Schedule) string {
+	var b strings.Builder
+	put := func(v string) {
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+	}
+	put(s.Timezone)
+	for _, w := range s.Windows {
+		b.WriteString(strconv.Itoa(len(w.Days)))
+		b.WriteByte('/')
+		for _, d := range w.Days {
+			put(d)
+		}
+		put(w.Start)
+		put(w.End)
+	}
+	return b.String()
+}
+
+// checkSchedule is parseSchedule's verdict on a schedule, without keeping
+// the week.
+func checkSchedule(s *fleet.Schedule) error {
+	if len(s.Windows) == 0 {
+		return fmt.Errorf("has no windows")
+	}
+	_, err := s.HoursPerWeek()
+	return err
 }
 
 // onMinutes is the number of minutes the schedule is on among the n ≤ one

@@ -96,3 +96,46 @@ func clock(m int) string {
 	}
 	return time.Date(0, 1, 1, m/60, m%60, 0, 0, time.UTC).Format("15:04")
 }
+
+// TestScheduleKeyIsContent: two schedules share a cache key only when they
+// have the same zone and windows, whatever their strings hold (colons,
+// digits and slashes that a plain concatenation would run together).
+func TestScheduleKeyIsContent(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 6))
+	alphabet := []string{"", "1", ":", "1:", "/", "mon", "0", "08:00"}
+	str := func() string {
+		var b []byte
+		for range r.IntN(3) {
+			b = append(b, alphabet[r.IntN(len(alphabet))]...)
+		}
+		return string(b)
+	}
+	random := func() *fleet.Schedule {
+		s := &fleet.Schedule{Timezone: str()}
+		for range r.IntN(3) {
+			w := fleet.Window{Start: str(), End: str()}
+			for range r.IntN(3) {
+				w.Days = append(w.Days, str())
+			}
+			s.Windows = append(s.Windows, w)
+		}
+		return s
+	}
+	same := func(a, b *fleet.Schedule) bool {
+		return a.Timezone == b.Timezone && slices.EqualFunc(a.Windows, b.Windows, func(x, y fleet.Window) bool {
+			return x.Start == y.Start && x.End == y.End && slices.Equal(x.Days, y.Days)
+		})
+	}
+	keys := map[string]*fleet.Schedule{}
+	for range 20000 {
+		s := random()
+		k := scheduleKey(s)
+		if o, ok := keys[k]; ok && !same(o, s) {
+			t.Fatalf("%+v and %+v share the key %q", o, s, k)
+		}
+		keys[k] = s
+	}
+	if len(keys) < 1000 {
+		t.Fatalf("only %d distinct keys", len(keys))
+	}
+}
