@@ -173,19 +173,36 @@ func LowercaseTags(p Provider) bool {
 // and spaces, so AutoShutdown, auto-shutdown and "Auto Shutdown" are one key.
 func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 
+// ruleKeys caches NormTagKey of the rules' keys, which DetectOwner compares
+// with every instance's tags.
+var ruleKeys sync.Map // key → normalised key
+
+func ruleKey(k string) string {
+	if n, ok := ruleKeys.Load(k); ok {
+		return n.(string)
+	}
+	n := NormTagKey(k)
+	ruleKeys.Store(k, n)
+	return n
+}
+
 // DetectOwner reads the owner of an instance from its tags, then its id,
 // with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
 	rules := ownerRules()
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
+		norm := make([]string, len(keys))
+		for i, k := range keys {
+			norm[i] = NormTagKey(k)
+		}
 		for _, r := range rules {
 			if r.IDContains != "" {
 				continue
 			}
-			want := NormTagKey(r.Key)
-			for _, k := range keys {
-				nk := NormTagKey(k)
+			want := ruleKey(r.Key)
+			for i, k := range keys {
+				nk := norm[i]
 				if !(nk == want || (r.Prefix && strings.HasPrefix(nk, want))) {
 					continue
 				}
