@@ -2,6 +2,7 @@ package governance
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -227,12 +228,12 @@ func auditItem(it Item, p Policy) InstanceViolations {
 		iv.MonthlyCost = NewMoney(it.MonthlyCost)
 	}
 	class := p.classOf(it)
-	checked := map[string]bool{}
+	var checked []string // folded keys; a policy names a few tags
 	check := func(key string, required bool) {
-		if strings.TrimSpace(key) == "" || checked[fold(key)] {
+		if strings.TrimSpace(key) == "" || slices.Contains(checked, fold(key)) {
 			return
 		}
-		checked[fold(key)] = true
+		checked = append(checked, fold(key))
 		t := lookup(it.Tags, key)
 		if !t.found || strings.TrimSpace(t.value) == "" {
 			if !required || (fold(key) == fold(TagModelName) && !p.needsModelName(class)) {
