@@ -5,7 +5,8 @@ package sim
 // default since schema-based serde), AWS JSON 1.0 (botocore 1.3x+, so the
 // AWS CLI v1) and the query protocol (older SDKs, the AWS CLI v2 of Debian
 // 12). Requests and responses go through one protocol-neutral tree
-// (map[string]any, []any, string, float64, bool, time.Time) so that the
+// (map[string]any, []any, string, float64, bool, time.Time, and for
+// GetMetricData's datapoints unixTimes and []float64) so that the
 // operations are written once.
 
 import (
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,12 +307,6 @@ func parseQueries(raw []any) ([]metricQuery, error) {
 	return out, nil
 }
 
-// point is one aggregated datapoint.
-type point struct {
-	t time.Time
-	v float64
-}
-
 func (s *Server) getMetricData(region string, in map[string]any) (map[string]any, error) {
 	queries, err := parseQueries(list(in["MetricDataQueries"]))
 	if err != nil {
@@ -351,31 +347,32 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 	views := map[*instSeries]simkit.View{}
 	type result struct {
 		q      metricQuery
-		points []point
+		ts     []int64 // Unix seconds
+		vs     []float64
 		offset int // of its first point in the flattened answer
 	}
-	var results []result
+	results := make([]result, 0, len(queries))
 	total := 0
 	for _, q := range queries {
 		if !q.returnData {
 			continue
 		}
-		var pts []point
+		var ts []int64
+		var vs []float64
 		if se := st.byRegion[region][seriesKey(q.namespace, q.name, q.dims)]; se != nil {
 			v, ok := views[se.inst]
 			if !ok {
 				v = st.observe(s, se.inst.id, now)
 				views[se.inst] = v
 			}
-			pts = aggregate(se, q, start, end, now, v)
+			ts, vs = aggregate(se, q, start, end, now, v)
 		}
 		if scanBy == "TimestampDescending" {
-			for i, j := 0, len(pts)-1; i < j; i, j = i+1, j-1 {
-				pts[i], pts[j] = pts[j], pts[i]
-			}
+			slices.Reverse(ts)
+			slices.Reverse(vs)
 		}
-		results = append(results, result{q, pts, total})
-		total += len(pts)
+		results = append(results, result{q, ts, vs, total})
+		total += len(ts)
 	}
 
 	// One page is the flattened points [offset, offset+maxPoints); a query
@@ -385,7 +382,7 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 	last := pageEnd >= total
 	out := []any{}
 	for _, r := range results {
-		n := len(r.points)
+		n := len(r.ts)
 		var onPage bool
 		if n == 0 {
 			onPage = r.offset >= offset && (r.offset < pageEnd || last)
@@ -401,16 +398,13 @@ func (s *Server) getMetricData(region string, in map[string]any) (map[string]any
 		if to < n {
 			status = "PartialData"
 		}
-		ts, vs := make([]any, 0, max(to-from, 0)), make([]any, 0, max(to-from, 0))
-		for _, p := range r.points[from:max(to, from)] {
-			ts = append(ts, p.t)
-			vs = append(vs, p.v)
-		}
+		to = max(to, from)
 		label := r.q.label
 		if label == "" {
 			label = r.q.name
 		}
-		out = append(out, map[string]any{"Id": r.q.id, "Label": label, "StatusCode": status, "Timestamps": ts, "Values": vs})
+		out = append(out, map[string]any{"Id": r.q.id, "Label": label, "StatusCode": status,
+			"Timestamps": unixTimes(r.ts[from:to:to]), "Values": r.vs[from:to:to]})
 	}
 	resp := map[string]any{"MetricDataResults": out, "Messages": []any{}}
 	if !last {
@@ -459,11 +453,13 @@ func floorDiv(a, b int64) int64 {
 // documents "no data points in that time range"): Period 60 reads the last
 // 15 days only, Period 300 the last 63. Periods under 60 (high resolution)
 // give each minute's datapoint on its own.
-func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit.View) []point {
+func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit.View) (ts []int64, vs []float64) {
 	period := q.period
 	nowMin := now.Truncate(time.Minute)
-	minuteCut := nowMin.Add(-minuteRetention)
-	fiveCut := now.Truncate(5 * time.Minute).Add(-fiveMinuteRetention)
+	// Every time below is whole Unix seconds: the series' minute runs, the
+	// retention cuts and the rounded StartTime all lie on minutes.
+	minuteCut := nowMin.Add(-minuteRetention).Unix()
+	fiveCut := now.Truncate(5 * time.Minute).Add(-fiveMinuteRetention).Unix()
 	from := simkit.CeilTo(start, time.Minute)
 	if oldest := now.Truncate(time.Hour).Add(-hourlyRetention); from.Before(oldest) {
 		from = oldest
@@ -473,42 +469,38 @@ func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit
 		to = nowMin
 	}
 	if !from.Before(to) {
-		return nil
+		return nil, nil
 	}
 	startSec := start.Unix()
-	var out []point
-	acc := bucket{stat: q.stat}
+	if n := periodsIn(from.Unix(), to.Unix(), period, minuteCut, fiveCut); n > 0 {
+		ts, vs = make([]int64, 0, n), make([]float64, 0, n)
+	}
+	acc := newBucket(q.stat)
 	cur := int64(math.MinInt64)
-	se.each(from, to, view, func(a, z time.Time, v float64) {
-		for a.Before(z) {
+	se.each(from, to, view, func(at, zt time.Time, v float64) {
+		for a, z := at.Unix(), zt.Unix(); a < z; {
 			// The resolution the minutes from a are kept at, and until when.
-			res, classEnd := time.Minute, farFuture
+			res, classEnd := int64(60), int64(math.MaxInt64)
 			switch {
-			case a.Before(fiveCut):
-				res, classEnd = time.Hour, fiveCut
-			case a.Before(minuteCut):
-				res, classEnd = 5*time.Minute, minuteCut
+			case a < fiveCut:
+				res, classEnd = 3600, fiveCut
+			case a < minuteCut:
+				res, classEnd = 300, minuteCut
 			}
-			e := z
-			if classEnd.Before(e) {
-				e = classEnd
-			}
-			r := int64(res / time.Second)
-			if period%r == 0 || (res == time.Minute && period < 60) {
-				for t := a; t.Before(e); {
-					k := floorDiv(t.Truncate(res).Unix()-startSec, period)
-					next := simkit.CeilTo(time.Unix(startSec+(k+1)*period, 0), res)
-					if next.After(e) {
-						next = e
-					}
+			e := min(z, classEnd)
+			if period%res == 0 || (res == 60 && period < 60) {
+				for t := a; t < e; {
+					k := floorDiv(floorDiv(t, res)*res-startSec, period)
+					next := min(-floorDiv(-(startSec+(k+1)*period), res)*res, e)
 					if k >= 0 {
 						if k != cur {
 							if acc.n > 0 {
-								out = append(out, point{time.Unix(startSec+cur*period, 0).UTC(), acc.value()})
+								ts, vs = append(ts, startSec+cur*period), append(vs, acc.value())
 							}
-							acc, cur = bucket{stat: q.stat}, k
+							acc.reset()
+							cur = k
 						}
-						acc.add(v, int(next.Sub(t)/time.Minute))
+						acc.add(v, int((next-t)/60))
 					}
 					t = next
 				}
@@ -517,9 +509,26 @@ func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit
 		}
 	})
 	if acc.n > 0 {
-		out = append(out, point{time.Unix(startSec+cur*period, 0).UTC(), acc.value()})
+		ts, vs = append(ts, startSec+cur*period), append(vs, acc.value())
 	}
-	return out
+	return ts, vs
+}
+
+// periodsIn bounds the number of datapoints aggregate gives for the minutes
+// [from, to) (Unix seconds): the periods and the minutes of the part kept
+// at a resolution the period reads.
+func periodsIn(from, to, period, minuteCut, fiveCut int64) int {
+	switch {
+	case period%3600 == 0:
+	case period%300 == 0:
+		from = max(from, fiveCut)
+	default:
+		from = max(from, minuteCut)
+	}
+	if from >= to {
+		return 0
+	}
+	return int(min((to-from)/period+2, (to-from)/60+1))
 }
 
 // bucket gathers one period's minute datapoints: n minutes of value v at a
@@ -528,12 +537,31 @@ type bucket struct {
 	stat          string
 	n             int
 	sum, min, max float64
-	runs          []valueCount // for percentiles only
+	// For percentiles only: the percentile, the runs and a scratch slice
+	// for sorting them, both kept over resets.
+	pct    bool
+	p      float64
+	runs   []valueCount
+	sorted []float64
 }
 
 type valueCount struct {
 	v float64
 	n int
+}
+
+func newBucket(stat string) bucket {
+	b := bucket{stat: stat, pct: strings.HasPrefix(stat, "p")}
+	if b.pct {
+		b.p, _ = strconv.ParseFloat(strings.TrimPrefix(stat, "p"), 64)
+	}
+	return b
+}
+
+// reset empties the bucket for the next period.
+func (b *bucket) reset() {
+	b.n, b.sum, b.min, b.max = 0, 0, 0, 0
+	b.runs = b.runs[:0]
 }
 
 func (b *bucket) add(v float64, n int) {
@@ -548,7 +576,7 @@ func (b *bucket) add(v float64, n int) {
 	}
 	b.n += n
 	b.sum += v * float64(n)
-	if strings.HasPrefix(b.stat, "p") {
+	if b.pct {
 		b.runs = append(b.runs, valueCount{v, n})
 	}
 }
@@ -571,15 +599,15 @@ func (b *bucket) value() float64 {
 	case "SampleCount":
 		return float64(b.n)
 	}
-	p, _ := strconv.ParseFloat(strings.TrimPrefix(b.stat, "p"), 64)
-	sorted := make([]float64, 0, b.n)
+	sorted := b.sorted[:0]
 	for _, r := range b.runs {
 		for range r.n {
 			sorted = append(sorted, r.v)
 		}
 	}
 	sort.Float64s(sorted)
-	return fleet.Percentile(sorted, p)
+	b.sorted = sorted
+	return fleet.Percentile(sorted, b.p)
 }
 
 // ---- the protocol-neutral tree ----
@@ -807,6 +835,18 @@ func toCBOR(v any) cbor.Value {
 			l[i] = toCBOR(e)
 		}
 		return l
+	case unixTimes:
+		l := make(cbor.List, len(x))
+		for i, s := range x {
+			l[i] = &cbor.Tag{ID: 1, Value: cbor.Float64(unixSecondsFloat(s))}
+		}
+		return l
+	case []float64:
+		l := make(cbor.List, len(x))
+		for i, f := range x {
+			l[i] = cbor.Float64(f)
+		}
+		return l
 	case string:
 		return cbor.String(x)
 	case float64:
@@ -820,6 +860,14 @@ func toCBOR(v any) cbor.Value {
 }
 
 func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// unixTimes are the timestamps of a GetMetricData result, as whole Unix
+// seconds; the protocols write them as times.
+type unixTimes []int64
+
+// unixSecondsFloat is epochSeconds of time.Unix(s, 0), UnixNano's
+// wrap-around included.
+func unixSecondsFloat(s int64) float64 { return float64(s*1e9) / 1e9 }
 
 // toJSON replaces times by epoch seconds, as AWS JSON writes them.
 func toJSON(v any) any {
@@ -838,6 +886,16 @@ func toJSON(v any) any {
 		return l
 	case time.Time:
 		return epochSeconds(x)
+	case unixTimes:
+		l := make([]float64, len(x))
+		for i, s := range x {
+			l[i] = unixSecondsFloat(s)
+		}
+		return l
+	case []float64:
+		if x == nil {
+			return []float64{}
+		}
 	}
 	return v
 }
@@ -865,6 +923,18 @@ func writeXMLValue(b *strings.Builder, v any) {
 		for _, e := range x {
 			b.WriteString("<member>")
 			writeXMLValue(b, e)
+			b.WriteString("</member>")
+		}
+	case unixTimes:
+		for _, s := range x {
+			b.WriteString("<member>")
+			b.WriteString(time.Unix(s, 0).UTC().Format(awsTime))
+			b.WriteString("</member>")
+		}
+	case []float64:
+		for _, f := range x {
+			b.WriteString("<member>")
+			b.WriteString(strconv.FormatFloat(f, 'f', -1, 64))
 			b.WriteString("</member>")
 		}
 	case string:

@@ -1,0 +1,248 @@
+package sim
+
+// Property tests: GetMetricData and aggregate give what
+// the reference implementation of cwref_test.go gives, over random series,
+// views, windows, periods, statistics, ScanBy and MaxDatapoints pages.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/smithy-go/encoding/cbor"
+
+	"github.com/gpufinops/gpufinops/providers/simkit"
+)
+
+var (
+	eqPeriods = []int64{1, 5, 10, 30, 60, 120, 180, 300, 420, 600, 780, 900, 1500, 3600, 3660, 5400, 7200, 10800, 21600, 86400, 604800}
+	eqStats   = []string{"Average", "Maximum", "Minimum", "Sum", "SampleCount", "p50", "p95", "p99.9", "p0", "p100", "p10"}
+)
+
+// randMinute is a whole minute up to span before or after base.
+func randMinute(r *rand.Rand, base time.Time, span time.Duration) time.Time {
+	mins := int64(span / time.Minute)
+	return base.Truncate(time.Minute).Add(time.Duration(r.Int64N(2*mins+1)-mins) * time.Minute)
+}
+
+// randView makes a view as Timeline.Observe makes them: minute-aligned
+// down spans in time order, the last maybe open, and loads in time order.
+func randView(r *rand.Rand, now time.Time) simkit.View {
+	var v simkit.View
+	t := now.Add(-time.Duration(r.IntN(80*24*60)) * time.Minute).Truncate(time.Minute)
+	for range r.IntN(4) {
+		a := t.Add(time.Duration(r.IntN(20*24*60)) * time.Minute)
+		z := a.Add(time.Duration(1+r.IntN(3*24*60)) * time.Minute)
+		v.Down = append(v.Down, simkit.Span{From: a, To: z})
+		t = z
+	}
+	if r.IntN(4) == 0 {
+		a := t.Add(time.Duration(r.IntN(5*24*60)) * time.Minute)
+		v.Down = append(v.Down, simkit.Span{From: a, To: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)})
+	}
+	t = now.Add(-time.Duration(r.IntN(30*24*60)) * time.Minute).Truncate(time.Minute)
+	for range r.IntN(3) {
+		t = t.Add(time.Duration(1+r.IntN(5*24*60)) * time.Minute)
+		v.Loads = append(v.Loads, simkit.Load{From: t, GPU: float64(r.IntN(101))})
+	}
+	return v
+}
+
+func TestAggregateMatchesReference(t *testing.T) {
+	s, _ := cwServe(t, cwDemo(t), Options{})
+	st := s.cw()
+	r := rand.New(rand.NewPCG(1, 2))
+	n := 3000
+	if testing.Short() {
+		n = 500
+	}
+	points := 0
+	for i := range n {
+		se := st.all[r.IntN(len(st.all))]
+		now := cwNow.Add(time.Duration(r.Int64N(int64(60*24*time.Hour))) - 30*24*time.Hour)
+		if r.IntN(2) == 0 {
+			now = now.Truncate(time.Minute)
+		}
+		var start time.Time
+		switch r.IntN(4) {
+		case 0: // far back: hourly and 5-minute data, the 455-day cut
+			start = now.Add(-time.Duration(r.Int64N(int64(600 * 24 * time.Hour))))
+		case 1: // across the 15-day cut
+			start = now.Add(-time.Duration(r.Int64N(int64(20*24*time.Hour))) - 10*24*time.Hour)
+		default:
+			start = now.Add(-time.Duration(r.Int64N(int64(16 * 24 * time.Hour))))
+		}
+		if r.IntN(3) > 0 {
+			start = roundStart(start, now)
+		}
+		end := start.Add(time.Duration(1 + r.Int64N(int64(30*24*time.Hour))))
+		if r.IntN(8) == 0 {
+			end = now.Add(time.Duration(r.Int64N(int64(2 * time.Hour))))
+		}
+		q := metricQuery{id: "q", namespace: se.namespace, name: se.name, dims: se.dims, returnData: true,
+			period: eqPeriods[r.IntN(len(eqPeriods))], stat: eqStats[r.IntN(len(eqStats))]}
+		if r.IntN(5) == 0 {
+			q.period = 60 * (1 + r.Int64N(200))
+		}
+		view := simkit.View{}
+		if r.IntN(3) > 0 {
+			view = randView(r, now)
+		}
+		want := refAggregate(se, q, start, end, now, view)
+		ts, vs := aggregate(se, q, start, end, now, view)
+		where := fmt.Sprintf("case %d: %s %v period %d %s [%v, %v) now %v view %+v", i, se.key(), q.stat, q.period, q.stat, start, end, now, view)
+		if len(ts) != len(want) || len(vs) != len(want) {
+			t.Fatalf("%s: %d timestamps and %d values, want %d", where, len(ts), len(vs), len(want))
+		}
+		for j, p := range want {
+			if p.t.Nanosecond() != 0 || p.t.Unix() != ts[j] || math.Float64bits(p.v) != math.Float64bits(vs[j]) {
+				t.Fatalf("%s: point %d is %d %v, want %v %v", where, j, ts[j], vs[j], p.t, p.v)
+			}
+		}
+		points += len(want)
+	}
+	if points < 100000 {
+		t.Fatalf("the cases gave only %d datapoints in all", points)
+	}
+}
+
+// answers encodes a GetMetricData answer in the three protocols.
+type answers struct{ cbor, json, xml string }
+
+func newAnswers(t *testing.T, out map[string]any) answers {
+	t.Helper()
+	c := cbor.Encode(toCBOR(out))
+	j, err := json.Marshal(toJSON(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x strings.Builder
+	writeXMLFields(&x, out)
+	return answers{string(c), string(j), x.String()}
+}
+
+func refAnswers(t *testing.T, out map[string]any) answers {
+	t.Helper()
+	j, err := json.Marshal(refToJSON(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x strings.Builder
+	refWriteXMLFields(&x, out)
+	return answers{string(cbor.Encode(refToCBOR(out))), string(j), x.String()}
+}
+
+// sameAnswers compares CBOR decoded (map order differs) and JSON and XML
+// byte for byte.
+func sameAnswers(t *testing.T, where string, got, want answers) {
+	t.Helper()
+	g, err := cbor.Decode([]byte(got.cbor))
+	if err != nil {
+		t.Fatalf("%s: the CBOR answer does not decode: %v", where, err)
+	}
+	w, err := cbor.Decode([]byte(want.cbor))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) || len(got.cbor) != len(want.cbor) {
+		t.Fatalf("%s: CBOR answers differ (%d and %d bytes)", where, len(got.cbor), len(want.cbor))
+	}
+	if got.json != want.json {
+		t.Fatalf("%s: JSON answers differ:\n%.2000s\nwant\n%.2000s", where, got.json, want.json)
+	}
+	if got.xml != want.xml {
+		t.Fatalf("%s: XML answers differ:\n%.2000s\nwant\n%.2000s", where, got.xml, want.xml)
+	}
+}
+
+func TestGetMetricDataMatchesReference(t *testing.T) {
+	f := cwDemo(t)
+	now := cwNow
+	s, _ := cwServe(t, f, Options{Now: func() time.Time { return now }})
+	st := s.cw()
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 120
+	if testing.Short() {
+		n = 30
+	}
+	pages := 0
+	for i := range n {
+		now = cwNow.Add(time.Duration(i) * 7 * time.Minute).Add(time.Duration(r.IntN(60)) * time.Second)
+		// Stops, starts and loads, seen by both implementations alike.
+		if r.IntN(4) == 0 {
+			in := f.Instances[r.IntN(len(f.Instances))]
+			state := "stopped"
+			if r.IntN(2) == 0 {
+				state = "running"
+			}
+			s.inv.SetState(in.ID, state)
+		}
+		if r.IntN(6) == 0 {
+			_ = s.SetLoad(f.Instances[r.IntN(len(f.Instances))].ID, float64(r.IntN(101)))
+		}
+		var queries []any
+		for k := range 1 + r.IntN(12) {
+			se := st.all[r.IntN(len(st.all))]
+			dims := []any{}
+			for _, d := range se.dims {
+				dims = append(dims, map[string]any{"Name": d.Name, "Value": d.Value})
+			}
+			if r.IntN(10) == 0 { // no such series
+				dims = append(dims, map[string]any{"Name": "extra", "Value": "x"})
+			}
+			period := eqPeriods[r.IntN(len(eqPeriods))]
+			q := map[string]any{"Id": "q" + strconv.Itoa(k), "MetricStat": map[string]any{
+				"Metric": map[string]any{"Namespace": se.namespace, "MetricName": se.name, "Dimensions": dims},
+				"Period": float64(period), "Stat": eqStats[r.IntN(len(eqStats))]}}
+			if r.IntN(5) == 0 {
+				q["Label"] = "label " + strconv.Itoa(k)
+			}
+			if r.IntN(8) == 0 {
+				q["ReturnData"] = false
+			}
+			queries = append(queries, q)
+		}
+		start := now.Add(-time.Duration(r.Int64N(int64(70 * 24 * time.Hour))))
+		if r.IntN(6) == 0 {
+			start = now.Add(-time.Duration(r.Int64N(int64(500 * 24 * time.Hour))))
+		}
+		end := start.Add(time.Duration(1 + r.Int64N(int64(20*24*time.Hour))))
+		in := map[string]any{"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
+		switch r.IntN(3) {
+		case 0:
+			in["ScanBy"] = "TimestampAscending"
+		case 1:
+			in["ScanBy"] = "TimestampDescending"
+		}
+		if r.IntN(2) == 0 {
+			in["MaxDatapoints"] = float64(1 + r.IntN(3000))
+		}
+		for page := 0; ; page++ {
+			where := fmt.Sprintf("case %d page %d (now %v, %v)", i, page, now, in)
+			got, err := s.getMetricData("us-east-1", in)
+			want, wantErr := refGetMetricData(s, "us-east-1", in)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%s: error %v, want %v", where, err, wantErr)
+			}
+			if err != nil {
+				break
+			}
+			sameAnswers(t, where, newAnswers(t, got), refAnswers(t, want))
+			pages++
+			next, ok := got["NextToken"]
+			if !ok {
+				break
+			}
+			in["NextToken"] = next
+		}
+	}
+	if pages < n+n/10 {
+		t.Fatalf("%d pages for %d requests: the cases hardly page", pages, n)
+	}
+}
