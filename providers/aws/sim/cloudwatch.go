@@ -807,7 +807,7 @@ func encodeCW(w http.ResponseWriter, req request, out map[string]any) {
 	case protoCBOR:
 		w.Header().Set("Smithy-Protocol", "rpc-v2-cbor")
 		w.Header().Set("Content-Type", "application/cbor")
-		w.Write(cbor.Encode(toCBOR(out)))
+		writeCBOR(w, out)
 	case protoJSON10:
 		writeJSONResponse(w, "application/x-amz-json-1.0", toJSON(out))
 	default:
@@ -819,44 +819,6 @@ func encodeCW(w http.ResponseWriter, req request, out map[string]any) {
 		w.Header().Set("Content-Type", "text/xml")
 		w.Write([]byte(b.String()))
 	}
-}
-
-func toCBOR(v any) cbor.Value {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(cbor.Map, len(x))
-		for k, e := range x {
-			m[k] = toCBOR(e)
-		}
-		return m
-	case []any:
-		l := make(cbor.List, len(x))
-		for i, e := range x {
-			l[i] = toCBOR(e)
-		}
-		return l
-	case unixTimes:
-		l := make(cbor.List, len(x))
-		for i, s := range x {
-			l[i] = &cbor.Tag{ID: 1, Value: cbor.Float64(unixSecondsFloat(s))}
-		}
-		return l
-	case []float64:
-		l := make(cbor.List, len(x))
-		for i, f := range x {
-			l[i] = cbor.Float64(f)
-		}
-		return l
-	case string:
-		return cbor.String(x)
-	case float64:
-		return cbor.Float64(x)
-	case bool:
-		return cbor.Bool(x)
-	case time.Time:
-		return &cbor.Tag{ID: 1, Value: cbor.Float64(epochSeconds(x))}
-	}
-	return &cbor.Nil{}
 }
 
 func epochSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

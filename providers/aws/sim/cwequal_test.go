@@ -1,14 +1,17 @@
 package sim
 
-// Property tests: GetMetricData and aggregate give what
+// Property tests: GetMetricData, aggregate and the CBOR writer give what
 // the reference implementation of cwref_test.go gives, over random series,
 // views, windows, periods, statistics, ScanBy and MaxDatapoints pages.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -117,14 +120,15 @@ type answers struct{ cbor, json, xml string }
 
 func newAnswers(t *testing.T, out map[string]any) answers {
 	t.Helper()
-	c := cbor.Encode(toCBOR(out))
+	rec := httptest.NewRecorder()
+	writeCBOR(rec, out)
 	j, err := json.Marshal(toJSON(out))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var x strings.Builder
 	writeXMLFields(&x, out)
-	return answers{string(c), string(j), x.String()}
+	return answers{rec.Body.String(), string(j), x.String()}
 }
 
 func refAnswers(t *testing.T, out map[string]any) answers {
@@ -245,4 +249,195 @@ func TestGetMetricDataMatchesReference(t *testing.T) {
 	if pages < n+n/10 {
 		t.Fatalf("%d pages for %d requests: the cases hardly page", pages, n)
 	}
+}
+
+// oldShape turns the typed datapoint slices into the []any the reference
+// writers know.
+func oldShape(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = oldShape(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = oldShape(e)
+		}
+		return l
+	case unixTimes:
+		l := make([]any, len(x))
+		for i, s := range x {
+			l[i] = time.Unix(s, 0).UTC()
+		}
+		return l
+	case []float64:
+		l := make([]any, len(x))
+		for i, f := range x {
+			l[i] = f
+		}
+		return l
+	}
+	return v
+}
+
+// treeReader builds an answer tree from fuzz input.
+type treeReader struct{ b []byte }
+
+func (r *treeReader) byte() byte {
+	if len(r.b) == 0 {
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *treeReader) u64() uint64 {
+	var p [8]byte
+	n := copy(p[:], r.b)
+	r.b = r.b[n:]
+	return binary.BigEndian.Uint64(p[:])
+}
+
+func (r *treeReader) str() string {
+	n := int(r.byte())
+	if n >= 200 { // long strings, zero-padded: two- and four-byte lengths
+		n = (n - 199) * 1500
+	}
+	out := make([]byte, n)
+	copy(out, r.b)
+	r.b = r.b[min(n, len(r.b)):]
+	return string(out)
+}
+
+func (r *treeReader) node(depth int) any {
+	kind := r.byte() % 11
+	if depth > 4 && kind < 4 {
+		kind += 4
+	}
+	count := func() int {
+		c := int(r.byte())
+		if c >= 250 {
+			c = (c - 249) * 150
+		}
+		return c
+	}
+	switch kind {
+	case 0:
+		m := map[string]any{}
+		for range count() % 6 {
+			m[r.str()] = r.node(depth + 1)
+		}
+		return m
+	case 1:
+		l := make([]any, count()%40)
+		for i := range l {
+			l[i] = r.node(depth + 1)
+		}
+		return l
+	case 2:
+		var ts unixTimes
+		if r.byte()%2 == 0 {
+			ts = unixTimes{}
+		}
+		for range count() {
+			ts = append(ts, int64(r.u64()>>(r.byte()%64)))
+		}
+		return ts
+	case 3:
+		var vs []float64
+		if r.byte()%2 == 0 {
+			vs = []float64{}
+		}
+		for range count() {
+			vs = append(vs, math.Float64frombits(r.u64()))
+		}
+		return vs
+	case 4:
+		return r.str()
+	case 5:
+		return math.Float64frombits(r.u64())
+	case 6:
+		return r.byte()%2 == 1
+	case 7:
+		return time.Unix(int64(r.u64()>>(r.byte()%64)), int64(r.u64()%1e9))
+	case 8:
+		return nil
+	case 9:
+		return int(r.byte()) // not a node: null, as in the reference
+	}
+	return float64(int64(r.u64()) >> 30)
+}
+
+// sameValue compares decoded CBOR with the tree smithy would encode,
+// floats bit for bit.
+func sameValue(got, want cbor.Value) bool {
+	switch w := want.(type) {
+	case cbor.Map:
+		g, ok := got.(cbor.Map)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for k, e := range w {
+			if ge, ok := g[k]; !ok || !sameValue(ge, e) {
+				return false
+			}
+		}
+		return true
+	case cbor.List:
+		g, ok := got.(cbor.List)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !sameValue(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	case cbor.Float64:
+		g, ok := got.(cbor.Float64)
+		return ok && math.Float64bits(float64(g)) == math.Float64bits(float64(w))
+	case *cbor.Tag:
+		g, ok := got.(*cbor.Tag)
+		return ok && g.ID == w.ID && sameValue(g.Value, w.Value)
+	}
+	return reflect.DeepEqual(got, want)
+}
+
+func FuzzAppendCBOR(f *testing.F) {
+	// The map of a result: Id, Timestamps, Values. More seeds are in
+	// testdata/fuzz/FuzzAppendCBOR.
+	f.Add([]byte{0, 3, 2, 'I', 'd', 4, 2, 'q', '0', 10, 'T', 'i', 'm', 'e', 's', 't', 'a', 'm', 'p', 's', 2, 0, 2,
+		0, 0, 0, 0, 0x65, 0x5c, 0x2a, 0x00, 0, 0, 0, 0, 0, 0x65, 0x5c, 0x38, 0x10, 0,
+		6, 'V', 'a', 'l', 'u', 'e', 's', 3, 0, 2, 0x40, 0x59, 0, 0, 0, 0, 0, 0, 0x7f, 0xf8, 0, 0, 0, 0, 0, 1})
+	// Lengths at the edges of CBOR's argument sizes; true; the largest
+	// timestamp; a time with nanoseconds.
+	for _, seed := range [][]byte{{4, 23}, {4, 24}, {4, 201}, {4, 255}, {1, 23}, {6, 1},
+		{2, 0, 1, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0},
+		{7, 0, 0, 0, 0, 0x65, 0x5c, 0x2a, 0, 0, 0, 0, 0, 0, 0x1d, 0xcd, 0x65, 0}} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree := (&treeReader{data}).node(0)
+		got := appendCBOR([]byte("prefix"), tree)
+		if !bytes.HasPrefix(got, []byte("prefix")) {
+			t.Fatal("the appender lost what it appended to")
+		}
+		got = got[len("prefix"):]
+		want := refToCBOR(oldShape(tree))
+		dec, err := cbor.Decode(got)
+		if err != nil {
+			t.Fatalf("the output does not decode: %v\n%x", err, got)
+		}
+		if !sameValue(dec, want) {
+			t.Fatalf("decodes to %#v, want %#v", dec, want)
+		}
+		if n := len(cbor.Encode(want)); n != len(got) {
+			t.Fatalf("%d bytes, smithy's encoder writes %d", len(got), n)
+		}
+	})
 }

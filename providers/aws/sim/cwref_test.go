@@ -1,8 +1,9 @@
 package sim
 
 // GetMetricData, aggregate and the protocol writers as they were before the
-// answer tree got typed datapoint slices and aggregate integer seconds
-// (kept verbatim, renamed): the reference the property tests compare with.
+// answer tree got typed datapoint slices, aggregate integer seconds and
+// CBOR its own appender (kept verbatim, renamed): the reference the
+// property tests compare with.
 
 import (
 	"fmt"
