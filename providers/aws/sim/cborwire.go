@@ -51,6 +51,50 @@ func appendCBORString(b []byte, s string) []byte {
 	return append(appendCBORHead(b, cborString, uint64(len(s))), s...)
 }
 
+// cborHeadSize is the size of a head with argument n.
+func cborHeadSize(n int) int {
+	switch {
+	case n < 24:
+		return 1
+	case n < 1<<8:
+		return 2
+	case n < 1<<16:
+		return 3
+	case n < 1<<32:
+		return 5
+	}
+	return 9
+}
+
+// cborSize is the size of appendCBOR's encoding of v.
+func cborSize(v any) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := cborHeadSize(len(x))
+		for k, e := range x {
+			n += cborHeadSize(len(k)) + len(k) + cborSize(e)
+		}
+		return n
+	case []any:
+		n := cborHeadSize(len(x))
+		for _, e := range x {
+			n += cborSize(e)
+		}
+		return n
+	case unixTimes:
+		return cborHeadSize(len(x)) + 10*len(x)
+	case []float64:
+		return cborHeadSize(len(x)) + 9*len(x)
+	case string:
+		return cborHeadSize(len(x)) + len(x)
+	case float64:
+		return 9
+	case time.Time:
+		return 10
+	}
+	return 1
+}
+
 // appendCBOR appends a node of the answer tree.
 func appendCBOR(b []byte, v any) []byte {
 	switch x := v.(type) {
@@ -106,7 +150,7 @@ const maxPooledCBOR = 64 << 20
 // writeCBOR writes the tree as the body of a CBOR answer.
 func writeCBOR(w http.ResponseWriter, out map[string]any) {
 	bp := cborBuffers.Get().(*[]byte)
-	b := appendCBOR((*bp)[:0], out)
+	b := appendCBOR(slices.Grow((*bp)[:0], cborSize(out)), out)
 	w.Write(b)
 	if cap(b) <= maxPooledCBOR {
 		*bp = b

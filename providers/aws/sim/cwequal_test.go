@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/aws/smithy-go/encoding/cbor"
 
+	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -439,5 +441,68 @@ func FuzzAppendCBOR(f *testing.F) {
 		if n := len(cbor.Encode(want)); n != len(got) {
 			t.Fatalf("%d bytes, smithy's encoder writes %d", len(got), n)
 		}
+		if n := cborSize(tree); n != len(got) {
+			t.Fatalf("%d bytes, cborSize says %d", len(got), n)
+		}
 	})
 }
+
+// BenchmarkGetMetricData reads 500 series over 14 days at 3600 s, as
+// gpufinops does, into a CBOR answer: ref is the reference implementation.
+func BenchmarkGetMetricData(b *testing.B) {
+	f, err := file.Demo()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(f, Options{Now: func() time.Time { return cwNow.Add(17 * time.Minute) }})
+	st := s.cw()
+	var queries []any
+	for i := range 500 {
+		se := st.all[i%len(st.all)]
+		dims := []any{}
+		for _, d := range se.dims {
+			dims = append(dims, map[string]any{"Name": d.Name, "Value": d.Value})
+		}
+		queries = append(queries, map[string]any{"Id": "q" + strconv.Itoa(i), "MetricStat": map[string]any{
+			"Metric": map[string]any{"Namespace": se.namespace, "MetricName": se.name, "Dimensions": dims},
+			"Period": float64(3600), "Stat": "Average"}})
+	}
+	in := map[string]any{"MetricDataQueries": queries, "StartTime": cwNow.Add(-14 * 24 * time.Hour), "EndTime": cwNow.Add(17 * time.Minute)}
+	b.Run("ref", func(b *testing.B) {
+		for b.Loop() {
+			out, err := refGetMetricData(s, "us-east-1", in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(cbor.Encode(refToCBOR(out)))))
+		}
+	})
+	b.Run("new", func(b *testing.B) {
+		for b.Loop() {
+			out, err := s.getMetricData("us-east-1", in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var w countingWriter
+			writeCBOR(&w, out)
+			b.SetBytes(int64(w.n))
+		}
+	})
+}
+
+// countingWriter is an http.ResponseWriter that counts the body's bytes.
+type countingWriter struct {
+	h http.Header
+	n int
+}
+
+func (w *countingWriter) Header() http.Header {
+	if w.h == nil {
+		w.h = http.Header{}
+	}
+	return w.h
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) { w.n += len(b); return len(b), nil }
+
+func (w *countingWriter) WriteHeader(int) {}
