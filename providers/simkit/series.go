@@ -56,10 +56,7 @@ func (c Clock) Size() int {
 // Slot returns the pattern slot of the hour starting at t.
 func (c Clock) Slot(t time.Time) int {
 	if c.Loc == time.UTC {
-		secs := t.Unix()
-		days := floorDiv(secs, 86400)
-		weekday := ((days+4)%7 + 7) % 7 // 1970-01-01 was a Thursday
-		return int(weekday*24 + floorDiv(secs-days*86400, 3600))
+		return utcSlot(t.Unix())
 	}
 	if c.Loc != nil {
 		lt := t.In(c.Loc)
@@ -67,6 +64,14 @@ func (c Clock) Slot(t time.Time) int {
 	}
 	h := floorDiv(int64(t.Sub(c.Anchor)), int64(time.Hour))
 	return int(((h % int64(c.N)) + int64(c.N)) % int64(c.N))
+}
+
+// utcSlot is the slot of a UTC weekly pattern of the hour starting at
+// secs, Unix seconds.
+func utcSlot(secs int64) int {
+	days := floorDiv(secs, 86400)
+	weekday := ((days+4)%7 + 7) % 7 // 1970-01-01 was a Thursday
+	return int(weekday*24 + floorDiv(secs-days*86400, 3600))
 }
 
 func floorDiv(a, b int64) int64 {
