@@ -477,8 +477,8 @@ func aggregate(se *series, q metricQuery, start, end, now time.Time, view simkit
 	}
 	acc := newBucket(q.stat)
 	cur := int64(math.MinInt64)
-	se.each(from, to, view, func(at, zt time.Time, v float64) {
-		for a, z := at.Unix(), zt.Unix(); a < z; {
+	se.eachUnix(from.Unix(), to.Unix(), view, func(a, z int64, v float64) {
+		for a < z {
 			// The resolution the minutes from a are kept at, and until when.
 			res, classEnd := int64(60), int64(math.MaxInt64)
 			switch {

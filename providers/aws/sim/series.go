@@ -266,3 +266,13 @@ func (se *series) each(from, to time.Time, view simkit.View, fn func(a, z time.T
 	}
 	simkit.Each(se.values, se.inst.clock, from, to, view.Down, loads, fn)
 }
+
+// eachUnix is each in Unix seconds (simkit.EachUnix): from and to are
+// minute starts.
+func (se *series) eachUnix(from, to int64, view simkit.View, fn func(a, z int64, v float64)) {
+	var loads []simkit.Load
+	if se.name == metricGPUUtil {
+		loads = view.Loads
+	}
+	simkit.EachUnix(se.values, se.inst.clock, from, to, view.Down, loads, fn)
+}
