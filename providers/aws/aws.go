@@ -231,10 +231,11 @@ func (p *Provider) ec2Client(scope providers.Scope) (*ec2.Client, error) {
 	})
 }
 
-// cloudWatchClient returns the scope's CloudWatch client, built once.
+// cloudWatchClient returns the scope's CloudWatch client, built once, with
+// GetMetricData's answers decoded by metricDataProtocol.
 func (p *Provider) cloudWatchClient(scope providers.Scope) (*cloudwatch.Client, error) {
 	return cachedClient(p, p.cws, scope, func(cfg aws.Config) *cloudwatch.Client {
-		return cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Region = scope.Region })
+		return cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Region = scope.Region }, withMetricDataDecoder)
 	})
 }
 
