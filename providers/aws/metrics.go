@@ -139,10 +139,58 @@ func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
 	}
 }
 
+// merge lays a series' row over the grid's row for its kind and GPU index:
+// the first such series' row becomes the grid's (not copied: the caller
+// reads it no more), a later one's values replace it where not NaN.
+func (g *grid) merge(kind metricKind, gpu int, row []float64) {
+	var m *map[int][]float64
+	var cells []float64
+	switch kind {
+	case kindGPU:
+		m = &g.gpu
+	case kindGPUMemUsed:
+		m = &g.used
+	case kindGPUMemTotal:
+		m = &g.total
+	case kindMemory:
+		if g.mem == nil {
+			g.mem = row
+			return
+		}
+		cells = g.mem
+	default:
+		if g.cpu == nil {
+			g.cpu = row
+			return
+		}
+		cells = g.cpu
+	}
+	if m != nil {
+		if *m == nil {
+			*m = map[int][]float64{}
+		}
+		if cells = (*m)[gpu]; cells == nil {
+			(*m)[gpu] = row
+			return
+		}
+	}
+	for k, v := range row {
+		if !math.IsNaN(v) {
+			cells[k] = v
+		}
+	}
+}
+
+// nanRow returns n NaNs, filled by doubling copies (memmove) rather than
+// one store at a time: a scan's rows are megabytes.
 func nanRow(n int) []float64 {
 	r := make([]float64, n)
-	for i := range r {
-		r[i] = math.NaN()
+	if n == 0 {
+		return r
+	}
+	r[0] = math.NaN()
+	for i := 1; i < n; i *= 2 {
+		copy(r[i:], r[:i])
 	}
 	return r
 }
@@ -441,7 +489,9 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 					if k >= len(r.Values) || t.Before(window.Start) || !t.Before(window.End) || math.IsNaN(r.Values[k]) {
 						continue
 					}
-					if at := int(t.UTC().Truncate(period).Sub(base) / period); at >= 0 && at < steps {
+					// base is a multiple of the period at or before
+					// window.Start, so this is t's period less base's.
+					if at := int(t.Sub(base) / period); at >= 0 && at < steps {
 						row[at] = r.Values[k]
 					}
 				}
@@ -463,12 +513,7 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 			g = &grid{}
 			out[s.inst] = g
 		}
-		cells := g.cells(s.kind, s.gpu, steps)
-		for k, v := range row {
-			if !math.IsNaN(v) {
-				cells[k] = v
-			}
-		}
+		g.merge(s.kind, s.gpu, row)
 	}
 	return out, steps, nil
 }
