@@ -545,3 +545,54 @@ func FuzzMetricData(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMetricDataDecode decodes a full answer (300 results of 336
+// hourly datapoints, as the simulator sends them, without a
+// Content-Length) with the SDK's protocol and with metricDataProtocol.
+func BenchmarkMetricDataDecode(b *testing.B) {
+	w := &cborWriter{rng: rand.New(rand.NewPCG(1, 1))}
+	w.b = append(w.b, 0xa2)
+	w.text("Messages")
+	w.b = append(w.b, 0x80)
+	w.text("MetricDataResults")
+	w.head(cborArray, 300)
+	for i := range 300 {
+		w.b = append(w.b, 0xa5)
+		for _, k := range []string{"Id", "Label", "StatusCode"} {
+			w.text(k)
+			w.text(fmt.Sprintf("g%d_0", i))
+		}
+		w.text("Timestamps")
+		w.head(cborArray, 336)
+		for k := range 336 {
+			w.b = append(w.b, 0xc1, cborFloat64)
+			w.b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(float64(1795000000+3600*k)))
+		}
+		w.text("Values")
+		w.head(cborArray, 336)
+		for range 336 {
+			w.b = append(w.b, cborFloat64)
+			w.b = binary.BigEndian.AppendUint64(w.b, math.Float64bits(w.rng.Float64()*100))
+		}
+	}
+	body := w.b
+	proto, schema := sdkProtocol()
+	for _, bc := range []struct {
+		name  string
+		proto smithyhttp.ClientProtocol
+	}{{"sdk", proto}, {"hand", metricDataProtocol{proto}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				a := ok200(body)
+				a.unsized = true
+				resp, _ := a.Do(nil)
+				var out cloudwatch.GetMetricDataOutput
+				if err := bc.proto.DeserializeResponse(context.Background(), schema, cloudwatch.TypeRegistry, &smithyhttp.Response{Response: resp}, &out); err != nil || len(out.MetricDataResults) != 300 {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -106,39 +106,6 @@ type grid struct {
 	cpu, mem         []float64
 }
 
-// cells returns the grid's row for a series, made (all NaN) on first use.
-func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
-	row := func(m *map[int][]float64) []float64 {
-		if *m == nil {
-			*m = map[int][]float64{}
-		}
-		r := (*m)[gpu]
-		if r == nil {
-			r = nanRow(steps)
-			(*m)[gpu] = r
-		}
-		return r
-	}
-	switch kind {
-	case kindGPU:
-		return row(&g.gpu)
-	case kindGPUMemUsed:
-		return row(&g.used)
-	case kindGPUMemTotal:
-		return row(&g.total)
-	case kindMemory:
-		if g.mem == nil {
-			g.mem = nanRow(steps)
-		}
-		return g.mem
-	default:
-		if g.cpu == nil {
-			g.cpu = nanRow(steps)
-		}
-		return g.cpu
-	}
-}
-
 // merge lays a series' row over the grid's row for its kind and GPU index:
 // the first such series' row becomes the grid's (not copied: the caller
 // reads it no more), a later one's values replace it where not NaN.
@@ -539,43 +506,50 @@ func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]flee
 	if g == nil {
 		return nil, 0
 	}
-	some := func(m map[int][]float64, k int) bool {
-		for _, r := range m {
-			if !math.IsNaN(r[k]) {
-				return true
+	present := make([]bool, steps)
+	mark := func(r []float64) {
+		for k, v := range r {
+			if !math.IsNaN(v) {
+				present[k] = true
 			}
 		}
-		return false
 	}
-	present := func(k int) bool {
-		return some(g.gpu, k) || some(g.used, k) || some(g.total, k) ||
-			g.cpu != nil && !math.IsNaN(g.cpu[k]) || g.mem != nil && !math.IsNaN(g.mem[k])
+	for _, m := range []map[int][]float64{g.gpu, g.used, g.total} {
+		for _, r := range m {
+			mark(r)
+		}
 	}
+	mark(g.cpu)
+	mark(g.mem)
 	n := 0
-	for k := 0; k < steps; k++ {
-		if present(k) {
+	for _, p := range present {
+		if p {
 			n++
 		}
 	}
 	if n == 0 {
 		return nil, 0
 	}
-	totals := map[int]float64{}
-	for i, r := range g.total {
+	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
+	gpuRows := rowsOf(g.gpu, gpuIdx)
+	usedRows, totalRows := rowsOf(g.used, usedIdx), rowsOf(g.total, usedIdx)
+	// totals are each index's largest total, for the periods without one.
+	totals := make([]float64, len(usedIdx))
+	for j, r := range totalRows {
 		for _, v := range r {
 			if !math.IsNaN(v) {
-				totals[i] = max(totals[i], v)
+				totals[j] = max(totals[j], v)
 			}
 		}
 	}
-	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
 	samples := make([]fleet.Sample, 0, n)
 	gpuSlab := make([]float64, 0, n*len(gpuIdx))
 	memSlab := make([]float64, 0, n*len(usedIdx))
 	hostSlab := make([]float64, 0, 2*n)
+	var at []int // the positions in usedIdx read in a period
 	base = base.UTC()
 	for k := 0; k < steps; k++ {
-		if !present(k) {
+		if !present[k] {
 			continue
 		}
 		s := fleet.Sample{Time: base.Add(time.Duration(k) * period)}
@@ -588,23 +562,23 @@ func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]flee
 			s.Memory = &hostSlab[len(hostSlab)-1]
 		}
 		from := len(gpuSlab)
-		for _, i := range indexesAt(g.gpu, gpuIdx, k) {
-			gpuSlab = append(gpuSlab, percent(g.gpu[i][k]))
+		for _, j := range positionsAt(gpuIdx, gpuRows, k, &at) {
+			gpuSlab = append(gpuSlab, percent(gpuRows[j][k]))
 		}
 		if len(gpuSlab) > from {
 			s.GPU = fleet.PerGPU(gpuSlab[from:len(gpuSlab):len(gpuSlab)])
 		}
 		from = len(memSlab)
-		for _, i := range indexesAt(g.used, usedIdx, k) {
+		for _, j := range positionsAt(usedIdx, usedRows, k, &at) {
 			total := 0.0
-			if r := g.total[i]; r != nil && !math.IsNaN(r[k]) {
+			if r := totalRows[j]; r != nil && !math.IsNaN(r[k]) {
 				total = r[k]
 			}
 			if total <= 0 {
-				total = totals[i]
+				total = totals[j]
 			}
 			if total > 0 {
-				memSlab = append(memSlab, percent(round6(g.used[i][k]/total*100)))
+				memSlab = append(memSlab, percent(round6(usedRows[j][k]/total*100)))
 			}
 		}
 		if len(memSlab) > from {
@@ -625,24 +599,36 @@ func gpuIndexes(m map[int][]float64) []int {
 	return keys
 }
 
-// indexesAt lists the indexes with a value in period k: the per-index ones,
-// or the aggregate (-1) when there are none.
-func indexesAt(m map[int][]float64, keys []int, k int) []int {
-	var agg bool
-	var out []int
-	for _, i := range keys {
-		if math.IsNaN(m[i][k]) {
+// rowsOf lists a grid's rows in the order of keys (nil for a key without
+// one).
+func rowsOf(m map[int][]float64, keys []int) [][]float64 {
+	rows := make([][]float64, len(keys))
+	for j, i := range keys {
+		rows[j] = m[i]
+	}
+	return rows
+}
+
+// positionsAt lists, into *buf, the positions in keys (sorted, the
+// aggregate -1 first) of the rows with a value in period k: the per-index
+// ones, or the aggregate's when there are none.
+func positionsAt(keys []int, rows [][]float64, k int, buf *[]int) []int {
+	out := (*buf)[:0]
+	agg := -1
+	for j, i := range keys {
+		if math.IsNaN(rows[j][k]) {
 			continue
 		}
 		if i < 0 {
-			agg = true
+			agg = j
 			continue
 		}
-		out = append(out, i)
+		out = append(out, j)
 	}
-	if len(out) == 0 && agg {
-		out = append(out, -1)
+	if len(out) == 0 && agg >= 0 {
+		out = append(out, agg)
 	}
+	*buf = out
 	return out
 }
 

@@ -204,11 +204,12 @@ func gridBits(data map[int]*grid) map[int][5]map[int][]uint64 {
 
 // TestReadSeriesMatchesReference: on random series (repeated ones among
 // them) and random answers, readSeries gives the grids of the reference,
-// bit for bit.
+// bit for bit, and toSamples the samples of its reference.
 func TestReadSeriesMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 4))
 	p := unitProvider()
 	periods := []time.Duration{time.Minute, 5 * time.Minute, time.Hour}
+	samples := 0
 	for trial := 0; trial < 300; trial++ {
 		period := periods[rng.IntN(len(periods))]
 		start := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC).Add(time.Duration(rng.Int64N(int64(48 * time.Hour))))
@@ -237,6 +238,18 @@ func TestReadSeriesMatchesReference(t *testing.T) {
 		if gotSteps != wantSteps || !reflect.DeepEqual(gridBits(got), gridBits(want)) {
 			t.Fatalf("trial %d (%s from %s, period %s): steps %d, want %d\n got %v\nwant %v", trial, window.End.Sub(window.Start), window.Start, period, gotSteps, wantSteps, gridBits(got), gridBits(want))
 		}
+		base := window.Start.UTC().Truncate(period)
+		for i := -1; i < 6; i++ {
+			s, n := toSamples(got[i], base, period, gotSteps)
+			ws, wn := toSamplesRef(want[i], base, period, wantSteps)
+			if n != wn || !reflect.DeepEqual(s, ws) {
+				t.Fatalf("trial %d instance %d: %d samples %+v, want %d %+v", trial, i, n, s, wn, ws)
+			}
+			samples += n
+		}
+	}
+	if samples < 1000 {
+		t.Errorf("only %d samples in all", samples)
 	}
 }
 
@@ -246,5 +259,143 @@ func TestNanRow(t *testing.T) {
 		if got, want := nanRow(n), nanRowRef(n); !reflect.DeepEqual(gridBits(map[int]*grid{0: {cpu: got}}), gridBits(map[int]*grid{0: {cpu: want}})) || len(got) != n {
 			t.Fatalf("nanRow(%d) = %v", n, got)
 		}
+	}
+}
+
+// toSamplesRef is toSamples as it was before it read the rows in index
+// order once per period and kept its presence marks: the reference
+// TestReadSeriesMatchesReference compares it with.
+func toSamplesRef(g *grid, base time.Time, period time.Duration, steps int) ([]fleet.Sample, int) {
+	if g == nil {
+		return nil, 0
+	}
+	some := func(m map[int][]float64, k int) bool {
+		for _, r := range m {
+			if !math.IsNaN(r[k]) {
+				return true
+			}
+		}
+		return false
+	}
+	present := func(k int) bool {
+		return some(g.gpu, k) || some(g.used, k) || some(g.total, k) ||
+			g.cpu != nil && !math.IsNaN(g.cpu[k]) || g.mem != nil && !math.IsNaN(g.mem[k])
+	}
+	n := 0
+	for k := 0; k < steps; k++ {
+		if present(k) {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	totals := map[int]float64{}
+	for i, r := range g.total {
+		for _, v := range r {
+			if !math.IsNaN(v) {
+				totals[i] = max(totals[i], v)
+			}
+		}
+	}
+	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
+	samples := make([]fleet.Sample, 0, n)
+	gpuSlab := make([]float64, 0, n*len(gpuIdx))
+	memSlab := make([]float64, 0, n*len(usedIdx))
+	hostSlab := make([]float64, 0, 2*n)
+	base = base.UTC()
+	for k := 0; k < steps; k++ {
+		if !present(k) {
+			continue
+		}
+		s := fleet.Sample{Time: base.Add(time.Duration(k) * period)}
+		if g.cpu != nil && !math.IsNaN(g.cpu[k]) {
+			hostSlab = append(hostSlab, percent(g.cpu[k]))
+			s.CPU = &hostSlab[len(hostSlab)-1]
+		}
+		if g.mem != nil && !math.IsNaN(g.mem[k]) {
+			hostSlab = append(hostSlab, percent(g.mem[k]))
+			s.Memory = &hostSlab[len(hostSlab)-1]
+		}
+		from := len(gpuSlab)
+		for _, i := range indexesAtRef(g.gpu, gpuIdx, k) {
+			gpuSlab = append(gpuSlab, percent(g.gpu[i][k]))
+		}
+		if len(gpuSlab) > from {
+			s.GPU = fleet.PerGPU(gpuSlab[from:len(gpuSlab):len(gpuSlab)])
+		}
+		from = len(memSlab)
+		for _, i := range indexesAtRef(g.used, usedIdx, k) {
+			total := 0.0
+			if r := g.total[i]; r != nil && !math.IsNaN(r[k]) {
+				total = r[k]
+			}
+			if total <= 0 {
+				total = totals[i]
+			}
+			if total > 0 {
+				memSlab = append(memSlab, percent(round6(g.used[i][k]/total*100)))
+			}
+		}
+		if len(memSlab) > from {
+			s.GPUMemory = fleet.PerGPU(memSlab[from:len(memSlab):len(memSlab)])
+		}
+		samples = append(samples, s)
+	}
+	return samples, n
+}
+
+// indexesAtRef lists the indexes with a value in period k: the per-index ones,
+// or the aggregate (-1) when there are none.
+func indexesAtRef(m map[int][]float64, keys []int, k int) []int {
+	var agg bool
+	var out []int
+	for _, i := range keys {
+		if math.IsNaN(m[i][k]) {
+			continue
+		}
+		if i < 0 {
+			agg = true
+			continue
+		}
+		out = append(out, i)
+	}
+	if len(out) == 0 && agg {
+		out = append(out, -1)
+	}
+	return out
+}
+
+// cells returns the grid's row for a series, made (all NaN) on first use:
+// how the tests (and readSeriesRef) fill grids.
+func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
+	row := func(m *map[int][]float64) []float64 {
+		if *m == nil {
+			*m = map[int][]float64{}
+		}
+		r := (*m)[gpu]
+		if r == nil {
+			r = nanRow(steps)
+			(*m)[gpu] = r
+		}
+		return r
+	}
+	switch kind {
+	case kindGPU:
+		return row(&g.gpu)
+	case kindGPUMemUsed:
+		return row(&g.used)
+	case kindGPUMemTotal:
+		return row(&g.total)
+	case kindMemory:
+		if g.mem == nil {
+			g.mem = nanRow(steps)
+		}
+		return g.mem
+	default:
+		if g.cpu == nil {
+			g.cpu = nanRow(steps)
+		}
+		return g.cpu
 	}
 }
