@@ -153,6 +153,31 @@ var errNotPlain = errors.New("not a plain GetMetricData answer")
 type cborCursor struct {
 	p   []byte
 	off int
+	// times and floats are what is left of the backing arrays the lists
+	// of timestamps and values are cut from.
+	times  []time.Time
+	floats []float64
+}
+
+// listChunk is the most elements a backing array is made for beyond the
+// list at hand: one array serves many results, and at 24 bytes a
+// time.Time it is a large object, spared the pointer bitmap a small one
+// is given.
+const listChunk = 8192
+
+// cut returns n zero elements from the backing array *free, made anew
+// (for up to room elements more) when too short. The list's capacity is
+// its length, so an append to it cannot reach its neighbour's.
+func cut[T any](free *[]T, n, room int) []T {
+	if n == 0 {
+		return []T{}
+	}
+	if n > len(*free) {
+		*free = make([]T, n+min(listChunk, max(room, 0)))
+	}
+	out := (*free)[:n:n]
+	*free = (*free)[n:]
+	return out
 }
 
 // CBOR major types.
@@ -435,7 +460,8 @@ func (c *cborCursor) timestamps() ([]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]time.Time, n)
+	// A timestamp takes at least two bytes, a tag and a value.
+	out := cut(&c.times, n, (len(c.p)-c.off)/2-n)
 	for i := range out {
 		if c.null() {
 			continue
@@ -452,7 +478,7 @@ func (c *cborCursor) values() ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, n)
+	out := cut(&c.floats, n, len(c.p)-c.off-n)
 	for i := range out {
 		if c.null() {
 			continue

@@ -596,3 +596,30 @@ func BenchmarkMetricDataDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestMetricDataShortLists: lists longer than half what follows them (a
+// null is one byte, a timestamp at least two) and lists cut from a shared
+// array decode as the SDK's.
+func TestMetricDataShortLists(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 30, 300} {
+		w := &cborWriter{rng: rand.New(rand.NewPCG(uint64(n), 0))}
+		nulls := func(key string, n int) {
+			w.text(key)
+			w.head(cborArray, uint64(n))
+			for range n {
+				w.b = append(w.b, cborNull)
+			}
+		}
+		w.b = append(w.b, 0xa1)
+		w.text("MetricDataResults")
+		w.b = append(w.b, 0x82, 0xa2)
+		w.text("Timestamps")
+		w.list(1, w.timestamp)
+		nulls("Values", 1)
+		w.b = append(w.b, 0xa1)
+		nulls("Timestamps", n) // the answer's last bytes
+		if !checkMetricData(t, ok200(w.b)) {
+			t.Errorf("%d nulls: left to the SDK", n)
+		}
+	}
+}
