@@ -94,7 +94,8 @@ var (
 )
 
 // getBodyBuffer returns an empty buffer with room for a body of n bytes
-// (unknown when negative) and the read that finds its end.
+// and the read that finds its end; for a body of unknown size (n < 0),
+// room for the largest yet, and at least 64 KiB.
 func getBodyBuffer(n int64) *[]byte {
 	if n < 0 || n >= maxKeptBody {
 		n = largestBody.Load()
@@ -109,7 +110,7 @@ func getBodyBuffer(n int64) *[]byte {
 		putBodyBuffer(b)
 	default:
 	}
-	b := make([]byte, 0, max(want, 512))
+	b := make([]byte, 0, max(want, 64<<10))
 	return &b
 }
 
@@ -133,7 +134,12 @@ func putBodyBuffer(b *[]byte) {
 func readBody(r io.Reader, b []byte) ([]byte, error) {
 	for {
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+			// Doubling, where append grows a large slice by a quarter:
+			// a buffer grown from scratch is copied about once, not four
+			// times.
+			nb := make([]byte, len(b), max(2*cap(b), 512))
+			copy(nb, b)
+			b = nb
 		}
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -620,6 +621,30 @@ func TestMetricDataShortLists(t *testing.T) {
 		nulls("Timestamps", n) // the answer's last bytes
 		if !checkMetricData(t, ok200(w.b)) {
 			t.Errorf("%d nulls: left to the SDK", n)
+		}
+	}
+}
+
+// TestReadBody: any body, read in pieces of any size into a buffer of any
+// capacity, comes out whole.
+func TestReadBody(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for range 200 {
+		body := make([]byte, rng.IntN(200000))
+		for i := range body {
+			body[i] = byte(rng.Uint32())
+		}
+		var r io.Reader = bytes.NewReader(body)
+		switch rng.IntN(3) {
+		case 0:
+			r = iotest.OneByteReader(r)
+		case 1:
+			r = iotest.HalfReader(r)
+		}
+		k := rng.IntN(3)
+		got, err := readBody(r, make([]byte, k, k+rng.IntN(1000)))
+		if want := append(make([]byte, k), body...); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%d bytes after %d: read %d, %v", len(body), k, len(got), err)
 		}
 	}
 }
