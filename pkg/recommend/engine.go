@@ -146,6 +146,30 @@ type engine struct {
 	types map[typeKey]knownType
 	// recs are the recommendations in the order they are made.
 	recs []Recommendation
+	// offers holds the catalog's offers of each provider and region (see
+	// offersIn).
+	offers map[regionKey][]pricing.Offer
+}
+
+type regionKey struct {
+	provider fleet.Provider
+	region   string
+}
+
+// offersIn is the catalog's offers in a provider's region, read once per run
+// (the rightsizing and quantization rules look for a fit for every
+// instance); callers must not change them.
+func (e *engine) offersIn(p fleet.Provider, region string) []pricing.Offer {
+	k := regionKey{p, region}
+	if o, ok := e.offers[k]; ok {
+		return o
+	}
+	if e.offers == nil {
+		e.offers = map[regionKey][]pricing.Offer{}
+	}
+	o := e.cat.Offers(pricing.Query{Provider: p, Region: region})
+	e.offers[k] = o
+	return o
 }
 
 type typeKey struct {

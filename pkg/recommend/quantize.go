@@ -142,7 +142,7 @@ func (e *engine) quantizeOption(g *replicaGroup, prec llm.Precision) (quantizeOp
 	target := e.policy.Quantize.TargetUtilPercent / 100
 	var best quantizeOption
 	found := false
-	for _, o := range e.cat.Offers(pricing.Query{Provider: g.provider, Region: g.region}) {
+	for _, o := range e.offersIn(g.provider, g.region) {
 		t := o.Type
 		if o.OnDemand == nil || t.Arch != g.typ.Arch || t.Fractional() || !llm.Fits(need, t) {
 			continue

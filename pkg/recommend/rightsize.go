@@ -135,7 +135,7 @@ func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) 
 		p pricing.Price
 	}
 	var cands []cand
-	for _, o := range e.cat.Offers(pricing.Query{Provider: s.inst.Provider, Region: s.inst.Region}) {
+	for _, o := range e.offersIn(s.inst.Provider, s.inst.Region) {
 		p := o.OnDemand
 		if option == pricing.Spot {
 			p = nil
