@@ -27,6 +27,7 @@ var (
 type streamer struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
+	enc *json.Encoder // writes into buf
 	// indented is buf's value indented (appendIndent), reused.
 	indented []byte
 	err      error
@@ -72,9 +73,11 @@ func (s *streamer) leaf(v reflect.Value, prefix string) {
 		return
 	}
 	s.buf.Reset()
-	enc := json.NewEncoder(&s.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v.Interface()); err != nil {
+	if s.enc == nil {
+		s.enc = json.NewEncoder(&s.buf)
+		s.enc.SetEscapeHTML(false)
+	}
+	if err := s.enc.Encode(v.Interface()); err != nil {
 		s.err = err
 		return
 	}
