@@ -416,14 +416,14 @@ func (d *fastDecoder) slice(p *plan, i int, v reflect.Value) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	s := reflect.MakeSlice(p.typ, 0, 0) // [] is an empty list, not a nil one
 	if empty {
-		v.Set(s)
+		v.Set(reflect.MakeSlice(p.typ, 0, 0)) // [] is an empty list, not a nil one
 		return j, true
 	}
-	zero := reflect.Zero(p.elem.typ)
+	s := reflect.New(p.typ).Elem() // addressable, so it can grow in place
 	for n := 0; ; n++ {
-		s = reflect.Append(s, zero)
+		s.Grow(1)
+		s.SetLen(n + 1)
 		if j, ok = d.value(p.elem, j, s.Index(n)); !ok {
 			return 0, false
 		}

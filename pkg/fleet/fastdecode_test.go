@@ -149,9 +149,18 @@ func FuzzFastDecode(f *testing.F) {
 	})
 }
 
-// BenchmarkDecodeInstance compares the two paths on one generated instance.
+// BenchmarkDecodeInstance compares the two paths on the first instance of
+// the full fleet example (samples, schedule, tags, workload).
 func BenchmarkDecodeInstance(b *testing.B) {
-	raw, _ := json.Marshal(randomInstance(rand.New(rand.NewPCG(16, 3))))
+	golden, err := os.ReadFile("testdata/full.json.golden")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var doc struct{ Instances []json.RawMessage }
+	if err := json.Unmarshal(golden, &doc); err != nil || len(doc.Instances) == 0 {
+		b.Fatal("no instances in the example", err)
+	}
+	raw := []byte(doc.Instances[0])
 	b.Run("fast", func(b *testing.B) {
 		strs := interner{}
 		for b.Loop() {
