@@ -493,7 +493,7 @@ func (d *fastDecoder) stringMap(i int, v reflect.Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		if at = d.ws(at + 0); at >= len(d.b) || d.b[at] != ':' {
+		if at = d.ws(at); at >= len(d.b) || d.b[at] != ':' {
 			return 0, false
 		}
 		at = d.ws(at + 1)
@@ -540,20 +540,20 @@ func (d *fastDecoder) time(i int, v reflect.Value) (int, bool) {
 // decimal reads a number the checks' decimal.NewFromString accepts, with
 // the Decimal's own UnmarshalJSON.
 func (d *fastDecoder) decimal(i int, v reflect.Value) (int, bool) {
-	if _, j, ok := d.float(i); !ok {
-		// A number float64 cannot hold may still be a decimal: the exact
-		// path decides.
+	// A number float64 cannot hold may still be a decimal: the exact path
+	// decides.
+	_, j, ok := d.float(i)
+	if !ok {
 		return 0, false
-	} else {
-		raw := d.b[i:j]
-		if _, err := decimal.NewFromString(string(raw)); err != nil {
-			return 0, false
-		}
-		if err := v.Addr().Interface().(*decimal.Decimal).UnmarshalJSON(raw); err != nil {
-			return 0, false
-		}
-		return j, true
 	}
+	raw := d.b[i:j]
+	if _, err := decimal.NewFromString(string(raw)); err != nil {
+		return 0, false
+	}
+	if err := v.Addr().Interface().(*decimal.Decimal).UnmarshalJSON(raw); err != nil {
+		return 0, false
+	}
+	return j, true
 }
 
 // perGPU reads a number or a list of numbers, as PerGPU.UnmarshalJSON does
