@@ -19,8 +19,8 @@ import (
 // again; on a 100,000-instance file that was two thirds of the decoding and
 // most of its allocations. fastDecoder does both in one pass over the bytes,
 // without a tree, for what a fleet file is made of: structs with exactly
-// spelt keys, pointers, slices, maps with string keys, strings, numbers,
-// booleans, times, decimals and PerGPU values. It gives up (ok false) on
+// spelt keys, pointers, slices, strings, numbers, booleans, times, decimals,
+// PerGPU values and string-to-string maps. It gives up (ok false) on
 // anything the checks would refuse and on anything it does not handle the way
 // json.Unmarshal does (escaped keys, a null where a type's own UnmarshalJSON
 // would be called, a number out of range); the caller then takes the exact
@@ -36,8 +36,7 @@ const (
 	planBool
 	planPointer
 	planSlice
-	planMap
-	planStringMap // map[string]string, decoded without reflection
+	planStringMap // map[string]string (tags), the one map a fleet has
 	planStruct
 	planTime
 	planDecimal
@@ -48,7 +47,7 @@ const (
 type plan struct {
 	kind   planKind
 	typ    reflect.Type
-	elem   *plan           // a pointer's, slice's or map's element
+	elem   *plan           // a pointer's or slice's element
 	fields map[string]slot // a struct's fields by JSON name
 }
 
@@ -109,16 +108,6 @@ func planFor(t reflect.Type, building map[reflect.Type]bool) (*plan, bool) {
 			k = planSlice
 		}
 		return &plan{kind: k, typ: t, elem: e}, true
-	case reflect.Map:
-		kt := t.Key()
-		if kt.Kind() != reflect.String || reflect.PointerTo(kt).Implements(textUnmarshalerType) {
-			return nil, false
-		}
-		e, ok := planFor(t.Elem(), building)
-		if !ok {
-			return nil, false
-		}
-		return &plan{kind: planMap, typ: t, elem: e}, true
 	case reflect.Struct:
 		if building[t] {
 			return nil, false
@@ -253,8 +242,6 @@ func (d *fastDecoder) value(p *plan, i int, v reflect.Value) (int, bool) {
 		return d.slice(p, i, v)
 	case planStringMap:
 		return d.stringMap(i, v)
-	case planMap:
-		return d.mapping(p, i, v)
 	case planStruct:
 		return d.object(p, i, v)
 	case planTime:
@@ -438,43 +425,7 @@ func (d *fastDecoder) slice(p *plan, i int, v reflect.Value) (int, bool) {
 	}
 }
 
-func (d *fastDecoder) mapping(p *plan, i int, v reflect.Value) (int, bool) {
-	j, empty, ok := d.open(i, '{', '}')
-	if !ok {
-		return 0, false
-	}
-	m := reflect.MakeMap(p.typ)
-	v.Set(m)
-	if empty {
-		return j, true
-	}
-	kt := p.typ.Key()
-	for {
-		if j = d.ws(j); j >= len(d.b) {
-			return 0, false
-		}
-		k, at, ok := d.str(j)
-		if !ok {
-			return 0, false
-		}
-		if at = d.ws(at); at >= len(d.b) || d.b[at] != ':' {
-			return 0, false
-		}
-		e := reflect.New(p.elem.typ).Elem()
-		if j, ok = d.value(p.elem, at+1, e); !ok {
-			return 0, false
-		}
-		kv := reflect.New(kt).Elem()
-		kv.SetString(k)
-		m.SetMapIndex(kv, e)
-		var end bool
-		if j, end, ok = d.next(j, '}'); !ok || end {
-			return j, ok
-		}
-	}
-}
-
-// stringMap is mapping for map[string]string (tags), without reflection.
+// stringMap decodes a map[string]string (tags), without reflection.
 func (d *fastDecoder) stringMap(i int, v reflect.Value) (int, bool) {
 	j, empty, ok := d.open(i, '{', '}')
 	if !ok {

@@ -47,6 +47,7 @@ func TestInstancePlanCoversInstance(t *testing.T) {
 		}](),
 		reflect.TypeFor[struct{ V any }](),
 		reflect.TypeFor[map[int]string](),
+		reflect.TypeFor[map[string]float64](),
 		reflect.TypeFor[json.RawMessage](),
 	} {
 		if p, ok := planFor(typ, map[reflect.Type]bool{}); ok || p != nil {
