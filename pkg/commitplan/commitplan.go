@@ -335,8 +335,9 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 			plan.Assumptions = append(plan.Assumptions, fmt.Sprintf("no commitment discounts are set for %s: its groups get no commitment", p))
 		}
 	}
+	scheds := scheduleCache{}
 	for _, g := range groupItems(items) {
-		gp, gnotes, err := buildGroup(ax, g, discounts[g[0].Provider], opts)
+		gp, gnotes, err := buildGroup(ax, g, discounts[g[0].Provider], opts, scheds)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -471,7 +472,7 @@ func onSpot(it Item) bool {
 // commitment rate: it gets no commitment rather than an assumed discount.
 const ReasonNoRate = "no commitment rate for its type and region"
 
-func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options) (GroupPlan, []string, error) {
+func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options, scheds scheduleCache) (GroupPlan, []string, error) {
 	first := items[0]
 	gp := GroupPlan{Provider: first.Provider, Region: first.Region, Family: first.Family, Items: []string{}, Terms: []TermPlan{}, Recommended: None}
 	var curveItems, spotItems []Item
@@ -505,7 +506,7 @@ func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options) (Group
 		terms = providerTerms
 	}
 	gp.AllOnDemandMonthly = allOD
-	c, notes, err := buildCurve(ax, curveItems)
+	c, notes, err := buildCurve(ax, curveItems, scheds)
 	if err != nil {
 		return GroupPlan{}, nil, err
 	}

@@ -120,10 +120,9 @@ func (c *curve) top(h int) float64 {
 // cover a week; else 730 h a month is every hour; else the hour count is
 // placed where the group's other usage is highest, which makes the curve least
 // steady, so the saving is a lower bound.
-func buildCurve(ax axis, items []Item) (*curve, []string, error) {
+func buildCurve(ax axis, items []Item, scheds scheduleCache) (*curve, []string, error) {
 	c := &curve{hours: ax.hours}
 	var notes []string
-	scheds := scheduleCache{}
 	known := make([]float64, ax.hours)
 	var pending []Item
 	use := map[string][]float64{}
@@ -369,7 +368,7 @@ func parseSchedule(s *fleet.Schedule) (*schedule, error) {
 	return sc, nil
 }
 
-// scheduleCache holds the schedules parsed for one curve by content: a
+// scheduleCache holds the schedules parsed for one plan by content: a
 // large fleet's instances share a few schedules, and a parsed one is 50 KiB.
 type scheduleCache map[string]*schedule
 
