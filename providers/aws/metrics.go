@@ -148,20 +148,6 @@ func (g *grid) merge(kind metricKind, gpu int, row []float64) {
 	}
 }
 
-// nanRow returns n NaNs, filled by doubling copies (memmove) rather than
-// one store at a time: a scan's rows are megabytes.
-func nanRow(n int) []float64 {
-	r := make([]float64, n)
-	if n == 0 {
-		return r
-	}
-	r[0] = math.NaN()
-	for i := 1; i < n; i *= 2 {
-		copy(r[i:], r[:i])
-	}
-	return r
-}
-
 // ReadUtilization reads the window's GPU, GPU memory, CPU and host memory
 // utilization of the scope's running instances into their
 // Utilization.Samples, and their running hours into Usage.HoursPerMonth.
@@ -416,7 +402,7 @@ func (p *Provider) readSeries(ctx context.Context, c cloudwatch.GetMetricDataAPI
 	steps := max(int((window.End.Sub(base)+period-1)/period), 1)
 	batch := min(maxQueriesPerCall, max(1, maxDatapointsPerCall/steps))
 	nBatches := (len(all) + batch - 1) / batch
-	slab := nanRow(len(all) * steps)
+	slab := providers.NaNRow(len(all) * steps)
 	rowOf := func(i int) []float64 { return slab[i*steps : (i+1)*steps : (i+1)*steps] }
 	err := parallel(ctx, nBatches, p.opts.Concurrency, func(ctx context.Context, b int) error {
 		first := b * batch
@@ -507,20 +493,13 @@ func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]flee
 		return nil, 0
 	}
 	present := make([]bool, steps)
-	mark := func(r []float64) {
-		for k, v := range r {
-			if !math.IsNaN(v) {
-				present[k] = true
-			}
-		}
-	}
 	for _, m := range []map[int][]float64{g.gpu, g.used, g.total} {
 		for _, r := range m {
-			mark(r)
+			providers.MarkPresent(present, r)
 		}
 	}
-	mark(g.cpu)
-	mark(g.mem)
+	providers.MarkPresent(present, g.cpu)
+	providers.MarkPresent(present, g.mem)
 	n := 0
 	for _, p := range present {
 		if p {
@@ -530,7 +509,7 @@ func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]flee
 	if n == 0 {
 		return nil, 0
 	}
-	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
+	gpuIdx, usedIdx := providers.RowIndexes(g.gpu), providers.RowIndexes(g.used)
 	gpuRows := rowsOf(g.gpu, gpuIdx)
 	usedRows, totalRows := rowsOf(g.used, usedIdx), rowsOf(g.total, usedIdx)
 	// totals are each index's largest total, for the periods without one.
@@ -587,16 +566,6 @@ func toSamples(g *grid, base time.Time, period time.Duration, steps int) ([]flee
 		samples = append(samples, s)
 	}
 	return samples, n
-}
-
-// gpuIndexes lists a grid's GPU indexes in order (the aggregate, -1, first).
-func gpuIndexes(m map[int][]float64) []int {
-	keys := make([]int, 0, len(m))
-	for i := range m {
-		keys = append(keys, i)
-	}
-	sort.Ints(keys)
-	return keys
 }
 
 // rowsOf lists a grid's rows in the order of keys (nil for a key without

@@ -15,6 +15,7 @@ import (
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // readSeriesRef is readSeries as it was before its rows became the grid's
@@ -256,8 +257,8 @@ func TestReadSeriesMatchesReference(t *testing.T) {
 // TestNanRow: every length, every element the NaN of math.NaN.
 func TestNanRow(t *testing.T) {
 	for n := range 70 {
-		if got, want := nanRow(n), nanRowRef(n); !reflect.DeepEqual(gridBits(map[int]*grid{0: {cpu: got}}), gridBits(map[int]*grid{0: {cpu: want}})) || len(got) != n {
-			t.Fatalf("nanRow(%d) = %v", n, got)
+		if got, want := providers.NaNRow(n), nanRowRef(n); !reflect.DeepEqual(gridBits(map[int]*grid{0: {cpu: got}}), gridBits(map[int]*grid{0: {cpu: want}})) || len(got) != n {
+			t.Fatalf("providers.NaNRow(%d) = %v", n, got)
 		}
 	}
 }
@@ -298,7 +299,7 @@ func toSamplesRef(g *grid, base time.Time, period time.Duration, steps int) ([]f
 			}
 		}
 	}
-	gpuIdx, usedIdx := gpuIndexes(g.gpu), gpuIndexes(g.used)
+	gpuIdx, usedIdx := providers.RowIndexes(g.gpu), providers.RowIndexes(g.used)
 	samples := make([]fleet.Sample, 0, n)
 	gpuSlab := make([]float64, 0, n*len(gpuIdx))
 	memSlab := make([]float64, 0, n*len(usedIdx))
@@ -375,7 +376,7 @@ func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
 		}
 		r := (*m)[gpu]
 		if r == nil {
-			r = nanRow(steps)
+			r = providers.NaNRow(steps)
 			(*m)[gpu] = r
 		}
 		return r
@@ -389,12 +390,12 @@ func (g *grid) cells(kind metricKind, gpu, steps int) []float64 {
 		return row(&g.total)
 	case kindMemory:
 		if g.mem == nil {
-			g.mem = nanRow(steps)
+			g.mem = providers.NaNRow(steps)
 		}
 		return g.mem
 	default:
 		if g.cpu == nil {
-			g.cpu = nanRow(steps)
+			g.cpu = providers.NaNRow(steps)
 		}
 		return g.cpu
 	}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,16 +289,8 @@ func (g *grid) row(m *map[int][]float64, index int) []float64 {
 	}
 	r := (*m)[index]
 	if r == nil {
-		r = nanRow(g.steps)
+		r = providers.NaNRow(g.steps)
 		(*m)[index] = r
-	}
-	return r
-}
-
-func nanRow(n int) []float64 {
-	r := make([]float64, n)
-	for i := range r {
-		r[i] = math.NaN()
 	}
 	return r
 }
@@ -345,7 +336,7 @@ func (p *Provider) collect(g *grid, r resourceMetrics, start time.Time, step tim
 						row = g.row(&g.mem, index)
 					case MetricCPU:
 						if g.cpu == nil {
-							g.cpu = nanRow(steps)
+							g.cpu = providers.NaNRow(steps)
 						}
 						row = g.cpu
 					}
@@ -366,27 +357,23 @@ func toSamples(g *grid, start time.Time, step time.Duration) []fleet.Sample {
 	if g == nil {
 		return nil
 	}
-	some := func(m map[int][]float64, k int) bool {
+	present := make([]bool, g.steps)
+	for _, m := range []map[int][]float64{g.gpu, g.mem} {
 		for _, r := range m {
-			if !math.IsNaN(r[k]) {
-				return true
-			}
+			providers.MarkPresent(present, r)
 		}
-		return false
 	}
-	present := func(k int) bool {
-		return some(g.gpu, k) || some(g.mem, k) || g.cpu != nil && !math.IsNaN(g.cpu[k])
-	}
+	providers.MarkPresent(present, g.cpu)
 	n := 0
-	for k := 0; k < g.steps; k++ {
-		if present(k) {
+	for _, p := range present {
+		if p {
 			n++
 		}
 	}
 	if n == 0 {
 		return nil
 	}
-	gpuIdx, memIdx := indexes(g.gpu), indexes(g.mem)
+	gpuIdx, memIdx := providers.RowIndexes(g.gpu), providers.RowIndexes(g.mem)
 	out := make([]fleet.Sample, 0, n)
 	slab := make([]float64, 0, n*(len(gpuIdx)+len(memIdx)+1))
 	// perIndex appends period k's values in index order (the aggregate, -1,
@@ -410,7 +397,7 @@ func toSamples(g *grid, start time.Time, step time.Duration) []fleet.Sample {
 	}
 	start = start.UTC()
 	for k := 0; k < g.steps; k++ {
-		if !present(k) {
+		if !present[k] {
 			continue
 		}
 		s := fleet.Sample{Time: start.Add(time.Duration(k) * step)}
@@ -423,16 +410,6 @@ func toSamples(g *grid, start time.Time, step time.Duration) []fleet.Sample {
 		out = append(out, s)
 	}
 	return out
-}
-
-// indexes lists a grid's GPU indexes in order.
-func indexes(m map[int][]float64) []int {
-	keys := make([]int, 0, len(m))
-	for i := range m {
-		keys = append(keys, i)
-	}
-	sort.Ints(keys)
-	return keys
 }
 
 func hasGPU(samples []fleet.Sample) bool {

@@ -92,10 +92,7 @@ type grid map[int][]float64
 func (g grid) set(n, slot, gpu int, v float64) {
 	vals := g[gpu]
 	if vals == nil {
-		vals = make([]float64, n)
-		for i := range vals {
-			vals[i] = math.NaN()
-		}
+		vals = providers.NaNRow(n)
 		g[gpu] = vals
 	}
 	vals[slot] = v
