@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -12,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -181,8 +178,7 @@ func recentRead(t testing.TB, n int) (*providers.Result, *fleet.Fleet, map[strin
 	f := scanFleet(t, n)
 	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
 	srv, s := scanSim(t, f, sim.Options{})
-	repeats := &repeatCounter{rt: awshttp.NewBuildableClient().GetTransport()}
-	p := scanProviderWith(t, srv.URL, &http.Client{Transport: repeats}, regions...)
+	p, retries := retryCountedProvider(t, srv.URL, regions...)
 	s.ResetCounts()
 	start := time.Now()
 	res, err := providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: lastMinutes(simNow, 30)})
@@ -193,59 +189,7 @@ func recentRead(t testing.TB, n int) (*providers.Result, *fleet.Fleet, map[strin
 	if len(res.Failures) > 0 {
 		t.Fatalf("failures: %v", res.Failures)
 	}
-	counts := s.Counts()
-	// A request the SDK sent again (the same operation and body: a retry
-	// after a dropped connection on a loaded machine) is not a second call.
-	for op, n := range repeats.repeated() {
-		if counts["monitoring"][op] >= n {
-			t.Logf("%s: %d attempts were the SDK's retries", op, n)
-			counts["monitoring"][op] -= n
-		}
-	}
-	return res, f, counts, took
-}
-
-// repeatCounter counts the CloudWatch requests that repeat an earlier one
-// byte for byte: the SDK's retries of a call, which the simulator counts as
-// requests too.
-type repeatCounter struct {
-	rt   http.RoundTripper
-	mu   sync.Mutex
-	seen map[string]bool
-	reps map[string]int
-}
-
-func (c *repeatCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Body != nil && r.GetBody != nil {
-		body, err := r.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		b, err := io.ReadAll(body)
-		body.Close()
-		if err != nil {
-			return nil, err
-		}
-		op := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
-		key := op + "\x00" + r.Header.Get("X-Amz-Target") + "\x00" + string(b)
-		c.mu.Lock()
-		if c.seen == nil {
-			c.seen, c.reps = map[string]bool{}, map[string]int{}
-		}
-		if c.seen[key] {
-			c.reps[op]++
-		}
-		c.seen[key] = true
-		c.mu.Unlock()
-	}
-	return c.rt.RoundTrip(r)
-}
-
-// repeated is the number of repeated requests by CloudWatch operation.
-func (c *repeatCounter) repeated() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.reps)
+	return res, f, retries.calls(t, s.Counts()), took
 }
 
 // checkRecentRead checks a generated fleet's 30-minute read: 30 samples per

@@ -10,12 +10,16 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -156,6 +160,80 @@ func scanProviderWith(t testing.TB, url string, client *http.Client, regions ...
 		t.Fatal(err)
 	}
 	return p.(*Provider)
+}
+
+// retryCounter counts, by operation, the requests the SDK sent again (its
+// amz-sdk-request header says attempt 2 or later): a retry after a dropped
+// connection on a loaded machine, which the simulator counts as a request
+// too but is not a second call.
+type retryCounter struct {
+	rt      http.RoundTripper
+	mu      sync.Mutex
+	retries map[string]int
+}
+
+func (c *retryCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if a := r.Header.Get("Amz-Sdk-Request"); a != "" && !strings.HasPrefix(a, "attempt=1;") {
+		op, req, err := operationOf(r)
+		if err != nil {
+			return nil, err
+		}
+		r = req
+		c.mu.Lock()
+		if c.retries == nil {
+			c.retries = map[string]int{}
+		}
+		c.retries[op]++
+		c.mu.Unlock()
+	}
+	return c.rt.RoundTrip(r)
+}
+
+// operationOf names a request's operation: the last path segment of the
+// RPC v2 protocol (CloudWatch), the X-Amz-Target of AWS JSON, or the Action
+// of the query protocol (EC2, STS), whose body it reads; the request to
+// send on is r, or a copy with the body to read again.
+func operationOf(r *http.Request) (string, *http.Request, error) {
+	if _, op, ok := strings.Cut(r.URL.Path, "/operation/"); ok {
+		return op, r, nil
+	}
+	if t := r.Header.Get("X-Amz-Target"); t != "" {
+		return t[strings.LastIndex(t, ".")+1:], r, nil
+	}
+	if r.Body == nil {
+		return "", r, nil
+	}
+	b, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	if err != nil {
+		return "", nil, err
+	}
+	r = r.Clone(r.Context())
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	form, _ := url.ParseQuery(string(b))
+	return form.Get("Action"), r, nil
+}
+
+// calls is the simulator's counts less the SDK's retries.
+func (c *retryCounter) calls(t testing.TB, counts map[string]map[string]int) map[string]map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for op, n := range c.retries {
+		for svc, byOp := range counts {
+			if byOp[op] >= n {
+				t.Logf("%s.%s: %d of %d attempts were the SDK's retries", svc, op, n, byOp[op])
+				byOp[op] -= n
+			}
+		}
+	}
+	return counts
+}
+
+// retryCountedProvider is scanProvider sending through a retryCounter.
+func retryCountedProvider(t testing.TB, endpoint string, regions ...string) (*Provider, *retryCounter) {
+	t.Helper()
+	rc := &retryCounter{rt: awshttp.NewBuildableClient().GetTransport()}
+	return scanProviderWith(t, endpoint, &http.Client{Transport: rc}, regions...), rc
 }
 
 // withoutPrices hides the adapter's live prices from providers.Collect, so
@@ -405,7 +483,7 @@ func TestSimScanLarge(t *testing.T) {
 	f := scanFleet(t, 1200)
 	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
 	srv, _ := scanSim(t, f, sim.Options{})
-	p := scanProvider(t, srv.URL, regions...)
+	p, retries := retryCountedProvider(t, srv.URL, regions...)
 	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
 	res, err := providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: week})
 	if err != nil {
@@ -452,7 +530,7 @@ func TestSimScanLarge(t *testing.T) {
 		t.Errorf("no note for %d instances without GPU metrics", len(noGPU))
 	}
 
-	counts := simRequests(t, srv.URL)
+	counts := retries.calls(t, simRequests(t, srv.URL))
 	wantCalls := 0
 	for _, r := range regions {
 		wantCalls += (expectedSeries(f, r) + maxQueriesPerCall - 1) / maxQueriesPerCall
@@ -761,5 +839,40 @@ func httptestServe(t *testing.T) func(http.Handler) string {
 		srv := httptest.NewServer(h)
 		t.Cleanup(srv.Close)
 		return srv.URL
+	}
+}
+
+// TestRetryCounterTakesOffRetries: under 30 % throttling the simulator
+// counts the SDK's retries as requests; less the ones retryCounter saw by
+// their attempt header, the calls are a clean scan's.
+func TestRetryCounterTakesOffRetries(t *testing.T) {
+	f := scanFleet(t, 300)
+	regions := []string{"eu-west-1", "us-east-1", "us-west-2"}
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+	scan := func(o sim.Options) (raw, calls map[string]map[string]int) {
+		srv, s := scanSim(t, f, o)
+		p, retries := retryCountedProvider(t, srv.URL, regions...)
+		s.ResetCounts()
+		res, err := providers.Collect(context.Background(), scanOnly(p), providers.CollectOptions{Window: week})
+		if err != nil || len(res.Failures) > 0 {
+			t.Fatal(err, res.Failures)
+		}
+		raw = s.Counts()
+		calls = retries.calls(t, s.Counts())
+		return raw, calls
+	}
+	_, clean := scan(sim.Options{})
+	raw, calls := scan(sim.Options{ThrottleRate: 0.3, Seed: 7})
+	for _, op := range []string{"DescribeInstances", "GetMetricData", "ListMetrics"} {
+		svc := "ec2"
+		if op != "DescribeInstances" {
+			svc = "monitoring"
+		}
+		if raw[svc][op] <= clean[svc][op] {
+			t.Errorf("%s: %d requests throttled against %d clean: no retry to take off", op, raw[svc][op], clean[svc][op])
+		}
+		if calls[svc][op] != clean[svc][op] {
+			t.Errorf("%s: %d calls less retries, want the clean scan's %d (%d requests)", op, calls[svc][op], clean[svc][op], raw[svc][op])
+		}
 	}
 }
