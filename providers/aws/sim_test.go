@@ -842,7 +842,31 @@ func httptestServe(t *testing.T) func(http.Handler) string {
 	}
 }
 
-// TestRetryCounterTakesOffRetries: under 30 % throttling the simulator
+// throttleFirst throttles the first request of each operation in each
+// region, the way the simulator throttles, so that every operation is
+// retried at least once whatever the order of concurrent requests.
+func throttleFirst() func(service, op, region string) (int, string) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(service, op, region string) (int, string) {
+		k := service + "/" + op + "/" + region
+		mu.Lock()
+		first := !seen[k]
+		seen[k] = true
+		mu.Unlock()
+		switch {
+		case !first:
+			return 0, ""
+		case service == "ec2":
+			return http.StatusServiceUnavailable, "RequestLimitExceeded"
+		default:
+			return http.StatusBadRequest, "Throttling"
+		}
+	}
+}
+
+// TestRetryCounterTakesOffRetries: under 30 % throttling, and with the first
+// request of each operation in each region throttled, the simulator
 // counts the SDK's retries as requests; less the ones retryCounter saw by
 // their attempt header, the calls are a clean scan's.
 func TestRetryCounterTakesOffRetries(t *testing.T) {
@@ -862,7 +886,7 @@ func TestRetryCounterTakesOffRetries(t *testing.T) {
 		return raw, calls
 	}
 	_, clean := scan(sim.Options{})
-	raw, calls := scan(sim.Options{ThrottleRate: 0.3, Seed: 7})
+	raw, calls := scan(sim.Options{ThrottleRate: 0.3, Seed: 7, Fault: throttleFirst()})
 	for _, op := range []string{"DescribeInstances", "GetMetricData", "ListMetrics"} {
 		svc := "ec2"
 		if op != "DescribeInstances" {
