@@ -34,6 +34,8 @@ type streamer struct {
 	// lists stand in for the top-level fields they name (by JSON name): the
 	// list's items are made as they are written.
 	lists map[string]lazyList
+	// names are field names quoted, by name.
+	names map[string]string
 }
 
 // lazyList is a list whose items are made one at a time as they are written.
@@ -65,6 +67,26 @@ func (s *streamer) write(str string) {
 	if s.err == nil {
 		_, s.err = s.w.WriteString(str)
 	}
+}
+
+// name writes a field's JSON name, quoted as the encoder quotes it.
+func (s *streamer) name(n string) {
+	q, ok := s.names[n]
+	if !ok {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(n); err != nil {
+			s.err = err
+			return
+		}
+		q = strings.TrimSuffix(b.String(), "\n")
+		if s.names == nil {
+			s.names = map[string]string{}
+		}
+		s.names[n] = q
+	}
+	s.write(q)
 }
 
 // leaf encodes v whole, indented as if it started at prefix.
@@ -115,7 +137,10 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 		}
 		v = v.Elem()
 	}
-	if depth >= streamDepth || !streamable(v.Type()) {
+	// A struct below the sections (one recommendation, one instance) is
+	// encoded whole: walking its fields one by one costs an encoder call
+	// each, and it is small.
+	if depth >= streamDepth || !streamable(v.Type()) || (depth >= streamDepth-1 && v.Kind() == reflect.Struct) {
 		s.leaf(v, prefix)
 		return
 	}
@@ -164,7 +189,7 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 			s.write(",\n")
 		}
 		s.write(inner)
-		s.leaf(reflect.ValueOf(name), inner)
+		s.name(name)
 		s.write(": ")
 		if lazy {
 			s.list(list, fv, inner, depth+1)

@@ -62,6 +62,7 @@ func TestWriteJSONStreamMatchesEncoder(t *testing.T) {
 		NoTag    int
 		Money    Money             `json:"money"`
 		Tags     map[string]string `json:"tags,omitempty"`
+		Angle    int               `json:"a<b&c"`
 		unexport int
 	}
 	n := NewNumber(dec("1.25"))
@@ -72,7 +73,7 @@ func TestWriteJSONStreamMatchesEncoder(t *testing.T) {
 			Empty: []string{}, When: time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC), Map: map[string]int{"b": 2, "a": 1},
 			HTML: "<a href='x'>&</a>", Inner: inner{B: []int{}}, Ptr: &inner{A: "x", C: &n},
 			List: []inner{{A: "1"}, {B: []int{1, 2}}}, Deep: [][]inner{{{A: "d"}}, {}}, Any: map[string]any{"k": []int{1}},
-			Skip: "no", Dash: "yes", NoTag: 3, Money: NewMoney(dec("12.345")), unexport: 1,
+			Skip: "no", Dash: "yes", NoTag: 3, Money: NewMoney(dec("12.345")), Angle: 4, unexport: 1,
 		},
 		"empty struct": struct{}{},
 		"list":         []odd{{}, {}},
