@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,19 +145,16 @@ func AuditTagsEach(items []Item, p Policy, each func(*InstanceViolations)) Audit
 	}
 
 	total, bad := decimal.Zero, decimal.Zero
-	// Most instances of a large fleet lack the same tags: their messages are
-	// held once.
-	msgs := interner{}
+	// Most instances of a large fleet lack the same tags: their findings are
+	// made and held once.
+	memo := newAuditMemo(p)
 	for _, it := range items {
 		cost, _ := costs(it)
 		if !it.Priced {
 			a.UnpricedCount++
 		}
 		total = total.Add(cost)
-		iv := auditItem(it, p)
-		for i := range iv.Violations {
-			iv.Violations[i].Message = msgs.intern(iv.Violations[i].Message)
-		}
+		iv := memo.audit(it)
 		for _, v := range iv.Violations {
 			s := summaries[fold(v.Tag)]
 			switch v.Kind {
@@ -201,20 +199,69 @@ func AuditTagsEach(items []Item, p Policy, each func(*InstanceViolations)) Audit
 	return a
 }
 
-// interner holds one copy of each string it has seen.
-type interner map[string]string
-
-func (in interner) intern(s string) string {
-	if v, ok := in[s]; ok {
-		return v
-	}
-	in[s] = s
-	return s
-}
-
 // auditItem checks one item: each required tag, then the allowed values of
 // tags that are present but not required.
-func auditItem(it Item, p Policy) InstanceViolations {
+func auditItem(it Item, p Policy) InstanceViolations { return newAuditMemo(p).audit(it) }
+
+// auditMemo audits items against one policy, holding each distinct finding
+// once: most instances of a large fleet carry the same few tag sets, and
+// the findings (violations, messages, the action's sentence) are a function
+// of what auditMemo.inputs reads, not of the instance.
+type auditMemo struct {
+	p Policy
+	// keys are the policy's tags in the order they are checked, once per
+	// folded spelling.
+	keys []string
+	// required says which of keys are required (the others have allowed
+	// values only).
+	required []bool
+	// allowed are the allowed values of each of keys, nil for any.
+	allowed [][]string
+	byIn    map[string]*auditFinding
+	key     []byte
+}
+
+// auditFinding is what auditItem finds from an item's inputs.
+type auditFinding struct {
+	violations                     []Violation
+	missing, invalid, caseMismatch []string
+	// head is the action's sentence before its cost clause.
+	head string
+}
+
+func newAuditMemo(p Policy) *auditMemo {
+	m := &auditMemo{p: p, byIn: map[string]*auditFinding{}}
+	var seen []string
+	add := func(k string, required bool) {
+		if strings.TrimSpace(k) == "" || slices.Contains(seen, fold(k)) {
+			return
+		}
+		seen = append(seen, fold(k))
+		m.keys = append(m.keys, k)
+		m.required = append(m.required, required)
+		m.allowed = append(m.allowed, p.allowed(k))
+	}
+	for _, k := range p.RequiredTags {
+		add(k, true)
+	}
+	for _, av := range p.AllowedValues {
+		add(av.Tag, false)
+	}
+	return m
+}
+
+// auditInputs is everything of an item its findings depend on.
+type auditInputs struct {
+	lax      bool
+	class    string
+	workload *fleet.Workload
+	// tags are the policy's keys (auditMemo.keys) as found on the item.
+	tags []tag
+}
+
+// audit is auditItem, reusing the findings of an earlier item with the same
+// inputs.
+func (m *auditMemo) audit(it Item) InstanceViolations {
 	iv := InstanceViolations{
 		ResourceID:   it.ID,
 		Provider:     it.Provider,
@@ -227,25 +274,80 @@ func auditItem(it Item, p Policy) InstanceViolations {
 	if it.Priced {
 		iv.MonthlyCost = NewMoney(it.MonthlyCost)
 	}
-	class := p.classOf(it)
-	var checked []string // folded keys; a policy names a few tags
-	check := func(key string, required bool) {
-		if strings.TrimSpace(key) == "" || slices.Contains(checked, fold(key)) {
-			return
+	in := auditInputs{lax: lowerCaseLabels(it.Provider), class: m.p.classOf(it), workload: it.Workload, tags: make([]tag, len(m.keys))}
+	for i, k := range m.keys {
+		in.tags[i] = lookup(it.Tags, k)
+	}
+	m.key = m.appendKey(m.key[:0], in)
+	f, ok := m.byIn[string(m.key)]
+	if !ok {
+		f = m.find(in)
+		m.byIn[string(m.key)] = f
+	}
+	iv.Violations = append(iv.Violations, f.violations...)
+	iv.Missing, iv.Invalid, iv.CaseMismatch = slices.Clone(f.missing), slices.Clone(f.invalid), slices.Clone(f.caseMismatch)
+	iv.Compliant = len(iv.Missing) == 0 && len(iv.Invalid) == 0
+	iv.Action = actionOf(f.head, iv)
+	return iv
+}
+
+// appendKey appends a key that two inputs share only when their findings
+// are equal, each string prefixed by its length. A tag's value is left out
+// where only its presence counts: a tag without allowed values, spelt as the
+// policy spells it (or on a cloud whose labels are lower case), so that
+// owners, projects and cost centres do not make each instance's key unique.
+func (m *auditMemo) appendKey(b []byte, in auditInputs) []byte {
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	flag := func(v bool) {
+		if v {
+			b = append(b, '1')
+		} else {
+			b = append(b, '0')
 		}
-		checked = append(checked, fold(key))
-		t := lookup(it.Tags, key)
+	}
+	flag(in.lax)
+	str(in.class)
+	flag(in.workload != nil)
+	if in.workload != nil {
+		str(in.workload.Model)
+		str(string(in.workload.Type))
+	}
+	for i, t := range in.tags {
+		flag(t.found)
+		flag(t.exact)
+		str(t.key)
+		if m.allowed[i] == nil && (t.exact || in.lax) && strings.TrimSpace(t.value) != "" {
+			b = append(b, 'v')
+			continue
+		}
+		str(t.value)
+	}
+	return b
+}
+
+// find checks each of the policy's keys on the item the inputs came from.
+func (m *auditMemo) find(in auditInputs) *auditFinding {
+	p := m.p
+	var iv InstanceViolations
+	it := Item{Workload: in.workload}
+	for i, key := range m.keys {
+		t := in.tags[i]
+		required := m.required[i]
 		if !t.found || strings.TrimSpace(t.value) == "" {
-			if !required || (fold(key) == fold(TagModelName) && !p.needsModelName(class)) {
-				return
+			if !required || (fold(key) == fold(TagModelName) && !p.needsModelName(in.class)) {
+				continue
 			}
-			v := Violation{Kind: KindMissing, Tag: key, Suggestion: suggestMissing(it, key, class)}
+			v := Violation{Kind: KindMissing, Tag: key, Suggestion: suggestMissing(it, key, in.class)}
 			switch {
 			case t.found:
 				v.Key = t.key
 				v.Message = fmt.Sprintf("%s is set but empty", t.key)
 			case fold(key) == fold(TagModelName):
-				v.Message = fmt.Sprintf("%s is missing; it is required for %s workloads", key, class)
+				v.Message = fmt.Sprintf("%s is missing; it is required for %s workloads", key, in.class)
 			default:
 				v.Message = fmt.Sprintf("%s is missing", key)
 			}
@@ -253,16 +355,15 @@ func auditItem(it Item, p Policy) InstanceViolations {
 				v.Message += fmt.Sprintf(" (the snapshot suggests %s)", v.Suggestion)
 			}
 			iv.add(v)
-			return
+			continue
 		}
-		lax := lowerCaseLabels(it.Provider)
-		if !t.exact && !lax {
+		if !t.exact && !in.lax {
 			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value,
 				Message: fmt.Sprintf("key %q is spelt differently from %q; cost reports list the two apart", t.key, key)})
 		}
-		allowed := p.allowed(key)
+		allowed := m.allowed[i]
 		if allowed == nil {
-			return
+			continue
 		}
 		value := strings.TrimSpace(t.value)
 		c, exact, ok := canonical(value, allowed)
@@ -275,21 +376,13 @@ func auditItem(it Item, p Policy) InstanceViolations {
 				v.Message += fmt.Sprintf(" (did you mean %s?)", v.Suggestion)
 			}
 			iv.add(v)
-		case !exact && !lax && t.exact:
+		case !exact && !in.lax && t.exact:
 			// A misspelt key already has its note; one per tag is enough.
 			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value, Suggestion: c,
 				Message: fmt.Sprintf("%s %q is spelt differently from %q; cost reports list the two apart", key, t.value, c)})
 		}
 	}
-	for _, t := range p.RequiredTags {
-		check(t, true)
-	}
-	for _, av := range p.AllowedValues {
-		check(av.Tag, false)
-	}
-	iv.Compliant = len(iv.Missing) == 0 && len(iv.Invalid) == 0
-	iv.Action = action(iv)
-	return iv
+	return &auditFinding{violations: iv.Violations, missing: iv.Missing, invalid: iv.Invalid, caseMismatch: iv.CaseMismatch, head: actionHead(iv.Violations)}
 }
 
 func (iv *InstanceViolations) add(v Violation) {
@@ -346,10 +439,14 @@ func suggestValue(it Item, key, value string, allowed []string) string {
 }
 
 // action is the sentence of a tagging recommendation for one instance.
-func action(iv InstanceViolations) string {
+func action(iv InstanceViolations) string { return actionOf(actionHead(iv.Violations), iv) }
+
+// actionHead is the action's sentence for violations, before the clause on
+// what the instance costs; "" when there is nothing to do.
+func actionHead(violations []Violation) string {
 	var parts []string
 	var add []string
-	for _, v := range iv.Violations {
+	for _, v := range violations {
 		if v.Kind == KindMissing {
 			if v.Suggestion != "" {
 				add = append(add, v.Tag+"="+v.Suggestion)
@@ -363,7 +460,7 @@ func action(iv InstanceViolations) string {
 	} else if len(add) > 1 {
 		parts = append(parts, "Add tags "+strings.Join(add, ", "))
 	}
-	for _, v := range iv.Violations {
+	for _, v := range violations {
 		switch v.Kind {
 		case KindInvalidValue:
 			if v.Suggestion != "" {
@@ -385,6 +482,14 @@ func action(iv InstanceViolations) string {
 	s := strings.ToUpper(parts[0][:1]) + parts[0][1:]
 	if len(parts) > 1 {
 		s += "; " + strings.Join(parts[1:], "; ")
+	}
+	return s
+}
+
+// actionOf is the action's sentence: head and what the instance costs.
+func actionOf(s string, iv InstanceViolations) string {
+	if s == "" {
+		return ""
 	}
 	switch {
 	case iv.Compliant:

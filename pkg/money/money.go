@@ -8,6 +8,7 @@ package money
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/shopspring/decimal"
@@ -90,6 +91,21 @@ func FormatPlaces(d decimal.Decimal, code string, places int32) string {
 // A code x/text does not know is written as given when it is three
 // letters, else as the generic currency sign "¤".
 func Symbol(code string) string {
+	if s, ok := symbols.Load(code); ok {
+		return s.(string)
+	}
+	s := symbol(code)
+	if len(code) == 3 { // bounded: at most every three-byte code
+		symbols.Store(code, s)
+	}
+	return s
+}
+
+// symbols holds Symbol's answers by code: asking x/text's printer costs more
+// than the rest of a Format, which texts of every recommendation call.
+var symbols sync.Map
+
+func symbol(code string) string {
 	u, ok := unit(code)
 	if !ok {
 		if isCode(code) {

@@ -1,7 +1,7 @@
 package recommend
 
 import (
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/governance"
@@ -29,7 +29,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 	}
 	// A large fleet's untagged instances mostly lack the same tags: each
 	// distinct explanation is held once, shared by its recommendations.
-	texts := taggingTexts{}
+	texts := &taggingTexts{}
 	// Each instance's recommendation is made as it is audited, so that the
 	// audit's detail need not be kept (AuditSummary). The order they are made
 	// in does not matter: one per instance, and the plan sorts them.
@@ -68,21 +68,47 @@ type taggingText struct {
 	problems          []string
 }
 
-type taggingTexts map[string]*taggingText
+// taggingTexts holds each distinct taggingText once, by the violations'
+// messages and the missing and invalid tags it is made from.
+type taggingTexts struct {
+	byKey map[string]*taggingText
+	key   []byte
+}
 
 // of is the text for an instance's violations.
-func (ts taggingTexts) of(v *governance.InstanceViolations) *taggingText {
-	var problems []string
+func (ts *taggingTexts) of(v *governance.InstanceViolations) *taggingText {
+	// Each string length-prefixed, each list counted: equal keys, equal
+	// texts.
+	ts.key = ts.key[:0]
+	str := func(s string) {
+		ts.key = strconv.AppendInt(ts.key, int64(len(s)), 10)
+		ts.key = append(append(ts.key, ':'), s...)
+	}
+	ts.key = strconv.AppendInt(ts.key, int64(len(v.Violations)), 10)
+	for _, vi := range v.Violations {
+		str(vi.Message)
+	}
+	for _, l := range [][]string{v.Missing, v.Invalid} {
+		ts.key = strconv.AppendInt(append(ts.key, '/'), int64(len(l)), 10)
+		for _, tag := range l {
+			str(tag)
+		}
+	}
+	if t, ok := ts.byKey[string(ts.key)]; ok {
+		return t
+	}
+	problems := make([]string, 0, len(v.Violations))
 	for _, vi := range v.Violations {
 		problems = append(problems, vi.Message)
 	}
-	target := "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", ")
-	rationale := "Untagged GPU spend cannot be shown back to a team or project, and escapes budgets and reviews: " + strings.Join(problems, "; ") + "."
-	key := target + "\x00" + rationale
-	if t, ok := ts[key]; ok {
-		return t
+	t := &taggingText{
+		target:    "tag " + strings.Join(append(append([]string{}, v.Missing...), v.Invalid...), ", "),
+		rationale: "Untagged GPU spend cannot be shown back to a team or project, and escapes budgets and reviews: " + strings.Join(problems, "; ") + ".",
+		problems:  problems,
 	}
-	t := &taggingText{target: target, rationale: rationale, problems: slices.Clip(problems)}
-	ts[key] = t
+	if ts.byKey == nil {
+		ts.byKey = map[string]*taggingText{}
+	}
+	ts.byKey[string(ts.key)] = t
 	return t
 }
