@@ -295,23 +295,46 @@ func (c *checker) utilization(p string, u *Utilization) {
 		}
 	}
 	for i, s := range u.Samples {
-		sp := fmt.Sprintf("%s.samples[%d]", p, i)
-		if s.Time.IsZero() {
-			c.failf(sp+".time", "missing")
-		} else if w := u.Window; w != nil && !w.Start.IsZero() && !w.End.IsZero() &&
-			(s.Time.Before(w.Start) || !s.Time.Before(w.End)) {
-			c.failf(sp+".time", "%s is outside the window %s to %s", s.Time.Format(time.RFC3339),
-				w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
+		if sampleValid(&s, u.Window) {
+			continue // nothing to report: no paths to build
 		}
-		c.perGPU(sp+".gpu", s.GPU)
-		c.perGPU(sp+".gpuMemory", s.GPUMemory)
-		if s.CPU != nil {
-			c.percent(sp+".cpu", *s.CPU)
-		}
-		if s.Memory != nil {
-			c.percent(sp+".memory", *s.Memory)
+		c.sample(fmt.Sprintf("%s.samples[%d]", p, i), &s, u.Window)
+	}
+}
+
+// sample checks one sample of a utilization whose window is w.
+func (c *checker) sample(sp string, s *Sample, w *TimeRange) {
+	if s.Time.IsZero() {
+		c.failf(sp+".time", "missing")
+	} else if w != nil && !w.Start.IsZero() && !w.End.IsZero() &&
+		(s.Time.Before(w.Start) || !s.Time.Before(w.End)) {
+		c.failf(sp+".time", "%s is outside the window %s to %s", s.Time.Format(time.RFC3339),
+			w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
+	}
+	c.perGPU(sp+".gpu", s.GPU)
+	c.perGPU(sp+".gpuMemory", s.GPUMemory)
+	if s.CPU != nil {
+		c.percent(sp+".cpu", *s.CPU)
+	}
+	if s.Memory != nil {
+		c.percent(sp+".memory", *s.Memory)
+	}
+}
+
+// sampleValid reports whether checker.sample finds nothing wrong with s in
+// window w: only a sample it fails has its paths built.
+func sampleValid(s *Sample, w *TimeRange) bool {
+	if s.Time.IsZero() || w != nil && !w.Start.IsZero() && !w.End.IsZero() && (s.Time.Before(w.Start) || !s.Time.Before(w.End)) {
+		return false
+	}
+	for _, l := range []PerGPU{s.GPU, s.GPUMemory} {
+		for _, v := range l {
+			if !(v >= 0 && v <= 100) {
+				return false
+			}
 		}
 	}
+	return (s.CPU == nil || *s.CPU >= 0 && *s.CPU <= 100) && (s.Memory == nil || *s.Memory >= 0 && *s.Memory <= 100)
 }
 
 func (c *checker) perGPU(p string, values PerGPU) {
