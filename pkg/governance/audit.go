@@ -206,7 +206,7 @@ func auditItem(it Item, p Policy) InstanceViolations { return newAuditMemo(p).au
 // auditMemo audits items against one policy, holding each distinct finding
 // once: most instances of a large fleet carry the same few tag sets, and
 // the findings (violations, messages, the action's sentence) are a function
-// of what auditMemo.inputs reads, not of the instance.
+// of an item's auditInputs, not of the instance.
 type auditMemo struct {
 	p Policy
 	// keys are the policy's tags in the order they are checked, once per
@@ -218,7 +218,9 @@ type auditMemo struct {
 	// allowed are the allowed values of each of keys, nil for any.
 	allowed [][]string
 	byIn    map[string]*auditFinding
-	key     []byte
+	// key and tags are audit's buffers, reused item after item.
+	key  []byte
+	tags []tag
 }
 
 // auditFinding is what auditItem finds from an item's inputs.
@@ -274,10 +276,11 @@ func (m *auditMemo) audit(it Item) InstanceViolations {
 	if it.Priced {
 		iv.MonthlyCost = NewMoney(it.MonthlyCost)
 	}
-	in := auditInputs{lax: lowerCaseLabels(it.Provider), class: m.p.classOf(it), workload: it.Workload, tags: make([]tag, len(m.keys))}
-	for i, k := range m.keys {
-		in.tags[i] = lookup(it.Tags, k)
+	m.tags = m.tags[:0]
+	for _, k := range m.keys {
+		m.tags = append(m.tags, lookup(it.Tags, k))
 	}
+	in := auditInputs{lax: lowerCaseLabels(it.Provider), class: m.p.classOf(it), workload: it.Workload, tags: m.tags}
 	m.key = m.appendKey(m.key[:0], in)
 	f, ok := m.byIn[string(m.key)]
 	if !ok {
@@ -437,9 +440,6 @@ func suggestValue(it Item, key, value string, allowed []string) string {
 	}
 	return ""
 }
-
-// action is the sentence of a tagging recommendation for one instance.
-func action(iv InstanceViolations) string { return actionOf(actionHead(iv.Violations), iv) }
 
 // actionHead is the action's sentence for violations, before the clause on
 // what the instance costs; "" when there is nothing to do.
