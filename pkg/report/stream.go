@@ -11,8 +11,9 @@ import (
 )
 
 // streamDepth is how deep writeJSON walks the report itself: the envelope,
-// its sections and their lists. Below it each value (one recommendation, one
-// instance) is encoded whole. The output is byte for byte what
+// its sections and their lists. Below it each value is encoded whole, and so
+// is a struct one level above it (an item of a section's list: one
+// recommendation, one instance). The output is byte for byte what
 // json.Encoder with SetIndent("", "  ") and SetEscapeHTML(false) writes, but
 // the whole document is never in memory: for a large fleet that is several
 // times the report's size.
@@ -137,9 +138,8 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 		}
 		v = v.Elem()
 	}
-	// A struct below the sections (one recommendation, one instance) is
-	// encoded whole: walking its fields one by one costs an encoder call
-	// each, and it is small.
+	// Walking a list item's fields one by one would cost an encoder call
+	// each, and the item is small.
 	if depth >= streamDepth || !streamable(v.Type()) || (depth >= streamDepth-1 && v.Kind() == reflect.Struct) {
 		s.leaf(v, prefix)
 		return

@@ -843,8 +843,8 @@ func httptestServe(t *testing.T) func(http.Handler) string {
 }
 
 // throttleFirst throttles the first request of each operation in each
-// region, the way the simulator throttles, so that every operation is
-// retried at least once whatever the order of concurrent requests.
+// region (with the simulator's throttling error), so that every operation
+// is retried at least once whatever the order of concurrent requests.
 func throttleFirst() func(service, op, region string) (int, string) {
 	var mu sync.Mutex
 	seen := map[string]bool{}
@@ -854,14 +854,10 @@ func throttleFirst() func(service, op, region string) (int, string) {
 		first := !seen[k]
 		seen[k] = true
 		mu.Unlock()
-		switch {
-		case !first:
+		if !first {
 			return 0, ""
-		case service == "ec2":
-			return http.StatusServiceUnavailable, "RequestLimitExceeded"
-		default:
-			return http.StatusBadRequest, "Throttling"
 		}
+		return sim.Throttle(service)
 	}
 }
 

@@ -274,11 +274,14 @@ func classify(r *http.Request, body []byte) (request, bool) {
 	return req, true
 }
 
-// throttle is AWS's throttling answer for a call: EC2 RequestLimitExceeded
-// (HTTP 503), Pricing and Savings Plans ThrottlingException, STS and
-// CloudWatch Throttling (HTTP 400).
-func throttle(c simkit.Call) (status int, code string) {
-	switch c.Service {
+func throttle(c simkit.Call) (status int, code string) { return Throttle(c.Service) }
+
+// Throttle is AWS's throttling answer for a request to service, which the
+// simulator's throttling sends and an Options.Fault may too: EC2
+// RequestLimitExceeded (HTTP 503), Pricing and Savings Plans
+// ThrottlingException, STS and CloudWatch Throttling (HTTP 400).
+func Throttle(service string) (status int, code string) {
+	switch service {
 	case "ec2":
 		return http.StatusServiceUnavailable, "RequestLimitExceeded"
 	case "pricing", "savingsplans":
