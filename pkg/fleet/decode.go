@@ -28,7 +28,8 @@ var placeholderInstances = []any{}
 // decodeLarge decodes a JSON document whose first character is "{". It
 // returns the fleet, not yet defaulted or validated.
 func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
-	if !json.Valid(j) {
+	st, valid := scanStructure(j)
+	if !valid {
 		// The syntax error, or the data after the document, as decodeJSON
 		// reports it: the decoder says where.
 		dec := json.NewDecoder(bytes.NewReader(j))
@@ -40,7 +41,6 @@ func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
 		line, col := lineCol(j, int64(len(j)-len(rest)+1))
 		return nil, &Error{Instance: -1, Line: line, Column: col, Msg: "unexpected data after the document"}
 	}
-	st := scanStructure(j)
 	if st.dup && asJSON { // YAMLToJSONStrict has already refused duplicate keys
 		if err := checkDuplicateKeys(j); err != nil {
 			return nil, err

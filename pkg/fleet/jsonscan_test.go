@@ -3,13 +3,16 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
-// FuzzScanStructure: on any valid JSON object, scanStructure finds the
-// members and instances elements json.Decoder finds, and reports a repeated
-// key whenever the exact walk (checkDuplicateKeys) finds one.
+// FuzzScanStructure: scanStructure tells valid JSON as json.Valid does; on a
+// valid JSON object it finds the members and instances elements json.Decoder
+// finds, and reports a repeated key whenever the exact walk
+// (checkDuplicateKeys) finds one.
 func FuzzScanStructure(f *testing.F) {
 	f.Add([]byte(validDoc))
 	f.Add([]byte(`{"instances": [{"a": {"b": [1, {"c": 2, "c": 3}]}}], "k": "v"}`))
@@ -17,14 +20,27 @@ func FuzzScanStructure(f *testing.F) {
 	f.Add([]byte(` { "instances" : [ ] , "x" : [ [ { } ] , "\"]" ] } `))
 	f.Add([]byte(`{"instances": [null, true, -1.5e3, "s\\", [], {}], "instances": []}`))
 	f.Add([]byte("{\"a\xb0\": 1, \"a\xb1\": 2, \"instances\": []}")) // both keys decode to "a\uFFFD"
+	f.Add([]byte(`{"a": 01}`))
+	f.Add([]byte(`{"a": [1, 2,]}`))
+	f.Add([]byte(`{"a": "\x"} `))
+	f.Add([]byte(`{"a": -}`))
+	f.Add([]byte(`{"a": 1.e5, "b": tru}`))
+	f.Add([]byte("{\"a\": \"\t\"}"))
+	f.Add([]byte(`{"a": {"b": 1} "c": 2}`))
+	f.Add([]byte(`{"instances": [{}, {}}`))
+	f.Add([]byte(`{"a": "\u12G4"}`))
+	f.Add([]byte(`{} {}`))
 	f.Fuzz(func(t *testing.T, j []byte) {
-		if !json.Valid(j) {
-			return
-		}
 		if t := bytes.TrimLeft(j, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 			return
 		}
-		st := scanStructure(j)
+		st, ok := scanStructure(j)
+		if valid := json.Valid(j); ok != valid {
+			t.Fatalf("scanStructure says valid %v, json.Valid %v, of %q", ok, valid, j)
+		}
+		if !ok {
+			return
+		}
 		if dupErr := checkDuplicateKeys(j); dupErr != nil && !st.dup {
 			t.Fatalf("checkDuplicateKeys: %v; scanStructure found no repeated key in %q", dupErr, j)
 		} else if dupErr == nil && st.dup && !bytes.Contains(j, []byte(`\`)) && utf8.Valid(j) {
@@ -80,4 +96,43 @@ func FuzzScanStructure(f *testing.F) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestScanStructureValidity mutates valid documents a few bytes at a time and
+// requires scanStructure to tell valid from invalid as json.Valid does.
+func TestScanStructureValidity(t *testing.T) {
+	docs := []string{validDoc,
+		`{"instances": [{"id": "a", "n": -0.5e+3, "t": true, "f": false, "z": null, "s": "\u00e9\n\"x\""}], "k": [[], {}]}`}
+	alphabet := []byte("{}[]\",:.-+eE0123456789tfnulrs\\ \t\n\x01\x1f\xff/bu")
+	rng := rand.New(rand.NewPCG(7, 11))
+	for n := 0; n < 20000; n++ {
+		j := []byte(docs[rng.IntN(len(docs))])
+		for range 1 + rng.IntN(3) {
+			at := rng.IntN(len(j))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(3) {
+			case 0:
+				j[at] = c
+			case 1:
+				j = append(j[:at], j[at+1:]...)
+			default:
+				j = append(j[:at], append([]byte{c}, j[at:]...)...)
+			}
+		}
+		if t0 := bytes.TrimLeft(j, " \t\r\n"); len(t0) == 0 || t0[0] != '{' {
+			continue
+		}
+		if _, ok := scanStructure(j); ok != json.Valid(j) {
+			t.Fatalf("scanStructure says valid %v, json.Valid %v, of %q", ok, !ok, j)
+		}
+	}
+}
+
+// TestScanStructureNesting: encoding/json's nesting limit holds.
+func TestScanStructureNesting(t *testing.T) {
+	for _, depth := range []int{maxNesting - 1, maxNesting, maxNesting + 1} {
+		j := []byte(`{"a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + "}")
+		if _, ok := scanStructure(j); ok != json.Valid(j) {
+			t.Errorf("depth %d: scanStructure says valid %v, json.Valid %v", depth, ok, !ok)
+		}
+	}
 }
