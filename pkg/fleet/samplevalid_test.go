@@ -38,8 +38,8 @@ func TestSampleValidIsSample(t *testing.T) {
 	for i := range 20000 {
 		s := Sample{Time: times[rng.Intn(len(times))], GPU: perGPU(), GPUMemory: perGPU(), CPU: optional(), Memory: optional()}
 		w := windows[rng.Intn(len(windows))]
-		var c checker
-		c.sample("s", &s, w)
+		c := checker{inst: -1}
+		c.sample(&s, w)
 		if got, want := sampleValid(&s, w), c.first == nil; got != want {
 			t.Fatalf("sample %d %+v, window %+v: sampleValid %v, checker.sample reports %v", i, s, w, got, c.first)
 		}

@@ -74,7 +74,7 @@ func (f *Fleet) applyDefaults() {
 // Validate checks the fleet against the rules of the file format and returns
 // the first problem, in document order, as an *Error; nil when there is none.
 func (f *Fleet) Validate() error {
-	c := &checker{}
+	c := &checker{inst: -1}
 	if f.APIVersion != APIVersion {
 		c.failf("apiVersion", "found %q, want %q", f.APIVersion, APIVersion)
 	}
@@ -87,15 +87,15 @@ func (f *Fleet) Validate() error {
 	seen := map[string]int{}
 	for i := range f.Instances {
 		in := &f.Instances[i]
-		p := fmt.Sprintf("instances[%d].", i)
+		c.inst = i
 		if in.ID == "" {
-			c.failf(p+"id", "missing")
+			c.failf("id", "missing")
 		} else if j, dup := seen[in.ID]; dup {
-			c.failf(p+"id", "%q is already the id of instances[%d]", in.ID, j)
+			c.failf("id", "%q is already the id of instances[%d]", in.ID, j)
 		} else {
 			seen[in.ID] = i
 		}
-		c.instance(p, in)
+		c.instance(in)
 	}
 	if c.first == nil {
 		return nil
@@ -110,69 +110,102 @@ func (f *Fleet) Validate() error {
 
 type problem struct{ path, msg string }
 
-// checker keeps the first problem found; later checks are no-ops.
-type checker struct{ first *problem }
+// checker keeps the first problem found; later checks are no-ops. A check
+// names the field it checks below the path in inst and at, which is spelled
+// only for a problem: a fleet without one builds no paths.
+type checker struct {
+	first *problem
+	// inst is the index of the instance being checked, or -1 outside the
+	// instances.
+	inst int
+	// at are the parts of the path below the instance, if any.
+	at []string
+}
 
-func (c *checker) failf(path, format string, args ...any) {
+func (c *checker) failf(field, format string, args ...any) {
 	if c.first == nil {
-		c.first = &problem{path, fmt.Sprintf(format, args...)}
+		c.first = &problem{c.path(field), fmt.Sprintf(format, args...)}
 	}
 }
 
-func (c *checker) instance(p string, in *Instance) {
+// path spells the path to field.
+func (c *checker) path(field string) string {
+	var b strings.Builder
+	if c.inst >= 0 {
+		fmt.Fprintf(&b, "instances[%d].", c.inst)
+	}
+	for _, p := range c.at {
+		b.WriteString(p)
+	}
+	b.WriteString(field)
+	return b.String()
+}
+
+// enter makes part the next part of the path; leave drops it.
+func (c *checker) enter(part string) { c.at = append(c.at, part) }
+
+func (c *checker) leave() { c.at = c.at[:len(c.at)-1] }
+
+func (c *checker) instance(in *Instance) {
 	switch {
 	case in.Provider == "":
-		c.failf(p+"provider", "missing; want one of %s", list(Providers))
+		c.failf("provider", "missing; want one of %s", list(Providers))
 	case !in.Provider.Valid():
-		c.failf(p+"provider", "%q is not one of %s", in.Provider, list(Providers))
+		c.failf("provider", "%q is not one of %s", in.Provider, list(Providers))
 	}
 	if in.Region == "" {
-		c.failf(p+"region", "missing")
+		c.failf("region", "missing")
 	}
 	if in.InstanceType == "" {
-		c.failf(p+"instanceType", "missing")
+		c.failf("instanceType", "missing")
 	}
-	c.quantity(p+"gpu.count", in.GPU.Count, MaxGPUsPerInstance, "")
-	c.quantity(p+"gpu.memoryGiB", in.GPU.MemoryGiB, MaxGPUMemoryGiB, " GiB")
-	c.quantity(p+"vcpus", in.VCPUs, MaxVCPUs, "")
-	c.quantity(p+"memoryGiB", in.MemoryGiB, MaxMemoryGiB, " GiB")
-	oneOf(c, p+"lifecycle", in.Lifecycle, Lifecycles)
-	oneOf(c, p+"state", in.State, States)
+	c.quantity("gpu.count", in.GPU.Count, MaxGPUsPerInstance, "")
+	c.quantity("gpu.memoryGiB", in.GPU.MemoryGiB, MaxGPUMemoryGiB, " GiB")
+	c.quantity("vcpus", in.VCPUs, MaxVCPUs, "")
+	c.quantity("memoryGiB", in.MemoryGiB, MaxMemoryGiB, " GiB")
+	oneOf(c, "lifecycle", in.Lifecycle, Lifecycles)
+	oneOf(c, "state", in.State, States)
 	if in.StoppedAllocated && in.State == Stopped {
-		c.failf(p+"stoppedAllocated", "true with state stopped; a machine still allocated is billed: its state is running")
+		c.failf("stoppedAllocated", "true with state stopped; a machine still allocated is billed: its state is running")
 	}
-	c.usage(p+"usage", in.Usage)
+	c.enter("usage")
+	c.usage(in.Usage)
+	c.leave()
 	for k := range in.Tags {
 		if strings.TrimSpace(k) == "" {
-			c.failf(p+"tags", "a tag has an empty key")
+			c.failf("tags", "a tag has an empty key")
 		}
 	}
-	c.utilization(p+"utilization", in.Utilization)
+	c.enter("utilization")
+	c.utilization(in.Utilization)
+	c.leave()
 	if in.Workload != nil {
-		c.workload(p+"workload", in.Workload)
+		c.enter("workload")
+		c.workload(in.Workload)
+		c.leave()
 	}
 	if in.ManagedBy != nil && strings.TrimSpace(string(in.ManagedBy.Kind)) == "" {
-		c.failf(p+"managedBy.kind", "missing; name the kind of owner, e.g. auto-scaling-group")
+		c.failf("managedBy.kind", "missing; name the kind of owner, e.g. auto-scaling-group")
 	}
 	if math.IsInf(in.InstanceStoreGB, 0) || in.InstanceStoreGB > 1e6 {
-		c.failf(p+"instanceStoreGB", "%s is not a disk size in GB", num(in.InstanceStoreGB))
+		c.failf("instanceStoreGB", "%s is not a disk size in GB", num(in.InstanceStoreGB))
 	}
-	c.nonNegative(p+"instanceStoreGB", in.InstanceStoreGB)
+	c.nonNegative("instanceStoreGB", in.InstanceStoreGB)
 	if in.HourlyPrice != nil {
-		c.price(p+"hourlyPrice", *in.HourlyPrice)
+		c.price("hourlyPrice", *in.HourlyPrice)
 	}
 	if cm := in.Commitment; cm != nil {
 		if in.Lifecycle != Committed {
-			c.failf(p+"commitment", "is set but lifecycle is %q, not committed", in.Lifecycle)
+			c.failf("commitment", "is set but lifecycle is %q, not committed", in.Lifecycle)
 		}
 		if cm.Term != "" && !slices.Contains(CommitmentTerms, cm.Term) {
-			c.failf(p+"commitment.term", "%q is not one of 1y, 3y, 5y", cm.Term)
+			c.failf("commitment.term", "%q is not one of 1y, 3y, 5y", cm.Term)
 		}
 		if r := cm.HourlyRate; r != nil && (r.IsNegative() || r.GreaterThan(decimal.NewFromInt(1_000_000))) {
-			c.failf(p+"commitment.hourlyRate", "%s is not a USD hourly rate in [0, 1000000]", r)
+			c.failf("commitment.hourlyRate", "%s is not a USD hourly rate in [0, 1000000]", r)
 		}
 	}
-	c.sampleWidths(p+"utilization", in)
+	c.sampleWidths(in)
 }
 
 // price checks a USD hourly price without arithmetic on absurd exponents
@@ -199,7 +232,7 @@ func compact(d decimal.Decimal) string {
 
 // sampleWidths refuses samples with more per-GPU values than the instance
 // has GPUs (when gpu.count is given) or than any instance has.
-func (c *checker) sampleWidths(p string, in *Instance) {
+func (c *checker) sampleWidths(in *Instance) {
 	if in.Utilization == nil {
 		return
 	}
@@ -213,111 +246,114 @@ func (c *checker) sampleWidths(p string, in *Instance) {
 			v    PerGPU
 		}{{"gpu", s.GPU}, {"gpuMemory", s.GPUMemory}} {
 			if len(f.v) > 1 && len(f.v) > limit {
-				c.failf(fmt.Sprintf("%s.samples[%d].%s", p, i, f.name), "%d values, but the instance has %d GPUs", len(f.v), limit)
+				c.failf(fmt.Sprintf("utilization.samples[%d].%s", i, f.name), "%d values, but the instance has %d GPUs", len(f.v), limit)
 			}
 		}
 	}
 }
 
-func (c *checker) usage(p string, u Usage) {
+func (c *checker) usage(u Usage) {
 	var set []string
 	if u.HoursPerMonth != nil {
 		set = append(set, "hoursPerMonth")
-		c.nonNegative(p+".hoursPerMonth", *u.HoursPerMonth)
+		c.nonNegative(".hoursPerMonth", *u.HoursPerMonth)
 		if *u.HoursPerMonth > MaxHoursPerMonth {
-			c.failf(p+".hoursPerMonth", "%s is more than the %s hours of the longest month", num(*u.HoursPerMonth), num(MaxHoursPerMonth))
+			c.failf(".hoursPerMonth", "%s is more than the %s hours of the longest month", num(*u.HoursPerMonth), num(MaxHoursPerMonth))
 		}
 	}
 	if u.HoursPerWeek != nil {
 		set = append(set, "hoursPerWeek")
-		c.nonNegative(p+".hoursPerWeek", *u.HoursPerWeek)
+		c.nonNegative(".hoursPerWeek", *u.HoursPerWeek)
 		if *u.HoursPerWeek > HoursPerWeek {
-			c.failf(p+".hoursPerWeek", "%s is more than the %s hours of a week", num(*u.HoursPerWeek), num(HoursPerWeek))
+			c.failf(".hoursPerWeek", "%s is more than the %s hours of a week", num(*u.HoursPerWeek), num(HoursPerWeek))
 		}
 	}
 	if s := u.Schedule; s != nil {
 		set = append(set, "schedule")
 		if len(s.Windows) == 0 {
-			c.failf(p+".schedule.windows", "empty; give at least one window (an instance that never runs is state: stopped)")
+			c.failf(".schedule.windows", "empty; give at least one window (an instance that never runs is state: stopped)")
 		}
 		var on WeekMinutes
 		if _, err := s.fill(&on); err != nil {
 			field, msg, _ := strings.Cut(err.Error(), ": ") // "windows[0].start: ..." or "timezone: ..."
-			c.failf(p+".schedule."+field, "%s", msg)
+			c.failf(".schedule."+field, "%s", msg)
 		}
 	}
 	if len(set) > 1 {
-		c.failf(p, "give at most one of hoursPerMonth, hoursPerWeek and schedule; found %s", strings.Join(set, " and "))
+		c.failf("", "give at most one of hoursPerMonth, hoursPerWeek and schedule; found %s", strings.Join(set, " and "))
 	}
 }
 
-func (c *checker) utilization(p string, u *Utilization) {
+func (c *checker) utilization(u *Utilization) {
 	if u == nil {
 		return
 	}
 	if w := u.Window; w != nil {
 		switch {
 		case w.Start.IsZero():
-			c.failf(p+".window.start", "missing")
+			c.failf(".window.start", "missing")
 		case w.End.IsZero():
-			c.failf(p+".window.end", "missing")
+			c.failf(".window.end", "missing")
 		case !w.End.After(w.Start):
-			c.failf(p+".window", "end %s is not after start %s", w.End.Format(time.RFC3339), w.Start.Format(time.RFC3339))
+			c.failf(".window", "end %s is not after start %s", w.End.Format(time.RFC3339), w.Start.Format(time.RFC3339))
 		case w.End.Sub(w.Start) > MaxWindow:
-			c.failf(p+".window", "%s to %s is longer than 10 years", w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
+			c.failf(".window", "%s to %s is longer than 10 years", w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
 		}
 	}
 	if u.Coverage != nil && !(*u.Coverage >= 0 && *u.Coverage <= 1) {
-		c.failf(p+".coverage", "%s is outside 0–1", num(*u.Coverage))
+		c.failf(".coverage", "%s is outside 0–1", num(*u.Coverage))
 	}
 	if u.Source != "" && strings.TrimSpace(u.Source) == "" {
-		c.failf(p+".source", "blank; name where the figures came from or leave the field out")
+		c.failf(".source", "blank; name where the figures came from or leave the field out")
 	}
 	if len(u.Samples) > 0 && (u.GPU != nil || u.GPUMemory != nil || u.CPU != nil || u.Memory != nil) {
-		c.failf(p, "give either statistics (gpu, gpuMemory, cpu, memory) or samples, not both")
+		c.failf("", "give either statistics (gpu, gpuMemory, cpu, memory) or samples, not both")
 	}
 	for _, s := range []struct {
 		name  string
 		stats *Stats
-	}{{"gpu", u.GPU}, {"gpuMemory", u.GPUMemory}, {"cpu", u.CPU}, {"memory", u.Memory}} {
+	}{{".gpu", u.GPU}, {".gpuMemory", u.GPUMemory}, {".cpu", u.CPU}, {".memory", u.Memory}} {
 		if s.stats == nil {
 			continue
 		}
-		sp := p + "." + s.name
-		c.percent(sp+".avg", s.stats.Avg)
-		c.percent(sp+".p95", s.stats.P95)
-		c.percent(sp+".max", s.stats.Max)
+		c.enter(s.name)
+		c.percent(".avg", s.stats.Avg)
+		c.percent(".p95", s.stats.P95)
+		c.percent(".max", s.stats.Max)
 		if s.stats.Avg > s.stats.P95 {
-			c.failf(sp, "avg %s is above p95 %s", num(s.stats.Avg), num(s.stats.P95))
+			c.failf("", "avg %s is above p95 %s", num(s.stats.Avg), num(s.stats.P95))
 		}
 		if s.stats.P95 > s.stats.Max {
-			c.failf(sp, "p95 %s is above max %s", num(s.stats.P95), num(s.stats.Max))
+			c.failf("", "p95 %s is above max %s", num(s.stats.P95), num(s.stats.Max))
 		}
+		c.leave()
 	}
 	for i, s := range u.Samples {
 		if sampleValid(&s, u.Window) {
 			continue // nothing to report: no paths to build
 		}
-		c.sample(fmt.Sprintf("%s.samples[%d]", p, i), &s, u.Window)
+		c.enter(fmt.Sprintf(".samples[%d]", i))
+		c.sample(&s, u.Window)
+		c.leave()
 	}
 }
 
 // sample checks one sample of a utilization whose window is w.
-func (c *checker) sample(sp string, s *Sample, w *TimeRange) {
+func (c *checker) sample(s *Sample, w *TimeRange) {
 	if s.Time.IsZero() {
-		c.failf(sp+".time", "missing")
+		c.failf(".time", "missing")
 	} else if w != nil && !w.Start.IsZero() && !w.End.IsZero() &&
 		(s.Time.Before(w.Start) || !s.Time.Before(w.End)) {
-		c.failf(sp+".time", "%s is outside the window %s to %s", s.Time.Format(time.RFC3339),
+		c.failf(".time", "%s is outside the window %s to %s", s.Time.Format(time.RFC3339),
 			w.Start.Format(time.RFC3339), w.End.Format(time.RFC3339))
 	}
-	c.perGPU(sp+".gpu", s.GPU)
-	c.perGPU(sp+".gpuMemory", s.GPUMemory)
+	c.perGPU(".gpu", s.GPU)
+	c.perGPU(".gpuMemory", s.GPUMemory)
 	if s.CPU != nil {
-		c.percent(sp+".cpu", *s.CPU)
+		c.percent(".cpu", *s.CPU)
 	}
 	if s.Memory != nil {
-		c.percent(sp+".memory", *s.Memory)
+		c.percent(".memory", *s.Memory)
 	}
 }
 
@@ -337,30 +373,30 @@ func sampleValid(s *Sample, w *TimeRange) bool {
 	return (s.CPU == nil || *s.CPU >= 0 && *s.CPU <= 100) && (s.Memory == nil || *s.Memory >= 0 && *s.Memory <= 100)
 }
 
-func (c *checker) perGPU(p string, values PerGPU) {
+func (c *checker) perGPU(field string, values PerGPU) {
 	if len(values) == 1 {
-		c.percent(p, values[0])
+		c.percent(field, values[0])
 		return
 	}
 	for i, v := range values {
-		c.percent(fmt.Sprintf("%s[%d]", p, i), v)
+		c.percent(fmt.Sprintf("%s[%d]", field, i), v)
 	}
 }
 
-func (c *checker) workload(p string, w *Workload) {
-	oneOf(c, p+".type", w.Type, WorkloadTypes)
-	c.quantity(p+".paramsBillions", w.ParamsBillions, MaxParamsBillions, "")
+func (c *checker) workload(w *Workload) {
+	oneOf(c, ".type", w.Type, WorkloadTypes)
+	c.quantity(".paramsBillions", w.ParamsBillions, MaxParamsBillions, "")
 	if w.Precision != "" {
-		oneOf(c, p+".precision", w.Precision, Precisions)
+		oneOf(c, ".precision", w.Precision, Precisions)
 	}
-	c.quantity(p+".tokensPerSecond", w.TokensPerSecond, MaxThroughput, "")
-	c.quantity(p+".requestsPerSecond", w.RequestsPerSecond, MaxThroughput, "")
+	c.quantity(".tokensPerSecond", w.TokensPerSecond, MaxThroughput, "")
+	c.quantity(".requestsPerSecond", w.RequestsPerSecond, MaxThroughput, "")
 	if w.TrainingRun != "" && strings.TrimSpace(w.TrainingRun) == "" {
-		c.failf(p+".trainingRun", "blank; name the run or leave the field out")
+		c.failf(".trainingRun", "blank; name the run or leave the field out")
 	}
-	c.quantity(p+".trainingRunHours", w.TrainingRunHours, MaxTrainingRunHours, "")
+	c.quantity(".trainingRunHours", w.TrainingRunHours, MaxTrainingRunHours, "")
 	if w.TrainingRunHours != 0 && w.TrainingRun == "" {
-		c.failf(p+".trainingRunHours", "given without trainingRun; name the run it belongs to")
+		c.failf(".trainingRunHours", "given without trainingRun; name the run it belongs to")
 	}
 }
 
