@@ -1,10 +1,11 @@
 package factory
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -167,7 +168,11 @@ func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o co
 	}
 	out := &cmdutil.Scan{Fleet: &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}}
 	for _, res := range results {
-		out.Fleet.Instances = append(out.Fleet.Instances, res.Fleet.Instances...)
+		if len(results) == 1 { // nothing to join the instances to: no copy
+			out.Fleet.Instances = res.Fleet.Instances
+		} else {
+			out.Fleet.Instances = append(out.Fleet.Instances, res.Fleet.Instances...)
+		}
 		out.Prices = append(out.Prices, res.Prices...)
 		out.Notes = append(out.Notes, res.Notes...)
 		for _, f := range res.Failures {
@@ -192,15 +197,39 @@ func (sc *scanner) readFile(fl *fleet.Fleet) (*fleet.Fleet, error) {
 	if len(res.Fleet.Instances) != len(fl.Instances) {
 		return nil, fmt.Errorf("%s: %d of %d instances read", fl.Metadata.Name, len(res.Fleet.Instances), len(fl.Instances))
 	}
-	// A file's instances keep the file's order, which reports follow.
-	order := make(map[string]int, len(fl.Instances))
-	for i, in := range fl.Instances {
-		order[in.ID] = i
-	}
-	sort.Slice(res.Fleet.Instances, func(i, j int) bool {
-		return order[res.Fleet.Instances[i].ID] < order[res.Fleet.Instances[j].ID]
-	})
+	res.Fleet.Instances = fileOrder(res.Fleet.Instances, fl.Instances)
 	return res.Fleet, nil
+}
+
+// fileOrder puts the instances read back in the order of the file's, which
+// reports follow. Each instance's place is looked up once; instances whose
+// ids repeat keep their order among themselves.
+func fileOrder(read, file []fleet.Instance) []fleet.Instance {
+	order := make(map[string]int, len(file))
+	for i, in := range file {
+		if _, ok := order[in.ID]; !ok {
+			order[in.ID] = i
+		}
+	}
+	pos := make([]int, len(read))
+	sorted := true
+	for k := range read {
+		pos[k] = order[read[k].ID]
+		sorted = sorted && (k == 0 || pos[k-1] <= pos[k])
+	}
+	if sorted {
+		return read
+	}
+	idx := make([]int, len(read))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(pos[a], pos[b]) })
+	out := make([]fleet.Instance, len(read))
+	for k, from := range idx {
+		out[k] = read[from]
+	}
+	return out
 }
 
 // providers builds the adapters the flags name, with the configuration's
