@@ -1,9 +1,10 @@
 package recommend
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -606,16 +607,58 @@ var kindOrder = func() map[Kind]int {
 }()
 
 // sortRecommendations orders by strategy, then savings (largest first), then
-// resource ID, so output is stable.
+// resource ID, so output is stable. It sorts the keys, then moves each
+// recommendation once.
 func sortRecommendations(recs []Recommendation) {
-	sort.SliceStable(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if kindOrder[a.Kind] != kindOrder[b.Kind] {
-			return kindOrder[a.Kind] < kindOrder[b.Kind]
+	type key struct {
+		kind    int
+		savings float64 // exact savings decide only where these tie
+		at      int
+	}
+	keys := make([]key, len(recs))
+	for i := range recs {
+		keys[i] = key{kindOrder[recs[i].Kind], recs[i].MonthlySavings.InexactFloat64(), i}
+	}
+	slices.SortStableFunc(keys, func(x, y key) int {
+		if x.kind != y.kind {
+			return cmp.Compare(x.kind, y.kind)
 		}
+		// The conversion to float64 keeps order (a < b gives a float no
+		// larger), so unequal floats order as the decimals do.
+		if x.savings != y.savings {
+			return cmp.Compare(y.savings, x.savings)
+		}
+		a, b := &recs[x.at], &recs[y.at]
 		if c := a.MonthlySavings.Cmp(b.MonthlySavings); c != 0 {
-			return c > 0
+			return -c
 		}
-		return a.ResourceID < b.ResourceID
+		return strings.Compare(a.ResourceID, b.ResourceID)
 	})
+	order := make([]int, len(keys))
+	for i, k := range keys {
+		order[i] = k.at
+	}
+	permute(recs, order)
+}
+
+// permute puts recs[order[i]] at i for every i, moving each element once;
+// order is a permutation of the indexes, which it leaves changed.
+func permute[T any](recs []T, order []int) {
+	for start := range order {
+		if order[start] < 0 {
+			continue
+		}
+		held := recs[start]
+		at := start
+		for {
+			from := order[at]
+			order[at] = -1
+			if from == start {
+				recs[at] = held
+				break
+			}
+			recs[at] = recs[from]
+			at = from
+		}
+	}
 }
