@@ -61,6 +61,7 @@ var (
 	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	stringMapType       = reflect.TypeFor[map[string]string]()
+	float64Type         = reflect.TypeFor[float64]()
 )
 
 // instancePlan is the plan for Instance, built once; nil when some field's
@@ -165,10 +166,32 @@ func plainName(s string) bool {
 	return true
 }
 
-// fastDecoder reads one JSON value that json.Valid has accepted.
+// fastDecoder reads one JSON value that scanStructure has found valid.
 type fastDecoder struct {
 	b    []byte
 	strs interner
+	// floats is the chunk that the instance's float pointers and PerGPU
+	// values are carved from, one allocation for many; scratch collects a
+	// PerGPU list before it is carved.
+	floats, scratch []float64
+}
+
+// Chunks of floats start small, for the instance with one pointer, and
+// double up to maxFloatChunk, for one with thousands of samples.
+const (
+	minFloatChunk = 16
+	maxFloatChunk = 1024
+)
+
+// takeFloats carves n floats from the current chunk, with no room to grow
+// into the next values.
+func (d *fastDecoder) takeFloats(n int) []float64 {
+	if len(d.floats)+n > cap(d.floats) {
+		d.floats = make([]float64, 0, max(n, min(2*cap(d.floats), maxFloatChunk), minFloatChunk))
+	}
+	at := len(d.floats)
+	d.floats = d.floats[:at+n]
+	return d.floats[at : at+n : at+n]
 }
 
 // decodeInstance decodes b into in; false means the exact path must.
@@ -231,6 +254,16 @@ func (d *fastDecoder) value(p *plan, i int, v reflect.Value) (int, bool) {
 		}
 		return 0, false
 	case planPointer:
+		if p.elem.kind == planFloat && p.elem.typ == float64Type {
+			f, j, ok := d.float(i)
+			if !ok {
+				return 0, false
+			}
+			cell := d.takeFloats(1)
+			cell[0] = f
+			v.Set(reflect.ValueOf(&cell[0]))
+			return j, true
+		}
 		n := reflect.New(p.elem.typ)
 		j, ok := d.value(p.elem, i, n.Elem())
 		if !ok {
@@ -408,6 +441,7 @@ func (d *fastDecoder) slice(p *plan, i int, v reflect.Value) (int, bool) {
 		return j, true
 	}
 	s := reflect.New(p.typ).Elem() // addressable, so it can grow in place
+	s.Set(reflect.MakeSlice(p.typ, 0, countElements(d.b, i)))
 	for n := 0; ; n++ {
 		s.Grow(1)
 		s.SetLen(n + 1)
@@ -515,7 +549,9 @@ func (d *fastDecoder) perGPU(i int, v reflect.Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		v.Set(reflect.ValueOf(PerGPU{f}))
+		one := d.takeFloats(1)
+		one[0] = f
+		setPerGPU(v, one)
 		return j, true
 	}
 	j, empty, ok := d.open(i, '[', ']')
@@ -526,7 +562,7 @@ func (d *fastDecoder) perGPU(i int, v reflect.Value) (int, bool) {
 		v.Set(reflect.ValueOf(PerGPU{}))
 		return j, true
 	}
-	var p PerGPU
+	d.scratch = d.scratch[:0]
 	for {
 		if j = d.ws(j); j >= len(d.b) {
 			return 0, false
@@ -535,14 +571,54 @@ func (d *fastDecoder) perGPU(i int, v reflect.Value) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		p = append(p, f)
+		d.scratch = append(d.scratch, f)
 		var end bool
 		if j, end, ok = d.next(at, ']'); !ok {
 			return 0, false
 		}
 		if end {
-			v.Set(reflect.ValueOf(p))
+			p := d.takeFloats(len(d.scratch))
+			copy(p, d.scratch)
+			setPerGPU(v, p)
 			return j, true
 		}
 	}
+}
+
+// setPerGPU stores p in v without boxing it when v can be addressed.
+func setPerGPU(v reflect.Value, p PerGPU) {
+	if v.CanAddr() {
+		*v.Addr().Interface().(*PerGPU) = p
+		return
+	}
+	v.Set(reflect.ValueOf(p))
+}
+
+// countElements is about how many elements the list at i has: its commas
+// outside nested values and strings, plus one. It reads no further than the
+// list's end.
+func countElements(b []byte, i int) int {
+	n, depth := 1, 0
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth == 0 {
+				return n
+			}
+			depth--
+		case ',':
+			if depth == 0 {
+				n++
+			}
+		}
+	}
+	return n
 }
