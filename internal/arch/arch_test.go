@@ -116,6 +116,10 @@ func TestImportRules(t *testing.T) {
 				fail("pricing imports only pkg/fleet, itself and the leaf pkg/suggest")
 			case under(me, adapters...) && ours && under(dep, "pkg/cmd", "pkg/report", "pkg/recommend"):
 				fail("adapters never import commands, the report or the engine")
+			case under(me, "providers/ratelimit") && ours:
+				fail("providers/ratelimit knows no cloud and imports nothing of gpufinops")
+			case under(me, "providers/ratelimit") && !ours && !stdlib(imp) && imp != "golang.org/x/time/rate":
+				fail("providers/ratelimit imports only the standard library and golang.org/x/time/rate")
 			case under(me, "providers/simkit") && ours && !under(dep, "pkg/fleet", "providers/simkit"):
 				fail("providers/simkit imports only pkg/fleet of gpufinops")
 			case under(me, "providers/simkit") && !ours && !stdlib(imp):
