@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,6 +196,7 @@ func (s *Set) Bucket(api, scope string) *Bucket {
 	q := s.quotas[api]
 	b := &Bucket{set: s, api: api, scope: scope, quota: q, lim: rate.NewLimiter(q.Limit(), max(1, q.Burst))}
 	b.cur = float64(q.Limit())
+	b.lowest = b.cur
 	s.buckets[k] = b
 	return b
 }
@@ -211,6 +213,8 @@ type Bucket struct {
 	mu sync.Mutex
 	// cur is the rate now, in requests a second.
 	cur float64
+	// lowest is the lowest cur has been.
+	lowest float64
 	// cut is when the rate was last lowered: a throttled answer to a
 	// request sent before it answers the old rate and lowers it no more.
 	cut   time.Time
@@ -274,11 +278,7 @@ func (b *Bucket) Throttled(sent time.Time, retryAfter time.Duration) {
 	now := b.set.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if retryAfter > 0 {
-		if until := now.Add(min(retryAfter, MaxPause)); until.After(b.pause) {
-			b.pause = until
-		}
-	}
+	b.pauseFor(now, retryAfter)
 	if b.quota.Unlimited() || sent.Before(b.cut) {
 		return
 	}
@@ -287,10 +287,35 @@ func (b *Bucket) Throttled(sent time.Time, retryAfter time.Duration) {
 	b.setRate(max(Floor*q, b.cur*Decrease))
 }
 
+// Pause holds the bucket's requests for d (at most MaxPause) without
+// lowering its rate: for a cloud that says its quota is spent before it
+// throttles.
+func (b *Bucket) Pause(d time.Duration) {
+	if b == nil {
+		return
+	}
+	now := b.set.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pauseFor(now, d)
+}
+
+// pauseFor pauses the bucket until now+d unless it is paused longer. b.mu
+// is held.
+func (b *Bucket) pauseFor(now time.Time, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if until := now.Add(min(d, MaxPause)); until.After(b.pause) {
+		b.pause = until
+	}
+}
+
 // setRate moves the rate to r and the burst with it, in proportion to the
 // quota's. b.mu is held.
 func (b *Bucket) setRate(r float64) {
 	b.cur = r
+	b.lowest = min(b.lowest, r)
 	now := b.set.now()
 	b.lim.SetLimitAt(now, rate.Limit(r))
 	b.lim.SetBurstAt(now, max(1, int(math.Round(float64(b.quota.Burst)*r/float64(b.quota.Limit())))))
@@ -307,6 +332,8 @@ type Stat struct {
 	// Limit and Burst are the bucket's rate now (rate.Inf when unlimited).
 	Limit rate.Limit
 	Burst int
+	// Lowest is the lowest rate the bucket went down to.
+	Lowest rate.Limit
 }
 
 // Stats lists every bucket made so far, by API then scope.
@@ -317,9 +344,12 @@ func (s *Set) Stats() []Stat {
 	s.mu.Lock()
 	out := make([]Stat, 0, len(s.buckets))
 	for _, b := range s.buckets {
+		b.mu.Lock()
+		lowest := rate.Limit(b.lowest)
+		b.mu.Unlock()
 		out = append(out, Stat{API: b.api, Scope: b.scope, Quota: b.quota,
 			Requests: b.requests.Load(), Throttled: b.throttles.Load(), Waited: b.waited.Load(),
-			Limit: b.lim.Limit(), Burst: b.lim.Burst()})
+			Limit: b.lim.Limit(), Burst: b.lim.Burst(), Lowest: lowest})
 	}
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
@@ -333,6 +363,21 @@ func (s *Set) Stats() []Stat {
 
 // Quota is the quota api's buckets start from.
 func (s *Set) Quota(api string) Quota { return s.quotas[api] }
+
+// RetryAfter reads an HTTP Retry-After value: seconds or an HTTP date; 0
+// when absent or unreadable.
+func RetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return max(0, time.Duration(n)*time.Second)
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, time.Until(t))
+	}
+	return 0
+}
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -321,3 +322,23 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 func near(got rate.Limit, want float64) bool { return math.Abs(float64(got)-want) < 1e-6 }
+
+func TestPauseAndRetryAfter(t *testing.T) {
+	s, c := newFake(t, map[string]Quota{"graph": {Requests: 15, Per: 5 * time.Second, Burst: 15}})
+	b := s.Bucket("graph", "")
+	b.Pause(2 * time.Second)
+	b.Pause(time.Second) // a shorter pause does not shorten it
+	b.Wait(context.Background())
+	if c.slept != 2*time.Second {
+		t.Fatalf("slept %v after a pause of 2 s", c.slept)
+	}
+	if st := s.Stats()[0]; st.Throttled != 0 || st.Limit != 3 || st.Lowest != 3 {
+		t.Fatalf("a pause changed the rate or counted a throttle: %+v", st)
+	}
+	for v, want := range map[string]time.Duration{"": 0, "3": 3 * time.Second, "-1": 0, "soon": 0,
+		time.Now().Add(time.Hour).UTC().Format(http.TimeFormat): time.Hour} {
+		if got := RetryAfter(v); got > want || got < want-2*time.Second {
+			t.Errorf("RetryAfter(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
