@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 // DefaultNamespace is where the CloudWatch agent publishes nvidia_smi metrics.
@@ -53,6 +55,8 @@ type Provider struct {
 	opts     providers.Options
 	aws      options
 	accounts []*account
+	// limits paces every call of every account (nil: off).
+	limits *ratelimit.Set
 
 	mu      sync.Mutex
 	ec2s    map[string]*ec2.Client        // account label + region
@@ -80,12 +84,19 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 		opts.Now = time.Now
 	}
 	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
+	limits, err := ratelimit.NewSet(Quotas, p.aws.rateLimits)
+	if err != nil {
+		return nil, fmt.Errorf("providers.aws.%s: %w", OptRateLimits, err)
+	}
+	if !slices.Contains(p.aws.rateLimits, "off") {
+		p.limits = limits
+	}
 	profiles := p.aws.profiles
 	if len(profiles) == 0 {
 		profiles = []string{""}
 	}
 	for _, prof := range profiles {
-		cfg, err := p.loadConfig(ctx, prof)
+		base, err := p.loadConfig(ctx, prof)
 		if err != nil {
 			return nil, err
 		}
@@ -93,9 +104,12 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 		if label == "" {
 			label = "default"
 		}
+		cfg := p.withLimits(base, label)
 		p.accounts = append(p.accounts, &account{label: label, cfg: cfg})
 		for _, arn := range p.aws.roleARNs {
-			assumed := cfg.Copy()
+			// AssumeRole is a call of the base account; the role's own
+			// calls have buckets of their own.
+			assumed := p.withLimits(base.Copy(), arn)
 			assumed.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg, p.stsOptions), arn))
 			p.accounts = append(p.accounts, &account{label: arn, cfg: assumed, role: true})
 		}

@@ -3,10 +3,12 @@ package aws
 import (
 	"embed"
 	"fmt"
+	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 func init() { providers.Register(Registration()) }
@@ -17,6 +19,7 @@ const (
 	OptProfiles         = "profiles"
 	OptRoleARNs         = "role_arns"
 	OptMetricsNamespace = "metrics_namespace"
+	OptRateLimits       = "rate_limits"
 )
 
 // MaxLookbackDays is how long CloudWatch keeps hourly data.
@@ -38,6 +41,10 @@ func Registration() *providers.RegInfo {
 					return fmt.Errorf("empty; want a CloudWatch namespace such as %s", DefaultNamespace)
 				}
 				return nil
+			}},
+			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: AWS's documented quotas, docs/performance.md)", Validate: func(v any) error {
+				_, err := ratelimit.NewSet(Quotas, v.([]string))
+				return err
 			}},
 		},
 		Doctor: providers.DoctorInfo{
@@ -61,6 +68,7 @@ type options struct {
 	profiles         []string
 	roleARNs         []string
 	metricsNamespace string
+	rateLimits       []string
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -69,6 +77,7 @@ func optionsFrom(v providers.Values) options {
 		profiles:         v.Strings(OptProfiles),
 		roleARNs:         v.Strings(OptRoleARNs),
 		metricsNamespace: v.String(OptMetricsNamespace),
+		rateLimits:       v.Strings(OptRateLimits),
 	}
 	if o.metricsNamespace == "" {
 		o.metricsNamespace = DefaultNamespace
