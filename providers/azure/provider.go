@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 // DefaultLookback is how far back utilization is read.
@@ -38,6 +40,8 @@ type Provider struct {
 	cred  azcore.TokenCredential
 	arm   *arm.ClientOptions
 	plain *policy.ClientOptions // for the metrics and price pipelines
+	// limits paces every call (nil: off).
+	limits *ratelimit.Set
 
 	graph *armresourcegraph.Client
 	subs  *armsubscriptions.Client
@@ -95,6 +99,13 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 	if err := validateSubscriptions(p.az.subscriptions); err != nil {
 		return nil, fmt.Errorf("providers.azure.subscriptions (--subscription): %w", err)
 	}
+	limits, err := ratelimit.NewSet(Quotas, p.az.rateLimits)
+	if err != nil {
+		return nil, fmt.Errorf("providers.azure.%s: %w", OptRateLimits, err)
+	}
+	if !slices.Contains(p.az.rateLimits, "off") {
+		p.limits = limits
+	}
 	co := p.clientOptions()
 	p.plain = &co
 	p.arm = &arm.ClientOptions{ClientOptions: co, DisableRPRegistration: true}
@@ -120,7 +131,6 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 		}
 	}
 	p.cred = cred
-	var err error
 	if p.graph, err = armresourcegraph.NewClient(cred, p.arm); err != nil {
 		return nil, fmt.Errorf("azure: %w", err)
 	}
@@ -131,8 +141,8 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 }
 
 // clientOptions are the pipeline options every client shares: retries that
-// honour Retry-After, the request timeout, the request counter, and plain
-// HTTP allowed for a local endpoint.
+// honour Retry-After, the request timeout, the request counter, the rate
+// limits, and plain HTTP allowed for a local endpoint.
 func (p *Provider) clientOptions() policy.ClientOptions {
 	co := policy.ClientOptions{
 		Retry:     policy.RetryOptions{MaxRetries: 5, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second},
@@ -152,6 +162,9 @@ func (p *Provider) clientOptions() policy.ClientOptions {
 	}
 	if on := p.opts.OnRequest; on != nil {
 		co.PerRetryPolicies = append(co.PerRetryPolicies, countPolicy{on})
+	}
+	if p.limits != nil {
+		co.PerRetryPolicies = append(co.PerRetryPolicies, limitPolicy{p.limits})
 	}
 	return co
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 func register() { providers.Register(Registration()) }
@@ -23,6 +24,7 @@ const (
 	OptMetricsBatch     = "metrics_batch_size"
 	OptPageSize         = "page_size"
 	OptTestCredential   = "test_credential"
+	OptRateLimits       = "rate_limits"
 )
 
 // Defaults of the metric options: where Telegraf's azure_monitor output
@@ -58,6 +60,10 @@ func Registration() *providers.RegInfo {
 			{Name: OptMetricsBatch, Default: MaxMetricsBatch, Help: "VMs per metrics:getBatch call", Validate: intRange(1, MaxMetricsBatch)},
 			{Name: OptPageSize, Default: MaxPageSize, Help: "rows per Resource Graph page", Validate: intRange(1, MaxPageSize)},
 			{Name: OptTestCredential, Default: false, Help: "send a fixed test token instead of DefaultAzureCredential; only with endpoint (a simulator such as cmd/cloudsim)"},
+			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: Azure's documented quotas, docs/performance.md)", Validate: func(v any) error {
+				_, err := ratelimit.NewSet(Quotas, v.([]string))
+				return err
+			}},
 		},
 		Doctor: providers.DoctorInfo{
 			CredentialsFix: "sign in with 'az login' or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET (see docs/azure.md)",
@@ -111,6 +117,7 @@ type options struct {
 	batch           int
 	pageSize        int
 	testCredential  bool
+	rateLimits      []string
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -123,6 +130,7 @@ func optionsFrom(v providers.Values) options {
 		batch:           v.Int(OptMetricsBatch),
 		pageSize:        v.Int(OptPageSize),
 		testCredential:  v.Bool(OptTestCredential),
+		rateLimits:      v.Strings(OptRateLimits),
 	}
 	if o.namespace == "" {
 		o.namespace = DefaultNamespace
