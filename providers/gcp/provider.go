@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 // DefaultLookback is how far back utilization is read.
@@ -66,6 +68,8 @@ type Provider struct {
 	projects []string
 	ts       oauth2.TokenSource
 	http     *http.Client
+	// limits paces every call (nil: off).
+	limits *ratelimit.Set
 
 	instances    *compute.InstancesClient
 	regions      *compute.RegionsClient
@@ -120,6 +124,14 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 		opts.Now = time.Now
 	}
 	p := &Provider{opts: opts, lists: map[string]*listing{}, types: map[string]machineInfo{}, ids: map[string]string{}, scan: newScan()}
+	limits := opts.Adapter.Strings(OptRateLimits)
+	set, err := ratelimit.NewSet(Quotas, limits)
+	if err != nil {
+		return nil, fmt.Errorf("providers.gcp.%s: %w", OptRateLimits, err)
+	}
+	if !slices.Contains(limits, "off") {
+		p.limits = set
+	}
 	ts, defaultProject, err := findCredentials(ctx)
 	if err != nil {
 		return nil, err
@@ -249,7 +261,7 @@ func (p *Provider) unaryToken(ctx context.Context, method string, req, reply any
 	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
-// unaryRetry counts and retries gRPC calls: RESOURCE_EXHAUSTED (the
+// unaryRetry paces, counts and retries gRPC calls: RESOURCE_EXHAUSTED (the
 // GAPIC defaults retry only UNAVAILABLE), UNAVAILABLE and INTERNAL. It
 // decodes ListTimeSeries answers with timeSeriesCodec.
 func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
@@ -257,7 +269,12 @@ func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any
 		// first, so that a caller's own (reusing) codec wins
 		opts = append([]grpc.CallOption{grpc.ForceCodecV2(timeSeriesCodec{})}, opts...)
 	}
+	b := p.limits.Bucket(grpcBucket(method, req))
 	for attempt := 1; ; attempt++ {
+		sent, err := b.Wait(ctx)
+		if err != nil {
+			return err
+		}
 		if p.opts.OnRequest != nil {
 			p.opts.OnRequest()
 		}
@@ -265,8 +282,9 @@ func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any
 		if p.opts.RequestTimeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, p.opts.RequestTimeout)
 		}
-		err := invoker(actx, method, req, reply, cc, opts...)
+		err = invoker(actx, method, req, reply, cc, opts...)
 		cancel()
+		observeGRPC(b, sent, err)
 		if err == nil || ctx.Err() != nil || attempt >= maxAttempts {
 			return err
 		}
@@ -333,7 +351,7 @@ func (p *Provider) withCall(ctx context.Context) (_ context.Context, done func()
 	return callctx.SetHeaders(ctx, callHeader, id), func() { p.calls.Delete(id) }
 }
 
-// transport adds the token, counts and retries.
+// transport adds the token, paces, counts and retries.
 type transport struct {
 	p    *Provider
 	base http.RoundTripper
@@ -358,6 +376,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c, ok := t.p.calls.Load(id); ok && id != "" {
 		ctx = c.(context.Context)
 	}
+	b := t.p.limits.Bucket(restBucket(req.Method, req.URL))
 	for attempt := 1; ; attempt++ {
 		tok, err := t.p.ts.Token()
 		if err != nil {
@@ -371,6 +390,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.ContentLength = int64(len(body))
 		}
 		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		sent, err := b.Wait(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if t.p.opts.OnRequest != nil {
 			t.p.opts.OnRequest()
 		}
@@ -380,6 +403,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, ctx.Err()
 			}
 			return nil, err
+		}
+		switch {
+		case restThrottled(resp):
+			b.Throttled(sent, ratelimit.RetryAfter(resp.Header.Get("Retry-After")))
+		case resp.StatusCode < 400:
+			b.OK()
 		}
 		if attempt >= maxAttempts || !retryable(resp) {
 			return resp, nil

@@ -4,10 +4,12 @@ import (
 	"embed"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/ratelimit"
 )
 
 func init() { providers.Register(Registration()) }
@@ -15,7 +17,8 @@ func init() { providers.Register(Registration()) }
 // The adapter's own options: providers.gcp.<name> in the configuration,
 // GPUFINOPS_PROVIDERS_GCP_<NAME> in the environment.
 const (
-	OptProjects = "projects"
+	OptProjects   = "projects"
+	OptRateLimits = "rate_limits"
 )
 
 // MaxLookbackDays is how long Cloud Monitoring keeps agent metrics (six
@@ -41,6 +44,10 @@ func Registration() *providers.RegInfo {
 					}
 				}
 				return nil
+			}},
+			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: GCP's documented quotas, docs/performance.md)", Validate: func(v any) error {
+				_, err := ratelimit.NewSet(Quotas, v.([]string))
+				return err
 			}},
 		},
 		Doctor: providers.DoctorInfo{
