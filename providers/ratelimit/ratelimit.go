@@ -222,8 +222,8 @@ type Bucket struct {
 }
 
 // Wait takes a token for one request (one attempt: each retry takes its
-// own), sleeping while the bucket is paused or empty, and returns when the
-// request may be sent, which Throttled takes back.
+// own), sleeping while the bucket is paused or empty, and returns the time
+// it let the request go, for Throttled.
 func (b *Bucket) Wait(ctx context.Context) (sent time.Time, err error) {
 	if b == nil {
 		return time.Time{}, nil
