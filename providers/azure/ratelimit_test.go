@@ -155,7 +155,9 @@ func TestThrottlingLowersTheBucket(t *testing.T) {
 		t.Fatal("the throttled scan's instances differ from the clean scan's")
 	}
 	lowered := map[string]bool{}
+	var requests, throttles, waited int64
 	for _, st := range p.limits.Stats() {
+		requests, throttles, waited = requests+st.Requests, throttles+st.Throttled, waited+st.Waited
 		if st.Throttled > 0 && !st.Quota.Unlimited() && st.Lowest >= st.Quota.Limit() {
 			t.Errorf("%s %s: %d throttles left the rate at %v", st.API, st.Scope, st.Throttled, st.Lowest)
 		}
@@ -166,6 +168,7 @@ func TestThrottlingLowersTheBucket(t *testing.T) {
 			t.Errorf("%s %s: rate %v outside [floor, quota]", st.API, st.Scope, st.Limit)
 		}
 	}
+	t.Logf("%d requests, %d throttled, %d waited for a token", requests, throttles, waited)
 	for _, api := range []string{APIResourceGraph, APIARMRead, APIMetricsBatch} {
 		if !lowered[api] {
 			t.Errorf("no %s bucket was lowered by its throttles", api)
