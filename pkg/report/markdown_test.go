@@ -13,7 +13,15 @@ import (
 )
 
 // generatedReport runs the engine on a generated fleet of n instances.
-func generatedReport(t *testing.T, n int) *Report {
+func generatedReport(t testing.TB, n int) *Report {
+	t.Helper()
+	plan, meta := generatedPlan(t, n)
+	return New(plan, meta)
+}
+
+// generatedPlan is the engine's plan for a generated fleet of n instances,
+// and the meta generatedReport gives it.
+func generatedPlan(t testing.TB, n int) (recommend.Plan, Meta) {
 	t.Helper()
 	fl := fleetgen.Generate(fleetgen.Options{Instances: n, Seed: 15, SampleShare: 0.2, MaxSamples: 48})
 	cat, err := catalog.Embedded()
@@ -24,8 +32,8 @@ func generatedReport(t *testing.T, n int) *Report {
 		t.Fatal(err)
 	}
 	plan := recommend.Run(fl, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases()))
-	return New(plan, Meta{GeneratedAt: testutil.FixedNow, ToolVersion: "1.2.3", FleetName: fl.Metadata.Name,
-		FleetSource: "generated.json", Catalog: cat.Sources()})
+	return plan, Meta{GeneratedAt: testutil.FixedNow, ToolVersion: "1.2.3", FleetName: fl.Metadata.Name,
+		FleetSource: "generated.json", Catalog: cat.Sources()}
 }
 
 // A 1,000-instance fleet's markdown is its summary, which fits a pull-request
