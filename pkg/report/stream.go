@@ -29,8 +29,10 @@ type streamer struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
 	enc *json.Encoder // writes into buf
-	// indented is buf's value indented (appendIndent), reused.
+	// indented is buf's value indented (appendIndent), or the appender's
+	// bytes, reused.
 	indented []byte
+	a        appender
 	err      error
 	// lists stand in for the top-level fields they name (by JSON name): the
 	// list's items are made as they are written.
@@ -41,8 +43,9 @@ type streamer struct {
 
 // lazyList is a list whose items are made one at a time as they are written.
 type lazyList struct {
-	n    int
-	item func(i int) any
+	n int
+	// write makes item i and writes it at prefix (leaf, fast).
+	write func(s *streamer, i int, prefix string)
 	// done, when not nil, runs after the last item is written.
 	done func()
 }
@@ -92,6 +95,31 @@ func (s *streamer) name(n string) {
 
 // leaf encodes v whole, indented as if it started at prefix.
 func (s *streamer) leaf(v reflect.Value, prefix string) {
+	if s.err != nil {
+		return
+	}
+	if v.CanAddr() && s.fast(v.Addr().Interface(), prefix) {
+		return
+	}
+	s.encode(v, prefix)
+}
+
+// fast writes v, a pointer, with the appender; false when the appender does
+// not know v's type or left the value to encoding/json.
+func (s *streamer) fast(v any, prefix string) bool {
+	if s.err != nil {
+		return true
+	}
+	b, ok := s.a.item(s.indented[:0], v, prefix)
+	s.indented = b[:0]
+	if ok {
+		_, s.err = s.w.Write(b)
+	}
+	return ok
+}
+
+// encode is leaf by reflection.
+func (s *streamer) encode(v reflect.Value, prefix string) {
 	if s.err != nil {
 		return
 	}
@@ -217,7 +245,7 @@ func (s *streamer) list(l lazyList, empty reflect.Value, prefix string, depth in
 				s.write(",\n")
 			}
 			s.write(inner)
-			s.value(reflect.ValueOf(l.item(i)), inner, depth+1)
+			l.write(s, i, inner)
 		}
 		s.write("\n" + prefix + "]")
 	}

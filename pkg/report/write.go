@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -75,13 +76,23 @@ func WriteConsumed(w io.Writer, plan *recommend.Plan, meta Meta) error {
 	releaseRest(plan)
 	return writeJSONLists(w, r, map[string]lazyList{
 		"recommendations": {
-			n:    len(plan.Recommendations),
-			item: func(i int) any { return conv.recommendation(i, true) },
+			n: len(plan.Recommendations),
+			write: func(s *streamer, i int, prefix string) {
+				rec := conv.recommendation(i, true)
+				if !s.fast(&rec, prefix) {
+					s.encode(reflect.ValueOf(rec), prefix)
+				}
+			},
 			done: func() { plan.Recommendations = nil },
 		},
 		"instances": {
-			n:    len(plan.Instances),
-			item: func(i int) any { return conv.instance(i, true) },
+			n: len(plan.Instances),
+			write: func(s *streamer, i int, prefix string) {
+				in := conv.instance(i, true)
+				if !s.fast(&in, prefix) {
+					s.encode(reflect.ValueOf(in), prefix)
+				}
+			},
 			done: func() { plan.Instances = nil },
 		},
 	})

@@ -1,0 +1,531 @@
+package report
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/money"
+)
+
+// appender writes the report's most numerous values (a recommendation, an
+// instance, …) indented as json.MarshalIndent with a prefix and "  " and
+// SetEscapeHTML(false) would, without reflection, into one reused buffer.
+// ok turns false at anything it leaves to encoding/json (NaN, ±Inf, a decimal
+// it does not format); its bytes are then to be thrown away and the value
+// encoded by reflection, which also gives encoding/json's error.
+type appender struct {
+	b []byte
+	// nl is a newline, the prefix and one indent per open object or array.
+	nl []byte
+	// first: nothing is written yet in the innermost open object or array.
+	first bool
+	ok    bool
+	keys  []string
+	// cur and scale cache the last currency's minor units, once scaled.
+	cur    string
+	scale  int32
+	scaled bool
+}
+
+// reset starts a value at prefix, appended to dst.
+func (a *appender) reset(dst []byte, prefix string) {
+	a.b = dst
+	a.nl = append(append(a.nl[:0], '\n'), prefix...)
+	a.first = false
+	a.ok = true
+}
+
+func (a *appender) open(c byte) {
+	a.b = append(a.b, c)
+	a.nl = append(a.nl, "  "...)
+	a.first = true
+}
+
+func (a *appender) close(c byte) {
+	a.nl = a.nl[:len(a.nl)-2]
+	if !a.first {
+		a.b = append(a.b, a.nl...)
+	}
+	a.b = append(a.b, c)
+	a.first = false
+}
+
+// elem starts an array element.
+func (a *appender) elem() {
+	if !a.first {
+		a.b = append(a.b, ',')
+	}
+	a.first = false
+	a.b = append(a.b, a.nl...)
+}
+
+// key starts an object member named k, a name that needs no escaping.
+func (a *appender) key(k string) {
+	a.elem()
+	a.b = append(a.b, '"')
+	a.b = append(a.b, k...)
+	a.b = append(a.b, '"', ':', ' ')
+}
+
+func (a *appender) null() { a.b = append(a.b, "null"...) }
+
+func (a *appender) bool(v bool) { a.b = strconv.AppendBool(a.b, v) }
+
+func (a *appender) int(v int) { a.b = strconv.AppendInt(a.b, int64(v), 10) }
+
+// float writes v as encoding/json does: the shortest 'f' form, 'e' below
+// 1e-6 and from 1e21 on with the exponent's leading zero dropped.
+func (a *appender) float(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		a.ok = false
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(v); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	a.b = strconv.AppendFloat(a.b, v, format, -1, 64)
+	if format == 'e' {
+		n := len(a.b)
+		if n >= 4 && a.b[n-4] == 'e' && a.b[n-3] == '-' && a.b[n-2] == '0' {
+			a.b[n-2] = a.b[n-1]
+			a.b = a.b[:n-1]
+		}
+	}
+}
+
+func (a *appender) floatPtr(v *float64) {
+	if v == nil {
+		a.null()
+		return
+	}
+	a.float(*v)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// string writes s quoted as encoding/json does without HTML escaping:
+// control characters, the quote and the backslash escaped, bytes that are
+// not UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
+func (a *appender) string(s string) {
+	b := append(a.b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	a.b = append(b, '"')
+}
+
+// strings writes a list of strings; nil is null.
+func (a *appender) strings(ss []string) {
+	if ss == nil {
+		a.null()
+		return
+	}
+	a.open('[')
+	for _, s := range ss {
+		a.elem()
+		a.string(s)
+	}
+	a.close(']')
+}
+
+// floats writes a map with its keys sorted; nil is null.
+func (a *appender) floats(m map[string]float64) {
+	if m == nil {
+		a.null()
+		return
+	}
+	keys := a.keys[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	a.open('{')
+	for _, k := range keys {
+		a.elem()
+		a.string(k)
+		a.b = append(a.b, ':', ' ')
+		a.float(m[k])
+	}
+	a.close('}')
+	clear(keys)
+	a.keys = keys[:0]
+}
+
+// decimal writes d as d.String() does (trim) or, when d has places
+// decimals already, as d.StringFixed(places) does; a coefficient of more
+// than 18 digits, a positive exponent or decimal's scientific notation is
+// left to encoding/json.
+func (a *appender) decimal(d decimal.Decimal, trim bool) {
+	e := d.Exponent()
+	if e > 0 || decimal.UseScientificNotation || d.NumDigits() > 18 {
+		a.ok = false
+		return
+	}
+	c := d.CoefficientInt64()
+	if e == 0 {
+		a.b = strconv.AppendInt(a.b, c, 10)
+		return
+	}
+	var buf [20]byte
+	u := uint64(c)
+	if c < 0 {
+		a.b = append(a.b, '-')
+		u = -u
+	}
+	digits := strconv.AppendUint(buf[:0], u, 10)
+	n := int(-e)
+	var whole, frac []byte
+	zeros := 0
+	if len(digits) > n {
+		whole, frac = digits[:len(digits)-n], digits[len(digits)-n:]
+	} else {
+		whole, frac, zeros = []byte{'0'}, digits, n-len(digits)
+	}
+	if trim {
+		i := len(frac)
+		for i > 0 && frac[i-1] == '0' {
+			i--
+		}
+		frac = frac[:i]
+		if len(frac) == 0 {
+			zeros = 0
+		}
+	}
+	a.b = append(a.b, whole...)
+	if zeros+len(frac) > 0 {
+		a.b = append(a.b, '.')
+		for range zeros {
+			a.b = append(a.b, '0')
+		}
+		a.b = append(a.b, frac...)
+	}
+}
+
+// number writes n as Number.MarshalJSON does.
+func (a *appender) number(n Number) { a.decimal(n.d, decimal.TrimTrailingZeros) }
+
+// money writes m as Money.MarshalJSON does, for an amount already at its
+// currency's minor units (NewMoney, NewMoneyIn).
+func (a *appender) money(m Money) {
+	if !a.scaled || m.cur != a.cur {
+		a.cur, a.scale, a.scaled = m.cur, money.Scale(m.cur), true
+	}
+	if m.d.Exponent() != -a.scale {
+		a.ok = false
+		return
+	}
+	a.decimal(m.d, false)
+}
+
+func (a *appender) moneyPtr(m *Money) {
+	if m == nil {
+		a.null()
+		return
+	}
+	a.money(*m)
+}
+
+func (a *appender) recommendation(r *Recommendation) {
+	a.open('{')
+	a.key("id")
+	a.string(r.ID)
+	a.key("resourceId")
+	a.string(r.ResourceID)
+	a.key("provider")
+	a.string(r.Provider)
+	if r.Account != "" {
+		a.key("account")
+		a.string(r.Account)
+	}
+	a.key("region")
+	a.string(r.Region)
+	a.key("instanceType")
+	a.string(r.InstanceType)
+	a.key("kind")
+	a.string(r.Kind)
+	a.key("action")
+	a.string(r.Action)
+	if r.ShortAction != "" {
+		a.key("shortAction")
+		a.string(r.ShortAction)
+	}
+	if r.Target != "" {
+		a.key("target")
+		a.string(r.Target)
+	}
+	a.key("currentMonthlyCost")
+	a.money(r.CurrentMonthlyCost)
+	a.key("projectedMonthlyCost")
+	a.money(r.ProjectedMonthlyCost)
+	a.key("monthlySavings")
+	a.money(r.MonthlySavings)
+	a.key("confidence")
+	a.string(r.Confidence)
+	a.key("risk")
+	a.string(r.Risk)
+	a.key("riskNotes")
+	a.strings(r.RiskNotes)
+	a.key("rationale")
+	a.string(r.Rationale)
+	a.key("evidence")
+	a.evidence(&r.Evidence)
+	if r.After != "" {
+		a.key("after")
+		a.string(r.After)
+	}
+	a.close('}')
+}
+
+func (a *appender) evidence(e *Evidence) {
+	a.open('{')
+	a.key("metrics")
+	a.floats(e.Metrics)
+	a.key("thresholds")
+	a.floats(e.Thresholds)
+	a.key("prices")
+	if e.Prices == nil {
+		a.null()
+	} else {
+		a.open('[')
+		for i := range e.Prices {
+			a.elem()
+			a.price(&e.Prices[i])
+		}
+		a.close(']')
+	}
+	a.key("monthlyHoursBefore")
+	a.float(e.MonthlyHoursBefore)
+	a.key("monthlyHoursAfter")
+	a.float(e.MonthlyHoursAfter)
+	a.key("formula")
+	a.string(e.Formula)
+	a.key("notes")
+	a.strings(e.Notes)
+	if e.Purchase != nil {
+		a.key("purchase")
+		a.purchase(e.Purchase)
+	}
+	a.close('}')
+}
+
+func (a *appender) price(p *Price) {
+	a.open('{')
+	a.key("provider")
+	a.string(p.Provider)
+	a.key("region")
+	a.string(p.Region)
+	a.key("instanceType")
+	a.string(p.InstanceType)
+	a.key("option")
+	a.string(p.Option)
+	a.key("hourly")
+	a.number(p.Hourly)
+	a.key("currency")
+	a.string(p.Currency)
+	a.key("unit")
+	a.string(p.Unit)
+	if p.Zone != "" {
+		a.key("zone")
+		a.string(p.Zone)
+	}
+	a.key("source")
+	a.string(p.Source)
+	a.key("asOf")
+	a.string(p.AsOf)
+	a.close('}')
+}
+
+func (a *appender) purchase(p *Purchase) {
+	a.open('{')
+	a.key("kind")
+	a.string(p.Kind)
+	a.key("name")
+	a.string(p.Name)
+	a.key("term")
+	a.string(p.Term)
+	if p.Payment != "" {
+		a.key("payment")
+		a.string(p.Payment)
+	}
+	a.key("region")
+	a.string(p.Region)
+	a.key("scope")
+	a.string(p.Scope)
+	a.key("commitmentHourly")
+	a.number(p.CommitmentHourly)
+	a.key("coversOnDemandHourly")
+	a.number(p.CoversOnDemandHourly)
+	a.key("discountPercent")
+	a.float(p.DiscountPercent)
+	a.key("breakEvenUtilizationPercent")
+	a.float(p.BreakEvenUtilizationPercent)
+	if p.Quantity != 0 {
+		a.key("quantity")
+		a.int(p.Quantity)
+	}
+	if p.InstanceType != "" {
+		a.key("instanceType")
+		a.string(p.InstanceType)
+	}
+	if p.VCPUs != 0 {
+		a.key("vcpus")
+		a.float(p.VCPUs)
+	}
+	if p.MemoryGiB != 0 {
+		a.key("memoryGiB")
+		a.float(p.MemoryGiB)
+	}
+	if p.GPUs != 0 {
+		a.key("gpus")
+		a.float(p.GPUs)
+	}
+	if p.GPUModel != "" {
+		a.key("gpuModel")
+		a.string(p.GPUModel)
+	}
+	a.key("rateSource")
+	a.string(p.RateSource)
+	if p.RateOrigin != "" {
+		a.key("rateOrigin")
+		a.string(p.RateOrigin)
+	}
+	if p.RateAsOf != "" {
+		a.key("rateAsOf")
+		a.string(p.RateAsOf)
+	}
+	if p.Live {
+		a.key("live")
+		a.bool(p.Live)
+	}
+	if p.Approximation != "" {
+		a.key("approximation")
+		a.string(p.Approximation)
+	}
+	a.close('}')
+}
+
+func (a *appender) instance(in *Instance) {
+	a.open('{')
+	a.key("resourceId")
+	a.string(in.ResourceID)
+	a.key("provider")
+	a.string(in.Provider)
+	if in.Account != "" {
+		a.key("account")
+		a.string(in.Account)
+	}
+	a.key("region")
+	a.string(in.Region)
+	a.key("instanceType")
+	a.string(in.InstanceType)
+	if in.GPUModel != "" {
+		a.key("gpuModel")
+		a.string(in.GPUModel)
+	}
+	a.key("gpuCount")
+	a.float(in.GPUCount)
+	a.key("lifecycle")
+	a.string(in.Lifecycle)
+	a.key("state")
+	a.string(in.State)
+	a.key("monthlyHours")
+	a.float(in.MonthlyHours)
+	a.key("priced")
+	a.bool(in.Priced)
+	if in.UtilizationSource != "" {
+		a.key("utilizationSource")
+		a.string(in.UtilizationSource)
+	}
+	if in.UtilizationCoverage != nil {
+		a.key("utilizationCoverage")
+		a.float(*in.UtilizationCoverage)
+	}
+	if in.GPUUtilP95 != nil {
+		a.key("gpuUtilP95")
+		a.float(*in.GPUUtilP95)
+	}
+	if in.HourlyPrice != nil {
+		a.key("hourlyPrice")
+		a.price(in.HourlyPrice)
+	}
+	if in.PriceBasis != "" {
+		a.key("priceBasis")
+		a.string(in.PriceBasis)
+	}
+	if in.CurrentMonthlyCost != nil {
+		a.key("currentMonthlyCost")
+		a.money(*in.CurrentMonthlyCost)
+	}
+	if in.OptimizedMonthlyCost != nil {
+		a.key("optimizedMonthlyCost")
+		a.money(*in.OptimizedMonthlyCost)
+	}
+	if in.MonthlySavings != nil {
+		a.key("monthlySavings")
+		a.money(*in.MonthlySavings)
+	}
+	a.close('}')
+}
+
+// item appends v, a pointer to a type the appender knows, indented at
+// prefix to dst; false when v is another type or the appender left it to
+// encoding/json.
+func (a *appender) item(dst []byte, v any, prefix string) ([]byte, bool) {
+	a.reset(dst, prefix)
+	switch v := v.(type) {
+	case *Recommendation:
+		a.recommendation(v)
+	case *Instance:
+		a.instance(v)
+	default:
+		return a.b, false
+	}
+	return a.b, a.ok
+}
