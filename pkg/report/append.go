@@ -198,17 +198,24 @@ func (a *appender) floats(m map[string]float64) {
 	a.keys = keys[:0]
 }
 
-// decimal writes d as d.String() does (trim) or, when d has places
-// decimals already, as d.StringFixed(places) does; a coefficient of more
-// than 18 digits, a positive exponent or decimal's scientific notation is
-// left to encoding/json.
-func (a *appender) decimal(d decimal.Decimal, trim bool) {
-	e := d.Exponent()
-	if e > 0 || decimal.UseScientificNotation || d.NumDigits() > 18 {
-		a.ok = false
-		return
+// pow10 holds the powers of ten an int64 holds.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
 	}
-	c := d.CoefficientInt64()
+	return p
+}()
+
+// coefficient is d's coefficient, exponent and number of digits; the
+// coefficient is d's when that has at most 18 digits.
+func coefficient(d decimal.Decimal) (c int64, e, digits int) {
+	return d.CoefficientInt64(), int(d.Exponent()), d.NumDigits()
+}
+
+// decimal writes c×10^e as decimal's String does (trim) or as its
+// StringFixed(-e) does (not trim), e ≤ 0.
+func (a *appender) decimal(c int64, e int, trim bool) {
 	if e == 0 {
 		a.b = strconv.AppendInt(a.b, c, 10)
 		return
@@ -220,13 +227,13 @@ func (a *appender) decimal(d decimal.Decimal, trim bool) {
 		u = -u
 	}
 	digits := strconv.AppendUint(buf[:0], u, 10)
-	n := int(-e)
-	var whole, frac []byte
-	zeros := 0
+	n := -e
+	frac, zeros := digits, n-len(digits)
 	if len(digits) > n {
-		whole, frac = digits[:len(digits)-n], digits[len(digits)-n:]
+		a.b = append(a.b, digits[:len(digits)-n]...)
+		frac, zeros = digits[len(digits)-n:], 0
 	} else {
-		whole, frac, zeros = []byte{'0'}, digits, n-len(digits)
+		a.b = append(a.b, '0')
 	}
 	if trim {
 		i := len(frac)
@@ -238,7 +245,6 @@ func (a *appender) decimal(d decimal.Decimal, trim bool) {
 			zeros = 0
 		}
 	}
-	a.b = append(a.b, whole...)
 	if zeros+len(frac) > 0 {
 		a.b = append(a.b, '.')
 		for range zeros {
@@ -248,20 +254,58 @@ func (a *appender) decimal(d decimal.Decimal, trim bool) {
 	}
 }
 
-// number writes n as Number.MarshalJSON does.
-func (a *appender) number(n Number) { a.decimal(n.d, decimal.TrimTrailingZeros) }
+// number writes n as Number.MarshalJSON does: decimal's String, left to
+// encoding/json where that is in scientific notation or the value needs
+// more than 18 digits.
+func (a *appender) number(n Number) {
+	c, e, digits := coefficient(n.d)
+	switch {
+	case digits > 18 || decimal.UseScientificNotation && e > 0:
+		a.ok = false
+	case e > 0:
+		if digits+e > 18 {
+			a.ok = false
+			return
+		}
+		a.b = strconv.AppendInt(a.b, c*pow10[e], 10)
+	default:
+		a.decimal(c, e, decimal.TrimTrailingZeros)
+	}
+}
 
-// money writes m as Money.MarshalJSON does, for an amount already at its
-// currency's minor units (NewMoney, NewMoneyIn).
+// money writes m as Money.MarshalJSON does: decimal's StringFixed at the
+// currency's minor units, rounding half away from zero; left to
+// encoding/json where that needs more than 18 digits.
 func (a *appender) money(m Money) {
 	if !a.scaled || m.cur != a.cur {
 		a.cur, a.scale, a.scaled = m.cur, money.Scale(m.cur), true
 	}
-	if m.d.Exponent() != -a.scale {
+	places := int(a.scale)
+	c, e, digits := coefficient(m.d)
+	switch {
+	case digits > 18 || places < 0 || places > 18:
 		a.ok = false
 		return
+	case e > -places:
+		if digits+e+places > 18 {
+			a.ok = false
+			return
+		}
+		c *= pow10[e+places]
+	case e < -places:
+		if shift := -places - 1 - e; shift > 18 {
+			c = 0
+		} else {
+			c /= pow10[shift]
+		}
+		if c < 0 {
+			c -= 5
+		} else {
+			c += 5
+		}
+		c /= 10
 	}
-	a.decimal(m.d, false)
+	a.decimal(c, -places, false)
 }
 
 func (a *appender) moneyPtr(m *Money) {
