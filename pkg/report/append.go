@@ -98,15 +98,16 @@ func (a *appender) float(v float64) {
 	}
 }
 
-func (a *appender) floatPtr(v *float64) {
-	if v == nil {
-		a.null()
-		return
-	}
-	a.float(*v)
-}
-
 const hexDigits = "0123456789abcdef"
+
+// plain marks the bytes a string holds as they are: ASCII from the space
+// on, but for the quote and the backslash.
+var plain = func() (p [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		p[c] = c != '"' && c != '\\'
+	}
+	return p
+}()
 
 // string writes s quoted as encoding/json does without HTML escaping:
 // control characters, the quote and the backslash escaped, bytes that are
@@ -116,11 +117,11 @@ func (a *appender) string(s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -306,14 +307,6 @@ func (a *appender) money(m Money) {
 		c /= 10
 	}
 	a.decimal(c, -places, false)
-}
-
-func (a *appender) moneyPtr(m *Money) {
-	if m == nil {
-		a.null()
-		return
-	}
-	a.money(*m)
 }
 
 func (a *appender) recommendation(r *Recommendation) {
@@ -558,6 +551,116 @@ func (a *appender) instance(in *Instance) {
 	a.close('}')
 }
 
+func (a *appender) aiMetrics(m *InstanceAIMetrics) {
+	a.open('{')
+	a.key("resourceId")
+	a.string(m.ResourceID)
+	if m.Model != "" {
+		a.key("model")
+		a.string(m.Model)
+	}
+	a.key("gpuCount")
+	a.float(m.GPUCount)
+	a.key("monthlyHours")
+	a.float(m.MonthlyHours)
+	if m.MonthlyCost != nil {
+		a.key("monthlyCost")
+		a.money(*m.MonthlyCost)
+	}
+	a.key("paidGpuHours")
+	a.float(m.PaidGPUHours)
+	a.optFloat("gpuUtilAvg", m.GPUUtilAvg)
+	a.optFloat("busyGpuHours", m.BusyGPUHours)
+	a.optFloat("gpuEfficiencyPercent", m.GPUEfficiencyPercent)
+	if m.CostPerGPUHour != nil {
+		a.key("costPerGpuHour")
+		a.money(*m.CostPerGPUHour)
+	}
+	if m.CostPerBusyGPUHour != nil {
+		a.key("costPerBusyGpuHour")
+		a.money(*m.CostPerBusyGPUHour)
+	}
+	a.optFloat("tokensPerSecond", m.TokensPerSecond)
+	a.optFloat("requestsPerSecond", m.RequestsPerSecond)
+	a.optFloat("monthlyOutputTokens", m.MonthlyOutputTokens)
+	a.optFloat("monthlyRequests", m.MonthlyRequests)
+	if m.CostPerMillionTokens != nil {
+		a.key("costPerMillionTokens")
+		a.number(*m.CostPerMillionTokens)
+	}
+	if m.CostPerThousandRequests != nil {
+		a.key("costPerThousandRequests")
+		a.number(*m.CostPerThousandRequests)
+	}
+	if m.TrainingRun != "" {
+		a.key("trainingRun")
+		a.string(m.TrainingRun)
+	}
+	a.close('}')
+}
+
+// optFloat writes an omitempty float pointer.
+func (a *appender) optFloat(k string, v *float64) {
+	if v != nil {
+		a.key(k)
+		a.float(*v)
+	}
+}
+
+func (a *appender) tagViolation(v *TagViolation) {
+	a.open('{')
+	a.key("resourceId")
+	a.string(v.ResourceID)
+	a.key("compliant")
+	a.bool(v.Compliant)
+	a.key("missing")
+	a.strings(v.Missing)
+	a.key("invalid")
+	a.strings(v.Invalid)
+	a.key("caseMismatch")
+	a.strings(v.CaseMismatch)
+	if v.MonthlyCost != nil {
+		a.key("monthlyCost")
+		a.money(*v.MonthlyCost)
+	}
+	a.close('}')
+}
+
+func (a *appender) warning(w *Warning) {
+	a.open('{')
+	if w.ResourceID != "" {
+		a.key("resourceId")
+		a.string(w.ResourceID)
+	}
+	a.key("code")
+	a.string(w.Code)
+	a.key("message")
+	a.string(w.Message)
+	if w.Scope != nil {
+		a.key("scope")
+		a.open('{')
+		a.optString("provider", w.Scope.Provider)
+		a.optString("account", w.Scope.Account)
+		a.optString("region", w.Scope.Region)
+		a.optString("source", w.Scope.Source)
+		a.close('}')
+	}
+	a.optString("reason", w.Reason)
+	if w.InstanceCount != 0 {
+		a.key("instanceCount")
+		a.int(w.InstanceCount)
+	}
+	a.close('}')
+}
+
+// optString writes an omitempty string.
+func (a *appender) optString(k, v string) {
+	if v != "" {
+		a.key(k)
+		a.string(v)
+	}
+}
+
 // item appends v, a pointer to a type the appender knows, indented at
 // prefix to dst; false when v is another type or the appender left it to
 // encoding/json.
@@ -568,6 +671,12 @@ func (a *appender) item(dst []byte, v any, prefix string) ([]byte, bool) {
 		a.recommendation(v)
 	case *Instance:
 		a.instance(v)
+	case *InstanceAIMetrics:
+		a.aiMetrics(v)
+	case *TagViolation:
+		a.tagViolation(v)
+	case *Warning:
+		a.warning(v)
 	default:
 		return a.b, false
 	}

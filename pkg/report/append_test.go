@@ -16,7 +16,7 @@ import (
 
 // fastItems are the item types the appender writes, as pointers; it writes
 // the struct types they hold too.
-var fastItems = []any{&Recommendation{}, &Instance{}}
+var fastItems = []any{&Recommendation{}, &Instance{}, &InstanceAIMetrics{}, &TagViolation{}, &Warning{}}
 
 // encodingJSON is v as encoding/json writes it indented at prefix, the
 // streamer's reference.

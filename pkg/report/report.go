@@ -578,6 +578,9 @@ type converter struct {
 	noUtil  map[string]bool
 	// prices maps the plan's prices to their report form, made once each.
 	prices map[*pricing.Price]*Price
+	// evidencePrices, when not nil, is reused for each recommendation's
+	// prices: the caller is done with a recommendation before the next.
+	evidencePrices []Price
 }
 
 // skeleton is plan's report without its recommendations and instances (nil),
@@ -643,7 +646,10 @@ func releaseRest(plan *recommend.Plan) {
 // recommendation is the plan's i-th recommendation in the report's types;
 // release takes its maps and lists and clears it in the plan.
 func (c *converter) recommendation(i int, release bool) Recommendation {
-	rec := newRecommendation(c.plan.Recommendations[i], release)
+	rec := newRecommendation(c.plan.Recommendations[i], release, c.evidencePrices)
+	if c.evidencePrices != nil {
+		c.evidencePrices = rec.Evidence.Prices[:0]
+	}
 	if release {
 		c.plan.Recommendations[i] = recommend.Recommendation{}
 	}
@@ -781,7 +787,8 @@ func newSummary(s recommend.Summary) Summary {
 
 // newRecommendation is rec in the report's types. Its maps and lists are
 // copied unless move: then rec is the caller's to give up and they are taken.
-func newRecommendation(rec recommend.Recommendation, move bool) Recommendation {
+// Its prices are appended to prices (nil: a new list).
+func newRecommendation(rec recommend.Recommendation, move bool, prices []Price) Recommendation {
 	ev := rec.Evidence
 	riskNotes, notes := rec.RiskNotes, ev.Notes
 	metrics, thresholds := ev.Metrics, ev.Thresholds
@@ -797,7 +804,9 @@ func newRecommendation(rec recommend.Recommendation, move bool) Recommendation {
 	if !move || thresholds == nil {
 		thresholds = copyFloats(thresholds)
 	}
-	prices := make([]Price, 0, len(ev.Prices))
+	if prices == nil {
+		prices = make([]Price, 0, len(ev.Prices))
+	}
 	for _, p := range ev.Prices {
 		prices = append(prices, newPrice(p))
 	}

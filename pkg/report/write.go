@@ -74,6 +74,7 @@ func writeJSON(w io.Writer, r *Report) error {
 func WriteConsumed(w io.Writer, plan *recommend.Plan, meta Meta) error {
 	r, conv := skeleton(plan, meta)
 	releaseRest(plan)
+	conv.evidencePrices = []Price{}
 	return writeJSONLists(w, r, map[string]lazyList{
 		"recommendations": {
 			n: len(plan.Recommendations),
