@@ -109,6 +109,27 @@ var plain = func() (p [256]bool) {
 	return p
 }()
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// load8 is w's first eight bytes, little-endian.
+func load8(w string) uint64 {
+	_ = w[7]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+}
+
+// special reports whether one of w's bytes is not plain.
+func special(w uint64) bool {
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	control := (w - ones*' ') &^ w
+	quote = (quote - ones) &^ quote
+	backslash = (backslash - ones) &^ backslash
+	return (control|quote|backslash|w)&highs != 0
+}
+
 // string writes s quoted as encoding/json does without HTML escaping:
 // control characters, the quote and the backslash escaped, bytes that are
 // not UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and \u2029.
@@ -116,6 +137,12 @@ func (a *appender) string(s string) {
 	b := append(a.b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && !special(load8(s[i:i+8])) {
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if plain[c] {
 			i++

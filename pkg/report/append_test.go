@@ -409,3 +409,31 @@ func FuzzAppender(f *testing.F) {
 		checkFast(t, in, "    ")
 	})
 }
+
+// TestSpecial: a word is special exactly when one of its bytes is not plain.
+func TestSpecial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200000 {
+		var w uint64
+		want := false
+		for i := range 8 {
+			c := byte(rng.IntN(256))
+			if rng.IntN(2) == 0 {
+				c = 'a' + byte(rng.IntN(26))
+			}
+			w |= uint64(c) << (8 * i)
+			want = want || !plain[c]
+		}
+		if special(w) != want {
+			t.Fatalf("special(%#x) = %v", w, !want)
+		}
+	}
+	for c := range 256 {
+		for i := range 8 {
+			w := uint64(0x6161616161616161)&^(0xff<<(8*i)) | uint64(c)<<(8*i)
+			if special(w) != !plain[c] {
+				t.Errorf("special(%#x) = %v", w, plain[c])
+			}
+		}
+	}
+}

@@ -39,6 +39,8 @@ type streamer struct {
 	lists map[string]lazyList
 	// names are field names quoted, by name.
 	names map[string]string
+	// walked remembers streamable by type.
+	walked map[reflect.Type]bool
 }
 
 // lazyList is a list whose items are made one at a time as they are written.
@@ -136,6 +138,19 @@ func (s *streamer) encode(v reflect.Value, prefix string) {
 	_, s.err = s.w.Write(s.indented)
 }
 
+// streamable is streamable(t), remembered.
+func (s *streamer) streamable(t reflect.Type) bool {
+	ok, known := s.walked[t]
+	if !known {
+		ok = streamable(t)
+		if s.walked == nil {
+			s.walked = map[reflect.Type]bool{}
+		}
+		s.walked[t] = ok
+	}
+	return ok
+}
+
 // streamable reports whether t is walked rather than encoded whole: a plain
 // struct (no custom marshaling, no embedded or ",string" fields) or a slice.
 func streamable(t reflect.Type) bool {
@@ -160,7 +175,7 @@ func streamable(t reflect.Type) bool {
 
 func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 	if v.Kind() == reflect.Pointer {
-		if v.IsNil() || !streamable(v.Type().Elem()) {
+		if v.IsNil() || !s.streamable(v.Type().Elem()) {
 			s.leaf(v, prefix)
 			return
 		}
@@ -168,7 +183,7 @@ func (s *streamer) value(v reflect.Value, prefix string, depth int) {
 	}
 	// Walking a list item's fields one by one would cost an encoder call
 	// each, and the item is small.
-	if depth >= streamDepth || !streamable(v.Type()) || (depth >= streamDepth-1 && v.Kind() == reflect.Struct) {
+	if depth >= streamDepth || (depth >= streamDepth-1 && v.Kind() == reflect.Struct) || !s.streamable(v.Type()) {
 		s.leaf(v, prefix)
 		return
 	}
