@@ -344,10 +344,7 @@ func (a *appender) recommendation(r *Recommendation) {
 	a.string(r.ResourceID)
 	a.key("provider")
 	a.string(r.Provider)
-	if r.Account != "" {
-		a.key("account")
-		a.string(r.Account)
-	}
+	a.optString("account", r.Account)
 	a.key("region")
 	a.string(r.Region)
 	a.key("instanceType")
@@ -356,14 +353,8 @@ func (a *appender) recommendation(r *Recommendation) {
 	a.string(r.Kind)
 	a.key("action")
 	a.string(r.Action)
-	if r.ShortAction != "" {
-		a.key("shortAction")
-		a.string(r.ShortAction)
-	}
-	if r.Target != "" {
-		a.key("target")
-		a.string(r.Target)
-	}
+	a.optString("shortAction", r.ShortAction)
+	a.optString("target", r.Target)
 	a.key("currentMonthlyCost")
 	a.money(r.CurrentMonthlyCost)
 	a.key("projectedMonthlyCost")
@@ -380,10 +371,7 @@ func (a *appender) recommendation(r *Recommendation) {
 	a.string(r.Rationale)
 	a.key("evidence")
 	a.evidence(&r.Evidence)
-	if r.After != "" {
-		a.key("after")
-		a.string(r.After)
-	}
+	a.optString("after", r.After)
 	a.close('}')
 }
 
@@ -435,10 +423,7 @@ func (a *appender) price(p *Price) {
 	a.string(p.Currency)
 	a.key("unit")
 	a.string(p.Unit)
-	if p.Zone != "" {
-		a.key("zone")
-		a.string(p.Zone)
-	}
+	a.optString("zone", p.Zone)
 	a.key("source")
 	a.string(p.Source)
 	a.key("asOf")
@@ -454,10 +439,7 @@ func (a *appender) purchase(p *Purchase) {
 	a.string(p.Name)
 	a.key("term")
 	a.string(p.Term)
-	if p.Payment != "" {
-		a.key("payment")
-		a.string(p.Payment)
-	}
+	a.optString("payment", p.Payment)
 	a.key("region")
 	a.string(p.Region)
 	a.key("scope")
@@ -474,10 +456,7 @@ func (a *appender) purchase(p *Purchase) {
 		a.key("quantity")
 		a.int(p.Quantity)
 	}
-	if p.InstanceType != "" {
-		a.key("instanceType")
-		a.string(p.InstanceType)
-	}
+	a.optString("instanceType", p.InstanceType)
 	if p.VCPUs != 0 {
 		a.key("vcpus")
 		a.float(p.VCPUs)
@@ -490,28 +469,16 @@ func (a *appender) purchase(p *Purchase) {
 		a.key("gpus")
 		a.float(p.GPUs)
 	}
-	if p.GPUModel != "" {
-		a.key("gpuModel")
-		a.string(p.GPUModel)
-	}
+	a.optString("gpuModel", p.GPUModel)
 	a.key("rateSource")
 	a.string(p.RateSource)
-	if p.RateOrigin != "" {
-		a.key("rateOrigin")
-		a.string(p.RateOrigin)
-	}
-	if p.RateAsOf != "" {
-		a.key("rateAsOf")
-		a.string(p.RateAsOf)
-	}
+	a.optString("rateOrigin", p.RateOrigin)
+	a.optString("rateAsOf", p.RateAsOf)
 	if p.Live {
 		a.key("live")
 		a.bool(p.Live)
 	}
-	if p.Approximation != "" {
-		a.key("approximation")
-		a.string(p.Approximation)
-	}
+	a.optString("approximation", p.Approximation)
 	a.close('}')
 }
 
@@ -521,18 +488,12 @@ func (a *appender) instance(in *Instance) {
 	a.string(in.ResourceID)
 	a.key("provider")
 	a.string(in.Provider)
-	if in.Account != "" {
-		a.key("account")
-		a.string(in.Account)
-	}
+	a.optString("account", in.Account)
 	a.key("region")
 	a.string(in.Region)
 	a.key("instanceType")
 	a.string(in.InstanceType)
-	if in.GPUModel != "" {
-		a.key("gpuModel")
-		a.string(in.GPUModel)
-	}
+	a.optString("gpuModel", in.GPUModel)
 	a.key("gpuCount")
 	a.float(in.GPUCount)
 	a.key("lifecycle")
@@ -543,38 +504,17 @@ func (a *appender) instance(in *Instance) {
 	a.float(in.MonthlyHours)
 	a.key("priced")
 	a.bool(in.Priced)
-	if in.UtilizationSource != "" {
-		a.key("utilizationSource")
-		a.string(in.UtilizationSource)
-	}
-	if in.UtilizationCoverage != nil {
-		a.key("utilizationCoverage")
-		a.float(*in.UtilizationCoverage)
-	}
-	if in.GPUUtilP95 != nil {
-		a.key("gpuUtilP95")
-		a.float(*in.GPUUtilP95)
-	}
+	a.optString("utilizationSource", in.UtilizationSource)
+	a.optFloat("utilizationCoverage", in.UtilizationCoverage)
+	a.optFloat("gpuUtilP95", in.GPUUtilP95)
 	if in.HourlyPrice != nil {
 		a.key("hourlyPrice")
 		a.price(in.HourlyPrice)
 	}
-	if in.PriceBasis != "" {
-		a.key("priceBasis")
-		a.string(in.PriceBasis)
-	}
-	if in.CurrentMonthlyCost != nil {
-		a.key("currentMonthlyCost")
-		a.money(*in.CurrentMonthlyCost)
-	}
-	if in.OptimizedMonthlyCost != nil {
-		a.key("optimizedMonthlyCost")
-		a.money(*in.OptimizedMonthlyCost)
-	}
-	if in.MonthlySavings != nil {
-		a.key("monthlySavings")
-		a.money(*in.MonthlySavings)
-	}
+	a.optString("priceBasis", in.PriceBasis)
+	a.optMoney("currentMonthlyCost", in.CurrentMonthlyCost)
+	a.optMoney("optimizedMonthlyCost", in.OptimizedMonthlyCost)
+	a.optMoney("monthlySavings", in.MonthlySavings)
 	a.close('}')
 }
 
@@ -582,47 +522,26 @@ func (a *appender) aiMetrics(m *InstanceAIMetrics) {
 	a.open('{')
 	a.key("resourceId")
 	a.string(m.ResourceID)
-	if m.Model != "" {
-		a.key("model")
-		a.string(m.Model)
-	}
+	a.optString("model", m.Model)
 	a.key("gpuCount")
 	a.float(m.GPUCount)
 	a.key("monthlyHours")
 	a.float(m.MonthlyHours)
-	if m.MonthlyCost != nil {
-		a.key("monthlyCost")
-		a.money(*m.MonthlyCost)
-	}
+	a.optMoney("monthlyCost", m.MonthlyCost)
 	a.key("paidGpuHours")
 	a.float(m.PaidGPUHours)
 	a.optFloat("gpuUtilAvg", m.GPUUtilAvg)
 	a.optFloat("busyGpuHours", m.BusyGPUHours)
 	a.optFloat("gpuEfficiencyPercent", m.GPUEfficiencyPercent)
-	if m.CostPerGPUHour != nil {
-		a.key("costPerGpuHour")
-		a.money(*m.CostPerGPUHour)
-	}
-	if m.CostPerBusyGPUHour != nil {
-		a.key("costPerBusyGpuHour")
-		a.money(*m.CostPerBusyGPUHour)
-	}
+	a.optMoney("costPerGpuHour", m.CostPerGPUHour)
+	a.optMoney("costPerBusyGpuHour", m.CostPerBusyGPUHour)
 	a.optFloat("tokensPerSecond", m.TokensPerSecond)
 	a.optFloat("requestsPerSecond", m.RequestsPerSecond)
 	a.optFloat("monthlyOutputTokens", m.MonthlyOutputTokens)
 	a.optFloat("monthlyRequests", m.MonthlyRequests)
-	if m.CostPerMillionTokens != nil {
-		a.key("costPerMillionTokens")
-		a.number(*m.CostPerMillionTokens)
-	}
-	if m.CostPerThousandRequests != nil {
-		a.key("costPerThousandRequests")
-		a.number(*m.CostPerThousandRequests)
-	}
-	if m.TrainingRun != "" {
-		a.key("trainingRun")
-		a.string(m.TrainingRun)
-	}
+	a.optNumber("costPerMillionTokens", m.CostPerMillionTokens)
+	a.optNumber("costPerThousandRequests", m.CostPerThousandRequests)
+	a.optString("trainingRun", m.TrainingRun)
 	a.close('}')
 }
 
@@ -646,19 +565,13 @@ func (a *appender) tagViolation(v *TagViolation) {
 	a.strings(v.Invalid)
 	a.key("caseMismatch")
 	a.strings(v.CaseMismatch)
-	if v.MonthlyCost != nil {
-		a.key("monthlyCost")
-		a.money(*v.MonthlyCost)
-	}
+	a.optMoney("monthlyCost", v.MonthlyCost)
 	a.close('}')
 }
 
 func (a *appender) warning(w *Warning) {
 	a.open('{')
-	if w.ResourceID != "" {
-		a.key("resourceId")
-		a.string(w.ResourceID)
-	}
+	a.optString("resourceId", w.ResourceID)
 	a.key("code")
 	a.string(w.Code)
 	a.key("message")
@@ -678,6 +591,22 @@ func (a *appender) warning(w *Warning) {
 		a.int(w.InstanceCount)
 	}
 	a.close('}')
+}
+
+// optMoney writes an omitempty *Money.
+func (a *appender) optMoney(k string, m *Money) {
+	if m != nil {
+		a.key(k)
+		a.money(*m)
+	}
+}
+
+// optNumber writes an omitempty *Number.
+func (a *appender) optNumber(k string, n *Number) {
+	if n != nil {
+		a.key(k)
+		a.number(*n)
+	}
 }
 
 // optString writes an omitempty string.
