@@ -13,7 +13,8 @@ import (
 // streamDepth is how deep writeJSON walks the report itself: the envelope,
 // its sections and their lists. Below it each value is encoded whole, and so
 // is a struct one level above it (an item of a section's list: one
-// recommendation, one instance). The output is byte for byte what
+// recommendation, one instance), by the appender where it knows the type and
+// by encoding/json otherwise. The output is byte for byte what
 // json.Encoder with SetIndent("", "  ") and SetEscapeHTML(false) writes, but
 // the whole document is never in memory: for a large fleet that is several
 // times the report's size.
