@@ -882,8 +882,8 @@ func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) In
 		GPUUtilP95:          ic.GPUUtilP95,
 	}
 	if ic.Priced {
-		cur, opt, sav := NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)
-		in.CurrentMonthlyCost, in.OptimizedMonthlyCost, in.MonthlySavings = &cur, &opt, &sav
+		costs := &[3]Money{NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)}
+		in.CurrentMonthlyCost, in.OptimizedMonthlyCost, in.MonthlySavings = &costs[0], &costs[1], &costs[2]
 		if ic.Hourly != nil {
 			p, ok := prices[ic.Hourly]
 			if !ok {
