@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
 // fastItems are the item types the appender writes, as pointers; it writes
@@ -435,5 +437,49 @@ func TestSpecial(t *testing.T) {
 				t.Errorf("special(%#x) = %v", w, plain[c])
 			}
 		}
+	}
+}
+
+// TestWriteConsumedFallsBack: a recommendation or instance the appender
+// leaves to encoding/json (a price of 30 digits, NaN) is written as
+// encoding/json writes the whole report, or fails with its error.
+func TestWriteConsumedFallsBack(t *testing.T) {
+	meta := testMeta()
+	long := decimal.RequireFromString("123456789012345678901234.567891")
+	plans := map[string]func(p *recommend.Plan){
+		"long price": func(p *recommend.Plan) { p.Recommendations[0].Evidence.Prices[0].Hourly = long },
+		"long cost":  func(p *recommend.Plan) { p.Instances[0].MonthlyCost = long },
+		"NaN": func(p *recommend.Plan) {
+			p.Recommendations[1].Evidence.Metrics = map[string]float64{"a": 1, "nan": math.NaN()}
+		},
+	}
+	for name, change := range plans {
+		t.Run(name, func(t *testing.T) {
+			plan := testPlan()
+			change(&plan)
+			var a appender
+			r := New(plan, meta)
+			if _, ok := a.item(nil, &r.Recommendations[0], ""); name == "long price" && ok {
+				t.Fatal("the appender wrote the long price")
+			}
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			wantErr := enc.Encode(r)
+			var got bytes.Buffer
+			change(&plan)
+			err := WriteConsumed(&got, &plan, meta)
+			switch {
+			case wantErr != nil:
+				if err == nil || err.Error() != wantErr.Error() {
+					t.Fatalf("error %v, encoding/json's %v", err, wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case !bytes.Equal(got.Bytes(), want.Bytes()):
+				t.Errorf("WriteConsumed differs from encoding/json:\n%s\nwant:\n%s", got.Bytes(), want.Bytes())
+			}
+		})
 	}
 }
