@@ -108,7 +108,8 @@ func (s *streamer) leaf(v reflect.Value, prefix string) {
 }
 
 // fast writes v, a pointer, with the appender; false when the appender does
-// not know v's type or left the value to encoding/json.
+// not know v's type or left the value to encoding/json. After an error it
+// writes nothing and reports true.
 func (s *streamer) fast(v any, prefix string) bool {
 	if s.err != nil {
 		return true
