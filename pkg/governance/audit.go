@@ -1,9 +1,9 @@
 package governance
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -123,80 +123,139 @@ func AuditTags(items []Item, p Policy) Audit { return AuditTagsEach(items, p, ni
 // AuditTagsEach is AuditTags handing each instance's violations, whole, to
 // each (when not nil) before the audit keeps them: each may use the detail
 // and leave the audit only what it needs (the counts and costs are taken
-// before). Instances come in the items' order.
+// before). Instances come in the items' order. Instances with the same
+// findings share their Violations, Missing, Invalid and CaseMismatch: they
+// are read, never written.
 func AuditTagsEach(items []Item, p Policy, each func(*InstanceViolations)) Audit {
-	a := Audit{Policy: p, InstanceCount: len(items), Tags: []TagSummary{}, Violations: []InstanceViolations{}}
-	summaries := map[string]*TagSummary{}
-	var order []string
-	addSummary := func(t string, required bool) {
-		if strings.TrimSpace(t) == "" {
-			return
-		}
-		if _, ok := summaries[fold(t)]; !ok {
-			summaries[fold(t)] = &TagSummary{Tag: t, Required: required}
-			order = append(order, fold(t))
-		}
+	au := newAuditor(p, len(items), each)
+	ps := newPass(p, au.memo.keys)
+	for i := range items {
+		v := ps.read(&items[i])
+		au.add(&items[i], &v)
 	}
-	for _, t := range p.RequiredTags {
-		addSummary(t, true)
-	}
-	for _, av := range p.AllowedValues {
-		addSummary(av.Tag, false)
-	}
+	return au.finish()
+}
 
-	total, bad := decimal.Zero, decimal.Zero
-	// Most instances of a large fleet lack the same tags: their findings are
-	// made and held once.
-	memo := newAuditMemo(p)
-	for _, it := range items {
-		cost, _ := costs(it)
-		if !it.Priced {
-			a.UnpricedCount++
-		}
-		total = total.Add(cost)
-		iv := memo.audit(it)
-		for _, v := range iv.Violations {
-			s := summaries[fold(v.Tag)]
-			switch v.Kind {
-			case KindMissing:
-				s.Missing++
-			case KindInvalidValue:
-				s.Invalid++
-			case KindCaseMismatch:
-				s.CaseMismatch++
-			}
-		}
-		for _, t := range append(append([]string{}, iv.Missing...), iv.Invalid...) {
-			s := summaries[fold(t)]
-			s.MonthlyCost = NewMoney(s.MonthlyCost.Add(cost))
-		}
-		if iv.Compliant {
-			a.CompliantCount++
-		} else {
-			bad = bad.Add(cost)
-		}
-		if len(iv.Violations) > 0 {
-			if each != nil {
-				each(&iv)
-			}
-			a.Violations = append(a.Violations, iv)
+// auditor audits items one by one for AuditTagsEach.
+type auditor struct {
+	a    Audit
+	each func(*InstanceViolations)
+	memo *auditMemo
+	// cost sums the spend where each of memo.keys is missing or invalid.
+	cost       []sum
+	total, bad sum
+	order      []violationOrder
+}
+
+// violationOrder is what Audit.Violations are sorted by: costliest first,
+// then by id, then in the order found.
+type violationOrder struct {
+	cost cents
+	id   string
+	i    int
+}
+
+func newAuditor(p Policy, n int, each func(*InstanceViolations)) *auditor {
+	au := &auditor{a: Audit{Policy: p, InstanceCount: n, Tags: []TagSummary{}, Violations: []InstanceViolations{}}, each: each, memo: newAuditMemo(p)}
+	// The summaries are the memo's keys: the required tags in policy order,
+	// then the other tags with allowed values, once per folded spelling.
+	for i, k := range au.memo.keys {
+		au.a.Tags = append(au.a.Tags, TagSummary{Tag: k, Required: au.memo.required[i]})
+	}
+	au.cost = make([]sum, len(au.memo.keys))
+	return au
+}
+
+// add audits the item v views.
+func (au *auditor) add(it *Item, v *view) {
+	if !it.Priced {
+		au.a.UnpricedCount++
+	}
+	au.total.add(v.cur)
+	iv, f := au.memo.auditWith(it, v.tags[:len(au.memo.keys)], v.class, v.cur)
+	for j, vi := range f.violations {
+		s := &au.a.Tags[f.tagIndex[j]]
+		switch vi.Kind {
+		case KindMissing:
+			s.Missing++
+		case KindInvalidValue:
+			s.Invalid++
+		case KindCaseMismatch:
+			s.CaseMismatch++
 		}
 	}
-	for _, k := range order {
-		a.Tags = append(a.Tags, *summaries[k])
+	for _, k := range f.costIndex {
+		au.cost[k].add(v.cur)
 	}
-	sort.SliceStable(a.Violations, func(i, j int) bool {
-		ci, cj := a.Violations[i].MonthlyCost, a.Violations[j].MonthlyCost
-		if !ci.Equal(cj.Decimal) {
-			return ci.GreaterThan(cj.Decimal)
+	if iv.Compliant {
+		au.a.CompliantCount++
+	} else {
+		au.bad.add(v.cur)
+	}
+	if len(iv.Violations) > 0 {
+		if au.each != nil {
+			au.each(&iv)
 		}
-		return a.Violations[i].ResourceID < a.Violations[j].ResourceID
+		au.order = append(au.order, violationOrder{cost: orderCents(iv.MonthlyCost.Decimal), id: iv.ResourceID, i: len(au.a.Violations)})
+		au.a.Violations = append(au.a.Violations, iv)
+	}
+}
+
+// orderCents is d as cents for sorting, without rounding it: each may have
+// changed an instance's cost.
+func orderCents(d decimal.Decimal) cents {
+	if d.IsZero() {
+		return noCents
+	}
+	if d.Exponent() == -2 && d.Cmp(maxCents) <= 0 && d.Cmp(minCents) >= 0 {
+		return cents{d: d, n: d.CoefficientInt64(), small: true}
+	}
+	return cents{d: d}
+}
+
+func (au *auditor) finish() Audit {
+	a := &au.a
+	for i := range a.Tags {
+		a.Tags[i].MonthlyCost = NewMoney(au.cost[i].value())
+	}
+	slices.SortFunc(au.order, func(x, y violationOrder) int {
+		if c := compareCents(y.cost, x.cost); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.id, y.id); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.i, y.i)
 	})
+	permute(a.Violations, au.order)
+	total, bad := au.total.value(), au.bad.value()
 	a.MonthlyCost = NewMoney(total)
 	a.NonCompliantMonthlyCost = NewMoney(bad)
 	a.CompliancePercentByInstances = percent(decimal.NewFromInt(int64(a.CompliantCount)), decimal.NewFromInt(int64(a.InstanceCount)))
 	a.CompliancePercentBySpend = percent(total.Sub(bad), total)
-	return a
+	return *a
+}
+
+// permute puts vs in order: vs[k] becomes the old vs[order[k].i]. It moves
+// each element once, following the permutation's cycles, and spends order.
+func permute(vs []InstanceViolations, order []violationOrder) {
+	for k := range order {
+		if order[k].i < 0 || order[k].i == k {
+			continue
+		}
+		tmp := vs[k]
+		j := k
+		for {
+			src := order[j].i
+			order[j].i = -1
+			if src == k {
+				vs[j] = tmp
+				break
+			}
+			vs[j] = vs[src]
+			j = src
+		}
+	}
 }
 
 // auditItem checks one item: each required tag, then the allowed values of
@@ -218,10 +277,22 @@ type auditMemo struct {
 	// allowed are the allowed values of each of keys, nil for any.
 	allowed [][]string
 	byIn    map[string]*auditFinding
+	// actions are the actions' sentences made, by finding and cost.
+	actions map[actionKey]string
 	// key and tags are audit's buffers, reused item after item.
 	key  []byte
 	tags []tag
 }
+
+// actionKey is what an action's sentence depends on beyond its finding.
+type actionKey struct {
+	f      *auditFinding
+	cents  int64
+	priced bool
+}
+
+// maxActions bounds auditMemo.actions: it is emptied when full.
+const maxActions = 1 << 16
 
 // auditFinding is what auditItem finds from an item's inputs.
 type auditFinding struct {
@@ -229,10 +300,15 @@ type auditFinding struct {
 	missing, invalid, caseMismatch []string
 	// head is the action's sentence before its cost clause.
 	head string
+	// tagIndex is the index in the memo's keys of each violation's tag, and
+	// costIndex of each missing, then each invalid, tag.
+	tagIndex, costIndex []int
+	// compliant: nothing is missing or invalid.
+	compliant bool
 }
 
 func newAuditMemo(p Policy) *auditMemo {
-	m := &auditMemo{p: p, byIn: map[string]*auditFinding{}}
+	m := &auditMemo{p: p, byIn: map[string]*auditFinding{}, actions: map[actionKey]string{}}
 	var seen []string
 	add := func(k string, required bool) {
 		if strings.TrimSpace(k) == "" || slices.Contains(seen, fold(k)) {
@@ -264,6 +340,29 @@ type auditInputs struct {
 // audit is auditItem, reusing the findings of an earlier item with the same
 // inputs.
 func (m *auditMemo) audit(it Item) InstanceViolations {
+	m.tags = m.tags[:0]
+	for _, k := range m.keys {
+		m.tags = append(m.tags, lookup(it.Tags, k))
+	}
+	c := noCents
+	if it.Priced {
+		c = centsOf(it.MonthlyCost)
+	}
+	iv, _ := m.auditWith(&it, m.tags, m.p.classOf(it), c)
+	return iv
+}
+
+// auditWith is audit of an item whose tags (the memo's keys as found on
+// it), workload class and monthly cost are known. It returns the finding
+// too.
+func (m *auditMemo) auditWith(it *Item, tags []tag, class string, cost cents) (InstanceViolations, *auditFinding) {
+	in := auditInputs{lax: lowerCaseLabels(it.Provider), class: class, workload: it.Workload, tags: tags}
+	m.key = m.appendKey(m.key[:0], in)
+	f, ok := m.byIn[string(m.key)]
+	if !ok {
+		f = m.find(in)
+		m.byIn[string(m.key)] = f
+	}
 	iv := InstanceViolations{
 		ResourceID:   it.ID,
 		Provider:     it.Provider,
@@ -271,27 +370,35 @@ func (m *auditMemo) audit(it Item) InstanceViolations {
 		Region:       it.Region,
 		InstanceType: it.InstanceType,
 		Priced:       it.Priced,
-		Violations:   []Violation{},
+		Compliant:    f.compliant,
+		Violations:   f.violations,
+		Missing:      f.missing,
+		Invalid:      f.invalid,
+		CaseMismatch: f.caseMismatch,
 	}
 	if it.Priced {
-		iv.MonthlyCost = NewMoney(it.MonthlyCost)
+		iv.MonthlyCost = Money{cost.d}
 	}
-	m.tags = m.tags[:0]
-	for _, k := range m.keys {
-		m.tags = append(m.tags, lookup(it.Tags, k))
+	iv.Action = m.action(f, iv, cost)
+	return iv, f
+}
+
+// action is actionOf the finding's head for iv, which costs cost, made
+// once per finding and cost.
+func (m *auditMemo) action(f *auditFinding, iv InstanceViolations, cost cents) string {
+	if f.head == "" || !cost.small {
+		return actionOf(f.head, iv)
 	}
-	in := auditInputs{lax: lowerCaseLabels(it.Provider), class: m.p.classOf(it), workload: it.Workload, tags: m.tags}
-	m.key = m.appendKey(m.key[:0], in)
-	f, ok := m.byIn[string(m.key)]
-	if !ok {
-		f = m.find(in)
-		m.byIn[string(m.key)] = f
+	k := actionKey{f: f, cents: cost.n, priced: iv.Priced}
+	if s, ok := m.actions[k]; ok {
+		return s
 	}
-	iv.Violations = append(iv.Violations, f.violations...)
-	iv.Missing, iv.Invalid, iv.CaseMismatch = slices.Clone(f.missing), slices.Clone(f.invalid), slices.Clone(f.caseMismatch)
-	iv.Compliant = len(iv.Missing) == 0 && len(iv.Invalid) == 0
-	iv.Action = actionOf(f.head, iv)
-	return iv
+	s := actionOf(f.head, iv)
+	if len(m.actions) >= maxActions {
+		clear(m.actions)
+	}
+	m.actions[k] = s
+	return s
 }
 
 // appendKey appends a key that two inputs share only when their findings
@@ -336,6 +443,7 @@ func (m *auditMemo) appendKey(b []byte, in auditInputs) []byte {
 func (m *auditMemo) find(in auditInputs) *auditFinding {
 	p := m.p
 	var iv InstanceViolations
+	var tagIndex []int
 	it := Item{Workload: in.workload}
 	for i, key := range m.keys {
 		t := in.tags[i]
@@ -358,11 +466,13 @@ func (m *auditMemo) find(in auditInputs) *auditFinding {
 				v.Message += fmt.Sprintf(" (the snapshot suggests %s)", v.Suggestion)
 			}
 			iv.add(v)
+			tagIndex = append(tagIndex, i)
 			continue
 		}
 		if !t.exact && !in.lax {
 			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value,
 				Message: fmt.Sprintf("key %q is spelt differently from %q; cost reports list the two apart", t.key, key)})
+			tagIndex = append(tagIndex, i)
 		}
 		allowed := m.allowed[i]
 		if allowed == nil {
@@ -379,13 +489,32 @@ func (m *auditMemo) find(in auditInputs) *auditFinding {
 				v.Message += fmt.Sprintf(" (did you mean %s?)", v.Suggestion)
 			}
 			iv.add(v)
+			tagIndex = append(tagIndex, i)
 		case !exact && !in.lax && t.exact:
 			// A misspelt key already has its note; one per tag is enough.
 			iv.add(Violation{Kind: KindCaseMismatch, Tag: key, Key: t.key, Value: t.value, Suggestion: c,
 				Message: fmt.Sprintf("%s %q is spelt differently from %q; cost reports list the two apart", key, t.value, c)})
+			tagIndex = append(tagIndex, i)
 		}
 	}
-	return &auditFinding{violations: iv.Violations, missing: iv.Missing, invalid: iv.Invalid, caseMismatch: iv.CaseMismatch, head: actionHead(iv.Violations)}
+	f := &auditFinding{violations: iv.Violations, missing: iv.Missing, invalid: iv.Invalid, caseMismatch: iv.CaseMismatch, head: actionHead(iv.Violations), tagIndex: tagIndex}
+	if f.violations == nil {
+		f.violations = []Violation{}
+	}
+	for j, v := range f.violations {
+		if v.Kind == KindMissing {
+			f.costIndex = append(f.costIndex, tagIndex[j])
+		}
+	}
+	for j, v := range f.violations {
+		if v.Kind == KindInvalidValue {
+			f.costIndex = append(f.costIndex, tagIndex[j])
+		}
+	}
+	f.compliant = len(f.missing) == 0 && len(f.invalid) == 0
+	// Instances share these: an append must not write into another's.
+	f.violations, f.missing, f.invalid, f.caseMismatch = slices.Clip(f.violations), slices.Clip(f.missing), slices.Clip(f.invalid), slices.Clip(f.caseMismatch)
+	return f
 }
 
 func (iv *InstanceViolations) add(v Violation) {

@@ -236,14 +236,29 @@ func lookup(tags map[string]string, key string) tag {
 // canonical returns the allowed value v stands for and whether it is spelt
 // exactly so; ok is false when v is not allowed.
 func canonical(v string, allowed []string) (value string, exact, ok bool) {
-	for _, a := range allowed {
-		if v == a {
-			return a, true, true
+	return allowedSet{values: allowed}.canonical(v)
+}
+
+// canonical is canonical of v among a's values, folded once.
+func (a allowedSet) canonical(v string) (value string, exact, ok bool) {
+	for _, x := range a.values {
+		if v == x {
+			return x, true, true
 		}
 	}
-	for _, a := range allowed {
-		if fold(v) == fold(a) {
-			return a, false, true
+	if len(a.values) == 0 {
+		return "", false, false
+	}
+	fv := fold(v)
+	for i, x := range a.values {
+		var fx string
+		if a.folded != nil {
+			fx = a.folded[i]
+		} else {
+			fx = fold(x)
+		}
+		if fv == fx {
+			return x, false, true
 		}
 	}
 	return "", false, false
@@ -271,28 +286,7 @@ func WorkloadClass(t fleet.WorkloadType) string {
 // WorkloadClass, else the tag's value as written when the policy does not
 // restrict it; "" when nothing says.
 func (p Policy) classOf(it Item) string {
-	t := lookup(it.Tags, TagWorkloadType)
-	value := strings.TrimSpace(t.value)
-	allowed := p.allowed(TagWorkloadType)
-	if value != "" && allowed != nil {
-		if c, _, ok := canonical(value, allowed); ok {
-			return c
-		}
-	}
-	if it.Workload != nil {
-		if c := WorkloadClass(it.Workload.Type); c != "" {
-			return c
-		}
-	}
-	if value != "" && allowed == nil {
-		for _, c := range []string{WorkloadTraining, WorkloadInference, WorkloadFineTuning, WorkloadDevelopment} {
-			if fold(value) == fold(c) {
-				return c
-			}
-		}
-		return value
-	}
-	return ""
+	return classFrom(lookup(it.Tags, TagWorkloadType).value, it.Workload, allowedSet{values: p.allowed(TagWorkloadType)})
 }
 
 // lowerCaseLabels says whether a cloud's tags are lower-case by rule (GCP
