@@ -1,7 +1,7 @@
 package governance
 
 import (
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -42,18 +42,52 @@ type Bucket struct {
 // value, else the class of the fleet's workload type (WorkloadClass), else the
 // tag as written. Unpriced instances count with zero cost.
 func Allocate(items []Item, p Policy) Allocation {
-	cur, opt := decimal.Zero, decimal.Zero
-	for _, it := range items {
-		c, o := costs(it)
-		cur, opt = cur.Add(c), opt.Add(o)
+	al := newAllocator()
+	ps := newPass(p, nil)
+	for i := range items {
+		v := ps.read(&items[i])
+		al.add(&items[i], ps, &v)
 	}
-	a := Allocation{MonthlyCost: NewMoney(cur), OptimizedMonthlyCost: NewMoney(opt)}
-	a.ByTeam = split(items, cur, func(it Item) string { return Attribute(it, p).Team })
-	a.ByProject = split(items, cur, func(it Item) string { return Attribute(it, p).Project })
-	a.ByWorkloadType = split(items, cur, func(it Item) string { return Attribute(it, p).WorkloadType })
-	a.ByEnvironment = split(items, cur, func(it Item) string { return Attribute(it, p).Environment })
-	a.ByProvider = split(items, cur, func(it Item) string { return string(it.Provider) })
-	return a
+	return al.finish()
+}
+
+// allocator allocates items one by one for Allocate.
+type allocator struct {
+	cur, opt sum
+	// by are the splits by team, project, workload type, environment and
+	// cloud.
+	by [5]splitter
+}
+
+func newAllocator() *allocator {
+	al := &allocator{}
+	for i := range al.by {
+		al.by[i] = splitter{bySpelling: map[string]*bucketSum{}, byID: map[string]*bucketSum{}}
+	}
+	return al
+}
+
+// add allocates the item v views.
+func (al *allocator) add(it *Item, ps *pass, v *view) {
+	al.cur.add(v.cur)
+	al.opt.add(v.opt)
+	a := ps.attribution(v)
+	for i, k := range [...]string{a.Team, a.Project, a.WorkloadType, a.Environment, string(it.Provider)} {
+		al.by[i].add(k, v.cur, v.opt)
+	}
+}
+
+func (al *allocator) finish() Allocation {
+	cur, opt := al.cur.value(), al.opt.value()
+	return Allocation{
+		MonthlyCost:          NewMoney(cur),
+		OptimizedMonthlyCost: NewMoney(opt),
+		ByTeam:               al.by[0].buckets(cur),
+		ByProject:            al.by[1].buckets(cur),
+		ByWorkloadType:       al.by[2].buckets(cur),
+		ByEnvironment:        al.by[3].buckets(cur),
+		ByProvider:           al.by[4].buckets(cur),
+	}
 }
 
 // Attribution is what an instance's cost is allocated to; "" where nothing
@@ -85,15 +119,6 @@ func Attribute(it Item, p Policy) Attribution {
 	return a
 }
 
-// costs are an item's current and optimized monthly cost in cents, so that
-// every sum of them is exact; zero when unpriced.
-func costs(it Item) (decimal.Decimal, decimal.Decimal) {
-	if !it.Priced {
-		return decimal.Zero, decimal.Zero
-	}
-	return it.MonthlyCost.Round(2), it.OptimizedCost.Round(2)
-}
-
 // share is part / whole × 100 to one decimal; 0 when whole is 0.
 func share(part, whole decimal.Decimal) float64 {
 	if whole.IsZero() {
@@ -102,52 +127,66 @@ func share(part, whole decimal.Decimal) float64 {
 	return percent(part, whole)
 }
 
-// split groups items by key (case-insensitively, shown in the first spelling
-// in sorted order; "" is Untagged) and sorts the buckets costliest first,
-// Untagged last.
-func split(items []Item, total decimal.Decimal, key func(Item) string) []Bucket {
-	type acc struct {
-		// first is the group's first spelling in sorted order: its key.
-		first    string
-		n        int
-		cur, opt decimal.Decimal
-	}
-	groups := map[string]*acc{}
-	for _, it := range items {
-		k := key(it)
-		id := strings.ToLower(k)
+// splitter groups items by key, case-insensitively, shown in the first
+// spelling in sorted order; "" is Untagged.
+type splitter struct {
+	// bySpelling finds a key's group without lower-casing it each time.
+	bySpelling, byID map[string]*bucketSum
+	groups           []*bucketSum
+}
+
+// bucketSum is a group being summed.
+type bucketSum struct {
+	// first is the group's first spelling in sorted order: its key.
+	first    string
+	n        int
+	cur, opt sum
+}
+
+func (s *splitter) add(k string, cur, opt cents) {
+	g := s.bySpelling[k]
+	if g == nil {
+		key, id := k, strings.ToLower(k)
 		if k == "" {
-			k, id = Untagged, "\x00untagged"
+			key, id = Untagged, "\x00untagged"
 		}
-		g := groups[id]
-		if g == nil {
-			g = &acc{first: k}
-			groups[id] = g
+		if g = s.byID[id]; g == nil {
+			g = &bucketSum{first: key}
+			s.byID[id] = g
+			s.groups = append(s.groups, g)
 		}
-		g.first = min(g.first, k)
-		g.n++
-		c, o := costs(it)
-		g.cur, g.opt = g.cur.Add(c), g.opt.Add(o)
+		g.first = min(g.first, key)
+		s.bySpelling[k] = g
 	}
-	out := make([]Bucket, 0, len(groups))
-	for _, g := range groups {
+	g.n++
+	g.cur.add(cur)
+	g.opt.add(opt)
+}
+
+// buckets are the groups costliest first, Untagged last.
+func (s *splitter) buckets(total decimal.Decimal) []Bucket {
+	out := make([]Bucket, 0, len(s.groups))
+	for _, g := range s.groups {
+		cur := g.cur.value()
 		out = append(out, Bucket{
 			Key:                  g.first,
 			Instances:            g.n,
-			MonthlyCost:          NewMoney(g.cur),
-			OptimizedMonthlyCost: NewMoney(g.opt),
-			SharePercent:         share(g.cur, total),
+			MonthlyCost:          NewMoney(cur),
+			OptimizedMonthlyCost: NewMoney(g.opt.value()),
+			SharePercent:         share(cur, total),
 		})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		ui, uj := out[i].Key == Untagged, out[j].Key == Untagged
-		if ui != uj {
-			return uj
+	slices.SortFunc(out, func(x, y Bucket) int {
+		if ux, uy := x.Key == Untagged, y.Key == Untagged; ux != uy {
+			if ux {
+				return 1
+			}
+			return -1
 		}
-		if !out[i].MonthlyCost.Equal(out[j].MonthlyCost.Decimal) {
-			return out[i].MonthlyCost.GreaterThan(out[j].MonthlyCost.Decimal)
+		if c := y.MonthlyCost.Cmp(x.MonthlyCost.Decimal); c != 0 {
+			return c
 		}
-		return out[i].Key < out[j].Key
+		return strings.Compare(x.Key, y.Key)
 	})
 	return out
 }

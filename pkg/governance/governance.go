@@ -30,14 +30,22 @@ type Report struct {
 // Build audits, allocates and measures items under a policy.
 func Build(items []Item, p Policy) Report { return BuildEach(items, p, nil) }
 
-// BuildEach is Build handing each instance's tag violations to each as
-// AuditTagsEach does.
+// BuildEach is Build handing each instance's violations to each as
+// AuditTagsEach does. It reads each item once for the three parts, so each
+// must not change the items.
 func BuildEach(items []Item, p Policy, each func(*InstanceViolations)) Report {
-	return Report{
-		Audit:      AuditTagsEach(items, p, each),
-		Allocation: Allocate(items, p),
-		Metrics:    ComputeMetrics(items),
+	au := newAuditor(p, len(items), each)
+	ps := newPass(p, au.memo.keys)
+	al := newAllocator()
+	mb := newMetricsBuilder(items)
+	for i := range items {
+		it := &items[i]
+		v := ps.read(it)
+		au.add(it, &v)
+		al.add(it, ps, &v)
+		mb.add(it, ps, &v)
 	}
+	return Report{Audit: au.finish(), Allocation: al.finish(), Metrics: mb.finish()}
 }
 
 // Item is one instance as governance sees it: what the snapshot says about it

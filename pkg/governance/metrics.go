@@ -1,6 +1,7 @@
 package governance
 
 import (
+	"math"
 	"sort"
 	"strings"
 
@@ -110,112 +111,311 @@ func ptr[T any](v T) *T { return &v }
 
 // ComputeMetrics computes the AI cost metrics of items.
 func ComputeMetrics(items []Item) Metrics {
-	m := Metrics{Instances: make([]InstanceMetrics, 0, len(items)), TrainingRuns: []TrainingRun{}}
-	var paid, measured, busy, busyCost, busyHours decimal.Decimal
-	var tokens, tokenCost, pricedTokens, requests, requestCost, pricedRequests decimal.Decimal
-	for _, it := range items {
-		im, x := instanceMetrics(it)
-		m.Instances = append(m.Instances, im)
-		paid = paid.Add(x.paid)
-		if x.busy != nil {
-			measured = measured.Add(x.paid)
-			busy = busy.Add(*x.busy)
-			if it.Priced && x.paid.IsPositive() {
-				busyCost = busyCost.Add(x.cost)
-				busyHours = busyHours.Add(*x.busy)
-			}
+	mb := newMetricsBuilder(items)
+	ps := newPass(Policy{}, nil)
+	for i := range items {
+		v := ps.read(&items[i])
+		mb.add(&items[i], ps, &v)
+	}
+	return mb.finish()
+}
+
+// metricsBuilder measures items one by one for ComputeMetrics. An
+// instance's figures are a function of a few of its numbers (GPUs, hours,
+// utilization, throughput, cost), which most instances share with others:
+// each distinct figure is computed once, and the fleet's sums add each
+// distinct figure times the number of instances that have it. Sums of
+// decimals are exact, so the order of the terms does not matter.
+type metricsBuilder struct {
+	m     Metrics
+	items []Item
+	base  map[baseKey]*baseFigures
+	busy  map[busyKey]*busyFigures
+	// rates are the token and the request figures.
+	rates [2]map[rateKey]*rateFigures
+	// perGPUHour, perBusyHour and perUnit are the costs per GPU-hour, per
+	// busy GPU-hour and per 1M tokens or 1,000 requests, by their inputs.
+	perGPUHour  boundedMemo[baseKey, Money]
+	perBusyHour boundedMemo[busyKey, Money]
+	perUnit     [2]boundedMemo[rateKey, UnitCost]
+	// The fleet's sums: of costs in cents, and of the figures flushed from
+	// the maps above.
+	busyCost, tokenCost, requestCost                                                   sum
+	paid, measured, busyHours, pricedBusyHours, tokens, pricedTokens, reqs, pricedReqs decimal.Decimal
+	runs                                                                               map[string][]int
+	runIDs                                                                             []string
+	floats                                                                             slab[float64]
+	moneys                                                                             slab[Money]
+	units                                                                              slab[UnitCost]
+}
+
+// baseKey is what an instance's paid GPU-hours depend on: its GPUs and
+// billed hours (as bits).
+type baseKey struct{ gpus, hours uint64 }
+
+type baseFigures struct {
+	hours, paid       decimal.Decimal
+	hoursR, paidR     float64
+	hoursPos, paidPos bool
+	n                 int64
+}
+
+// busyKey adds the utilization to a baseKey.
+type busyKey struct {
+	base baseKey
+	util uint64
+}
+
+type busyFigures struct {
+	paid, busy decimal.Decimal
+	busyR, eff float64
+	busyPos    bool
+	n, nPriced int64
+}
+
+// rateKey is what a month's tokens or requests depend on: the rate per
+// second and the billed hours.
+type rateKey struct{ rate, hours uint64 }
+
+type rateFigures struct {
+	total      decimal.Decimal
+	totalR     float64
+	n, nPriced int64
+}
+
+// costKey adds a cost in cents to a key.
+type costKey[K comparable] struct {
+	k     K
+	cents int64
+}
+
+// maxFigures bounds the maps of figures: they are added to the sums and
+// emptied when one is full.
+const maxFigures = 1 << 16
+
+func newMetricsBuilder(items []Item) *metricsBuilder {
+	mb := &metricsBuilder{
+		m:     Metrics{Instances: make([]InstanceMetrics, 0, len(items)), TrainingRuns: []TrainingRun{}},
+		items: items,
+		base:  map[baseKey]*baseFigures{},
+		busy:  map[busyKey]*busyFigures{},
+		rates: [2]map[rateKey]*rateFigures{{}, {}},
+		runs:  map[string][]int{},
+	}
+	for _, d := range []*decimal.Decimal{&mb.paid, &mb.measured, &mb.busyHours, &mb.pricedBusyHours, &mb.tokens, &mb.pricedTokens, &mb.reqs, &mb.pricedReqs} {
+		*d = decimal.Zero
+	}
+	return mb
+}
+
+// zeroMoney is what an unpriced instance costs a month.
+var zeroMoney = NewMoney(decimal.Zero)
+
+// add measures the item v views.
+func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
+	model, run := ps.modelRun(it, v)
+	if run != "" {
+		if _, ok := mb.runs[run]; !ok {
+			mb.runIDs = append(mb.runIDs, run)
 		}
-		if x.tokens != nil {
-			tokens = tokens.Add(*x.tokens)
-			if it.Priced {
-				tokenCost = tokenCost.Add(x.cost)
-				pricedTokens = pricedTokens.Add(*x.tokens)
-			}
+		mb.runs[run] = append(mb.runs[run], len(mb.m.Instances))
+	}
+	cost := v.cur
+	bk := baseKey{math.Float64bits(it.GPUCount), math.Float64bits(it.MonthlyHours)}
+	bf := mb.baseOf(bk, it)
+	bf.n++
+	im := InstanceMetrics{
+		ResourceID:   it.ID,
+		Model:        model,
+		GPUCount:     it.GPUCount,
+		MonthlyHours: bf.hoursR,
+		MonthlyCost:  zeroMoney,
+		Priced:       it.Priced,
+		PaidGPUHours: bf.paidR,
+		TrainingRun:  run,
+	}
+	if it.Priced {
+		im.MonthlyCost = Money{cost.d}
+		if bf.paidPos {
+			im.CostPerGPUHour = mb.moneys.ptr(mb.perGPUHour.get(bk, cost, func() Money { return NewMoney(cost.d.Div(bf.paid)) }))
 		}
-		if x.requests != nil {
-			requests = requests.Add(*x.requests)
-			if it.Priced {
-				requestCost = requestCost.Add(x.cost)
-				pricedRequests = pricedRequests.Add(*x.requests)
+	}
+	if it.GPUUtilAvg != nil && bf.paidPos {
+		u := *it.GPUUtilAvg
+		k := busyKey{bk, math.Float64bits(u)}
+		f := mb.busyOf(k, u, bf)
+		f.n++
+		im.GPUUtilAvg, im.BusyGPUHours, im.EfficiencyPercent = mb.floats.ptr(u), mb.floats.ptr(f.busyR), mb.floats.ptr(f.eff)
+		if it.Priced {
+			f.nPriced++
+			mb.busyCost.add(cost)
+			if f.busyPos {
+				im.CostPerBusyGPUHour = mb.moneys.ptr(mb.perBusyHour.get(k, cost, func() Money { return NewMoney(cost.d.Div(f.busy)) }))
 			}
 		}
 	}
+	if w := it.Workload; w != nil && bf.hoursPos {
+		if w.TokensPerSecond > 0 {
+			f, k := mb.rateOf(0, w.TokensPerSecond, it.MonthlyHours, bf)
+			im.TokensPerSecond, im.MonthlyOutputTokens = mb.floats.ptr(w.TokensPerSecond), mb.floats.ptr(f.totalR)
+			if it.Priced {
+				f.nPriced++
+				mb.tokenCost.add(cost)
+				im.CostPerMillionTokens = mb.units.ptr(mb.perUnit[0].get(k, cost, func() UnitCost { return NewUnitCost(cost.d.Mul(million).Div(f.total)) }))
+			}
+		}
+		if w.RequestsPerSecond > 0 {
+			f, k := mb.rateOf(1, w.RequestsPerSecond, it.MonthlyHours, bf)
+			im.RequestsPerSecond, im.MonthlyRequests = mb.floats.ptr(w.RequestsPerSecond), mb.floats.ptr(f.totalR)
+			if it.Priced {
+				f.nPriced++
+				mb.requestCost.add(cost)
+				im.CostPerThousandRequests = mb.units.ptr(mb.perUnit[1].get(k, cost, func() UnitCost { return NewUnitCost(cost.d.Mul(thousand).Div(f.total)) }))
+			}
+		}
+	}
+	mb.m.Instances = append(mb.m.Instances, im)
+}
+
+func (mb *metricsBuilder) baseOf(k baseKey, it *Item) *baseFigures {
+	if f, ok := mb.base[k]; ok {
+		return f
+	}
+	if len(mb.base) >= maxFigures {
+		mb.flush()
+	}
+	hours := dec(it.MonthlyHours)
+	paid := dec(it.GPUCount).Mul(hours)
+	f := &baseFigures{hours: hours, paid: paid, hoursR: round2(hours), paidR: round2(paid), hoursPos: hours.IsPositive(), paidPos: paid.IsPositive()}
+	mb.base[k] = f
+	return f
+}
+
+func (mb *metricsBuilder) busyOf(k busyKey, u float64, bf *baseFigures) *busyFigures {
+	if f, ok := mb.busy[k]; ok {
+		return f
+	}
+	if len(mb.busy) >= maxFigures {
+		mb.flush()
+	}
+	b := dec(u).Mul(bf.paid).Div(hundred)
+	f := &busyFigures{paid: bf.paid, busy: b, busyR: round2(b), eff: b.Mul(hundred).Div(bf.paid).Round(1).InexactFloat64(), busyPos: b.IsPositive()}
+	mb.busy[k] = f
+	return f
+}
+
+// rateOf counts an instance with rate tokens (which 0) or requests (1) a
+// second.
+func (mb *metricsBuilder) rateOf(which int, rate, hours float64, bf *baseFigures) (*rateFigures, rateKey) {
+	k := rateKey{math.Float64bits(rate), math.Float64bits(hours)}
+	f, ok := mb.rates[which][k]
+	if !ok {
+		if len(mb.rates[which]) >= maxFigures {
+			mb.flush()
+		}
+		t := dec(rate).Mul(secondsPerHour).Mul(bf.hours)
+		f = &rateFigures{total: t, totalR: t.Round(0).InexactFloat64()}
+		mb.rates[which][k] = f
+	}
+	f.n++
+	return f, k
+}
+
+// flush adds the figures counted so far to the fleet's sums and forgets
+// them.
+func (mb *metricsBuilder) flush() {
+	times := func(d decimal.Decimal, n int64) decimal.Decimal {
+		if n == 1 {
+			return d
+		}
+		return d.Mul(decimal.NewFromInt(n))
+	}
+	for _, f := range mb.base {
+		if f.n > 0 {
+			mb.paid = mb.paid.Add(times(f.paid, f.n))
+		}
+	}
+	for _, f := range mb.busy {
+		if f.n > 0 {
+			mb.measured = mb.measured.Add(times(f.paid, f.n))
+			mb.busyHours = mb.busyHours.Add(times(f.busy, f.n))
+		}
+		if f.nPriced > 0 {
+			mb.pricedBusyHours = mb.pricedBusyHours.Add(times(f.busy, f.nPriced))
+		}
+	}
+	sums := [2][2]*decimal.Decimal{{&mb.tokens, &mb.pricedTokens}, {&mb.reqs, &mb.pricedReqs}}
+	for which, rates := range mb.rates {
+		for _, f := range rates {
+			if f.n > 0 {
+				*sums[which][0] = sums[which][0].Add(times(f.total, f.n))
+			}
+			if f.nPriced > 0 {
+				*sums[which][1] = sums[which][1].Add(times(f.total, f.nPriced))
+			}
+		}
+		clear(rates)
+	}
+	clear(mb.base)
+	clear(mb.busy)
+}
+
+func (mb *metricsBuilder) finish() Metrics {
+	mb.flush()
+	m := &mb.m
 	f := &m.Fleet
+	paid, measured, busy := mb.paid, mb.measured, mb.busyHours
 	f.PaidGPUHours, f.MeasuredGPUHours, f.BusyGPUHours = round2(paid), round2(measured), round2(busy)
 	if measured.IsPositive() {
 		f.EfficiencyPercent = ptr(busy.Mul(hundred).Div(measured).Round(1).InexactFloat64())
 	}
-	if busyHours.IsPositive() {
-		f.CostPerBusyGPUHour = ptr(NewMoney(busyCost.Div(busyHours)))
+	if mb.pricedBusyHours.IsPositive() {
+		f.CostPerBusyGPUHour = ptr(NewMoney(mb.busyCost.value().Div(mb.pricedBusyHours)))
 	}
-	f.MonthlyOutputTokens = tokens.Round(0).InexactFloat64()
-	f.MonthlyRequests = requests.Round(0).InexactFloat64()
-	if pricedTokens.IsPositive() {
-		f.CostPerMillionTokens = ptr(NewUnitCost(tokenCost.Mul(million).Div(pricedTokens)))
+	f.MonthlyOutputTokens = mb.tokens.Round(0).InexactFloat64()
+	f.MonthlyRequests = mb.reqs.Round(0).InexactFloat64()
+	if mb.pricedTokens.IsPositive() {
+		f.CostPerMillionTokens = ptr(NewUnitCost(mb.tokenCost.value().Mul(million).Div(mb.pricedTokens)))
 	}
-	if pricedRequests.IsPositive() {
-		f.CostPerThousandRequests = ptr(NewUnitCost(requestCost.Mul(thousand).Div(pricedRequests)))
+	if mb.pricedReqs.IsPositive() {
+		f.CostPerThousandRequests = ptr(NewUnitCost(mb.requestCost.value().Mul(thousand).Div(mb.pricedReqs)))
 	}
-	m.TrainingRuns = trainingRuns(items)
-	return m
+	m.TrainingRuns = mb.trainingRuns()
+	return *m
 }
 
-// exact holds an instance's figures before rounding, for the fleet's sums.
-type exact struct {
-	cost, paid       decimal.Decimal
-	busy             *decimal.Decimal
-	tokens, requests *decimal.Decimal
+// boundedMemo holds values computed from a key and a cost in cents, up to
+// maxFigures of them.
+type boundedMemo[K comparable, V any] struct{ m map[costKey[K]]V }
+
+// get is the value for k and cost, made by mk when not held (always when
+// the cost does not fit an int64 of cents).
+func (b *boundedMemo[K, V]) get(k K, cost cents, mk func() V) V {
+	if !cost.small {
+		return mk()
+	}
+	ck := costKey[K]{k, cost.n}
+	if v, ok := b.m[ck]; ok {
+		return v
+	}
+	if b.m == nil || len(b.m) >= maxFigures {
+		b.m = map[costKey[K]]V{}
+	}
+	v := mk()
+	b.m[ck] = v
+	return v
 }
 
-func instanceMetrics(it Item) (InstanceMetrics, exact) {
-	cost, _ := costs(it)
-	hours := dec(it.MonthlyHours)
-	x := exact{cost: cost, paid: dec(it.GPUCount).Mul(hours)}
-	im := InstanceMetrics{
-		ResourceID:   it.ID,
-		Model:        modelOf(it),
-		GPUCount:     it.GPUCount,
-		MonthlyHours: round2(hours),
-		MonthlyCost:  NewMoney(cost),
-		Priced:       it.Priced,
-		PaidGPUHours: round2(x.paid),
-		TrainingRun:  runOf(it),
+// slab hands out pointers to values held in shared arrays, one allocation
+// per 256 of them.
+type slab[T any] struct{ buf []T }
+
+func (s *slab[T]) ptr(v T) *T {
+	if len(s.buf) == cap(s.buf) {
+		s.buf = make([]T, 0, 256)
 	}
-	if it.Priced && x.paid.IsPositive() {
-		im.CostPerGPUHour = ptr(NewMoney(cost.Div(x.paid)))
-	}
-	if it.GPUUtilAvg != nil && x.paid.IsPositive() {
-		u := *it.GPUUtilAvg
-		b := dec(u).Mul(x.paid).Div(hundred)
-		x.busy = &b
-		im.GPUUtilAvg = ptr(u)
-		im.BusyGPUHours = ptr(round2(b))
-		im.EfficiencyPercent = ptr(b.Mul(hundred).Div(x.paid).Round(1).InexactFloat64())
-		if it.Priced && b.IsPositive() {
-			im.CostPerBusyGPUHour = ptr(NewMoney(cost.Div(b)))
-		}
-	}
-	if w := it.Workload; w != nil && hours.IsPositive() {
-		if w.TokensPerSecond > 0 {
-			t := dec(w.TokensPerSecond).Mul(secondsPerHour).Mul(hours)
-			x.tokens = &t
-			im.TokensPerSecond = ptr(w.TokensPerSecond)
-			im.MonthlyOutputTokens = ptr(t.Round(0).InexactFloat64())
-			if it.Priced {
-				im.CostPerMillionTokens = ptr(NewUnitCost(cost.Mul(million).Div(t)))
-			}
-		}
-		if w.RequestsPerSecond > 0 {
-			r := dec(w.RequestsPerSecond).Mul(secondsPerHour).Mul(hours)
-			x.requests = &r
-			im.RequestsPerSecond = ptr(w.RequestsPerSecond)
-			im.MonthlyRequests = ptr(r.Round(0).InexactFloat64())
-			if it.Priced {
-				im.CostPerThousandRequests = ptr(NewUnitCost(cost.Mul(thousand).Div(r)))
-			}
-		}
-	}
-	return im, x
+	s.buf = append(s.buf, v)
+	return &s.buf[len(s.buf)-1]
 }
 
 // modelOf is the fleet's model name, else the ModelName tag.
@@ -235,43 +435,35 @@ func runOf(it Item) string {
 }
 
 // trainingRuns groups the items by run, sorted by run id.
-func trainingRuns(items []Item) []TrainingRun {
-	byID := map[string][]Item{}
-	var ids []string
-	for _, it := range items {
-		id := runOf(it)
-		if id == "" {
-			continue
-		}
-		if _, ok := byID[id]; !ok {
-			ids = append(ids, id)
-		}
-		byID[id] = append(byID[id], it)
-	}
+func (mb *metricsBuilder) trainingRuns() []TrainingRun {
+	ids := mb.runIDs
 	sort.Strings(ids)
 	runs := make([]TrainingRun, 0, len(ids))
 	for _, id := range ids {
-		run := TrainingRun{ID: id, Priced: true}
-		monthly := decimal.Zero
+		members := mb.runs[id]
+		run := TrainingRun{ID: id, Priced: true, Instances: make([]string, 0, len(members))}
+		var monthly sum
 		var expected float64
-		for _, it := range byID[id] {
+		for _, i := range members {
+			it := &mb.items[i]
 			run.Instances = append(run.Instances, it.ID)
 			run.GPUCount += it.GPUCount
-			c, _ := costs(it)
-			monthly = monthly.Add(c)
-			if !it.Priced {
+			if it.Priced {
+				monthly.add(centsOf(it.MonthlyCost))
+			} else {
 				run.Priced = false
 			}
 			if it.Workload != nil {
 				expected = max(expected, it.Workload.TrainingRunHours)
 			}
 		}
-		run.MonthlyCost = NewMoney(monthly)
+		run.MonthlyCost = NewMoney(monthly.value())
 		if expected > 0 {
 			run.ExpectedHours = ptr(expected)
 			if run.Priced {
 				total := decimal.Zero
-				for _, it := range byID[id] {
+				for _, i := range members {
+					it := mb.items[i]
 					h := expected
 					if it.Workload != nil && it.Workload.TrainingRunHours > 0 {
 						h = it.Workload.TrainingRunHours

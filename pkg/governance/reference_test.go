@@ -148,6 +148,13 @@ func refComputeMetrics(items []Item) Metrics {
 	return m
 }
 
+// exact holds an instance's figures before rounding, for the fleet's sums.
+type exact struct {
+	cost, paid       decimal.Decimal
+	busy             *decimal.Decimal
+	tokens, requests *decimal.Decimal
+}
+
 func refInstanceMetrics(it Item) (InstanceMetrics, exact) {
 	cost, _ := refCosts(it)
 	hours := dec(it.MonthlyHours)
