@@ -277,8 +277,10 @@ type auditMemo struct {
 	// allowed are the allowed values of each of keys, nil for any.
 	allowed [][]string
 	byIn    map[string]*auditFinding
-	// actions are the actions' sentences made, by finding and cost.
-	actions map[actionKey]string
+	// actions are the actions' sentences made, by finding and cost, and
+	// dollarTexts the costs written, by cents.
+	actions     map[actionKey]string
+	dollarTexts map[int64]string
 	// key and tags are audit's buffers, reused item after item.
 	key  []byte
 	tags []tag
@@ -303,12 +305,13 @@ type auditFinding struct {
 	// tagIndex is the index in the memo's keys of each violation's tag, and
 	// costIndex of each missing, then each invalid, tag.
 	tagIndex, costIndex []int
-	// compliant: nothing is missing or invalid.
-	compliant bool
+	// compliant: nothing is missing or invalid; attributes: a missing or
+	// invalid tag is one spend is attributed to.
+	compliant, attributes bool
 }
 
 func newAuditMemo(p Policy) *auditMemo {
-	m := &auditMemo{p: p, byIn: map[string]*auditFinding{}, actions: map[actionKey]string{}}
+	m := &auditMemo{p: p, byIn: map[string]*auditFinding{}, actions: map[actionKey]string{}, dollarTexts: map[int64]string{}}
 	var seen []string
 	add := func(k string, required bool) {
 		if strings.TrimSpace(k) == "" || slices.Contains(seen, fold(k)) {
@@ -387,13 +390,13 @@ func (m *auditMemo) auditWith(it *Item, tags []tag, class string, cost cents) (I
 // once per finding and cost.
 func (m *auditMemo) action(f *auditFinding, iv InstanceViolations, cost cents) string {
 	if f.head == "" || !cost.small {
-		return actionOf(f.head, iv)
+		return m.actionOf(f.head, f, iv, cost)
 	}
 	k := actionKey{f: f, cents: cost.n, priced: iv.Priced}
 	if s, ok := m.actions[k]; ok {
 		return s
 	}
-	s := actionOf(f.head, iv)
+	s := m.actionOf(f.head, f, iv, cost)
 	if len(m.actions) >= maxActions {
 		clear(m.actions)
 	}
@@ -512,6 +515,7 @@ func (m *auditMemo) find(in auditInputs) *auditFinding {
 		}
 	}
 	f.compliant = len(f.missing) == 0 && len(f.invalid) == 0
+	f.attributes = attributes(f.missing) || attributes(f.invalid)
 	// Instances share these: an append must not write into another's.
 	f.violations, f.missing, f.invalid, f.caseMismatch = slices.Clip(f.violations), slices.Clip(f.missing), slices.Clip(f.invalid), slices.Clip(f.caseMismatch)
 	return f
@@ -615,8 +619,9 @@ func actionHead(violations []Violation) string {
 	return s
 }
 
-// actionOf is the action's sentence: head and what the instance costs.
-func actionOf(s string, iv InstanceViolations) string {
+// actionOf is the action's sentence: head and what iv, which costs cost a
+// month, costs.
+func (m *auditMemo) actionOf(s string, f *auditFinding, iv InstanceViolations, cost cents) string {
 	if s == "" {
 		return ""
 	}
@@ -625,12 +630,28 @@ func actionOf(s string, iv InstanceViolations) string {
 		return s + ": AWS and Azure cost reports list each spelling apart"
 	case !iv.Priced:
 		return s + ": its cost is unknown (no price)"
-	case iv.MonthlyCost.IsZero():
+	case cost.d.IsZero():
 		return s + ": it costs nothing this month (stopped)"
-	case attributes(iv.Missing) || attributes(iv.Invalid):
-		return fmt.Sprintf("%s: %s/month is unattributed", s, Dollars(iv.MonthlyCost.Decimal))
+	case f.attributes:
+		return s + ": " + m.dollars(cost) + "/month is unattributed"
 	}
-	return fmt.Sprintf("%s: %s/month carries incomplete tags", s, Dollars(iv.MonthlyCost.Decimal))
+	return s + ": " + m.dollars(cost) + "/month carries incomplete tags"
+}
+
+// dollars is Dollars of cost, made once per amount.
+func (m *auditMemo) dollars(cost cents) string {
+	if !cost.small {
+		return Dollars(cost.d)
+	}
+	if s, ok := m.dollarTexts[cost.n]; ok {
+		return s
+	}
+	s := Dollars(cost.d)
+	if len(m.dollarTexts) >= maxActions {
+		clear(m.dollarTexts)
+	}
+	m.dollarTexts[cost.n] = s
+	return s
 }
 
 // attributes says whether one of the tags is one that spend is attributed to

@@ -78,6 +78,12 @@ type Item struct {
 
 // NewItem takes from an instance everything but its costs.
 func NewItem(in *fleet.Instance) Item {
+	return NewItemSummarized(in, in.Utilization.Summarize(), in.MonthlyHours())
+}
+
+// NewItemSummarized is NewItem for an instance whose utilization summary
+// (Utilization.Summarize) and billed hours (MonthlyHours) are known.
+func NewItemSummarized(in *fleet.Instance, summary *fleet.Summary, hours float64) Item {
 	it := Item{
 		ID:           in.ID,
 		Provider:     in.Provider,
@@ -87,10 +93,10 @@ func NewItem(in *fleet.Instance) Item {
 		Tags:         in.Tags,
 		Workload:     in.Workload,
 		GPUCount:     in.GPU.Count,
-		MonthlyHours: in.MonthlyHours(),
+		MonthlyHours: hours,
 	}
-	if s := in.Utilization.Summarize(); s != nil && s.GPU != nil {
-		avg := s.GPU.Avg
+	if summary != nil && summary.GPU != nil {
+		avg := summary.GPU.Avg
 		it.GPUUtilAvg = &avg
 	}
 	return it

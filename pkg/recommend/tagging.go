@@ -14,7 +14,8 @@ import (
 func (e *engine) governanceReport(states []*state) governance.Report {
 	items := make([]governance.Item, len(states))
 	for i, s := range states {
-		it := governance.NewItem(s.inst)
+		// The state holds the summary and hours NewItem would compute.
+		it := governance.NewItemSummarized(s.inst, s.summary, s.hours0)
 		if s.priced {
 			it.Priced = true
 			it.MonthlyCost = s.monthly0
@@ -73,10 +74,45 @@ type taggingText struct {
 type taggingTexts struct {
 	byKey map[string]*taggingText
 	key   []byte
+	// bySlices finds the text by the violations' and lists' slices: the
+	// audit shares them between the instances of one finding and never
+	// writes them, so the same slices have the same text.
+	bySlices map[sliceKey]*taggingText
+}
+
+// sliceKey is where an instance's violations, missing and invalid tags lie
+// in memory.
+type sliceKey struct {
+	violations       *governance.Violation
+	missing, invalid *string
+	nv, nm, ni       int
+}
+
+// first is the address of s's first element, nil when it is empty.
+func first[T any](s []T) *T {
+	if len(s) == 0 {
+		return nil
+	}
+	return &s[0]
 }
 
 // of is the text for an instance's violations.
 func (ts *taggingTexts) of(v *governance.InstanceViolations) *taggingText {
+	sk := sliceKey{first(v.Violations), first(v.Missing), first(v.Invalid), len(v.Violations), len(v.Missing), len(v.Invalid)}
+	if t, ok := ts.bySlices[sk]; ok {
+		return t
+	}
+	t := ts.byContent(v)
+	if ts.bySlices == nil {
+		ts.bySlices = map[sliceKey]*taggingText{}
+	}
+	ts.bySlices[sk] = t
+	return t
+}
+
+// byContent is the text for an instance's violations, found by what they
+// say.
+func (ts *taggingTexts) byContent(v *governance.InstanceViolations) *taggingText {
 	// Each string length-prefixed, each list counted: equal keys, equal
 	// texts.
 	ts.key = ts.key[:0]
