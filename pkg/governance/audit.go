@@ -144,8 +144,14 @@ type auditor struct {
 	// cost sums the spend where each of memo.keys is missing or invalid.
 	cost       []sum
 	total, bad sum
-	order      []violationOrder
+	// found holds the instances with violations in chunks, in the order
+	// found, until finish sorts them by order into Audit.Violations.
+	found [][]InstanceViolations
+	order []violationOrder
 }
+
+// chunk is the number of instances in each of auditor.found.
+const chunk = 1024
 
 // violationOrder is what Audit.Violations are sorted by: costliest first,
 // then by id, then in the order found.
@@ -163,6 +169,7 @@ func newAuditor(p Policy, n int, each func(*InstanceViolations)) *auditor {
 		au.a.Tags = append(au.a.Tags, TagSummary{Tag: k, Required: au.memo.required[i]})
 	}
 	au.cost = make([]sum, len(au.memo.keys))
+	au.order = make([]violationOrder, 0, n)
 	return au
 }
 
@@ -196,8 +203,12 @@ func (au *auditor) add(it *Item, v *view) {
 		if au.each != nil {
 			au.each(&iv)
 		}
-		au.order = append(au.order, violationOrder{cost: orderCents(iv.MonthlyCost.Decimal), id: iv.ResourceID, i: len(au.a.Violations)})
-		au.a.Violations = append(au.a.Violations, iv)
+		au.order = append(au.order, violationOrder{cost: orderCents(iv.MonthlyCost.Decimal), id: iv.ResourceID, i: len(au.order)})
+		if len(au.found) == 0 || len(au.found[len(au.found)-1]) == chunk {
+			au.found = append(au.found, make([]InstanceViolations, 0, min(chunk, au.a.InstanceCount)))
+		}
+		last := &au.found[len(au.found)-1]
+		*last = append(*last, iv)
 	}
 }
 
@@ -227,35 +238,17 @@ func (au *auditor) finish() Audit {
 		}
 		return cmp.Compare(x.i, y.i)
 	})
-	permute(a.Violations, au.order)
+	a.Violations = make([]InstanceViolations, len(au.order))
+	for k, o := range au.order {
+		a.Violations[k] = au.found[o.i/chunk][o.i%chunk]
+	}
+	au.found = nil
 	total, bad := au.total.value(), au.bad.value()
 	a.MonthlyCost = NewMoney(total)
 	a.NonCompliantMonthlyCost = NewMoney(bad)
 	a.CompliancePercentByInstances = percent(decimal.NewFromInt(int64(a.CompliantCount)), decimal.NewFromInt(int64(a.InstanceCount)))
 	a.CompliancePercentBySpend = percent(total.Sub(bad), total)
 	return *a
-}
-
-// permute puts vs in order: vs[k] becomes the old vs[order[k].i]. It moves
-// each element once, following the permutation's cycles, and spends order.
-func permute(vs []InstanceViolations, order []violationOrder) {
-	for k := range order {
-		if order[k].i < 0 || order[k].i == k {
-			continue
-		}
-		tmp := vs[k]
-		j := k
-		for {
-			src := order[j].i
-			order[j].i = -1
-			if src == k {
-				vs[j] = tmp
-				break
-			}
-			vs[j] = vs[src]
-			j = src
-		}
-	}
 }
 
 // auditItem checks one item: each required tag, then the allowed values of

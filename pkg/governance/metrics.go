@@ -133,11 +133,9 @@ type metricsBuilder struct {
 	busy  map[busyKey]*busyFigures
 	// rates are the token and the request figures.
 	rates [2]map[rateKey]*rateFigures
-	// perGPUHour, perBusyHour and perUnit are the costs per GPU-hour, per
-	// busy GPU-hour and per 1M tokens or 1,000 requests, by their inputs.
-	perGPUHour  boundedMemo[baseKey, Money]
-	perBusyHour boundedMemo[busyKey, Money]
-	perUnit     [2]boundedMemo[rateKey, UnitCost]
+	// perGPUHour are the costs per GPU-hour by their inputs. (Costs per
+	// busy GPU-hour, 1M tokens or 1,000 requests are rarely shared.)
+	perGPUHour boundedMemo[baseKey, Money]
 	// The fleet's sums: of costs in cents, and of the figures flushed from
 	// the maps above.
 	busyCost, tokenCost, requestCost                                                   sum
@@ -250,27 +248,27 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			f.nPriced++
 			mb.busyCost.add(cost)
 			if f.busyPos {
-				im.CostPerBusyGPUHour = mb.moneys.ptr(mb.perBusyHour.get(k, cost, func() Money { return NewMoney(cost.d.Div(f.busy)) }))
+				im.CostPerBusyGPUHour = mb.moneys.ptr(NewMoney(cost.d.Div(f.busy)))
 			}
 		}
 	}
 	if w := it.Workload; w != nil && bf.hoursPos {
 		if w.TokensPerSecond > 0 {
-			f, k := mb.rateOf(0, w.TokensPerSecond, it.MonthlyHours, bf)
+			f := mb.rateOf(0, w.TokensPerSecond, it.MonthlyHours, bf)
 			im.TokensPerSecond, im.MonthlyOutputTokens = mb.floats.ptr(w.TokensPerSecond), mb.floats.ptr(f.totalR)
 			if it.Priced {
 				f.nPriced++
 				mb.tokenCost.add(cost)
-				im.CostPerMillionTokens = mb.units.ptr(mb.perUnit[0].get(k, cost, func() UnitCost { return NewUnitCost(cost.d.Mul(million).Div(f.total)) }))
+				im.CostPerMillionTokens = mb.units.ptr(NewUnitCost(cost.d.Mul(million).Div(f.total)))
 			}
 		}
 		if w.RequestsPerSecond > 0 {
-			f, k := mb.rateOf(1, w.RequestsPerSecond, it.MonthlyHours, bf)
+			f := mb.rateOf(1, w.RequestsPerSecond, it.MonthlyHours, bf)
 			im.RequestsPerSecond, im.MonthlyRequests = mb.floats.ptr(w.RequestsPerSecond), mb.floats.ptr(f.totalR)
 			if it.Priced {
 				f.nPriced++
 				mb.requestCost.add(cost)
-				im.CostPerThousandRequests = mb.units.ptr(mb.perUnit[1].get(k, cost, func() UnitCost { return NewUnitCost(cost.d.Mul(thousand).Div(f.total)) }))
+				im.CostPerThousandRequests = mb.units.ptr(NewUnitCost(cost.d.Mul(thousand).Div(f.total)))
 			}
 		}
 	}
@@ -306,7 +304,7 @@ func (mb *metricsBuilder) busyOf(k busyKey, u float64, bf *baseFigures) *busyFig
 
 // rateOf counts an instance with rate tokens (which 0) or requests (1) a
 // second.
-func (mb *metricsBuilder) rateOf(which int, rate, hours float64, bf *baseFigures) (*rateFigures, rateKey) {
+func (mb *metricsBuilder) rateOf(which int, rate, hours float64, bf *baseFigures) *rateFigures {
 	k := rateKey{math.Float64bits(rate), math.Float64bits(hours)}
 	f, ok := mb.rates[which][k]
 	if !ok {
@@ -318,7 +316,7 @@ func (mb *metricsBuilder) rateOf(which int, rate, hours float64, bf *baseFigures
 		mb.rates[which][k] = f
 	}
 	f.n++
-	return f, k
+	return f
 }
 
 // flush adds the figures counted so far to the fleet's sums and forgets
