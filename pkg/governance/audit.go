@@ -286,8 +286,9 @@ type actionKey struct {
 	priced bool
 }
 
-// maxActions bounds auditMemo.actions: it is emptied when full.
-const maxActions = 1 << 16
+// maxActions bounds auditMemo.actions and dollarTexts: each is emptied when
+// full. Tests lower it.
+var maxActions = 1 << 16
 
 // auditFinding is what auditItem finds from an item's inputs.
 type auditFinding struct {

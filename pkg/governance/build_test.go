@@ -166,6 +166,17 @@ func TestBuildIsReference(t *testing.T) {
 	compareBuild(t, nil, DefaultPolicy(), false)
 }
 
+// TestBuildIsReferenceBounded: the same with the memos' bounds so low that
+// they are emptied (and the metrics' sums flushed) item after item.
+func TestBuildIsReferenceBounded(t *testing.T) {
+	defer func(f, a int) { maxFigures, maxActions = f, a }(maxFigures, maxActions)
+	maxFigures, maxActions = 2, 2
+	rng := rand.New(rand.NewSource(8))
+	for round := range 6 {
+		compareBuild(t, buildItems(rng, 1+rng.Intn(300)), DefaultPolicy(), round%2 == 0)
+	}
+}
+
 // FuzzBuildIsReference: a few random items whose costs and figures the
 // fuzzer chooses give the reference's report.
 func FuzzBuildIsReference(f *testing.F) {

@@ -3,7 +3,6 @@ package governance
 import (
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/shopspring/decimal"
 )
@@ -188,8 +187,8 @@ type costKey[K comparable] struct {
 }
 
 // maxFigures bounds the maps of figures: they are added to the sums and
-// emptied when one is full.
-const maxFigures = 1 << 16
+// emptied when one is full. Tests lower it.
+var maxFigures = 1 << 16
 
 func newMetricsBuilder(items []Item) *metricsBuilder {
 	mb := &metricsBuilder{
@@ -414,22 +413,6 @@ func (s *slab[T]) ptr(v T) *T {
 	}
 	s.buf = append(s.buf, v)
 	return &s.buf[len(s.buf)-1]
-}
-
-// modelOf is the fleet's model name, else the ModelName tag.
-func modelOf(it Item) string {
-	if it.Workload != nil && strings.TrimSpace(it.Workload.Model) != "" {
-		return strings.TrimSpace(it.Workload.Model)
-	}
-	return strings.TrimSpace(lookup(it.Tags, TagModelName).value)
-}
-
-// runOf is the fleet's training run, else the TrainingRun tag.
-func runOf(it Item) string {
-	if it.Workload != nil && strings.TrimSpace(it.Workload.TrainingRun) != "" {
-		return strings.TrimSpace(it.Workload.TrainingRun)
-	}
-	return strings.TrimSpace(lookup(it.Tags, TagTrainingRun).value)
 }
 
 // trainingRuns groups the items by run, sorted by run id.

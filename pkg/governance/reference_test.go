@@ -445,3 +445,19 @@ func refCanonical(v string, allowed []string) (value string, exact, ok bool) {
 	}
 	return "", false, false
 }
+
+// modelOf is the fleet's model name, else the ModelName tag.
+func modelOf(it Item) string {
+	if it.Workload != nil && strings.TrimSpace(it.Workload.Model) != "" {
+		return strings.TrimSpace(it.Workload.Model)
+	}
+	return strings.TrimSpace(lookup(it.Tags, TagModelName).value)
+}
+
+// runOf is the fleet's training run, else the TrainingRun tag.
+func runOf(it Item) string {
+	if it.Workload != nil && strings.TrimSpace(it.Workload.TrainingRun) != "" {
+		return strings.TrimSpace(it.Workload.TrainingRun)
+	}
+	return strings.TrimSpace(lookup(it.Tags, TagTrainingRun).value)
+}
