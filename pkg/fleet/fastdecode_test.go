@@ -330,3 +330,18 @@ func TestRandomInstanceFillsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestCountElements: on valid lists, countElements counts what
+// json.Unmarshal decodes.
+func TestCountElements(t *testing.T) {
+	for _, l := range []string{`[1]`, `[1, 2, 3]`, `["a,b", "c\"", "d\\", "e\\\"f,"]`, `[[1, 2], {"a": [3, 4]}, "]"]`,
+		`[{"time": "2026-11-16T00:00:00Z", "gpu": [1, 2]}, {"x": "\\\\"}, {"y": ","}]`} {
+		var v []json.RawMessage
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := countElements([]byte(l+`, "tail"]`), 0); got != len(v) {
+			t.Errorf("%s: %d elements, want %d", l, got, len(v))
+		}
+	}
+}
