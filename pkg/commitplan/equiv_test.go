@@ -72,6 +72,25 @@ func randomItems(r *rand.Rand, n int) ([]Item, map[fleet.Provider]Terms, Options
 	pool := make([]*fleet.Schedule, 1+r.IntN(8))
 	for i := range pool {
 		pool[i] = randomSchedule(r)
+		if i == 0 || r.IntN(2) == 0 {
+			continue
+		}
+		// A near twin of an earlier one: another end, day or zone.
+		s := copySchedule(pool[r.IntN(i)])
+		w := &s.Windows[r.IntN(len(s.Windows))]
+		switch r.IntN(3) {
+		case 0:
+			if w.End != "24:00" {
+				w.End = "24:00"
+			} else {
+				w.End = "23:59"
+			}
+		case 1:
+			w.Days = append(w.Days, "sun")
+		default:
+			s.Timezone = randomZones[r.IntN(len(randomZones))]
+		}
+		pool[i] = s
 	}
 	start := randomStarts[r.IntN(len(randomStarts))].Add(time.Duration(r.IntN(3*60)) * time.Minute)
 	prices := []string{"0.5", "1.006", "1.006", "2.75", "3.1", "12.288", "0.0001"}
