@@ -321,10 +321,12 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 	if opts.TrendPercent <= 0 || math.IsNaN(opts.TrendPercent) {
 		opts.TrendPercent = 20
 	}
-	if err := validate(items, discounts); err != nil {
+	b := newBuilder()
+	if err := validate(items, discounts, b); err != nil {
 		return Plan{}, err
 	}
-	ax, notes := newAxis(items, opts.MaxWeeks)
+	ax, notes := newAxis(items, opts.MaxWeeks, b.spans)
+	b.ax = ax
 	plan := Plan{Hours: ax.hours, Groups: []GroupPlan{}, Assumptions: append([]string{}, notes...)}
 	if ax.dated {
 		s := ax.start
@@ -335,9 +337,10 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 			plan.Assumptions = append(plan.Assumptions, fmt.Sprintf("no commitment discounts are set for %s: its groups get no commitment", p))
 		}
 	}
-	scheds := scheduleCache{}
-	for _, g := range groupItems(items) {
-		gp, gnotes, err := buildGroup(ax, g, discounts[g[0].Provider], opts, scheds)
+	groups := groupItems(items)
+	plan.Groups = make([]GroupPlan, 0, len(groups))
+	for _, g := range groups {
+		gp, gnotes, err := b.buildGroup(g, discounts[g[0].Provider], opts)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -352,7 +355,7 @@ func Build(items []Item, discounts map[fleet.Provider]Terms, opts Options) (Plan
 	return plan, nil
 }
 
-func validate(items []Item, discounts map[fleet.Provider]Terms) error {
+func validate(items []Item, discounts map[fleet.Provider]Terms, b *builder) error {
 	for _, p := range slices.Sorted(mapKeys(discounts)) {
 		for _, term := range slices.Sorted(mapKeys(discounts[p])) {
 			if d := discounts[p][term]; !(d >= 0 && d < 1) {
@@ -360,31 +363,45 @@ func validate(items []Item, discounts map[fleet.Provider]Terms) error {
 			}
 		}
 	}
-	seen := map[string]bool{}
-	for _, it := range items {
+	seen := make(map[string]struct{}, len(items))
+	for i := range items {
+		it := &items[i]
+		_, dup := seen[it.ID]
 		switch {
 		case it.ID == "":
 			return fmt.Errorf("commitplan: an item has no ID")
-		case seen[it.ID]:
+		case dup:
 			return fmt.Errorf("commitplan: item %s appears twice", it.ID)
 		case it.OnDemandHourly.IsNegative() || it.SpotHourly.IsNegative():
 			return fmt.Errorf("commitplan: item %s: negative price", it.ID)
 		case it.MonthlyHours < 0 || math.IsNaN(it.MonthlyHours) || math.IsInf(it.MonthlyHours, 0):
 			return fmt.Errorf("commitplan: item %s: monthly hours %v are not a non-negative number", it.ID, it.MonthlyHours)
 		}
-		for _, term := range slices.Sorted(mapKeys(it.Discounts)) {
-			if d := it.Discounts[term]; !(d >= 0 && d < 1) {
-				return fmt.Errorf("commitplan: item %s: %s discount %v is not a fraction in [0, 1)", it.ID, term, d)
+		if !fractions(it.Discounts) {
+			for _, term := range slices.Sorted(mapKeys(it.Discounts)) {
+				if d := it.Discounts[term]; !(d >= 0 && d < 1) {
+					return fmt.Errorf("commitplan: item %s: %s discount %v is not a fraction in [0, 1)", it.ID, term, d)
+				}
 			}
 		}
-		seen[it.ID] = true
+		seen[it.ID] = struct{}{}
 		if it.Eligible && it.Schedule != nil {
-			if err := checkSchedule(it.Schedule); err != nil {
+			if err := b.check(it.Schedule); err != nil {
 				return fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
 			}
 		}
 	}
 	return nil
+}
+
+// fractions reports whether every discount is in [0, 1).
+func fractions(t Terms) bool {
+	for _, d := range t {
+		if !(d >= 0 && d < 1) {
+			return false
+		}
+	}
+	return true
 }
 
 func mapKeys[K cmp.Ordered, V any](m map[K]V) func(func(K) bool) {
@@ -409,7 +426,8 @@ func providersOf(items []Item) []fleet.Provider {
 }
 
 func hasEligible(items []Item, p fleet.Provider) bool {
-	for _, it := range items {
+	for i := range items {
+		it := &items[i]
 		if it.Provider == p && it.Eligible && it.Discounts == nil && it.OnDemandHourly.IsPositive() && it.MonthlyHours > 0 {
 			return true
 		}
@@ -430,25 +448,33 @@ func compareProviders(a, b fleet.Provider) int {
 }
 
 // groupItems splits items by provider, region and family, in that order, each
-// group's items by ID.
-func groupItems(items []Item) [][]Item {
-	sorted := slices.Clone(items)
-	slices.SortFunc(sorted, func(a, b Item) int {
+// group's items by ID (unique, so the order is total). The groups point into
+// items.
+func groupItems(items []Item) [][]*Item {
+	sorted := make([]*Item, len(items))
+	for i := range items {
+		sorted[i] = &items[i]
+	}
+	slices.SortFunc(sorted, func(a, b *Item) int {
 		return cmp.Or(compareProviders(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region),
 			cmp.Compare(a.Family, b.Family), cmp.Compare(a.ID, b.ID))
 	})
-	var groups [][]Item
+	var groups [][]*Item
+	from := 0
 	for i, it := range sorted {
-		if i == 0 || it.Provider != sorted[i-1].Provider || it.Region != sorted[i-1].Region || it.Family != sorted[i-1].Family {
-			groups = append(groups, nil)
+		if i > 0 && (it.Provider != sorted[i-1].Provider || it.Region != sorted[i-1].Region || it.Family != sorted[i-1].Family) {
+			groups = append(groups, sorted[from:i:i])
+			from = i
 		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], it)
+	}
+	if len(sorted) > 0 {
+		groups = append(groups, sorted[from:])
 	}
 	return groups
 }
 
 // committable reports whether an item goes into the usage curve, and why not.
-func committable(it Item) (bool, string) {
+func committable(it *Item) (bool, string) {
 	switch {
 	case !it.Eligible:
 		if it.Reason == "" {
@@ -464,7 +490,7 @@ func committable(it Item) (bool, string) {
 }
 
 // onSpot reports whether an ineligible item is spot capacity: the burst layer.
-func onSpot(it Item) bool {
+func onSpot(it *Item) bool {
 	return !it.Eligible && it.SpotEligible && it.SpotHourly.IsPositive()
 }
 
@@ -472,10 +498,11 @@ func onSpot(it Item) bool {
 // commitment rate: it gets no commitment rather than an assumed discount.
 const ReasonNoRate = "no commitment rate for its type and region"
 
-func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options, scheds scheduleCache) (GroupPlan, []string, error) {
+func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (GroupPlan, []string, error) {
+	ax := b.ax
 	first := items[0]
 	gp := GroupPlan{Provider: first.Provider, Region: first.Region, Family: first.Family, Items: []string{}, Terms: []TermPlan{}, Recommended: None}
-	var curveItems, spotItems []Item
+	var curveItems, spotItems []*Item
 	allOD := decimal.Zero
 	var terms Terms
 	for _, it := range items {
@@ -498,6 +525,10 @@ func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options, scheds
 			continue
 		}
 		terms = intersectTerms(terms, own, len(curveItems) == 0)
+		if curveItems == nil {
+			curveItems = make([]*Item, 0, len(items))
+			gp.Items = make([]string, 0, len(items))
+		}
 		curveItems = append(curveItems, it)
 		gp.Items = append(gp.Items, it.ID)
 		allOD = allOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
@@ -506,7 +537,7 @@ func buildGroup(ax axis, items []Item, providerTerms Terms, opts Options, scheds
 		terms = providerTerms
 	}
 	gp.AllOnDemandMonthly = allOD
-	c, notes, err := buildCurve(ax, curveItems, scheds)
+	c, notes, err := b.buildCurve(curveItems)
 	if err != nil {
 		return GroupPlan{}, nil, err
 	}
@@ -559,10 +590,10 @@ type unitOf struct {
 }
 
 // intersectTerms keeps the terms both have, at the lower discount; the
-// first item's terms start the set.
+// first item's terms start the set (a copy). Later calls change have in place.
 func intersectTerms(have, add Terms, first bool) Terms {
-	out := Terms{}
 	if first {
+		out := make(Terms, len(add))
 		for k, v := range add {
 			out[k] = v
 		}
@@ -570,10 +601,12 @@ func intersectTerms(have, add Terms, first bool) Terms {
 	}
 	for k, v := range have {
 		if w, ok := add[k]; ok {
-			out[k] = math.Min(v, w)
+			have[k] = math.Min(v, w)
+		} else {
+			delete(have, k)
 		}
 	}
-	return out
+	return have
 }
 
 // trendOf compares the last week's mean usage with the mean of the weeks
@@ -617,7 +650,7 @@ func sortedTerms(terms Terms) []string {
 	return out
 }
 
-func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []Item, unit unitOf, opts Options) TermPlan {
+func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []*Item, unit unitOf, opts Options) TermPlan {
 	opt := round(c.optimum(d), 6)
 	level := opt
 	tp := TermPlan{Term: term, Discount: d, BreakEven: round(1-d, 6)}
@@ -665,8 +698,16 @@ func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
 
 func oneMinus(d float64) decimal.Decimal { return decimal.NewFromInt(1).Sub(decimal.NewFromFloat(d)) }
 
+// pow10[n] is math.Pow(10, n), which is exact for these n.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
+
 func round(v float64, places int) float64 {
-	p := math.Pow(10, float64(places))
+	var p float64
+	if places >= 0 && places < len(pow10) {
+		p = pow10[places]
+	} else {
+		p = math.Pow(10, float64(places))
+	}
 	r := math.Round(v*p) / p
 	if r == 0 {
 		return 0 // no negative zero
@@ -699,9 +740,9 @@ func summarize(u []float64) UsageSummary {
 
 // spotChecks compares, for each spot-eligible instance of the group, a
 // commitment sized to it with running it on spot.
-func spotChecks(d float64, spotItems, curveItems []Item) []SpotCheck {
+func spotChecks(d float64, spotItems, curveItems []*Item) []SpotCheck {
 	var out []SpotCheck
-	add := func(it Item, already bool) {
+	add := func(it *Item, already bool) {
 		if !it.SpotEligible || !it.SpotHourly.IsPositive() || !it.OnDemandHourly.IsPositive() || !it.SpotHourly.LessThan(it.OnDemandHourly) {
 			return
 		}

@@ -151,7 +151,7 @@ func (c *curve) monthly(level, d float64, spotFixed decimal.Decimal) cost {
 // layers splits the usage: base (covered by the commitment), burst (on spot:
 // spot-eligible usage above it and the instances already on spot), reserve
 // (on demand above it).
-func (c *curve) layers(level float64, k cost, spotItems []Item) Layers {
+func (c *curve) layers(level float64, k cost, spotItems []*Item) Layers {
 	spotOD := decimal.Zero
 	for _, it := range spotItems {
 		spotOD = spotOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))

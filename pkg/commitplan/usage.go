@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -33,14 +32,20 @@ type sampleSpan struct {
 }
 
 // samplesOf returns the item's samples when they can place its hours: it has
-// no schedule and they (or its window) cover at least a week.
-func samplesOf(it Item) (sampleSpan, bool) {
+// no schedule and they (or its window) cover at least a week. Samples already
+// in time order are used as they are.
+func samplesOf(it *Item) (sampleSpan, bool) {
 	if it.Schedule != nil || len(it.Samples) == 0 {
 		return sampleSpan{}, false
 	}
-	s := slices.Clone(it.Samples)
-	slices.SortStableFunc(s, func(a, b fleet.Sample) int { return a.Time.Compare(b.Time) })
-	sp := sampleSpan{sorted: s, step: fleet.SampleStep(s), window: fleet.SampleWindow(s)}
+	byTime := func(a, b fleet.Sample) int { return a.Time.Compare(b.Time) }
+	s := it.Samples
+	if !slices.IsSortedFunc(s, byTime) {
+		s = slices.Clone(s)
+		slices.SortStableFunc(s, byTime)
+	}
+	step := fleet.SampleStep(s)
+	sp := sampleSpan{sorted: s, step: step, window: fleet.TimeRange{Start: s[0].Time, End: s[len(s)-1].Time.Add(step)}}
 	if it.Window != nil && it.Window.End.After(it.Window.Start) {
 		sp.window = *it.Window
 	}
@@ -51,13 +56,17 @@ func samplesOf(it Item) (sampleSpan, bool) {
 // hour of the earliest window start to the latest window end, at least a
 // week and at most maxWeeks weeks (the latest ones). Without samples it is
 // one reference week from a Monday.
-func newAxis(items []Item, maxWeeks int) (axis, []string) {
+func newAxis(items []Item, maxWeeks int, spans map[*Item]placing) (axis, []string) {
 	var first, last time.Time
-	for _, it := range items {
+	for i := range items {
+		it := &items[i]
 		if ok, _ := committable(it); !ok {
 			continue
 		}
 		sp, ok := samplesOf(it)
+		if len(it.Samples) > 0 {
+			spans[it] = placing{sp, ok}
+		}
 		if !ok {
 			continue
 		}
@@ -119,31 +128,38 @@ func (c *curve) top(h int) float64 {
 // exactly; else samples (a sample = it ran, over the sampling step) when they
 // cover a week; else 730 h a month is every hour; else the hour count is
 // placed where the group's other usage is highest, which makes the curve least
-// steady, so the saving is a lower bound.
-func buildCurve(ax axis, items []Item, scheds scheduleCache) (*curve, []string, error) {
-	c := &curve{hours: ax.hours}
+// steady, so the saving is a lower bound. The items' usage lies in b's buffer,
+// valid until the next group's curve.
+func (b *builder) buildCurve(items []*Item) (*curve, []string, error) {
+	ax := b.ax
+	c := &curve{hours: ax.hours, items: make([]curveItem, len(items))}
 	var notes []string
-	known := make([]float64, ax.hours)
-	var pending []Item
-	use := map[string][]float64{}
-	for _, it := range items {
+	b.known = grow(b.known, ax.hours)
+	known := b.known
+	clear(known)
+	b.frac = grow(b.frac, ax.hours)
+	frac := b.frac
+	b.use = grow(b.use, len(items)*ax.hours)
+	var pending []int
+	for i, it := range items {
+		u := b.use[i*ax.hours : (i+1)*ax.hours : (i+1)*ax.hours]
+		c.items[i].use = u
 		price := it.OnDemandHourly.InexactFloat64()
-		var frac []float64
-		switch sp, sampled := samplesOf(it); {
+		sp, sampled := b.samples(it)
+		switch {
 		case it.Schedule != nil:
-			sched, err := scheds.parse(it.Schedule)
+			f, err := b.fractions(it.Schedule)
 			if err != nil {
 				return nil, nil, fmt.Errorf("commitplan: item %s: schedule %w", it.ID, err)
 			}
-			frac = sched.fractions(ax)
+			copy(frac, f)
 		case sampled:
-			frac = sampledFractions(ax, sp)
+			sampledFractions(frac, ax, sp)
 			if n := sumOf(frac) * fleet.HoursPerMonth / float64(ax.hours); math.Abs(n-it.MonthlyHours) > math.Max(1, it.MonthlyHours/100) {
 				notes = append(notes, fmt.Sprintf("%s: its samples show %s h a month, the fleet bills %s h; the usage curve follows the samples",
 					it.ID, num(n), num(it.MonthlyHours)))
 			}
 		case it.MonthlyHours >= fleet.HoursPerMonth-1e-9:
-			frac = make([]float64, ax.hours)
 			for h := range frac {
 				frac[h] = 1
 			}
@@ -151,7 +167,7 @@ func buildCurve(ax axis, items []Item, scheds scheduleCache) (*curve, []string, 
 				notes = append(notes, fmt.Sprintf("%s: %s h a month is more than the 730 of a billing month; the usage curve counts every hour once", it.ID, num(it.MonthlyHours)))
 			}
 		default:
-			pending = append(pending, it)
+			pending = append(pending, i)
 			why := "only its hours are known"
 			if len(it.Samples) > 0 {
 				why = "its samples cover less than a week"
@@ -161,52 +177,61 @@ func buildCurve(ax axis, items []Item, scheds scheduleCache) (*curve, []string, 
 			continue
 		}
 		capToBilled(frac, it.MonthlyHours)
-		u := make([]float64, ax.hours)
 		for h, f := range frac {
 			u[h] = round(price*f, 9)
 			known[h] += u[h]
 		}
-		use[it.ID] = u
 	}
-	// Every assumed item goes on the same ranking of hours, so their blocks
-	// nest and coincide with the known peaks: the least steady arrangement.
-	rank := make([]int, ax.hours)
-	for h := range rank {
-		rank[h] = h
-	}
-	slices.SortStableFunc(rank, func(a, b int) int { return -cmpFloat(known[a], known[b]) })
-	for _, it := range pending {
-		price := it.OnDemandHourly.InexactFloat64()
-		hrs := it.MonthlyHours * float64(ax.hours) / fleet.HoursPerMonth
-		full := int(math.Floor(hrs + 1e-9))
-		u := make([]float64, ax.hours)
-		for i := 0; i < full && i < ax.hours; i++ {
-			u[rank[i]] = round(price, 9)
+	if len(pending) > 0 {
+		// Every assumed item goes on the same ranking of hours, so their
+		// blocks nest and coincide with the known peaks: the least steady
+		// arrangement.
+		rank := make([]int, ax.hours)
+		for h := range rank {
+			rank[h] = h
 		}
-		if rest := hrs - float64(full); rest > 1e-9 && full < ax.hours {
-			u[rank[full]] = round(price*rest, 9)
+		slices.SortStableFunc(rank, func(a, b int) int { return -cmpFloat(known[a], known[b]) })
+		for _, i := range pending {
+			it, u := items[i], c.items[i].use
+			clear(u)
+			price := it.OnDemandHourly.InexactFloat64()
+			hrs := it.MonthlyHours * float64(ax.hours) / fleet.HoursPerMonth
+			full := int(math.Floor(hrs + 1e-9))
+			for i := 0; i < full && i < ax.hours; i++ {
+				u[rank[i]] = round(price, 9)
+			}
+			if rest := hrs - float64(full); rest > 1e-9 && full < ax.hours {
+				u[rank[full]] = round(price*rest, 9)
+			}
+			c.assumed = append(c.assumed, it.ID)
 		}
-		use[it.ID] = u
-		c.assumed = append(c.assumed, it.ID)
 	}
 
-	classOf := map[string]float64{}
-	for _, it := range items {
+	for i, it := range items {
 		p := 1.0
 		if it.SpotEligible && it.SpotHourly.IsPositive() && it.SpotHourly.LessThan(it.OnDemandHourly) {
 			p = round(it.SpotHourly.Div(it.OnDemandHourly).InexactFloat64(), 9)
 		}
-		classOf[it.ID] = p
+		c.items[i].price = p // the class's price until the classes are sorted
 		if !slices.Contains(c.prices, p) {
 			c.prices = append(c.prices, p)
 		}
 	}
 	slices.SortFunc(c.prices, func(a, b float64) int { return -cmpFloat(a, b) })
-	for _, it := range items {
-		c.items = append(c.items, curveItem{id: it.ID, class: slices.Index(c.prices, classOf[it.ID]), use: use[it.ID], price: it.OnDemandHourly.InexactFloat64(), monthlyHours: it.MonthlyHours})
+	for i, it := range items {
+		ci := &c.items[i]
+		ci.id, ci.class, ci.price, ci.monthlyHours = it.ID, slices.Index(c.prices, ci.price), it.OnDemandHourly.InexactFloat64(), it.MonthlyHours
 	}
 	c.stack()
 	return c, notes, nil
+}
+
+// grow returns buf with length n, reallocated only when too short.
+func grow(buf []float64, n int) []float64 {
+	if cap(buf) < n {
+		return make([]float64, n)
+	}
+	return buf[:n]
 }
 
 // capToBilled scales an item's hourly fractions down so that, per month,
@@ -226,11 +251,13 @@ func capToBilled(frac []float64, monthlyHours float64) {
 
 // stack sums the items' usage per hour and price class into seg and cum.
 func (c *curve) stack() {
+	k := len(c.prices)
+	seg, cum := make([]float64, c.hours*k), make([]float64, c.hours*k)
 	c.seg = make([][]float64, c.hours)
 	c.cum = make([][]float64, c.hours)
 	for h := range c.seg {
-		c.seg[h] = make([]float64, len(c.prices))
-		c.cum[h] = make([]float64, len(c.prices))
+		c.seg[h] = seg[h*k : (h+1)*k : (h+1)*k]
+		c.cum[h] = cum[h*k : (h+1)*k : (h+1)*k]
 	}
 	for _, ci := range c.items {
 		for h, v := range ci.use {
@@ -290,12 +317,12 @@ func sumOf(v []float64) float64 {
 // num formats hours with at most one decimal.
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
-// sampledFractions is the share of each hour of the axis the samples cover,
+// sampledFractions sets frac to the share of each hour of the axis the samples cover,
 // each sample standing for one sampling step. Hours outside the samples'
 // window are 0: samples are never stretched over time they do not cover (a
 // machine that left, or joined, runs only where it was seen).
-func sampledFractions(ax axis, sp sampleSpan) []float64 {
-	frac := make([]float64, ax.hours)
+func sampledFractions(frac []float64, ax axis, sp sampleSpan) {
+	clear(frac)
 	end := ax.start.Add(time.Duration(ax.hours) * time.Hour)
 	// Merge the samples' intervals so overlaps count once.
 	type iv struct{ a, b time.Time }
@@ -324,7 +351,6 @@ func sampledFractions(ax axis, sp sampleSpan) []float64 {
 	for h := range frac {
 		frac[h] = math.Min(frac[h], 1)
 	}
-	return frac
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -351,60 +377,120 @@ type schedule struct {
 
 // parseSchedule reads a fleet schedule (fleet.Schedule.Week).
 func parseSchedule(s *fleet.Schedule) (*schedule, error) {
+	sc := &schedule{}
+	if err := sc.parse(s); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// parse reads s into sc, overwriting it.
+func (sc *schedule) parse(s *fleet.Schedule) error {
 	if len(s.Windows) == 0 {
-		return nil, fmt.Errorf("has no windows")
+		return fmt.Errorf("has no windows")
 	}
 	on, loc, err := s.Week()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sc := &schedule{loc: loc}
+	sc.loc = loc
 	for m, b := range on {
 		sc.cum[m+1] = sc.cum[m]
 		if b {
 			sc.cum[m+1]++
 		}
 	}
-	return sc, nil
+	return nil
 }
 
-// scheduleCache holds the schedules parsed for one plan by content: a
-// large fleet's instances share a few schedules, and a parsed one is 50 KiB.
-type scheduleCache map[string]*schedule
+// builder is what Build keeps from group to group: the axis, each sampled
+// item's samples, each distinct schedule's hourly shares on the axis (a large
+// fleet's instances share a few schedules) and buffers that every group's
+// curve reuses.
+type builder struct {
+	ax     axis
+	spans  map[*Item]placing
+	scheds map[string]schedFractions
+	// checked holds checkSchedule's verdict per schedule key.
+	checked map[string]error
+	parsed  schedule
+	key     []byte
+	// known, frac and use are a curve's scratch; use holds its items' usage.
+	known, frac, use []float64
+}
 
-func (c scheduleCache) parse(s *fleet.Schedule) (*schedule, error) {
-	key := scheduleKey(s)
-	if sc, ok := c[key]; ok {
-		return sc, nil
+// placing is an item's samples and whether they place its hours.
+type placing struct {
+	span sampleSpan
+	ok   bool
+}
+
+type schedFractions struct {
+	frac []float64
+	err  error
+}
+
+func newBuilder() *builder {
+	return &builder{spans: map[*Item]placing{}, scheds: map[string]schedFractions{}, checked: map[string]error{}}
+}
+
+func (b *builder) samples(it *Item) (sampleSpan, bool) {
+	if it.Schedule != nil || len(it.Samples) == 0 {
+		return sampleSpan{}, false
 	}
-	sc, err := parseSchedule(s)
-	if err != nil {
-		return nil, err
+	if p, ok := b.spans[it]; ok {
+		return p.span, p.ok
 	}
-	c[key] = sc
-	return sc, nil
+	return samplesOf(it)
+}
+
+// fractions is the schedule's share of each hour of the axis, read once per
+// distinct schedule; the caller must not change it.
+func (b *builder) fractions(s *fleet.Schedule) ([]float64, error) {
+	b.key = appendScheduleKey(b.key[:0], s)
+	if f, ok := b.scheds[string(b.key)]; ok {
+		return f.frac, f.err
+	}
+	var f schedFractions
+	if f.err = b.parsed.parse(s); f.err == nil {
+		f.frac = b.parsed.fractions(b.ax)
+	}
+	b.scheds[string(b.key)] = f
+	return f.frac, f.err
+}
+
+// check is checkSchedule's verdict, once per distinct schedule.
+func (b *builder) check(s *fleet.Schedule) error {
+	b.key = appendScheduleKey(b.key[:0], s)
+	if err, ok := b.checked[string(b.key)]; ok {
+		return err
+	}
+	err := checkSchedule(s)
+	b.checked[string(b.key)] = err
+	return err
 }
 
 // scheduleKey spells a schedule's content, each string prefixed with its
 // length, so two schedules have one key only when they are the same.
-func scheduleKey(s *fleet.Schedule) string {
-	var b strings.Builder
+func scheduleKey(s *fleet.Schedule) string { return string(appendScheduleKey(nil, s)) }
+
+func appendScheduleKey(b []byte, s *fleet.Schedule) []byte {
 	put := func(v string) {
-		b.WriteString(strconv.Itoa(len(v)))
-		b.WriteByte(':')
-		b.WriteString(v)
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, ':')
+		b = append(b, v...)
 	}
 	put(s.Timezone)
 	for _, w := range s.Windows {
-		b.WriteString(strconv.Itoa(len(w.Days)))
-		b.WriteByte('/')
+		b = strconv.AppendInt(b, int64(len(w.Days)), 10)
+		b = append(b, '/')
 		for _, d := range w.Days {
 			put(d)
 		}
 		put(w.Start)
 		put(w.End)
 	}
-	return b.String()
+	return b
 }
 
 // checkSchedule is parseSchedule's verdict on a schedule, without keeping
