@@ -451,14 +451,28 @@ func compareProviders(a, b fleet.Provider) int {
 // group's items by ID (unique, so the order is total). The groups point into
 // items.
 func groupItems(items []Item) [][]*Item {
-	sorted := make([]*Item, len(items))
-	for i := range items {
-		sorted[i] = &items[i]
+	// rank is compareProviders' first key, found once per item.
+	type ranked struct {
+		rank int
+		it   *Item
 	}
-	slices.SortFunc(sorted, func(a, b *Item) int {
-		return cmp.Or(compareProviders(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region),
+	keyed := make([]ranked, len(items))
+	for i := range items {
+		r := slices.Index(fleet.Providers, items[i].Provider)
+		if r < 0 {
+			r = len(fleet.Providers)
+		}
+		keyed[i] = ranked{r, &items[i]}
+	}
+	slices.SortFunc(keyed, func(x, y ranked) int {
+		a, b := x.it, y.it
+		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region),
 			cmp.Compare(a.Family, b.Family), cmp.Compare(a.ID, b.ID))
 	})
+	sorted := make([]*Item, len(items))
+	for i, k := range keyed {
+		sorted[i] = k.it
+	}
 	var groups [][]*Item
 	from := 0
 	for i, it := range sorted {
@@ -681,7 +695,7 @@ func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotI
 	tp.BaselineMonthly = base.total
 	tp.SavingsMonthly = base.total.Sub(cost.total)
 	if level > 0 {
-		tp.Utilization = round(c.used(level)/(level*float64(c.hours)), 4)
+		tp.Utilization = round(cost.use.covered/(level*float64(c.hours)), 4)
 		tp.ExceedShare = round(float64(c.reaching(level))/float64(c.hours), 4)
 	}
 	tp.Layers = c.layers(level, cost, spotItems)

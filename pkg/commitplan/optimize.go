@@ -24,8 +24,11 @@ func (c *curve) optimum(d float64) float64 {
 	H := float64(c.hours)
 	target := (1 - d) * H
 	tol := 1e-9 * math.Max(H, 1)
-	type event struct{ level, drop float64 }
 	var events []event
+	if c.events != nil {
+		events = (*c.events)[:0]
+		defer func() { *c.events = events[:0] }()
+	}
 	var sum float64 // Σ_h p_h just above the current level
 	for h := range c.seg {
 		below := -1.0
@@ -63,6 +66,9 @@ func (c *curve) optimum(d float64) float64 {
 	return c.peak()
 }
 
+// event is where the slope of the cost rises: at level, by drop.
+type event struct{ level, drop float64 }
+
 // levelBelow is the stack's height at the bottom of class k in hour h.
 func (c *curve) levelBelow(h, k int) float64 {
 	if k == 0 {
@@ -74,7 +80,7 @@ func (c *curve) levelBelow(h, k int) float64 {
 func (c *curve) peak() float64 {
 	var m float64
 	for h := range c.seg {
-		m = math.Max(m, c.top(h))
+		m = max(m, c.top(h))
 	}
 	return m
 }
@@ -89,27 +95,32 @@ type usage struct {
 	totalUsage float64
 }
 
+// evaluate sums hour by hour, class by class; the builtin max and min are
+// math.Max and math.Min without the call.
 func (c *curve) evaluate(level float64) usage {
 	var u usage
-	for h := range c.seg {
+	prices := c.prices
+	for _, cum := range c.cum {
 		lo := 0.0
-		for k, hi := range c.cum[h] {
-			above := math.Max(0, hi-math.Max(lo, level))
-			if c.prices[k] >= 1 {
+		for k, hi := range cum {
+			above := max(0, hi-max(lo, level))
+			if p := prices[k]; p >= 1 {
 				u.onDemand += above
 			} else {
 				u.spotUsage += above
-				u.spotCost += above * c.prices[k]
+				u.spotCost += above * p
 			}
 			lo = hi
 		}
-		u.covered += math.Min(c.top(h), level)
-		u.totalUsage += c.top(h)
+		top := 0.0
+		if len(cum) > 0 {
+			top = cum[len(cum)-1]
+		}
+		u.covered += min(top, level)
+		u.totalUsage += top
 	}
 	return u
 }
-
-func (c *curve) used(level float64) float64 { return c.evaluate(level).covered }
 
 // reaching counts the hours usage reaches the level.
 func (c *curve) reaching(level float64) int {
@@ -139,13 +150,36 @@ func (c *curve) toMonth(v float64) decimal.Decimal {
 // monthly prices the curve at a level: c·(1−d)·730 committed, the usage above
 // it on demand or on spot, plus the instances already on spot (spotFixed).
 func (c *curve) monthly(level, d float64, spotFixed decimal.Decimal) cost {
-	u := c.evaluate(level)
-	out := cost{use: u}
+	p := c.price(level)
+	out := cost{use: p.use}
 	out.committed = decimal.NewFromFloat(level).Mul(oneMinus(d)).Mul(hoursPerMonth).Round(2)
-	out.onDemand = c.toMonth(u.onDemand)
-	out.spot = c.toMonth(u.spotCost).Add(spotFixed)
+	out.onDemand = p.onDemand
+	out.spot = p.spot.Add(spotFixed)
 	out.total = out.committed.Add(out.onDemand).Add(out.spot)
 	return out
+}
+
+// priced is the usage at a level and its on-demand and spot money a month,
+// which do not depend on the term.
+type priced struct {
+	use            usage
+	onDemand, spot decimal.Decimal
+}
+
+// price is the usage at a level, evaluated once per level (the terms' cost
+// curves share their levels).
+func (c *curve) price(level float64) priced {
+	key := math.Float64bits(level)
+	if p, ok := c.priced[key]; ok {
+		return p
+	}
+	u := c.evaluate(level)
+	p := priced{use: u, onDemand: c.toMonth(u.onDemand), spot: c.toMonth(u.spotCost)}
+	if c.priced == nil {
+		c.priced = map[uint64]priced{}
+	}
+	c.priced[key] = p
+	return p
 }
 
 // layers splits the usage: base (covered by the commitment), burst (on spot:
@@ -188,7 +222,7 @@ func (c *curve) allocate(level float64, saving decimal.Decimal) []Allocation {
 			if l <= 0 || left <= 0 {
 				continue
 			}
-			in := math.Min(l, left)
+			in := min(l, left)
 			for _, i := range byClass[k] {
 				band[i] += c.items[i].use[h] * in / l
 			}

@@ -105,6 +105,10 @@ type curve struct {
 	seg, cum [][]float64
 	items    []curveItem
 	assumed  []string
+	// events, when set, is optimum's buffer, shared with other curves.
+	events *[]event
+	// priced caches price by the level's bits.
+	priced map[uint64]priced
 }
 
 type curveItem struct {
@@ -132,7 +136,7 @@ func (c *curve) top(h int) float64 {
 // valid until the next group's curve.
 func (b *builder) buildCurve(items []*Item) (*curve, []string, error) {
 	ax := b.ax
-	c := &curve{hours: ax.hours, items: make([]curveItem, len(items))}
+	c := &curve{hours: ax.hours, items: make([]curveItem, len(items)), events: &b.events}
 	var notes []string
 	b.known = grow(b.known, ax.hours)
 	known := b.known
@@ -222,7 +226,7 @@ func (b *builder) buildCurve(items []*Item) (*curve, []string, error) {
 		ci := &c.items[i]
 		ci.id, ci.class, ci.price, ci.monthlyHours = it.ID, slices.Index(c.prices, ci.price), it.OnDemandHourly.InexactFloat64(), it.MonthlyHours
 	}
-	c.stack()
+	c.stack(&b.stack)
 	return c, notes, nil
 }
 
@@ -249,19 +253,33 @@ func capToBilled(frac []float64, monthlyHours float64) {
 	}
 }
 
-// stack sums the items' usage per hour and price class into seg and cum.
-func (c *curve) stack() {
+// stackBuf holds a curve's seg and cum for reuse by the next.
+type stackBuf struct {
+	seg, cum         []float64
+	segRows, cumRows [][]float64
+}
+
+// stack sums the items' usage per hour and price class into seg and cum, in
+// buf when set (which it then owns until the next stack into buf).
+func (c *curve) stack(buf *stackBuf) {
+	if buf == nil {
+		buf = &stackBuf{}
+	}
 	k := len(c.prices)
-	seg, cum := make([]float64, c.hours*k), make([]float64, c.hours*k)
-	c.seg = make([][]float64, c.hours)
-	c.cum = make([][]float64, c.hours)
+	buf.seg, buf.cum = grow(buf.seg, c.hours*k), grow(buf.cum, c.hours*k)
+	seg, cum := buf.seg, buf.cum
+	clear(seg)
+	if cap(buf.segRows) < c.hours {
+		buf.segRows, buf.cumRows = make([][]float64, c.hours), make([][]float64, c.hours)
+	}
+	c.seg, c.cum = buf.segRows[:c.hours], buf.cumRows[:c.hours]
 	for h := range c.seg {
 		c.seg[h] = seg[h*k : (h+1)*k : (h+1)*k]
 		c.cum[h] = cum[h*k : (h+1)*k : (h+1)*k]
 	}
 	for _, ci := range c.items {
 		for h, v := range ci.use {
-			c.seg[h][ci.class] += v
+			seg[h*k+ci.class] += v
 		}
 	}
 	for h := range c.seg {
@@ -277,7 +295,7 @@ func (c *curve) stack() {
 // tail is the curve's last n hours, each item capped again to its billed
 // hours over that span.
 func (c *curve) tail(n int) *curve {
-	t := &curve{hours: n, prices: c.prices, assumed: c.assumed}
+	t := &curve{hours: n, prices: c.prices, assumed: c.assumed, events: c.events}
 	for _, ci := range c.items {
 		u := slices.Clone(ci.use[c.hours-n:])
 		if ci.price > 0 {
@@ -292,7 +310,7 @@ func (c *curve) tail(n int) *curve {
 		}
 		t.items = append(t.items, curveItem{id: ci.id, class: ci.class, use: u, price: ci.price, monthlyHours: ci.monthlyHours})
 	}
-	t.stack()
+	t.stack(nil)
 	return t
 }
 
@@ -349,7 +367,7 @@ func sampledFractions(frac []float64, ax axis, sp sampleSpan) {
 		}
 	}
 	for h := range frac {
-		frac[h] = math.Min(frac[h], 1)
+		frac[h] = min(frac[h], 1)
 	}
 }
 
@@ -417,6 +435,8 @@ type builder struct {
 	key     []byte
 	// known, frac and use are a curve's scratch; use holds its items' usage.
 	known, frac, use []float64
+	events           []event
+	stack            stackBuf
 }
 
 // placing is an item's samples and whether they place its hours.
