@@ -31,10 +31,18 @@ type commitRate struct {
 // replaces the catalog's rate; otherwise a type and region without a rate
 // has none (no assumed percentage).
 func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand decimal.Decimal) map[string]commitRate {
+	out, _ := e.commitRatesOf(p, region, typ, onDemand)
+	return out
+}
+
+// commitRatesOf is commitRates, and whether the answer depends on onDemand
+// (a rate that states no on-demand price of its own).
+func (e *engine) commitRatesOf(p fleet.Provider, region, typ string, onDemand decimal.Decimal) (map[string]commitRate, bool) {
 	pol := e.policy.Commitment
-	out := map[string]commitRate{}
+	out := make(map[string]commitRate, len(commitTerms))
+	byOD := false
 	if e.planKind(p) == "" {
-		return out
+		return out, byOD
 	}
 	for _, term := range commitTerms {
 		conf := pol.Discounts1y
@@ -55,6 +63,7 @@ func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand deci
 		if !r.OnDemandHourly.IsPositive() {
 			// The source states no on-demand price: the discount is against
 			// the instance's own.
+			byOD = true
 			if !onDemand.IsPositive() {
 				continue
 			}
@@ -65,7 +74,36 @@ func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand deci
 		}
 		out[term] = commitRate{discount: d, rate: &r}
 	}
-	return out
+	return out, byOD
+}
+
+// regionType names an instance type in a provider's region.
+type regionType struct {
+	provider    fleet.Provider
+	region, typ string
+}
+
+// typeRates is what commitRatesOf answers for a type in a region, with the
+// discounts as an Item takes them; shared by the instances of that type when
+// it does not depend on their on-demand price.
+type typeRates struct {
+	rates     map[string]commitRate
+	discounts commitplan.Terms
+}
+
+func newTypeRates(r map[string]commitRate) typeRates {
+	t := typeRates{rates: r, discounts: make(commitplan.Terms, len(r))}
+	for term, cr := range r {
+		t.discounts[term] = cr.discount
+	}
+	return t
+}
+
+// onDemandOf is the catalog's on-demand price of a type in a region, looked
+// up once per type and region.
+type onDemandOf struct {
+	hourly decimal.Decimal
+	ok     bool
 }
 
 // planKind is the commitment kind the policy buys on a provider; empty when
@@ -81,25 +119,34 @@ func (e *engine) planKind(p fleet.Provider) pricing.CommitmentKind {
 // instance its share of the saving.
 func commitmentRule(e *engine, active []*state) map[*state]*change {
 	pol := e.policy.Commitment
-	byID := map[string]*state{}
+	byID := make(map[string]*state, len(active))
 	for _, s := range active {
 		byID[s.inst.ID] = s
 	}
-	var items []commitplan.Item
+	items := make([]commitplan.Item, 0, len(e.all))
 	rates := map[string]map[string]commitRate{}
 	missing := map[string][]string{}   // group → types without a rate
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
+	offers := map[regionType]onDemandOf{}
+	shared := map[regionType]typeRates{}
 	for _, s := range e.all {
 		if !s.priced {
 			continue
 		}
 		od := s.price.Hourly
 		if s.inst.HourlyPrice == nil || s.lifecycle != fleet.OnDemand {
-			offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name)
-			if !ok || offer.OnDemand == nil {
+			k := regionType{s.inst.Provider, s.inst.Region, s.typ.Name}
+			o, seen := offers[k]
+			if !seen {
+				if offer, ok := e.cat.Offer(k.provider, k.region, k.typ); ok && offer.OnDemand != nil {
+					o = onDemandOf{offer.OnDemand.Hourly, true}
+				}
+				offers[k] = o
+			}
+			if !o.ok {
 				continue
 			}
-			od = offer.OnDemand.Hourly
+			od = o.hourly
 		}
 		it := commitplan.ItemFrom(s.inst, commitplan.Final{
 			InstanceType: s.typ.Name, Family: s.typ.Family, Lifecycle: s.lifecycle, Priced: true,
@@ -114,12 +161,18 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
 		if it.Eligible {
-			r := e.commitRates(it.Provider, it.Region, it.InstanceType, od)
-			rates[it.ID] = r
-			it.Discounts = commitplan.Terms{}
-			for term, cr := range r {
-				it.Discounts[term] = cr.discount
+			k := regionType{it.Provider, it.Region, it.InstanceType}
+			t, ok := shared[k]
+			if !ok {
+				r, byOD := e.commitRatesOf(it.Provider, it.Region, it.InstanceType, od)
+				t = newTypeRates(r)
+				if !byOD {
+					shared[k] = t
+				}
 			}
+			r := t.rates
+			rates[it.ID] = r
+			it.Discounts = t.discounts
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
 			if _, ok := r[pol.Term]; !ok {
 				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)

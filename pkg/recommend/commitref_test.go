@@ -1,0 +1,361 @@
+package recommend
+
+// The commitment rule as it was before its caches: the reference
+// TestCommitmentRuleMatchesReference holds the rule to.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/internal/fleetgen"
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
+	"github.com/gpufinops/gpufinops/pkg/commitplan"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+)
+
+// commitRates finds the commitment rate of a type in a region for each term,
+// in the policy's plan kind and payment option. A configured discount
+// replaces the catalog's rate; otherwise a type and region without a rate
+// has none (no assumed percentage).
+func (e *engine) refCommitRates(p fleet.Provider, region, typ string, onDemand decimal.Decimal) map[string]commitRate {
+	pol := e.policy.Commitment
+	out := map[string]commitRate{}
+	if e.planKind(p) == "" {
+		return out
+	}
+	for _, term := range commitTerms {
+		conf := pol.Discounts1y
+		if term == commitplan.Term3y {
+			conf = pol.Discounts3y
+		}
+		if d, ok := conf[string(p)]; ok {
+			out[term] = commitRate{discount: d, configured: true}
+			continue
+		}
+		r, ok := pricing.LookupCommitment(e.cat, pricing.CommitmentQuery{
+			Provider: p, Region: region, InstanceType: typ, Kind: e.planKind(p), Term: term, Payment: pol.Payments[string(p)],
+		})
+		if !ok {
+			continue
+		}
+		d := r.DiscountPercent / 100
+		if !r.OnDemandHourly.IsPositive() {
+			// The source states no on-demand price: the discount is against
+			// the instance's own.
+			if !onDemand.IsPositive() {
+				continue
+			}
+			d = 1 - r.Hourly.Div(onDemand).InexactFloat64()
+		}
+		if !(d > 0 && d < 1) {
+			continue
+		}
+		out[term] = commitRate{discount: d, rate: &r}
+	}
+	return out
+}
+
+// commitmentRule plans commitments per provider, region and family from the
+// hourly usage that the rules before it left (stopped, scheduled, resized and
+// spot capacity is never committed), at each type's own commitment rate,
+// choosing the level that minimises the month's cost, and gives each
+// instance its share of the saving.
+func refCommitmentRule(e *engine, active []*state) map[*state]*change {
+	pol := e.policy.Commitment
+	byID := map[string]*state{}
+	for _, s := range active {
+		byID[s.inst.ID] = s
+	}
+	var items []commitplan.Item
+	rates := map[string]map[string]commitRate{}
+	missing := map[string][]string{}   // group → types without a rate
+	noKind := map[fleet.Provider]int{} // provider → eligible instances
+	for _, s := range e.all {
+		if !s.priced {
+			continue
+		}
+		od := s.price.Hourly
+		if s.inst.HourlyPrice == nil || s.lifecycle != fleet.OnDemand {
+			offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name)
+			if !ok || offer.OnDemand == nil {
+				continue
+			}
+			od = offer.OnDemand.Hourly
+		}
+		it := commitplan.ItemFrom(s.inst, commitplan.Final{
+			InstanceType: s.typ.Name, Family: s.typ.Family, Lifecycle: s.lifecycle, Priced: true,
+			OnDemandHourly: od, Hourly: s.price.Hourly, MonthlyHours: s.hours, Schedule: s.schedule,
+			Stopped: s.stopped,
+		})
+		if b, ok := e.opts.Billed[it.ID]; ok && it.Eligible && b.CommittedShare >= CommittedEnough {
+			it.Eligible, it.Reason = false, commitplan.ReasonCommitted
+		}
+		if it.Eligible && e.planKind(it.Provider) == "" {
+			noKind[it.Provider]++
+			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
+		}
+		if it.Eligible {
+			r := e.refCommitRates(it.Provider, it.Region, it.InstanceType, od)
+			rates[it.ID] = r
+			it.Discounts = commitplan.Terms{}
+			for term, cr := range r {
+				it.Discounts[term] = cr.discount
+			}
+			it.PerInstance = !e.planKind(it.Provider).PerHour()
+			if _, ok := r[pol.Term]; !ok {
+				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
+				if !slices.Contains(missing[key], it.InstanceType) {
+					missing[key] = append(missing[key], it.InstanceType)
+				}
+			}
+		}
+		items = append(items, it)
+	}
+	for _, p := range slices.Sorted(maps.Keys(noKind)) {
+		e.warn("", WarnNoCommitmentKind, "%s: the policy names no commitment to buy (policy.commitment.plans.%s): no commitment advised for %d instance(s)", p, p, noKind[p])
+	}
+	keys := make([]string, 0, len(missing))
+	for k := range missing {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := fleet.Provider(strings.Fields(k)[0])
+		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
+			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
+	}
+	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent})
+	if err != nil {
+		e.warn("", "commitment-plan", "no commitment plan: %v", err)
+		return nil
+	}
+	e.commits = plan
+	out := map[*state]*change{}
+	for _, g := range plan.Groups {
+		if g.Trend != nil {
+			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
+				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
+		}
+		for _, tp := range g.Terms {
+			if tp.Term != pol.Term {
+				continue
+			}
+			for _, a := range tp.Allocations {
+				s := byID[a.ID]
+				if s == nil || !a.SavingsMonthly.IsPositive() {
+					continue
+				}
+				if c := e.refCommitmentChange(s, g, tp, a, rates[a.ID][tp.Term]); c != nil {
+					out[s] = c
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (e *engine) refCommitmentChange(s *state, g commitplan.GroupPlan, tp commitplan.TermPlan, a commitplan.Allocation, cr commitRate) *change {
+	term := map[string]string{"1y": "1-year", "3y": "3-year"}[tp.Term]
+	kind := e.planKind(s.inst.Provider)
+	projected := s.cost().Sub(a.SavingsMonthly)
+	if projected.IsNegative() {
+		// The plan caps every instance's usage at its billed hours, so this
+		// cannot happen; never promise a negative cost if it does.
+		return nil
+	}
+	dPct := round2(tp.Discount * 100)
+	committed := s.price
+	committed.Option = pricing.Option(fleet.Committed)
+	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - tp.Discount)).Round(6)
+	pu := &Purchase{
+		Kind: string(kind), Name: kind.Label(), Term: tp.Term, Payment: e.policy.Commitment.Payments[string(s.inst.Provider)],
+		Region: g.Region, Scope: g.Family, CommitmentHourly: tp.PayHourly, CoversOnDemandHourly: tp.CommitHourly,
+		DiscountPercent: dPct, BreakEvenUtilizationPercent: round2(tp.BreakEven * 100),
+	}
+	notes := []string{}
+	switch {
+	case cr.configured:
+		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
+		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
+	case cr.rate != nil:
+		r := cr.rate
+		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
+		committed.Source = fmt.Sprintf("%s %s %s rate $%s/h (%s, as of %s)", kind.Label(), tp.Term, r.Payment, r.Hourly.String(), r.Source, r.AsOf)
+		committed.AsOf = r.AsOf
+		if r.Live {
+			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
+		}
+		if r.Approximation != "" {
+			notes = append(notes, r.Approximation)
+		}
+	}
+	if d := tp.Discount; cr.discount > d+1e-9 {
+		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
+	}
+	var buy string
+	short := tp.Term + " " + commitmentShort(kind) + " " + hourlyShort(tp.PayHourly)
+	if tp.Quantity > 0 {
+		short += fmt.Sprintf(", %d×%s", tp.Quantity, tp.UnitType)
+		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
+		if t, ok := e.cat.InstanceType(s.inst.Provider, tp.UnitType); ok {
+			q := float64(tp.Quantity)
+			pu.VCPUs, pu.MemoryGiB, pu.GPUs, pu.GPUModel = t.VCPUs*q, t.MemoryGiB*q, t.GPUCount*q, t.GPUModel
+		}
+		buy = fmt.Sprintf("buy a %s %s for %d × %s in %s", term, kind.Label(), tp.Quantity, tp.UnitType, g.Region)
+		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
+			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
+		}
+		buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+	} else {
+		pay := ""
+		if pu.Payment != "" {
+			pay = ", " + paymentLabel(pu.Payment)
+		}
+		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s%% off",
+			term, kind.Label(), pay, tp.PayHourly.StringFixed(3), tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(dPct))
+	}
+	c := &change{
+		kind:       KindCommitment,
+		target:     term + " " + kind.Label(),
+		short:      short,
+		lifecycle:  fleet.Committed,
+		price:      committed,
+		hours:      s.hours,
+		projected:  &projected,
+		confidence: e.confidenceFor(s),
+		risk:       Low,
+		action:     fmt.Sprintf("%s; this instance takes %s%% of it", titleCase(buy), pct(a.BandShare*100)),
+		rationale: fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
+			g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100)),
+		evidence: Evidence{
+			Metrics: map[string]float64{
+				"groupCommitHourly":           tp.CommitHourly.InexactFloat64(),
+				"commitmentHourly":            tp.PayHourly.InexactFloat64(),
+				"discountPercent":             dPct,
+				"groupUtilizationPercent":     round2(tp.Utilization * 100),
+				"groupRunningSharePercent":    round2(g.Usage.RunningShare * 100),
+				"bandSharePercent":            round2(a.BandShare * 100),
+				"breakEvenPercent":            round2(tp.BreakEven * 100),
+				"breakEvenUtilizationPercent": round2(tp.BreakEven * 100),
+			},
+			Thresholds: map[string]float64{"discount": tp.Discount},
+			Prices:     priceList(s.price, committed),
+			Formula:    "choose c minimising c·(1−d)·H + Σ max(u_h − c, 0) over the family's hourly on-demand usage, each instance's usage capped at its billed hours; this instance's saving is its share of the group's, at most d × its cost",
+			Notes: append(notes,
+				fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))),
+			Purchase: pu,
+		},
+	}
+	if tp.Quantity > 0 {
+		c.evidence.Metrics["quantity"] = float64(tp.Quantity)
+	}
+	for _, other := range g.Terms {
+		c.evidence.Metrics["groupSavings"+other.Term] = other.SavingsMonthly.InexactFloat64()
+	}
+	if tr := g.Trend; tr != nil {
+		c.confidence = lower(c.confidence)
+		c.evidence.Metrics["trendChangePercent"] = tr.ChangePercent
+		c.riskNotes = append(c.riskNotes, fmt.Sprintf("usage %s %s%% in the last week against the weeks before: the commitment is sized on the last week; check the trend holds before buying", tr.Direction, pct(absf(tr.ChangePercent))))
+	}
+	if s.lifecycle == fleet.Spot {
+		c.riskNotes = append(c.riskNotes, "it runs on spot today; at its hours a commitment costs less than spot")
+	}
+	if tp.Term == "3y" {
+		c.risk = Medium
+	}
+	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
+	return c
+}
+
+// noListedOnDemand is a catalog whose commitment rates for some types state
+// no on-demand price, so the discount is against each instance's own.
+type noListedOnDemand struct{ pricing.Catalog }
+
+func (c noListedOnDemand) CommitmentRate(q pricing.CommitmentQuery) (pricing.CommitmentRate, bool) {
+	r, ok := pricing.LookupCommitment(c.Catalog, q)
+	if ok && len(q.InstanceType)%2 == 0 {
+		r.OnDemandHourly, r.DiscountPercent = decimal.Zero, 0
+	}
+	return r, ok
+}
+
+// TestCommitmentRuleMatchesReference: on generated fleets (every cloud,
+// schedules in every zone, samples, hostile edge cases), with configured
+// discounts, a cloud with no commitment kind, billed commitments and rates
+// with no on-demand price of their own, the engine's plan is the one the
+// reference rule gives, byte for byte.
+func TestCommitmentRuleMatchesReference(t *testing.T) {
+	embedded, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := len(phases) - 1
+	rule := phases[last]
+	defer func() { phases[last] = rule }()
+	for seed := range uint64(8) {
+		var cat pricing.Catalog = embedded
+		if seed%2 == 1 {
+			cat = noListedOnDemand{embedded}
+		}
+		pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
+		switch seed % 4 {
+		case 1:
+			pol.Commitment.Term = commitplan.Term3y
+		case 2:
+			pol.Commitment.Discounts1y = map[string]float64{string(fleet.GCP): 0.3}
+			pol.Commitment.Discounts3y = map[string]float64{string(fleet.AWS): 0.5}
+		case 3:
+			pol.Commitment.Plans = maps.Clone(pol.Commitment.Plans)
+			delete(pol.Commitment.Plans, string(fleet.Azure))
+		}
+		run := func(group func(*engine, []*state) map[*state]*change) []byte {
+			f := fleetgen.Generate(fleetgen.Options{Instances: 600, Seed: seed, SampleShare: 0.2, MaxSamples: 400, Hostile: seed%3 == 0})
+			if err := pricing.Complete(f, cat); err != nil {
+				t.Fatal(err)
+			}
+			for i := range f.Instances {
+				// Instances of one type that pay different prices.
+				if in := &f.Instances[i]; in.HourlyPrice != nil && i%5 > 0 {
+					h := in.HourlyPrice.Mul(decimal.New(int64(100+i%5), -2))
+					in.HourlyPrice = &h
+				}
+			}
+			billed := map[string]BilledRate{}
+			for i, in := range f.Instances {
+				if i%7 == 0 && in.HourlyPrice != nil {
+					billed[in.ID] = BilledRate{Price: pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
+						Option: pricing.Option(fleet.OnDemand), Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "bill"},
+						CommittedShare: float64(i%3) / 2}
+				}
+			}
+			phases[last] = phase{group: group}
+			b, err := json.Marshal(RunWith(f, cat, pol, Options{Billed: billed}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		want, got := run(refCommitmentRule), run(commitmentRule)
+		if !bytes.Equal(got, want) {
+			i := 0
+			for i < min(len(got), len(want)) && got[i] == want[i] {
+				i++
+			}
+			t.Fatalf("fleet %d: plans differ at byte %d: …%s… against the reference's …%s…", seed, i,
+				got[max(0, i-200):min(len(got), i+200)], want[max(0, i-200):min(len(want), i+200)])
+		}
+		if !bytes.Contains(got, []byte(`"kind":"commitment"`)) {
+			t.Fatalf("fleet %d: no commitment recommended", seed)
+		}
+	}
+}
