@@ -208,16 +208,21 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
 				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
 		}
-		for _, tp := range g.Terms {
+		for ti := range g.Terms {
+			tp := &g.Terms[ti]
 			if tp.Term != pol.Term {
 				continue
 			}
+			var ta *termAdvice
 			for _, a := range tp.Allocations {
 				s := byID[a.ID]
 				if s == nil || !a.SavingsMonthly.IsPositive() {
 					continue
 				}
-				if c := e.commitmentChange(s, g, tp, a, rates[a.ID][tp.Term]); c != nil {
+				if ta == nil {
+					ta = e.termAdvice(s.inst.Provider, &g, tp)
+				}
+				if c := e.commitmentChange(s, &g, tp, a, rates[a.ID][tp.Term], ta); c != nil {
 					out[s] = c
 				}
 			}
@@ -277,53 +282,55 @@ type Purchase struct {
 	Approximation string `json:"approximation,omitempty"`
 }
 
-func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitplan.TermPlan, a commitplan.Allocation, cr commitRate) *change {
-	term := map[string]string{"1y": "1-year", "3y": "3-year"}[tp.Term]
-	kind := e.planKind(s.inst.Provider)
-	projected := s.cost().Sub(a.SavingsMonthly)
-	if projected.IsNegative() {
-		// The plan caps every instance's usage at its billed hours, so this
-		// cannot happen; never promise a negative cost if it does.
-		return nil
-	}
-	dPct := round2(tp.Discount * 100)
-	committed := s.price
-	committed.Option = pricing.Option(fleet.Committed)
-	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - tp.Discount)).Round(6)
-	pu := &Purchase{
-		Kind: string(kind), Name: kind.Label(), Term: tp.Term, Payment: e.policy.Commitment.Payments[string(s.inst.Provider)],
-		Region: g.Region, Scope: g.Family, CommitmentHourly: tp.PayHourly, CoversOnDemandHourly: tp.CommitHourly,
-		DiscountPercent: dPct, BreakEvenUtilizationPercent: round2(tp.BreakEven * 100),
-	}
-	notes := []string{}
-	switch {
-	case cr.configured:
-		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
-		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
-	case cr.rate != nil:
-		r := cr.rate
-		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
-		committed.Source = fmt.Sprintf("%s %s %s rate $%s/h (%s, as of %s)", kind.Label(), tp.Term, r.Payment, r.Hourly.String(), r.Source, r.AsOf)
-		committed.AsOf = r.AsOf
-		if r.Live {
-			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
-		}
-		if r.Approximation != "" {
-			notes = append(notes, r.Approximation)
-		}
-	}
-	if d := tp.Discount; cr.discount > d+1e-9 {
-		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
-	}
-	var buy string
-	short := tp.Term + " " + commitmentShort(kind) + " " + hourlyShort(tp.PayHourly)
+// termAdvice is what the changes for one group's term share: the words and
+// figures that do not depend on the instance.
+type termAdvice struct {
+	term, target, short, rationale, groupNote string
+	kind                                      pricing.CommitmentKind
+	dPct                                      float64
+	// unit is the catalog's unit type of a term bought as whole instances.
+	unit *pricing.InstanceType
+	// buys holds the titled purchase sentence by payment option.
+	buys map[string]string
+	// sources holds committed.Source by catalog rate.
+	sources map[*pricing.CommitmentRate]string
+}
+
+func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commitplan.TermPlan) *termAdvice {
+	ta := &termAdvice{term: termName(tp.Term), kind: e.planKind(p), dPct: round2(tp.Discount * 100), buys: map[string]string{}, sources: map[*pricing.CommitmentRate]string{}}
+	ta.target = ta.term + " " + ta.kind.Label()
+	ta.short = tp.Term + " " + commitmentShort(ta.kind) + " " + hourlyShort(tp.PayHourly)
 	if tp.Quantity > 0 {
-		short += fmt.Sprintf(", %d×%s", tp.Quantity, tp.UnitType)
-		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
-		if t, ok := e.cat.InstanceType(s.inst.Provider, tp.UnitType); ok {
-			q := float64(tp.Quantity)
-			pu.VCPUs, pu.MemoryGiB, pu.GPUs, pu.GPUModel = t.VCPUs*q, t.MemoryGiB*q, t.GPUCount*q, t.GPUModel
+		ta.short += fmt.Sprintf(", %d×%s", tp.Quantity, tp.UnitType)
+		if t, ok := e.cat.InstanceType(p, tp.UnitType); ok {
+			ta.unit = &t
 		}
+	}
+	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
+		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
+	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
+	return ta
+}
+
+// termName is a term as the advice words it ("1-year").
+func termName(t string) string {
+	switch t {
+	case commitplan.Term1y:
+		return "1-year"
+	case commitplan.Term3y:
+		return "3-year"
+	}
+	return ""
+}
+
+// buy is the titled purchase sentence, once per payment option.
+func (ta *termAdvice) buy(g *commitplan.GroupPlan, tp *commitplan.TermPlan, pu *Purchase) string {
+	if b, ok := ta.buys[pu.Payment]; ok {
+		return b
+	}
+	term, kind, dPct := ta.term, ta.kind, ta.dPct
+	var buy string
+	if tp.Quantity > 0 {
 		buy = fmt.Sprintf("buy a %s %s for %d × %s in %s", term, kind.Label(), tp.Quantity, tp.UnitType, g.Region)
 		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
 			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
@@ -337,36 +344,87 @@ func (e *engine) commitmentChange(s *state, g commitplan.GroupPlan, tp commitpla
 		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s%% off",
 			term, kind.Label(), pay, tp.PayHourly.StringFixed(3), tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(dPct))
 	}
+	b := titleCase(buy)
+	ta.buys[pu.Payment] = b
+	return b
+}
+
+func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitplan.TermPlan, a commitplan.Allocation, cr commitRate, ta *termAdvice) *change {
+	term, kind, dPct := ta.term, ta.kind, ta.dPct
+	projected := s.cost().Sub(a.SavingsMonthly)
+	if projected.IsNegative() {
+		// The plan caps every instance's usage at its billed hours, so this
+		// cannot happen; never promise a negative cost if it does.
+		return nil
+	}
+	committed := s.price
+	committed.Option = pricing.Option(fleet.Committed)
+	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - tp.Discount)).Round(6)
+	pu := &Purchase{
+		Kind: string(kind), Name: kind.Label(), Term: tp.Term, Payment: e.policy.Commitment.Payments[string(s.inst.Provider)],
+		Region: g.Region, Scope: g.Family, CommitmentHourly: tp.PayHourly, CoversOnDemandHourly: tp.CommitHourly,
+		DiscountPercent: dPct, BreakEvenUtilizationPercent: round2(tp.BreakEven * 100),
+	}
+	var notes []string
+	switch {
+	case cr.configured:
+		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
+		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
+	case cr.rate != nil:
+		r := cr.rate
+		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
+		src, ok := ta.sources[r]
+		if !ok {
+			src = fmt.Sprintf("%s %s %s rate $%s/h (%s, as of %s)", kind.Label(), tp.Term, r.Payment, r.Hourly.String(), r.Source, r.AsOf)
+			ta.sources[r] = src
+		}
+		committed.Source = src
+		committed.AsOf = r.AsOf
+		if r.Live {
+			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
+		}
+		if r.Approximation != "" {
+			notes = append(notes, r.Approximation)
+		}
+	}
+	if d := tp.Discount; cr.discount > d+1e-9 {
+		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
+	}
+	if tp.Quantity > 0 {
+		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
+		if t := ta.unit; t != nil {
+			q := float64(tp.Quantity)
+			pu.VCPUs, pu.MemoryGiB, pu.GPUs, pu.GPUModel = t.VCPUs*q, t.MemoryGiB*q, t.GPUCount*q, t.GPUModel
+		}
+	}
+	metrics := make(map[string]float64, 10+len(g.Terms))
+	metrics["groupCommitHourly"] = tp.CommitHourly.InexactFloat64()
+	metrics["commitmentHourly"] = tp.PayHourly.InexactFloat64()
+	metrics["discountPercent"] = dPct
+	metrics["groupUtilizationPercent"] = round2(tp.Utilization * 100)
+	metrics["groupRunningSharePercent"] = round2(g.Usage.RunningShare * 100)
+	metrics["bandSharePercent"] = round2(a.BandShare * 100)
+	metrics["breakEvenPercent"] = round2(tp.BreakEven * 100)
+	metrics["breakEvenUtilizationPercent"] = round2(tp.BreakEven * 100)
 	c := &change{
 		kind:       KindCommitment,
-		target:     term + " " + kind.Label(),
-		short:      short,
+		target:     ta.target,
+		short:      ta.short,
 		lifecycle:  fleet.Committed,
 		price:      committed,
 		hours:      s.hours,
 		projected:  &projected,
 		confidence: e.confidenceFor(s),
 		risk:       Low,
-		action:     fmt.Sprintf("%s; this instance takes %s%% of it", titleCase(buy), pct(a.BandShare*100)),
-		rationale: fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
-			g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100)),
+		action:     ta.buy(g, tp, pu) + "; this instance takes " + pct(a.BandShare*100) + "% of it",
+		rationale:  ta.rationale,
 		evidence: Evidence{
-			Metrics: map[string]float64{
-				"groupCommitHourly":           tp.CommitHourly.InexactFloat64(),
-				"commitmentHourly":            tp.PayHourly.InexactFloat64(),
-				"discountPercent":             dPct,
-				"groupUtilizationPercent":     round2(tp.Utilization * 100),
-				"groupRunningSharePercent":    round2(g.Usage.RunningShare * 100),
-				"bandSharePercent":            round2(a.BandShare * 100),
-				"breakEvenPercent":            round2(tp.BreakEven * 100),
-				"breakEvenUtilizationPercent": round2(tp.BreakEven * 100),
-			},
+			Metrics:    metrics,
 			Thresholds: map[string]float64{"discount": tp.Discount},
 			Prices:     priceList(s.price, committed),
 			Formula:    "choose c minimising c·(1−d)·H + Σ max(u_h − c, 0) over the family's hourly on-demand usage, each instance's usage capped at its billed hours; this instance's saving is its share of the group's, at most d × its cost",
-			Notes: append(notes,
-				fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))),
-			Purchase: pu,
+			Notes:      append(notes, ta.groupNote),
+			Purchase:   pu,
 		},
 	}
 	if tp.Quantity > 0 {

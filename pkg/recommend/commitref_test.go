@@ -278,13 +278,17 @@ func (e *engine) refCommitmentChange(s *state, g commitplan.GroupPlan, tp commit
 }
 
 // noListedOnDemand is a catalog whose commitment rates for some types state
-// no on-demand price, so the discount is against each instance's own.
+// no on-demand price, so the discount is against each instance's own, and
+// for some are paid otherwise than the rest of their family.
 type noListedOnDemand struct{ pricing.Catalog }
 
 func (c noListedOnDemand) CommitmentRate(q pricing.CommitmentQuery) (pricing.CommitmentRate, bool) {
 	r, ok := pricing.LookupCommitment(c.Catalog, q)
 	if ok && len(q.InstanceType)%2 == 0 {
 		r.OnDemandHourly, r.DiscountPercent = decimal.Zero, 0
+	}
+	if ok && strings.Contains(q.InstanceType, "12") {
+		r.Payment = pricing.PayMonthly
 	}
 	return r, ok
 }
