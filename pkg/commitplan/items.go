@@ -69,7 +69,7 @@ func ItemFrom(in *fleet.Instance, f Final) Item {
 		it.Reason = ReasonCommitted
 	case f.Lifecycle == fleet.Spot:
 		it.Reason, it.SpotEligible, it.SpotHourly = ReasonSpot, true, f.Hourly
-	case in.Utilization.Summarize() == nil:
+	case !hasUtilization(in.Utilization):
 		it.Reason = ReasonNoUtilization
 	default:
 		it.Eligible = true
@@ -77,4 +77,22 @@ func ItemFrom(in *fleet.Instance, f Final) Item {
 		it.Window = in.Utilization.Window
 	}
 	return it
+}
+
+// hasUtilization reports whether u.Summarize() is not nil, without the
+// summary: samples of which one has a GPU reading, or else aggregate GPU
+// figures.
+func hasUtilization(u *fleet.Utilization) bool {
+	switch {
+	case u == nil:
+		return false
+	case len(u.Samples) > 0:
+		for _, s := range u.Samples {
+			if len(s.GPU) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	return u.GPU != nil
 }

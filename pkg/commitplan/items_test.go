@@ -1,7 +1,9 @@
 package commitplan
 
 import (
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
@@ -55,5 +57,46 @@ func TestItemFrom(t *testing.T) {
 	// Unknown family: the instance type is its own scope.
 	if it := ItemFrom(base(), Final{Priced: true}); it.Family != "g5.2xlarge" || it.InstanceType != "g5.2xlarge" {
 		t.Errorf("%+v", it)
+	}
+}
+
+// TestHasUtilizationIsSummarize: hasUtilization answers as Summarize() != nil
+// for utilizations with and without samples, GPU readings and figures.
+func TestHasUtilizationIsSummarize(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	seen := map[bool]int{}
+	for i := range 5000 {
+		var u *fleet.Utilization
+		if i%10 > 0 {
+			u = &fleet.Utilization{}
+			if r.IntN(2) == 0 {
+				u.GPU = &fleet.Stats{Avg: r.Float64() * 100}
+			}
+			if r.IntN(2) == 0 {
+				u.Window = &fleet.TimeRange{Start: start, End: start.Add(time.Duration(r.IntN(400)) * time.Hour)}
+			}
+			for j := range r.IntN(4) {
+				s := fleet.Sample{Time: start.Add(time.Duration(r.IntN(300)-j) * time.Hour)}
+				switch r.IntN(4) {
+				case 0:
+					s.GPU = fleet.PerGPU{r.Float64() * 100}
+				case 1:
+					s.GPU = fleet.PerGPU{}
+				case 2:
+					v := r.Float64()
+					s.CPU, s.GPUMemory = &v, fleet.PerGPU{v}
+				}
+				u.Samples = append(u.Samples, s)
+			}
+		}
+		want := u.Summarize() != nil
+		if got := hasUtilization(u); got != want {
+			t.Fatalf("%+v: hasUtilization %v, Summarize() != nil %v", u, got, want)
+		}
+		seen[want]++
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Fatalf("only %v", seen)
 	}
 }
