@@ -580,12 +580,9 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 		}
 	}
 
-	spotFixed := decimal.Zero
-	for _, it := range spotItems {
-		spotFixed = spotFixed.Add(monthly(it.SpotHourly, it.MonthlyHours))
-	}
+	spot := spotOf(spotItems, curveItems)
 	for _, term := range sortedTerms(terms) {
-		gp.Terms = append(gp.Terms, planTerm(sized, term, terms[term], spotFixed, spotItems, curveItems, unit, opts))
+		gp.Terms = append(gp.Terms, planTerm(sized, term, terms[term], spot, unit, opts))
 	}
 	best := decimal.Zero
 	for _, t := range gp.Terms {
@@ -664,7 +661,8 @@ func sortedTerms(terms Terms) []string {
 	return out
 }
 
-func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotItems, curveItems []*Item, unit unitOf, opts Options) TermPlan {
+func planTerm(c *curve, term string, d float64, spot groupSpot, unit unitOf, opts Options) TermPlan {
+	spotFixed := spot.fixed
 	opt := round(c.optimum(d), 6)
 	level := opt
 	tp := TermPlan{Term: term, Discount: d, BreakEven: round(1-d, 6)}
@@ -698,8 +696,8 @@ func planTerm(c *curve, term string, d float64, spotFixed decimal.Decimal, spotI
 		tp.Utilization = round(cost.use.covered/(level*float64(c.hours)), 4)
 		tp.ExceedShare = round(float64(c.reaching(level))/float64(c.hours), 4)
 	}
-	tp.Layers = c.layers(level, cost, spotItems)
-	tp.Spot = spotChecks(d, spotItems, curveItems)
+	tp.Layers = c.layers(level, cost, spot.onDemand)
+	tp.Spot = spotChecks(d, spot.checks)
 	tp.Allocations = c.allocate(level, tp.SavingsMonthly)
 	tp.Curve = c.costCurve(level, d, spotFixed, opts.CurvePoints)
 	return tp
@@ -752,30 +750,41 @@ func summarize(u []float64) UsageSummary {
 	}
 }
 
-// spotChecks compares, for each spot-eligible instance of the group, a
-// commitment sized to it with running it on spot.
-func spotChecks(d float64, spotItems, curveItems []*Item) []SpotCheck {
-	var out []SpotCheck
+// groupSpot is what a group's terms share of its spot capacity: the monthly
+// cost of the instances already on spot, at spot and at on-demand prices,
+// and the term-free part of each spot check, by ID.
+type groupSpot struct {
+	fixed, onDemand decimal.Decimal
+	checks          []spotBase
+}
+
+// spotBase is a spot check without the term's discount.
+type spotBase struct {
+	it *Item
+	s  float64
+	sc SpotCheck
+}
+
+func spotOf(spotItems, curveItems []*Item) groupSpot {
+	g := groupSpot{fixed: decimal.Zero, onDemand: decimal.Zero}
+	for _, it := range spotItems {
+		g.fixed = g.fixed.Add(monthly(it.SpotHourly, it.MonthlyHours))
+	}
+	for _, it := range spotItems {
+		g.onDemand = g.onDemand.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
+	}
 	add := func(it *Item, already bool) {
 		if !it.SpotEligible || !it.SpotHourly.IsPositive() || !it.OnDemandHourly.IsPositive() || !it.SpotHourly.LessThan(it.OnDemandHourly) {
 			return
 		}
 		s := 1 - it.SpotHourly.Div(it.OnDemandHourly).InexactFloat64()
-		sc := SpotCheck{
+		g.checks = append(g.checks, spotBase{it: it, s: s, sc: SpotCheck{
 			ID:            it.ID,
 			SpotDiscount:  round(s, 4),
 			HoursShare:    round(it.MonthlyHours/fleet.HoursPerMonth, 4),
-			BreakEven:     round((1-d)/(1-s), 4),
 			SpotMonthly:   monthly(it.SpotHourly, it.MonthlyHours),
-			CommitMonthly: it.OnDemandHourly.Mul(oneMinus(d)).Mul(hoursPerMonth).Round(2),
 			AlreadyOnSpot: already,
-		}
-		sc.Winner = WinnerSpot
-		if sc.CommitMonthly.LessThan(sc.SpotMonthly) {
-			sc.Winner = WinnerCommitment
-		}
-		sc.SavingsMonthly = sc.SpotMonthly.Sub(sc.CommitMonthly).Abs()
-		out = append(out, sc)
+		}})
 	}
 	for _, it := range curveItems {
 		add(it, false)
@@ -783,7 +792,28 @@ func spotChecks(d float64, spotItems, curveItems []*Item) []SpotCheck {
 	for _, it := range spotItems {
 		add(it, true)
 	}
-	slices.SortFunc(out, func(a, b SpotCheck) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(g.checks, func(a, b spotBase) int { return cmp.Compare(a.sc.ID, b.sc.ID) })
+	return g
+}
+
+// spotChecks compares, for each spot-eligible instance of the group, a
+// commitment sized to it with running it on spot.
+func spotChecks(d float64, base []spotBase) []SpotCheck {
+	if len(base) == 0 {
+		return nil
+	}
+	out := make([]SpotCheck, len(base))
+	for i, b := range base {
+		sc := b.sc
+		sc.BreakEven = round((1-d)/(1-b.s), 4)
+		sc.CommitMonthly = b.it.OnDemandHourly.Mul(oneMinus(d)).Mul(hoursPerMonth).Round(2)
+		sc.Winner = WinnerSpot
+		if sc.CommitMonthly.LessThan(sc.SpotMonthly) {
+			sc.Winner = WinnerCommitment
+		}
+		sc.SavingsMonthly = sc.SpotMonthly.Sub(sc.CommitMonthly).Abs()
+		out[i] = sc
+	}
 	return out
 }
 

@@ -184,12 +184,9 @@ func (c *curve) price(level float64) priced {
 
 // layers splits the usage: base (covered by the commitment), burst (on spot:
 // spot-eligible usage above it and the instances already on spot), reserve
-// (on demand above it).
-func (c *curve) layers(level float64, k cost, spotItems []*Item) Layers {
-	spotOD := decimal.Zero
-	for _, it := range spotItems {
-		spotOD = spotOD.Add(monthly(it.OnDemandHourly, it.MonthlyHours))
-	}
+// (on demand above it). spotOD is the instances already on spot at
+// on-demand prices.
+func (c *curve) layers(level float64, k cost, spotOD decimal.Decimal) Layers {
 	l := Layers{
 		Base:    Layer{UsageMonthly: c.toMonth(k.use.covered), CostMonthly: k.committed},
 		Burst:   Layer{UsageMonthly: c.toMonth(k.use.spotUsage).Add(spotOD), CostMonthly: k.spot},
