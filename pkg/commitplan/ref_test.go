@@ -316,3 +316,19 @@ func TestRoundPowers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRound: round with the table of powers gives what math.Pow's gave, for
+// any value and number of places.
+func FuzzRound(f *testing.F) {
+	f.Add(0.1234567895, 9)
+	f.Add(-2.5e-7, 6)
+	f.Add(1e300, 4)
+	f.Add(math.Inf(-1), 2)
+	f.Fuzz(func(t *testing.T, v float64, places int) {
+		places %= 24
+		got, want := round(v, places), refRound(v, places)
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("round(%v, %d) = %v, reference %v", v, places, got, want)
+		}
+	})
+}
