@@ -335,10 +335,10 @@ func sumOf(v []float64) float64 {
 // num formats hours with at most one decimal.
 func num(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 
-// sampledFractions sets frac to the share of each hour of the axis the samples cover,
-// each sample standing for one sampling step. Hours outside the samples'
-// window are 0: samples are never stretched over time they do not cover (a
-// machine that left, or joined, runs only where it was seen).
+// sampledFractions sets frac to the share of each hour of the axis the
+// samples cover, each sample standing for one sampling step. Hours outside
+// the samples' window are 0: samples are never stretched over time they do
+// not cover (a machine that left, or joined, runs only where it was seen).
 func sampledFractions(frac []float64, ax axis, sp sampleSpan) {
 	clear(frac)
 	end := ax.start.Add(time.Duration(ax.hours) * time.Hour)
