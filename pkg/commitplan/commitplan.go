@@ -448,41 +448,54 @@ func compareProviders(a, b fleet.Provider) int {
 }
 
 // groupItems splits items by provider, region and family, in that order, each
-// group's items by ID (unique, so the order is total). The groups point into
-// items.
+// group's items by ID. The groups point into items, in one backing array.
 func groupItems(items []Item) [][]*Item {
-	// rank is compareProviders' first key, found once per item.
-	type ranked struct {
-		rank int
-		it   *Item
+	type key struct {
+		provider       fleet.Provider
+		region, family string
 	}
-	keyed := make([]ranked, len(items))
+	index := map[key]int{}
+	var keys []key
+	var sizes []int
+	of := make([]int, len(items))
 	for i := range items {
-		r := slices.Index(fleet.Providers, items[i].Provider)
-		if r < 0 {
-			r = len(fleet.Providers)
+		it := &items[i]
+		k := key{it.Provider, it.Region, it.Family}
+		g, ok := index[k]
+		if !ok {
+			g = len(keys)
+			index[k] = g
+			keys, sizes = append(keys, k), append(sizes, 0)
 		}
-		keyed[i] = ranked{r, &items[i]}
+		of[i] = g
+		sizes[g]++
 	}
-	slices.SortFunc(keyed, func(x, y ranked) int {
-		a, b := x.it, y.it
-		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Region, b.Region),
-			cmp.Compare(a.Family, b.Family), cmp.Compare(a.ID, b.ID))
+	order := make([]int, len(keys))
+	for g := range order {
+		order[g] = g
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		x, y := keys[a], keys[b]
+		return cmp.Or(compareProviders(x.provider, y.provider), cmp.Compare(x.region, y.region), cmp.Compare(x.family, y.family))
 	})
-	sorted := make([]*Item, len(items))
-	for i, k := range keyed {
-		sorted[i] = k.it
+	// start[g] is where group g begins in the backing array.
+	start := make([]int, len(keys))
+	at := 0
+	for _, g := range order {
+		start[g] = at
+		at += sizes[g]
 	}
-	var groups [][]*Item
-	from := 0
-	for i, it := range sorted {
-		if i > 0 && (it.Provider != sorted[i-1].Provider || it.Region != sorted[i-1].Region || it.Family != sorted[i-1].Family) {
-			groups = append(groups, sorted[from:i:i])
-			from = i
-		}
+	backing := make([]*Item, len(items))
+	fill := slices.Clone(start)
+	for i := range items {
+		backing[fill[of[i]]] = &items[i]
+		fill[of[i]]++
 	}
-	if len(sorted) > 0 {
-		groups = append(groups, sorted[from:])
+	groups := make([][]*Item, 0, len(keys))
+	for _, g := range order {
+		grp := backing[start[g] : start[g]+sizes[g] : start[g]+sizes[g]]
+		slices.SortFunc(grp, func(a, b *Item) int { return cmp.Compare(a.ID, b.ID) })
+		groups = append(groups, grp)
 	}
 	return groups
 }
