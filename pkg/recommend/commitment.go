@@ -123,7 +123,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	for _, s := range active {
 		byID[s.inst.ID] = s
 	}
-	items := make([]commitplan.Item, 0, len(e.all))
+	// items grows as it goes: sized up front (one 33 MB block at 100,000
+	// instances) the run's peak memory was 20 MB higher.
+	var items []commitplan.Item
 	rates := map[string]map[string]commitRate{}
 	missing := map[string][]string{}   // group → types without a rate
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
