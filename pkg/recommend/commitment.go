@@ -140,7 +140,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			k := regionType{s.inst.Provider, s.inst.Region, s.typ.Name}
 			o, seen := offers[k]
 			if !seen {
-				if offer, ok := e.cat.Offer(k.provider, k.region, k.typ); ok && offer.OnDemand != nil {
+				if offer, ok := e.offer(k.provider, k.region, k.typ); ok && offer.OnDemand != nil {
 					o = onDemandOf{offer.OnDemand.Hourly, true}
 				}
 				offers[k] = o

@@ -148,8 +148,37 @@ type engine struct {
 	// recs are the recommendations in the order they are made.
 	recs []Recommendation
 	// offers holds the catalog's offers of each provider and region (see
-	// offersIn).
-	offers map[regionKey][]pricing.Offer
+	// offersIn); offer one offer of each type looked up (see offer).
+	offers  map[regionKey][]pricing.Offer
+	offerOf map[offerKey]knownOffer
+}
+
+type offerKey struct {
+	provider     fleet.Provider
+	region, name string
+}
+
+type knownOffer struct {
+	o     pricing.Offer
+	known bool
+}
+
+// offer is the catalog's offer of a type in a region, looked up once: the
+// catalog copies an offer's prices on every lookup, and the engine only
+// reads them.
+func (e *engine) offer(p fleet.Provider, region, name string) (pricing.Offer, bool) {
+	k := offerKey{p, region, name}
+	if ko, ok := e.offerOf[k]; ok {
+		return ko.o, ko.known
+	}
+	o, known := e.cat.Offer(p, region, name)
+	if e.offerOf == nil {
+		e.offerOf = map[offerKey]knownOffer{}
+	}
+	if len(e.offerOf) < maxSharedPrices {
+		e.offerOf[k] = knownOffer{o, known}
+	}
+	return o, known
 }
 
 type regionKey struct {
@@ -526,7 +555,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Source: "fleet file (hourlyPrice)",
 		}, true
 	}
-	offer, ok := e.cat.Offer(in.Provider, in.Region, in.InstanceType)
+	offer, ok := e.offer(in.Provider, in.Region, in.InstanceType)
 	if !ok {
 		return pricing.Price{}, false
 	}

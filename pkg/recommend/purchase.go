@@ -18,7 +18,7 @@ func spotRule(e *engine, s *state) *change {
 	if s.lifecycle != fleet.OnDemand || w == nil || !slices.Contains(e.policy.Spot.Workloads, w.Type) {
 		return nil
 	}
-	if offer, ok := e.cat.Offer(s.inst.Provider, s.inst.Region, s.typ.Name); !ok || offer.OnDemand == nil {
+	if offer, ok := e.offer(s.inst.Provider, s.inst.Region, s.typ.Name); !ok || offer.OnDemand == nil {
 		return nil
 	}
 	odHourly := s.price.Hourly

@@ -44,7 +44,7 @@ type spotQuote struct {
 // the market price and the price the advisor's typical saving gives. It is
 // false when the catalog has no spot price for the type in the region.
 func (e *engine) spotQuote(p fleet.Provider, region, typ string) (spotQuote, bool) {
-	offer, ok := e.cat.Offer(p, region, typ)
+	offer, ok := e.offer(p, region, typ)
 	if !ok || offer.Spot == nil || !offer.Spot.Hourly.IsPositive() {
 		return spotQuote{}, false
 	}
