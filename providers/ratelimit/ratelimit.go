@@ -361,6 +361,43 @@ func (s *Set) Stats() []Stat {
 	return out
 }
 
+// Adaptation is what a set's buckets did with the throttles they were told
+// of, from Check.
+type Adaptation struct {
+	// Requests, Throttled and Waited are the buckets' sums.
+	Requests, Throttled, Waited int64
+	// Problems: a paced bucket throttled but never lowered, a rate outside
+	// [Floor × quota, quota], or an API of Check's whose buckets none went
+	// below the quota.
+	Problems []string
+}
+
+// Check sums the buckets' statistics and reports, in Problems, a bucket
+// that did not adapt as the package promises: lowered by its throttles and
+// kept within its bounds, and lowered for each of apis.
+func (s *Set) Check(apis ...string) Adaptation {
+	var a Adaptation
+	lowered := map[string]bool{}
+	for _, st := range s.Stats() {
+		a.Requests, a.Throttled, a.Waited = a.Requests+st.Requests, a.Throttled+st.Throttled, a.Waited+st.Waited
+		if st.Throttled > 0 && !st.Quota.Unlimited() && st.Lowest >= st.Quota.Limit() {
+			a.Problems = append(a.Problems, fmt.Sprintf("%s %s: %d throttles left the rate at %v", st.API, st.Scope, st.Throttled, st.Lowest))
+		}
+		if st.Lowest < st.Quota.Limit() {
+			lowered[st.API] = true
+		}
+		if st.Limit < Floor*st.Quota.Limit() || st.Limit > st.Quota.Limit() {
+			a.Problems = append(a.Problems, fmt.Sprintf("%s %s: rate %v outside [floor, quota]", st.API, st.Scope, st.Limit))
+		}
+	}
+	for _, api := range apis {
+		if !lowered[api] {
+			a.Problems = append(a.Problems, fmt.Sprintf("no %s bucket was lowered by its throttles", api))
+		}
+	}
+	return a
+}
+
 // Quota is the quota api's buckets start from.
 func (s *Set) Quota(api string) Quota { return s.quotas[api] }
 

@@ -342,3 +342,24 @@ func TestPauseAndRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: Check finds a throttled bucket never lowered and an API whose
+// buckets none was lowered.
+func TestCheck(t *testing.T) {
+	s, err := NewSet(map[string]Quota{"a": PerSecond(10, 10), "b": PerSecond(10, 10)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ba, bb := s.Bucket("a", "x"), s.Bucket("b", "x")
+	ba.Throttled(time.Now(), 0)
+	if ad := s.Check("a"); len(ad.Problems) != 0 || ad.Throttled != 1 {
+		t.Fatalf("a lowered: %+v", ad)
+	}
+	if ad := s.Check("a", "b"); len(ad.Problems) != 1 {
+		t.Fatalf("b never lowered: %+v", ad)
+	}
+	bb.throttles.Add(1) // told of a throttle it did not act on
+	if ad := s.Check(); len(ad.Problems) != 1 {
+		t.Fatalf("b throttled, not lowered: %+v", ad)
+	}
+}
