@@ -48,7 +48,9 @@ func PerSecond(n, burst int) Quota { return Quota{Requests: n, Per: time.Second,
 // 60 s window holds more than n requests.
 func PerMinute(n int) Quota {
 	b := max(1, n/10)
-	return Quota{Requests: n - b, Per: time.Minute, Burst: b}
+	// One a minute is a burst of one refilling once a minute, never a
+	// refill of none (which would be unlimited).
+	return Quota{Requests: max(1, n-b), Per: time.Minute, Burst: b}
 }
 
 // Unlimited reports whether q paces nothing.

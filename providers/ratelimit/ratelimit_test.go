@@ -226,20 +226,28 @@ func TestRandomThrottlingKeepsTheQuota(t *testing.T) {
 	}
 }
 
+// TestPerMinuteWindow: a quota of N a minute lets at most N requests go in
+// the first minute, close to N, for small and large N alike.
 func TestPerMinuteWindow(t *testing.T) {
-	s, c := newFake(t, map[string]Quota{"compute-read": PerMinute(1500)})
-	b := s.Bucket("compute-read", "p")
-	start := c.now()
-	n := 0
-	for {
-		sent, _ := b.Wait(context.Background())
-		if sent.Sub(start) >= time.Minute {
-			break
+	for _, quota := range []int{1, 2, 3, 9, 10, 11, 100, 1500} {
+		q := PerMinute(quota)
+		if q.Unlimited() {
+			t.Fatalf("PerMinute(%d) is unlimited", quota)
 		}
-		n++
-	}
-	if n > 1500 || n < 1490 {
-		t.Fatalf("%d requests in the first minute, want at most 1500 and close to it", n)
+		s, c := newFake(t, map[string]Quota{"compute-read": q})
+		b := s.Bucket("compute-read", "p")
+		start := c.now()
+		n := 0
+		for {
+			sent, _ := b.Wait(context.Background())
+			if sent.Sub(start) >= time.Minute {
+				break
+			}
+			n++
+		}
+		if n > quota || n < quota-quota/100-1 {
+			t.Fatalf("PerMinute(%d): %d requests in the first minute, want at most %d and close to it", quota, n, quota)
+		}
 	}
 }
 
