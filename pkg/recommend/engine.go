@@ -151,6 +151,9 @@ type engine struct {
 	// offersIn); offer one offer of each type looked up (see offer).
 	offers  map[regionKey][]pricing.Offer
 	offerOf map[offerKey]knownOffer
+	// spotQuotes holds the spot quote of each type and region (see
+	// spotQuote).
+	spotQuotes map[offerKey]knownQuote
 }
 
 type offerKey struct {

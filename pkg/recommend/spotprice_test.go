@@ -246,6 +246,7 @@ func TestSpotLiveMedian(t *testing.T) {
 		t.Errorf("estimate %v, disagree %v: live market data 45 %% off against the advisor's 60 %% is neither", q.estimate, q.disagree)
 	}
 	c.List[0].Spot.History.Median = decimal.RequireFromString("0.15")
+	e = &engine{cat: c, policy: e.policy} // a quote is made once per engine
 	q, _ = e.spotQuote(fleet.AWS, "us-east-1", "g5.xlarge")
 	if !q.price.Hourly.Equal(decimal.RequireFromString("0.4")) || !q.disagree {
 		t.Errorf("planned %s (disagree %v), want the advisor's 0.4 and a 25-point disagreement", q.price.Hourly, q.disagree)
