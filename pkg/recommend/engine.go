@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/shopspring/decimal"
 
@@ -84,7 +86,32 @@ func (s *state) cost() decimal.Decimal {
 
 // monthly is hourly × hours, rounded to cents.
 func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
-	return hourly.Mul(decimal.NewFromFloat(hours)).Round(2)
+	return hourly.Mul(hoursDecimal(hours)).Round(2)
+}
+
+// hoursDecimals caches decimal.NewFromFloat of the monthly hours seen: a
+// fleet's instances bill a few distinct hours (730, a schedule's), and the
+// conversion is most of monthly's work. A decimal is immutable, so one copy
+// serves every caller.
+var (
+	hoursDecimals    sync.Map // float64 → decimal.Decimal
+	hoursDecimalsLen atomic.Int32
+)
+
+// maxHoursDecimals bounds the cache; hours past it are converted each time.
+const maxHoursDecimals = 4096
+
+func hoursDecimal(h float64) decimal.Decimal {
+	if d, ok := hoursDecimals.Load(h); ok {
+		return d.(decimal.Decimal)
+	}
+	d := decimal.NewFromFloat(h)
+	if h == h && hoursDecimalsLen.Load() < maxHoursDecimals { // NaN is never found again
+		if _, loaded := hoursDecimals.LoadOrStore(h, d); !loaded {
+			hoursDecimalsLen.Add(1)
+		}
+	}
+	return d
 }
 
 // rule proposes at most one change to one instance; nil when it has nothing

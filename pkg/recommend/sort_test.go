@@ -2,6 +2,7 @@ package recommend
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -81,6 +82,25 @@ func TestPermute(t *testing.T) {
 		for i := range got {
 			if got[i] != in[order[i]] {
 				t.Fatalf("order %v: got %v", order, got)
+			}
+		}
+	}
+}
+
+// TestHoursDecimalIsNewFromFloat: the cached conversion is the conversion,
+// digits and exponent alike, on first use and after, for typical and odd
+// hours.
+func TestHoursDecimalIsNewFromFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	hours := []float64{0, math.Copysign(0, -1), 730, 744, 412.35, 1e-9, 0.1 + 0.2, 5e300, -3}
+	for range 2000 {
+		hours = append(hours, rng.Float64()*744, float64(rng.IntN(745)), math.Round(rng.Float64()*74400)/100)
+	}
+	for round := range 2 {
+		for _, h := range hours {
+			got, want := hoursDecimal(h), decimal.NewFromFloat(h)
+			if got.String() != want.String() || got.Exponent() != want.Exponent() || got.Coefficient().Cmp(want.Coefficient()) != 0 {
+				t.Fatalf("round %d: hoursDecimal(%v) = %s (exp %d), want %s (exp %d)", round, h, got, got.Exponent(), want, want.Exponent())
 			}
 		}
 	}
