@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"reflect"
@@ -600,11 +601,20 @@ func setPerGPU(v reflect.Value, p PerGPU) {
 func countElements(b []byte, i int) int {
 	n, depth := 1, 0
 	for i++; i < len(b); i++ {
-		switch b[i] {
+		c := b[i]
+		if !structural[c] {
+			continue
+		}
+		switch c {
 		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
+			for {
+				k := bytes.IndexByte(b[i+1:], '"')
+				if k < 0 {
+					return n
+				}
+				i += 1 + k
+				if !escapedQuote(b, i) {
+					break
 				}
 			}
 		case '[', '{':
@@ -621,4 +631,17 @@ func countElements(b []byte, i int) int {
 		}
 	}
 	return n
+}
+
+// structural marks the bytes countElements stops at.
+var structural = [256]bool{'"': true, '[': true, '{': true, ']': true, '}': true, ',': true}
+
+// escapedQuote reports whether the quote at i is escaped: an odd number of
+// backslashes before it.
+func escapedQuote(b []byte, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
 }
