@@ -171,16 +171,16 @@ type engine struct {
 	amounts    map[amountKey]decimal.Decimal
 	priceLists map[pricing.Price][]pricing.Price
 	// types holds one copy of each catalog instance type (see instanceType).
-	types map[typeKey]knownType
+	types memo[typeKey, *pricing.InstanceType]
 	// recs are the recommendations in the order they are made.
 	recs []Recommendation
 	// offers holds the catalog's offers of each provider and region (see
 	// offersIn); offer one offer of each type looked up (see offer).
 	offers  map[regionKey][]pricing.Offer
-	offerOf map[offerKey]knownOffer
+	offerOf memo[offerKey, pricing.Offer]
 	// spotQuotes holds the spot quote of each type and region (see
 	// spotQuote).
-	spotQuotes map[offerKey]knownQuote
+	spotQuotes memo[offerKey, spotQuote]
 }
 
 type offerKey struct {
@@ -188,27 +188,36 @@ type offerKey struct {
 	region, name string
 }
 
-type knownOffer struct {
-	o     pricing.Offer
-	known bool
-}
-
 // offer is the catalog's offer of a type in a region, looked up once: the
 // catalog copies an offer's prices on every lookup, and the engine only
 // reads them.
 func (e *engine) offer(p fleet.Provider, region, name string) (pricing.Offer, bool) {
-	k := offerKey{p, region, name}
-	if ko, ok := e.offerOf[k]; ok {
-		return ko.o, ko.known
+	return e.offerOf.get(offerKey{p, region, name}, func() (pricing.Offer, bool) { return e.cat.Offer(p, region, name) })
+}
+
+// memo holds what a lookup found (or that it found nothing) for up to
+// maxSharedPrices keys; past that it looks up again each time.
+type memo[K comparable, V any] struct {
+	m map[K]memoEntry[V]
+}
+
+type memoEntry[V any] struct {
+	v  V
+	ok bool
+}
+
+func (c *memo[K, V]) get(k K, lookup func() (V, bool)) (V, bool) {
+	if e, ok := c.m[k]; ok {
+		return e.v, e.ok
 	}
-	o, known := e.cat.Offer(p, region, name)
-	if e.offerOf == nil {
-		e.offerOf = map[offerKey]knownOffer{}
+	v, ok := lookup()
+	if c.m == nil {
+		c.m = map[K]memoEntry[V]{}
 	}
-	if len(e.offerOf) < maxSharedPrices {
-		e.offerOf[k] = knownOffer{o, known}
+	if len(c.m) < maxSharedPrices {
+		c.m[k] = memoEntry[V]{v, ok}
 	}
-	return o, known
+	return v, ok
 }
 
 type regionKey struct {
@@ -237,27 +246,13 @@ type typeKey struct {
 	name     string
 }
 
-type knownType struct {
-	t     *pricing.InstanceType
-	known bool
-}
-
 // instanceType is the catalog's type, one copy shared by every instance of
 // it; known is false when the catalog lacks it.
 func (e *engine) instanceType(p fleet.Provider, name string) (t *pricing.InstanceType, known bool) {
-	k := typeKey{p, name}
-	if kt, ok := e.types[k]; ok {
-		return kt.t, kt.known
-	}
-	v, known := e.cat.InstanceType(p, name)
-	t = &v
-	if e.types == nil {
-		e.types = map[typeKey]knownType{}
-	}
-	if len(e.types) < maxSharedPrices {
-		e.types[k] = knownType{t, known}
-	}
-	return t, known
+	return e.types.get(typeKey{p, name}, func() (*pricing.InstanceType, bool) {
+		v, known := e.cat.InstanceType(p, name)
+		return &v, known
+	})
 }
 
 // amountKey is an amount that fits in 64 bits: its coefficient and exponent.

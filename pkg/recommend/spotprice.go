@@ -44,23 +44,7 @@ type spotQuote struct {
 // the market price and the price the advisor's typical saving gives. It is
 // false when the catalog has no spot price for the type in the region.
 func (e *engine) spotQuote(p fleet.Provider, region, typ string) (spotQuote, bool) {
-	k := offerKey{p, region, typ}
-	if kq, ok := e.spotQuotes[k]; ok {
-		return kq.q, kq.ok
-	}
-	q, ok := e.quoteSpot(p, region, typ)
-	if e.spotQuotes == nil {
-		e.spotQuotes = map[offerKey]knownQuote{}
-	}
-	if len(e.spotQuotes) < maxSharedPrices {
-		e.spotQuotes[k] = knownQuote{q, ok}
-	}
-	return q, ok
-}
-
-type knownQuote struct {
-	q  spotQuote
-	ok bool
+	return e.spotQuotes.get(offerKey{p, region, typ}, func() (spotQuote, bool) { return e.quoteSpot(p, region, typ) })
 }
 
 // quoteSpot is spotQuote without the memo: a quote depends on the catalog
