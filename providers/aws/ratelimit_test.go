@@ -28,18 +28,6 @@ func limitedProvider(t *testing.T, url string, limits []string, regions ...strin
 	return p.(*Provider)
 }
 
-// bucketCounts sums the buckets' requests and throttles by API, and lists
-// the scopes each API's buckets were for.
-func bucketCounts(p *Provider) (requests, throttled map[string]int64, scopes map[string][]string) {
-	requests, throttled, scopes = map[string]int64{}, map[string]int64{}, map[string][]string{}
-	for _, st := range p.limits.Stats() {
-		requests[st.API] += st.Requests
-		throttled[st.API] += st.Throttled
-		scopes[st.API] = append(scopes[st.API], st.Scope)
-	}
-	return requests, throttled, scopes
-}
-
 // TestEveryCallPassesItsBucket: the requests of New and a scan, as the
 // simulator counts them, each went through the bucket of its API, one bucket per account and
 // region, and none waited at the default quotas.
@@ -67,7 +55,8 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 			want[api] += int64(n)
 		}
 	}
-	got, _, scopes := bucketCounts(p)
+	ad := p.limits.Check()
+	got, scopes := ad.ByAPI, ad.Scopes
 	for api, n := range want {
 		if got[api] != n {
 			t.Errorf("%s: %d requests through its buckets, the simulator answered %d", api, got[api], n)
@@ -81,10 +70,8 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 			t.Errorf("%s buckets: %v, want one per region of the account", api, scopes[api])
 		}
 	}
-	for _, st := range p.limits.Stats() {
-		if st.Waited != 0 {
-			t.Errorf("%s %s: %d requests waited at the default quota", st.API, st.Scope, st.Waited)
-		}
+	if ad.Waited != 0 {
+		t.Errorf("%d requests waited at the default quotas", ad.Waited)
 	}
 }
 

@@ -368,6 +368,10 @@ func (s *Set) Stats() []Stat {
 type Adaptation struct {
 	// Requests, Throttled and Waited are the buckets' sums.
 	Requests, Throttled, Waited int64
+	// ByAPI are the requests of each API's buckets; Scopes the scopes of
+	// each API's buckets, in Stats' order.
+	ByAPI  map[string]int64
+	Scopes map[string][]string
 	// Problems: a paced bucket throttled but never lowered, a rate outside
 	// [Floor × quota, quota], or an API of Check's whose buckets none went
 	// below the quota.
@@ -378,10 +382,12 @@ type Adaptation struct {
 // that did not adapt as the package promises: lowered by its throttles and
 // kept within its bounds, and lowered for each of apis.
 func (s *Set) Check(apis ...string) Adaptation {
-	var a Adaptation
+	a := Adaptation{ByAPI: map[string]int64{}, Scopes: map[string][]string{}}
 	lowered := map[string]bool{}
 	for _, st := range s.Stats() {
 		a.Requests, a.Throttled, a.Waited = a.Requests+st.Requests, a.Throttled+st.Throttled, a.Waited+st.Waited
+		a.ByAPI[st.API] += st.Requests
+		a.Scopes[st.API] = append(a.Scopes[st.API], st.Scope)
 		if st.Throttled > 0 && !st.Quota.Unlimited() && st.Lowest >= st.Quota.Limit() {
 			a.Problems = append(a.Problems, fmt.Sprintf("%s %s: %d throttles left the rate at %v", st.API, st.Scope, st.Throttled, st.Lowest))
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -351,14 +352,20 @@ func TestPauseAndRetryAfter(t *testing.T) {
 	}
 }
 
-// TestCheck: Check finds a throttled bucket never lowered and an API whose
-// buckets none was lowered.
+// TestCheck: Check sums requests by API and scope, and finds a throttled
+// bucket never lowered and an API whose buckets none was lowered.
 func TestCheck(t *testing.T) {
 	s, err := NewSet(map[string]Quota{"a": PerSecond(10, 10), "b": PerSecond(10, 10)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ba, bb := s.Bucket("a", "x"), s.Bucket("b", "x")
+	if _, err := ba.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ad := s.Check(); ad.ByAPI["a"] != 1 || ad.Requests != 1 || !slices.Equal(ad.Scopes["a"], []string{"x"}) {
+		t.Fatalf("one request of a in x: %+v", ad)
+	}
 	ba.Throttled(time.Now(), 0)
 	if ad := s.Check("a"); len(ad.Problems) != 0 || ad.Throttled != 1 {
 		t.Fatalf("a lowered: %+v", ad)
