@@ -345,3 +345,48 @@ func TestCountElements(t *testing.T) {
 		}
 	}
 }
+
+// TestCountElementsRandomLists: on random lists of nested values (strings
+// with quotes, backslashes, brackets and commas among them), countElements
+// counts the elements, and reads no further than the list.
+func TestCountElementsRandomLists(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 4))
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch k := rng.IntN(6); {
+		case k == 0 && depth < 3:
+			l := make([]any, rng.IntN(4))
+			for i := range l {
+				l[i] = value(depth + 1)
+			}
+			return l
+		case k == 1 && depth < 3:
+			m := map[string]any{}
+			for range rng.IntN(3) {
+				m[string(rune('a'+rng.IntN(5)))+`",\]}`] = value(depth + 1)
+			}
+			return m
+		case k == 2:
+			b := make([]byte, rng.IntN(6))
+			for i := range b {
+				b[i] = `"\,[]{}a`[rng.IntN(8)]
+			}
+			return string(b)
+		default:
+			return rng.Float64()
+		}
+	}
+	for range 3000 {
+		l := make([]any, 1+rng.IntN(8))
+		for i := range l {
+			l[i] = value(0)
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := countElements(append(b, `, ["tail"]]`...), 0); got != len(l) {
+			t.Fatalf("%s: %d elements, want %d", b, got, len(l))
+		}
+	}
+}
