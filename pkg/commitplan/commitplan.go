@@ -32,6 +32,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/envelope"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	exact "github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // The commitment terms gpufinops knows, and the recommendation for none.
@@ -718,7 +719,7 @@ func planTerm(c *curve, term string, d float64, spot groupSpot, unit unitOf, opt
 
 // monthly is hourly × hours, rounded to cents, as the engine prices an instance.
 func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
-	return hourly.Mul(decimal.NewFromFloat(hours)).Round(2)
+	return exact.MulRound(hourly, decimal.NewFromFloat(hours), 2)
 }
 
 func oneMinus(d float64) decimal.Decimal { return decimal.NewFromInt(1).Sub(decimal.NewFromFloat(d)) }

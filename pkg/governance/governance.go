@@ -107,7 +107,7 @@ func NewItemSummarized(in *fleet.Instance, summary *fleet.Summary, hours float64
 type Money struct{ decimal.Decimal }
 
 // NewMoney rounds d to cents, half away from zero.
-func NewMoney(d decimal.Decimal) Money { return Money{d.Round(2)} }
+func NewMoney(d decimal.Decimal) Money { return Money{moneyfmt.RoundPlaces(d, 2)} }
 
 // MarshalJSON writes the amount as an unquoted number with two decimals.
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.StringFixed(2)), nil }

@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"github.com/shopspring/decimal"
+
+	moneyfmt "github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // Metrics are the AI cost metrics of a fleet: how much of the paid GPU time
@@ -234,7 +236,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 	if it.Priced {
 		im.MonthlyCost = Money{cost.d}
 		if bf.paidPos {
-			im.CostPerGPUHour = mb.moneys.ptr(mb.perGPUHour.get(bk, cost, func() Money { return NewMoney(cost.d.Div(bf.paid)) }))
+			im.CostPerGPUHour = mb.moneys.ptr(mb.perGPUHour.get(bk, cost, func() Money { return Money{moneyfmt.QuoRound(cost.d, bf.paid, 2)} }))
 		}
 	}
 	if it.GPUUtilAvg != nil && bf.paidPos {
@@ -247,7 +249,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			f.nPriced++
 			mb.busyCost.add(cost)
 			if f.busyPos {
-				im.CostPerBusyGPUHour = mb.moneys.ptr(NewMoney(cost.d.Div(f.busy)))
+				im.CostPerBusyGPUHour = mb.moneys.ptr(Money{moneyfmt.QuoRound(cost.d, f.busy, 2)})
 			}
 		}
 	}
@@ -258,7 +260,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			if it.Priced {
 				f.nPriced++
 				mb.tokenCost.add(cost)
-				im.CostPerMillionTokens = mb.units.ptr(NewUnitCost(cost.d.Mul(million).Div(f.total)))
+				im.CostPerMillionTokens = mb.units.ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(cost.d, million), f.total, 4)})
 			}
 		}
 		if w.RequestsPerSecond > 0 {
@@ -267,7 +269,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			if it.Priced {
 				f.nPriced++
 				mb.requestCost.add(cost)
-				im.CostPerThousandRequests = mb.units.ptr(NewUnitCost(cost.d.Mul(thousand).Div(f.total)))
+				im.CostPerThousandRequests = mb.units.ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(cost.d, thousand), f.total, 4)})
 			}
 		}
 	}
@@ -295,10 +297,21 @@ func (mb *metricsBuilder) busyOf(k busyKey, u float64, bf *baseFigures) *busyFig
 	if len(mb.busy) >= maxFigures {
 		mb.flush()
 	}
-	b := dec(u).Mul(bf.paid).Div(hundred)
+	b := percentOf(moneyfmt.Mul(dec(u), bf.paid))
 	f := &busyFigures{paid: bf.paid, busy: b, busyR: round2(b), eff: b.Mul(hundred).Div(bf.paid).Round(1).InexactFloat64(), busyPos: b.IsPositive()}
 	mb.busy[k] = f
 	return f
+}
+
+// percentOf is p.Div(hundred) in value. When p has at most
+// decimal.DivisionPrecision-2 decimals the quotient is exact, and it is p
+// with its exponent lowered by two: no 20-digit coefficient (p at
+// DivisionPrecision decimals) that the cost per busy GPU-hour divides by.
+func percentOf(p decimal.Decimal) decimal.Decimal {
+	if p.Exponent()-2 >= -int32(decimal.DivisionPrecision) {
+		return p.Shift(-2)
+	}
+	return p.Div(hundred)
 }
 
 // rateOf counts an instance with rate tokens (which 0) or requests (1) a
@@ -367,15 +380,15 @@ func (mb *metricsBuilder) finish() Metrics {
 		f.EfficiencyPercent = ptr(busy.Mul(hundred).Div(measured).Round(1).InexactFloat64())
 	}
 	if mb.pricedBusyHours.IsPositive() {
-		f.CostPerBusyGPUHour = ptr(NewMoney(mb.busyCost.value().Div(mb.pricedBusyHours)))
+		f.CostPerBusyGPUHour = ptr(Money{moneyfmt.QuoRound(mb.busyCost.value(), mb.pricedBusyHours, 2)})
 	}
 	f.MonthlyOutputTokens = mb.tokens.Round(0).InexactFloat64()
 	f.MonthlyRequests = mb.reqs.Round(0).InexactFloat64()
 	if mb.pricedTokens.IsPositive() {
-		f.CostPerMillionTokens = ptr(NewUnitCost(mb.tokenCost.value().Mul(million).Div(mb.pricedTokens)))
+		f.CostPerMillionTokens = ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(mb.tokenCost.value(), million), mb.pricedTokens, 4)})
 	}
 	if mb.pricedReqs.IsPositive() {
-		f.CostPerThousandRequests = ptr(NewUnitCost(mb.requestCost.value().Mul(thousand).Div(mb.pricedReqs)))
+		f.CostPerThousandRequests = ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(mb.requestCost.value(), thousand), mb.pricedReqs, 4)})
 	}
 	m.TrainingRuns = mb.trainingRuns()
 	return *m

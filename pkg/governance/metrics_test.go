@@ -3,6 +3,7 @@ package governance
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -297,6 +298,33 @@ func TestBuild(t *testing.T) {
 	for _, key := range []string{`"audit":{`, `"allocation":{`, `"metrics":{`, `"nonCompliantMonthlyCost":`, `"byTeam":[`, `"costPerMillionTokens":1.1222`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("JSON lacks %s", key)
+		}
+	}
+}
+
+// TestPercentOfIsDiv: percentOf has Div's value for products of
+// utilizations and paid GPU-hours, floats with up to 17 digits included,
+// so every quotient that divides by it is Div's.
+func TestPercentOfIsDiv(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 100000 {
+		u := float64(r.IntN(1001)) / 10
+		switch i % 4 {
+		case 1:
+			u = r.Float64() * 100
+		case 2:
+			u = float64(r.IntN(100001)) / 1000
+		}
+		paid := dec(float64(1 + r.IntN(16))).Mul(dec(float64(r.IntN(7301)) / 10))
+		p := dec(u).Mul(paid)
+		if got, want := percentOf(p), p.Div(hundred); !got.Equal(want) {
+			t.Fatalf("percentOf(%v) = %v, Div %v", p, got, want)
+		}
+		cost := decimal.New(r.Int64N(1e9), -2)
+		if want := p.Div(hundred); !want.IsZero() {
+			if got, want := cost.Div(percentOf(p)), cost.Div(want); !got.Equal(want) {
+				t.Fatalf("%v / percentOf(%v) = %v, / Div %v", cost, p, got, want)
+			}
 		}
 	}
 }

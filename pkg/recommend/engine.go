@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -86,7 +87,7 @@ func (s *state) cost() decimal.Decimal {
 
 // monthly is hourly × hours, rounded to cents.
 func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
-	return hourly.Mul(hoursDecimal(hours)).Round(2)
+	return money.MulRound(hourly, hoursDecimal(hours), 2)
 }
 
 // hoursDecimals caches decimal.NewFromFloat of the monthly hours seen: a
@@ -506,7 +507,7 @@ func (e *engine) record(s *state, c *change) {
 		Target:           c.target,
 		CurrentMonthly:   before,
 		ProjectedMonthly: after,
-		MonthlySavings:   e.amount(before.Sub(after)),
+		MonthlySavings:   e.amount(money.Sub(before, after)),
 		Confidence:       c.confidence,
 		Risk:             c.risk,
 		RiskNotes:        c.riskNotes,
@@ -639,11 +640,11 @@ func summarize(instances []InstanceCost, recs []Recommendation) Summary {
 			s.UnpricedCount++
 			continue
 		}
-		s.CurrentMonthly = s.CurrentMonthly.Add(ic.MonthlyCost)
+		s.CurrentMonthly = money.Add(s.CurrentMonthly, ic.MonthlyCost)
 	}
 	for _, r := range recs {
-		s.MonthlySavings = s.MonthlySavings.Add(r.MonthlySavings)
-		s.SavingsByKind[r.Kind] = s.SavingsByKind[r.Kind].Add(r.MonthlySavings)
+		s.MonthlySavings = money.Add(s.MonthlySavings, r.MonthlySavings)
+		s.SavingsByKind[r.Kind] = money.Add(s.SavingsByKind[r.Kind], r.MonthlySavings)
 	}
 	s.OptimizedMonthly = s.CurrentMonthly.Sub(s.MonthlySavings)
 	if s.CurrentMonthly.IsPositive() {

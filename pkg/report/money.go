@@ -26,7 +26,7 @@ func NewMoney(d decimal.Decimal) Money {
 	if d.Exponent() == -2 { // in cents already: the engine's amounts are
 		return Money{d: d}
 	}
-	return Money{d: d.Round(2)}
+	return Money{d: money.RoundPlaces(d, 2)}
 }
 
 // Decimal returns the amount.
