@@ -175,6 +175,14 @@ type fastDecoder struct {
 	// values are carved from, one allocation for many; scratch collects a
 	// PerGPU list before it is carved.
 	floats, scratch []float64
+	// times are date-times read before, for the windows that instances
+	// share; a new one replaces the one found least often, so the samples'
+	// own times, each read once, do not push the shared ones out.
+	times [4]struct {
+		raw  string
+		t    time.Time
+		hits int
+	}
 }
 
 // Chunks of floats start small, for the instance with one pointer, and
@@ -514,12 +522,27 @@ func (d *fastDecoder) time(i int, v reflect.Value) (int, bool) {
 	if !ok || escaped {
 		return 0, false
 	}
+	raw := d.b[i:j]
+	least := 0
+	for k := range d.times {
+		c := &d.times[k]
+		if c.raw != "" && c.raw == string(raw) {
+			c.hits++
+			*v.Addr().Interface().(*time.Time) = c.t
+			return j, true
+		}
+		if c.hits < d.times[least].hits {
+			least = k
+		}
+	}
 	if _, err := time.Parse(time.RFC3339, unsafe.String(&d.b[i+1], j-i-2)); err != nil {
 		return 0, false
 	}
-	if err := v.Addr().Interface().(*time.Time).UnmarshalJSON(d.b[i:j]); err != nil {
+	t := v.Addr().Interface().(*time.Time)
+	if err := t.UnmarshalJSON(raw); err != nil {
 		return 0, false
 	}
+	d.times[least].raw, d.times[least].t, d.times[least].hits = string(raw), *t, 0
 	return j, true
 }
 
