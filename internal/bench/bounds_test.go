@@ -185,3 +185,23 @@ func TestPrintPartialScanPassesNothing(t *testing.T) {
 		t.Errorf("partial scan printed as:\n%s", s)
 	}
 }
+
+// TestMedianUsage: an engine row shows the run of median CPU, the lower
+// middle of an even count, with the highest peak of all its runs.
+func TestMedianUsage(t *testing.T) {
+	u := func(cpu, rss int) Usage {
+		return Usage{Wall: time.Duration(cpu) * time.Second / 2, CPU: time.Duration(cpu) * time.Second, PeakRSS: int64(rss)}
+	}
+	for _, c := range []struct {
+		runs []Usage
+		want Usage
+	}{
+		{[]Usage{u(7, 10)}, u(7, 10)},
+		{[]Usage{u(9, 10), u(6, 30), u(7, 20)}, Usage{Wall: u(7, 0).Wall, CPU: 7 * time.Second, PeakRSS: 30}},
+		{[]Usage{u(9, 10), u(6, 5), u(7, 20), u(8, 1)}, Usage{Wall: u(7, 0).Wall, CPU: 7 * time.Second, PeakRSS: 20}},
+	} {
+		if got := medianUsage(c.runs); got != c.want {
+			t.Errorf("medianUsage(%v) = %v, want %v", c.runs, got, c.want)
+		}
+	}
+}

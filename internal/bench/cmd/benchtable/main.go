@@ -65,13 +65,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	target := fs.Int("target", 10000, "size of the 0 ms, throttled and baseline rows (BENCH_TARGET)")
 	throttle := fs.Float64("throttle", 0.1, "share of throttled requests of the throttled row, 0 for none (BENCH_THROTTLE)")
 	baseline := fs.Bool("baseline", true, "run the per-instance baseline at the target size (BENCH_BASELINE)")
+	engineRuns := fs.Int("engine-runs", 3, "runs of each engine row, which shows the one of median CPU (BENCH_ENGINE_RUNS)")
 	regions := fs.Int("regions", 10, "regions per cloud")
 	accounts := fs.Int("accounts", 3, "accounts per cloud")
 	seed := fs.Uint64("seed", 1, "fleet seed")
 	keep := fs.String("dir", "", "work directory (default: a temporary one, removed)")
 	profile := fs.String("profile", "", "directory for each row's pprof profiles (gpufinops CPU and allocations, cloudsim CPU)")
 	// Environment defaults of the typed flags.
-	for name, key := range map[string]string{"target": "BENCH_TARGET", "throttle": "BENCH_THROTTLE", "baseline": "BENCH_BASELINE"} {
+	for name, key := range map[string]string{"target": "BENCH_TARGET", "throttle": "BENCH_THROTTLE", "baseline": "BENCH_BASELINE", "engine-runs": "BENCH_ENGINE_RUNS"} {
 		if v := os.Getenv(key); v != "" {
 			if err := fs.Set(name, v); err != nil {
 				fmt.Fprintf(stderr, "benchtable: %s=%q: %v\n", key, v, err)
@@ -94,7 +95,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := func(msg string) int { fmt.Fprintf(stderr, "benchtable: %s\n", msg); return 2 }
-	cfg := bench.Config{Target: *target, Throttle: *throttle, Baseline: *baseline, Progress: stderr,
+	if *engineRuns < 1 || *engineRuns > 20 {
+		return fail(fmt.Sprintf("--engine-runs %d: want 1 to 20", *engineRuns))
+	}
+	cfg := bench.Config{Target: *target, Throttle: *throttle, Baseline: *baseline, Progress: stderr, EngineRuns: *engineRuns,
 		Fleet: bench.FleetOptions{Seed: *seed, Regions: *regions, Accounts: *accounts}}
 	var err error
 	if cfg.Sizes, err = parseSizes("sizes", *sizes); err != nil {

@@ -21,6 +21,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--latency", "-1s"}, nil, "--latency"},
 		{[]string{"--throttle", "1"}, nil, "--throttle"},
 		{[]string{"--regions", "0"}, nil, "--regions"},
+		{[]string{"--engine-runs", "0"}, nil, "--engine-runs"},
+		{nil, map[string]string{"BENCH_ENGINE_RUNS": "many"}, "BENCH_ENGINE_RUNS"},
 		{[]string{"--target", "x"}, nil, "-target"},
 		{[]string{"--nope"}, nil, "-nope"},
 		{[]string{"extra"}, nil, "extra"},
