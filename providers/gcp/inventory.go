@@ -24,11 +24,13 @@ import (
 // pageSize is the aggregated listing's page: the most Compute Engine allows.
 const pageSize = 500
 
-// listingTTL is how long (wall clock) one project's aggregated listing
-// serves the region scopes of a scan, which start together; it is short so
-// that a later listing (idle-stop's re-check right before a stop) sees the
-// VMs' current state and labels. A stop drops it.
-const listingTTL = 2 * time.Second
+// A project's aggregated listing serves each of its regions once: the
+// region scopes of one scan share it however far apart they start, and a
+// region asked for again (idle-stop's re-check right before a stop, the
+// next scan) gets a new listing, with the VMs' current state and labels.
+// listingMaxAge bounds how long it waits for regions not asked for yet; a
+// stop drops it.
+const listingMaxAge = 5 * time.Minute
 
 // listing is one project's aggregated instance listing, shared by the
 // project's region scopes: one aggregatedList pass per project, not one
@@ -40,21 +42,27 @@ type listing struct {
 	// unreachable are the zones (zones/NAME) the listing could not read.
 	unreachable []string
 	err         error
+	// taken are the regions it has served (guarded by Provider.listMu).
+	taken map[string]bool
 }
 
 func regionsRequest(project string) *computepb.ListRegionsRequest {
 	return &computepb.ListRegionsRequest{Project: project, MaxResults: proto.Uint32(pageSize)}
 }
 
-// projectListing returns the project's listing: the one in flight or fresh,
-// else a new one.
-func (p *Provider) projectListing(ctx context.Context, project string) (*listing, error) {
+// projectListing returns the project's listing for region: the one in
+// flight or done that has not served region yet (and is younger than
+// listingMaxAge), else a new one.
+func (p *Provider) projectListing(ctx context.Context, project, region string) (*listing, error) {
 	p.listMu.Lock()
 	l := p.lists[project]
+	if l != nil && l.taken[region] {
+		l = nil
+	}
 	if l != nil {
 		select {
 		case <-l.done:
-			if l.err != nil || time.Since(l.at) > listingTTL {
+			if l.err != nil || p.opts.Now().Sub(l.at) > listingMaxAge {
 				l = nil
 			}
 		default:
@@ -62,13 +70,14 @@ func (p *Provider) projectListing(ctx context.Context, project string) (*listing
 	}
 	mine := l == nil
 	if mine {
-		l = &listing{done: make(chan struct{})}
+		l = &listing{done: make(chan struct{}), taken: map[string]bool{}}
 		p.lists[project] = l
 	}
+	l.taken[region] = true
 	p.listMu.Unlock()
 	if mine {
 		l.instances, l.unreachable, l.err = p.aggregatedList(ctx, project, "")
-		l.at = time.Now()
+		l.at = p.opts.Now()
 		close(l.done)
 	}
 	select {
@@ -78,7 +87,7 @@ func (p *Provider) projectListing(ctx context.Context, project string) (*listing
 	}
 	if l.err != nil {
 		if !mine && ctx.Err() == nil && (errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
-			return p.projectListing(ctx, project) // another caller's context ended
+			return p.projectListing(ctx, project, region) // another caller's context ended
 		}
 		return nil, l.err
 	}
@@ -149,7 +158,7 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	l, err := p.projectListing(ctx, scope.Account)
+	l, err := p.projectListing(ctx, scope.Account, scope.Region)
 	if err != nil {
 		return nil, fmt.Errorf("instances.aggregatedList: %w", err)
 	}
