@@ -110,14 +110,22 @@ func Mul(a, b decimal.Decimal) decimal.Decimal {
 
 // MulRound is a.Mul(b).Round(places).
 func MulRound(a, b decimal.Decimal, places int32) decimal.Decimal {
-	if hi, lo, neg, e, ok := product(a, b); ok && places <= maxFastExp && places >= -maxFastExp {
-		if r, ok := roundU(hi, lo, e, places); ok {
-			if c, ok := signed(r, neg && r != 0); ok {
-				return decimal.New(c, -places)
-			}
-		}
+	if c, ok := MulRoundCoefficient(a, b, places); ok {
+		return decimal.New(c, -places)
 	}
 	return a.Mul(b).Round(places)
+}
+
+// MulRoundCoefficient is the coefficient of a.Mul(b).Round(places), whose
+// exponent is -places, when the fast path computes it (ok); a caller that
+// keeps equal amounts once looks it up before it makes a decimal.
+func MulRoundCoefficient(a, b decimal.Decimal, places int32) (c int64, ok bool) {
+	if hi, lo, neg, e, ok := product(a, b); ok && places <= maxFastExp && places >= -maxFastExp {
+		if r, ok := roundU(hi, lo, e, places); ok {
+			return signed(r, neg && r != 0)
+		}
+	}
+	return 0, false
 }
 
 // product is the 128-bit magnitude, the sign and the exponent of a×b when
@@ -162,11 +170,15 @@ func Add(a, b decimal.Decimal) decimal.Decimal {
 
 // Sub is a.Sub(b).
 func Sub(a, b decimal.Decimal) decimal.Decimal {
-	if c, e, ok := addSub(a, b, true); ok {
+	if c, e, ok := SubParts(a, b); ok {
 		return decimal.New(c, e)
 	}
 	return a.Sub(b)
 }
+
+// SubParts is the coefficient and exponent of a.Sub(b) when the fast path
+// computes them (ok).
+func SubParts(a, b decimal.Decimal) (c int64, e int32, ok bool) { return addSub(a, b, true) }
 
 // addSub brings a and b to the smaller exponent, as decimal does, and adds
 // or subtracts their coefficients.

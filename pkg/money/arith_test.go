@@ -62,6 +62,16 @@ func checkArith(t *testing.T, a, b decimal.Decimal, places int32) {
 			t.Fatalf("QuoRound(%v, %v, %d) = %v (exp %d), decimal %v (exp %d)", a, b, places, got, got.Exponent(), want, want.Exponent())
 		}
 	}
+	if c, ok := MulRoundCoefficient(a, b, places); ok {
+		if got, want := decimal.New(c, -places), a.Mul(b).Round(places); !same(got, want) {
+			t.Fatalf("MulRoundCoefficient(%v, %v, %d) = %d, decimal %v (exp %d)", a, b, places, c, want, want.Exponent())
+		}
+	}
+	if c, e, ok := SubParts(a, b); ok {
+		if got, want := decimal.New(c, e), a.Sub(b); !same(got, want) {
+			t.Fatalf("SubParts(%v, %v) = %d×10^%d, decimal %v (exp %d)", a, b, c, e, want, want.Exponent())
+		}
+	}
 	if got, want := RoundPlaces(a, places), a.Round(places); !same(got, want) {
 		t.Fatalf("RoundPlaces(%v, %d) = %v (exp %d), decimal %v (exp %d)", a, places, got, got.Exponent(), want, want.Exponent())
 	}

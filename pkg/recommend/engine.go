@@ -87,7 +87,15 @@ func (s *state) cost() decimal.Decimal {
 
 // monthly is hourly × hours, rounded to cents.
 func monthly(hourly decimal.Decimal, hours float64) decimal.Decimal {
-	return money.MulRound(hourly, hoursDecimal(hours), 2)
+	if c, ok := monthlyCents(hourly, hours); ok {
+		return decimal.New(c, -2)
+	}
+	return hourly.Mul(hoursDecimal(hours)).Round(2)
+}
+
+// monthlyCents is monthly's amount in cents, when it fits an int64 (ok).
+func monthlyCents(hourly decimal.Decimal, hours float64) (int64, bool) {
+	return money.MulRoundCoefficient(hourly, hoursDecimal(hours), 2)
 }
 
 // hoursDecimals caches decimal.NewFromFloat of the monthly hours seen: a
@@ -277,13 +285,48 @@ func (e *engine) amount(d decimal.Decimal) decimal.Decimal {
 	if v, ok := e.amounts[k]; ok {
 		return v
 	}
+	e.share(k, d)
+	return d
+}
+
+// amountOf is coef×10^exp, shared as amount shares it, made only when the
+// plan holds no equal amount yet.
+func (e *engine) amountOf(coef int64, exp int32) decimal.Decimal {
+	k := amountKey{coef, exp}
+	if v, ok := e.amounts[k]; ok {
+		return v
+	}
+	d := decimal.New(coef, exp)
+	e.share(k, d)
+	return d
+}
+
+func (e *engine) share(k amountKey, d decimal.Decimal) {
 	if e.amounts == nil {
 		e.amounts = map[amountKey]decimal.Decimal{}
 	}
 	if len(e.amounts) < maxSharedAmounts {
 		e.amounts[k] = d
 	}
-	return d
+}
+
+// difference is e.amount(a.Sub(b)), made only when new.
+func (e *engine) difference(a, b decimal.Decimal) decimal.Decimal {
+	if c, exp, ok := money.SubParts(a, b); ok {
+		return e.amountOf(c, exp)
+	}
+	return e.amount(a.Sub(b))
+}
+
+// costOf is e.amount(s.cost()), without making the decimal when the plan
+// holds the amount already.
+func (e *engine) costOf(s *state) decimal.Decimal {
+	if s.override == nil {
+		if c, ok := monthlyCents(s.price.Hourly, s.hours); ok {
+			return e.amountOf(c, -2)
+		}
+	}
+	return e.amount(s.cost())
 }
 
 // priceListOf is the evidence list of the single price p, the same slice for
@@ -430,8 +473,8 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	for i, s := range states {
 		ic := s.initialCost()
 		if ic.Priced {
-			ic.OptimizedCost = e.amount(s.cost())
-			ic.MonthlySavings = e.amount(ic.MonthlyCost.Sub(ic.OptimizedCost))
+			ic.OptimizedCost = e.costOf(s)
+			ic.MonthlySavings = e.difference(ic.MonthlyCost, ic.OptimizedCost)
 			ic.Final = s.final()
 		}
 		plan.Instances = append(plan.Instances, ic)
@@ -480,7 +523,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	}
 	s.hourly0 = e.shared(price)
 	s.price = price
-	s.monthly0 = e.amount(s.cost())
+	s.monthly0 = e.costOf(s)
 	if in.State != fleet.Stopped && !in.StoppedAllocated && s.summary == nil {
 		e.warn(in.ID, WarnNoUtilization, "no GPU utilization data: not judged idle, not rightsized and no commitment advised (confidence low); collect GPU metrics to decide")
 	}
@@ -490,10 +533,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 // record applies a change to a state and writes its recommendation.
 func (e *engine) record(s *state, c *change) {
 	in := s.inst
-	before := e.amount(s.cost())
+	before := e.costOf(s)
 	hoursBefore := s.hours
 	s.apply(c)
-	after := e.amount(s.cost())
+	after := e.costOf(s)
 	rec := Recommendation{
 		ID:               string(c.kind) + ":" + in.ID,
 		ResourceID:       in.ID,
@@ -507,7 +550,7 @@ func (e *engine) record(s *state, c *change) {
 		Target:           c.target,
 		CurrentMonthly:   before,
 		ProjectedMonthly: after,
-		MonthlySavings:   e.amount(money.Sub(before, after)),
+		MonthlySavings:   e.difference(before, after),
 		Confidence:       c.confidence,
 		Risk:             c.risk,
 		RiskNotes:        c.riskNotes,

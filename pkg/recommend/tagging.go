@@ -19,7 +19,7 @@ func (e *engine) governanceReport(states []*state) governance.Report {
 		if s.priced {
 			it.Priced = true
 			it.MonthlyCost = s.monthly0
-			it.OptimizedCost = e.amount(s.cost())
+			it.OptimizedCost = e.costOf(s)
 			it.HourlyPrice = s.hourly0.Hourly
 		}
 		items[i] = it
