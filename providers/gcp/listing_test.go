@@ -64,4 +64,15 @@ func TestListingServesEachRegionOnce(t *testing.T) {
 	if got := pages(); got != 3 {
 		t.Fatalf("a region first asked for past listingMaxAge: %d pages, want 3", got)
 	}
+	// A new scan reads its own listing, even for a region the last one
+	// has not served.
+	if _, _, err := p.PartialScopes(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := pages()
+	list(regions[0])
+	list(regions[2])
+	if got := pages() - before; got != 1 {
+		t.Fatalf("a new scan's two regions: %d pages, want 1", got)
+	}
 }

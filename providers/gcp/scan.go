@@ -31,11 +31,15 @@ func (p *Provider) currentScan() *scanState {
 	return p.scan
 }
 
-// startScan drops what the previous scan shared.
+// startScan drops what the previous scan shared, its projects' listings
+// included: a region the previous scan did not read gets a new one.
 func (p *Provider) startScan() {
 	p.scanMu.Lock()
 	p.scan = newScan()
 	p.scanMu.Unlock()
+	p.listMu.Lock()
+	clear(p.lists)
+	p.listMu.Unlock()
 }
 
 // flight is one call shared by concurrent callers: the first runs it, the
