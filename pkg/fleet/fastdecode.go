@@ -209,17 +209,7 @@ func (d *fastDecoder) decodeInstance(p *plan, in *Instance) bool {
 	return ok && d.ws(j) == len(d.b)
 }
 
-func (d *fastDecoder) ws(i int) int {
-	for i < len(d.b) {
-		switch d.b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
+func (d *fastDecoder) ws(i int) int { return skipSpace(d.b, i) }
 
 // value decodes the value at i into v and returns the index after it.
 func (d *fastDecoder) value(p *plan, i int, v reflect.Value) (int, bool) {

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -63,10 +64,25 @@ func (s *jscan) fail() int {
 	return len(s.j)
 }
 
-func (s *jscan) space(i int) int {
-	for i < len(s.j) {
-		switch s.j[i] {
-		case ' ', '\t', '\r', '\n':
+func (s *jscan) space(i int) int { return skipSpace(s.j, i) }
+
+// spaces8 is eight spaces read as one little-endian word.
+const spaces8 = 0x2020202020202020
+
+// skipSpace returns the offset of the first byte at or after i that is not
+// JSON whitespace. An indented file is a third spaces, in runs after each
+// newline: it takes them eight at a time.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ':
+			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == spaces8 {
+				i += 8
+			}
+			if i < len(b) && b[i] == ' ' {
+				i++
+			}
+		case '\t', '\r', '\n':
 			i++
 		default:
 			return i

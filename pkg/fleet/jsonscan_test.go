@@ -136,3 +136,38 @@ func TestScanStructureNesting(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipSpace: skipSpace stops where a byte-at-a-time skip of JSON's four
+// whitespace bytes stops, over random runs of spaces (short and past eight),
+// tabs, newlines and other bytes, from every offset.
+func TestSkipSpace(t *testing.T) {
+	naive := func(b []byte, i int) int {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		var b []byte
+		for range r.IntN(12) {
+			switch r.IntN(6) {
+			case 0, 1:
+				b = append(b, bytes.Repeat([]byte{' '}, r.IntN(20))...)
+			case 2:
+				b = append(b, '\t')
+			case 3:
+				b = append(b, '\n', '\r')
+			case 4:
+				b = append(b, "\u00a0"...) // not JSON whitespace
+			default:
+				b = append(b, byte(r.IntN(256)))
+			}
+		}
+		for i := 0; i <= len(b); i++ {
+			if got, want := skipSpace(b, i), naive(b, i); got != want {
+				t.Fatalf("skipSpace(%q, %d) = %d, want %d", b, i, got, want)
+			}
+		}
+	}
+}
