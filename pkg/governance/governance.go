@@ -107,7 +107,16 @@ func NewItemSummarized(in *fleet.Instance, summary *fleet.Summary, hours float64
 type Money struct{ decimal.Decimal }
 
 // NewMoney rounds d to cents, half away from zero.
-func NewMoney(d decimal.Decimal) Money { return Money{moneyfmt.RoundPlaces(d, 2)} }
+func NewMoney(d decimal.Decimal) Money { return Money{moneyfmt.RoundPlaces(d, moneyPlaces)} }
+
+// moneyQuo is NewMoney(a.Div(b)), without the 16-decimal quotient between.
+func moneyQuo(a, b decimal.Decimal) Money { return Money{moneyfmt.QuoRound(a, b, moneyPlaces)} }
+
+// moneyPlaces and unitCostPlaces are the decimals Money and UnitCost keep.
+const (
+	moneyPlaces    = 2
+	unitCostPlaces = 4
+)
 
 // MarshalJSON writes the amount as an unquoted number with two decimals.
 func (m Money) MarshalJSON() ([]byte, error) { return []byte(m.StringFixed(2)), nil }
@@ -128,7 +137,15 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 type UnitCost struct{ decimal.Decimal }
 
 // NewUnitCost rounds d to four decimals, half away from zero.
-func NewUnitCost(d decimal.Decimal) UnitCost { return UnitCost{d.Round(4)} }
+func NewUnitCost(d decimal.Decimal) UnitCost {
+	return UnitCost{moneyfmt.RoundPlaces(d, unitCostPlaces)}
+}
+
+// unitCostPer is NewUnitCost(cost.Mul(per).Div(units)): the cost of per
+// units when units cost cost.
+func unitCostPer(cost, per, units decimal.Decimal) UnitCost {
+	return UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(cost, per), units, unitCostPlaces)}
+}
 
 // MarshalJSON writes the cost as an unquoted number with four decimals.
 func (u UnitCost) MarshalJSON() ([]byte, error) { return []byte(u.StringFixed(4)), nil }

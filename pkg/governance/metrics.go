@@ -236,7 +236,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 	if it.Priced {
 		im.MonthlyCost = Money{cost.d}
 		if bf.paidPos {
-			im.CostPerGPUHour = mb.moneys.ptr(mb.perGPUHour.get(bk, cost, func() Money { return Money{moneyfmt.QuoRound(cost.d, bf.paid, 2)} }))
+			im.CostPerGPUHour = mb.moneys.ptr(mb.perGPUHour.get(bk, cost, func() Money { return moneyQuo(cost.d, bf.paid) }))
 		}
 	}
 	if it.GPUUtilAvg != nil && bf.paidPos {
@@ -249,7 +249,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			f.nPriced++
 			mb.busyCost.add(cost)
 			if f.busyPos {
-				im.CostPerBusyGPUHour = mb.moneys.ptr(Money{moneyfmt.QuoRound(cost.d, f.busy, 2)})
+				im.CostPerBusyGPUHour = mb.moneys.ptr(moneyQuo(cost.d, f.busy))
 			}
 		}
 	}
@@ -260,7 +260,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			if it.Priced {
 				f.nPriced++
 				mb.tokenCost.add(cost)
-				im.CostPerMillionTokens = mb.units.ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(cost.d, million), f.total, 4)})
+				im.CostPerMillionTokens = mb.units.ptr(unitCostPer(cost.d, million, f.total))
 			}
 		}
 		if w.RequestsPerSecond > 0 {
@@ -269,7 +269,7 @@ func (mb *metricsBuilder) add(it *Item, ps *pass, v *view) {
 			if it.Priced {
 				f.nPriced++
 				mb.requestCost.add(cost)
-				im.CostPerThousandRequests = mb.units.ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(cost.d, thousand), f.total, 4)})
+				im.CostPerThousandRequests = mb.units.ptr(unitCostPer(cost.d, thousand, f.total))
 			}
 		}
 	}
@@ -380,15 +380,15 @@ func (mb *metricsBuilder) finish() Metrics {
 		f.EfficiencyPercent = ptr(busy.Mul(hundred).Div(measured).Round(1).InexactFloat64())
 	}
 	if mb.pricedBusyHours.IsPositive() {
-		f.CostPerBusyGPUHour = ptr(Money{moneyfmt.QuoRound(mb.busyCost.value(), mb.pricedBusyHours, 2)})
+		f.CostPerBusyGPUHour = ptr(moneyQuo(mb.busyCost.value(), mb.pricedBusyHours))
 	}
 	f.MonthlyOutputTokens = mb.tokens.Round(0).InexactFloat64()
 	f.MonthlyRequests = mb.reqs.Round(0).InexactFloat64()
 	if mb.pricedTokens.IsPositive() {
-		f.CostPerMillionTokens = ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(mb.tokenCost.value(), million), mb.pricedTokens, 4)})
+		f.CostPerMillionTokens = ptr(unitCostPer(mb.tokenCost.value(), million, mb.pricedTokens))
 	}
 	if mb.pricedReqs.IsPositive() {
-		f.CostPerThousandRequests = ptr(UnitCost{moneyfmt.QuoRound(moneyfmt.Mul(mb.requestCost.value(), thousand), mb.pricedReqs, 4)})
+		f.CostPerThousandRequests = ptr(unitCostPer(mb.requestCost.value(), thousand, mb.pricedReqs))
 	}
 	m.TrainingRuns = mb.trainingRuns()
 	return *m

@@ -2,7 +2,9 @@
 // people and for pipes: the currency's symbol, thousands grouping and minor
 // units (USD and EUR two, JPY none, KWD three), all from the Unicode CLDR
 // data in golang.org/x/text/currency. Every command and printer formats
-// money through it.
+// money through it. It also adds, multiplies, divides and rounds amounts
+// with decimal's exact results, without big.Int where they fit (arith.go),
+// for the engine's millions of them.
 package money
 
 import (
