@@ -93,12 +93,13 @@ func decodeInstances(j, list []byte, elements [][2]int) ([]Instance, error) {
 	}
 	out := make([]Instance, 0, len(elements))
 	strs := interner{}
+	times := &timeCache{}
 	fast := instancePlan()
 	for i, e := range elements {
 		raw := j[e[0]:e[1]]
 		if fast != nil {
 			var in Instance
-			d := fastDecoder{b: raw, strs: strs}
+			d := fastDecoder{b: raw, strs: strs, times: times}
 			if d.decodeInstance(fast, &in) {
 				out = append(out, in)
 				continue

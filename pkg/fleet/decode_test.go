@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -125,4 +126,34 @@ func TestDecodeLargeInterns(t *testing.T) {
 	if a.ID == b.ID {
 		t.Error("IDs merged")
 	}
+}
+
+// TestPiecewiseSharedTimes: instances that share their windows' date-times
+// (in UTC and at offsets, spelled alike or not) among samples of their own
+// decode piecewise, where the date-times read before are kept for the
+// whole document, as the whole tree decodes them.
+func TestPiecewiseSharedTimes(t *testing.T) {
+	starts := []string{"2026-11-16T00:00:00Z", "2026-11-16T02:00:00+02:00", "2026-11-16T00:00:00.000Z", "2026-11-15T19:00:00-05:00"}
+	var b strings.Builder
+	b.WriteString(`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instances": [`)
+	for i := range 60 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		start := starts[i%len(starts)]
+		if i%7 == 6 {
+			start = fmt.Sprintf("2026-11-%02dT00:00:00Z", 1+i%28) // a window of its own
+		}
+		fmt.Fprintf(&b, `{"id": "i-%d", "provider": "aws", "region": "us-east-1", "instanceType": "g5.xlarge",
+ "utilization": {"window": {"start": %q, "end": "2026-11-30T00:00:00Z"}, "samples": [`, i, start)
+		for k := range 1 + i%5 {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"time": "2026-11-29T%02d:%02d:00Z", "gpu": %d}`, k, i%60, 10+k)
+		}
+		b.WriteString(`]}}`)
+	}
+	b.WriteString(`]}`)
+	sameResult(t, "shared-times.json", []byte(b.String()))
 }

@@ -175,14 +175,47 @@ type fastDecoder struct {
 	// values are carved from, one allocation for many; scratch collects a
 	// PerGPU list before it is carved.
 	floats, scratch []float64
-	// times are date-times read before, for the windows that instances
-	// share; a new one replaces the one found least often, so the samples'
-	// own times, each read once, do not push the shared ones out.
-	times [4]struct {
-		raw  string
-		t    time.Time
-		hits int
+	// times, when set, are the document's date-times read before.
+	times *timeCache
+}
+
+// timeCache keeps the date-times a document's instances read most often (the
+// windows they share) for all its instances. A new one takes an empty slot,
+// else the one found least often and, of those, the one kept last: the
+// samples' own times, each read once, take one slot in turn, and the first
+// times kept (an instance's window comes before its samples) wait there to
+// be found again.
+type timeCache struct {
+	slots [4]struct {
+		raw       string
+		t         time.Time
+		hits, seq int
 	}
+	seq int
+}
+
+// find returns the time read before as raw, and else the slot to keep it in.
+func (c *timeCache) find(raw []byte) (t time.Time, found bool, slot int) {
+	for k := range c.slots {
+		e := &c.slots[k]
+		if e.raw == "" {
+			return time.Time{}, false, k
+		}
+		if e.raw == string(raw) {
+			e.hits++
+			return e.t, true, k
+		}
+		if b := &c.slots[slot]; e.hits < b.hits || e.hits == b.hits && e.seq > b.seq {
+			slot = k
+		}
+	}
+	return time.Time{}, false, slot
+}
+
+// keep puts t, read as raw, in slot.
+func (c *timeCache) keep(slot int, raw []byte, t time.Time) {
+	c.seq++
+	c.slots[slot].raw, c.slots[slot].t, c.slots[slot].hits, c.slots[slot].seq = string(raw), t, 0, c.seq
 }
 
 // Chunks of floats start small, for the instance with one pointer, and
@@ -513,17 +546,14 @@ func (d *fastDecoder) time(i int, v reflect.Value) (int, bool) {
 		return 0, false
 	}
 	raw := d.b[i:j]
-	least := 0
-	for k := range d.times {
-		c := &d.times[k]
-		if c.raw != "" && c.raw == string(raw) {
-			c.hits++
-			*v.Addr().Interface().(*time.Time) = c.t
+	slot := -1
+	if d.times != nil {
+		t, found, k := d.times.find(raw)
+		if found {
+			*v.Addr().Interface().(*time.Time) = t
 			return j, true
 		}
-		if c.hits < d.times[least].hits {
-			least = k
-		}
+		slot = k
 	}
 	if _, err := time.Parse(time.RFC3339, unsafe.String(&d.b[i+1], j-i-2)); err != nil {
 		return 0, false
@@ -532,7 +562,9 @@ func (d *fastDecoder) time(i int, v reflect.Value) (int, bool) {
 	if err := t.UnmarshalJSON(raw); err != nil {
 		return 0, false
 	}
-	d.times[least].raw, d.times[least].t, d.times[least].hits = string(raw), *t, 0
+	if slot >= 0 {
+		d.times.keep(slot, raw, *t)
+	}
 	return j, true
 }
 

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -388,5 +389,31 @@ func TestCountElementsRandomLists(t *testing.T) {
 		if got := countElements(append(b, `, ["tail"]]`...), 0); got != len(l) {
 			t.Fatalf("%s: %d elements, want %d", b, got, len(l))
 		}
+	}
+}
+
+// TestTimeCacheKeepsSharedWindows: instances that share a window's start and
+// end among up to nine sample times of their own find the window in the
+// cache from the second instance on, however many samples push through.
+func TestTimeCacheKeepsSharedWindows(t *testing.T) {
+	var c timeCache
+	found, sample := 0, 0
+	read := func(raw string) {
+		if _, ok, slot := c.find([]byte(raw)); ok {
+			found++
+		} else {
+			c.keep(slot, []byte(raw), time.Time{})
+		}
+	}
+	for i := range 100 {
+		read(`"2026-11-16T00:00:00Z"`)
+		read(`"2026-11-30T00:00:00Z"`)
+		for range (i + 5) % 10 {
+			sample++
+			read(fmt.Sprintf(`"2026-11-29T00:%02d:%02dZ"`, sample/60%60, sample%60))
+		}
+	}
+	if found != 2*99 {
+		t.Fatalf("the shared window was found %d times, want %d", found, 2*99)
 	}
 }
