@@ -140,12 +140,17 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 	return p, nil
 }
 
+// maxAttempts bounds the tries of one call, as the AWS and GCP adapters
+// bound theirs: at a third of the requests throttled, six tries left one
+// call in 1,400 failed, ten one in 170,000.
+const maxAttempts = 10
+
 // clientOptions are the pipeline options every client shares: retries that
 // honour Retry-After, the request timeout, the request counter, the rate
 // limits, and plain HTTP allowed for a local endpoint.
 func (p *Provider) clientOptions() policy.ClientOptions {
 	co := policy.ClientOptions{
-		Retry:     policy.RetryOptions{MaxRetries: 5, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second},
+		Retry:     policy.RetryOptions{MaxRetries: maxAttempts - 1, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second},
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 	}
 	if b := p.opts.RetryMaxBackoff; b > 0 {
