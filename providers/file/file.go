@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
@@ -30,11 +29,7 @@ func Demo() (*fleet.Fleet, error) { return fleet.Parse(DemoName, demoYAML) }
 // the file, e.g. "open fleet.yaml: no such file or directory".
 func Load(path string, stdin io.Reader) (*fleet.Fleet, error) {
 	if path != "-" {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		return fleet.Parse(path, data)
+		return loadFile(path)
 	}
 	if stdin == nil {
 		return nil, errors.New("no standard input to read the fleet from")
