@@ -185,7 +185,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	limited, unlimit := startSoftLimit(os.Getenv)
 	defer unlimit()
+	resume := pauseTarget(limited, len(opts.Input.Providers) > 0)
 	in, err := cmdutil.ReadFleet(opts.Ctx, opts.Config, opts.Catalog, opts.Fleet, opts.Scan, opts.Input)
+	resume()
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,21 @@ func startSoftLimit(getenv func(string) string) (set bool, restore func()) {
 	return true, func() { debug.SetMemoryLimit(prev) }
 }
 
+// pauseTarget turns the collector's proportional target off while a fleet
+// file is read under the soft limit of startSoftLimit (limited), and
+// returns the function that turns it back on. Nearly all that reading
+// allocates is the fleet, which stays live: the collections the target
+// would start as the heap grows (eight on 100,000 instances) find little
+// to free. The limit still bounds the heap. A scan, whose SDK responses are
+// mostly garbage, keeps the target.
+func pauseTarget(limited, scan bool) (restore func()) {
+	if !limited || scan {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(-1)
+	return func() { debug.SetGCPercent(prev) }
+}
+
 // tuneGC tunes the collector for the fleet read unless GOGC sets it, and
 // returns the function that restores what it changed. With the soft limit
 // of startSoftLimit (limited) a fleet that fits under it keeps the limit

@@ -93,3 +93,24 @@ func TestTuneGCSoftLimit(t *testing.T) {
 		t.Errorf("a limit of the user's: the soft limit was set")
 	}
 }
+
+// TestPauseTarget: under the soft limit a file's reading runs with the
+// target off and gets it back after; a scan, or a run without the soft
+// limit (GOGC or a limit of the user's), keeps it.
+func TestPauseTarget(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	for _, c := range []struct {
+		limited, scan bool
+		want          int
+	}{{true, false, -1}, {true, true, 100}, {false, false, 100}, {false, true, 100}} {
+		resume := pauseTarget(c.limited, c.scan)
+		during := debug.SetGCPercent(100)
+		debug.SetGCPercent(during)
+		resume()
+		after := debug.SetGCPercent(100)
+		if during != c.want || after != 100 {
+			t.Errorf("limited %v, scan %v: target %d while reading, %d after; want %d, then 100", c.limited, c.scan, during, after, c.want)
+		}
+	}
+}
