@@ -427,6 +427,12 @@ const (
 // commitments must cover for no new commitment to be advised for it.
 const CommittedEnough = 0.5
 
+// pendingChange is a change a phase has found and not yet recorded.
+type pendingChange struct {
+	s *state
+	c *change
+}
+
 // RunWith is Run with options.
 func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	e := &engine{cat: cat, policy: p, opts: o}
@@ -443,19 +449,28 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 				active = append(active, s)
 			}
 		}
+		// A phase's changes are all known before any is recorded (a rule
+		// reads only its own instance's state), so the list grows once per
+		// phase, to its size, instead of by a quarter at a time: at 100,000
+		// instances that copied 100 MB of recommendations.
+		var pending []pendingChange
 		if ph.each != nil {
 			for _, s := range active {
 				if c := ph.each(e, s); c != nil {
-					e.record(s, c)
+					pending = append(pending, pendingChange{s, c})
 				}
 			}
-			continue
-		}
-		changes := ph.group(e, active)
-		for _, s := range active {
-			if c, ok := changes[s]; ok && c != nil {
-				e.record(s, c)
+		} else {
+			changes := ph.group(e, active)
+			for _, s := range active {
+				if c, ok := changes[s]; ok && c != nil {
+					pending = append(pending, pendingChange{s, c})
+				}
 			}
+		}
+		e.recs = slices.Grow(e.recs, len(pending))
+		for _, p := range pending {
+			e.record(p.s, p.c)
 		}
 	}
 	// The tagging recommendations come last, at most one per instance that
