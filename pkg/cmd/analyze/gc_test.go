@@ -50,7 +50,8 @@ func TestTuneGC(t *testing.T) {
 
 // TestTuneGCSoftLimit: with no limit set, the soft limit is set before
 // the fleet is read and kept for a fleet that fits under it (the target
-// left at 100); a fleet too large for it lifts it and lowers the target;
+// left at 100, or limitTarget from 80,000 instances, where the limit
+// governs); a fleet too large for it lifts it and lowers the target;
 // a limit of the user's is left alone.
 func TestTuneGCSoftLimit(t *testing.T) {
 	prevGC := debug.SetGCPercent(100)
@@ -65,7 +66,7 @@ func TestTuneGCSoftLimit(t *testing.T) {
 		n         int
 		limit     int64
 		gcPercent int
-	}{{500, gcSoftLimit, 100}, {100000, gcSoftLimit, 100}, {150000, math.MaxInt64, 10}} {
+	}{{500, gcSoftLimit, 100}, {50000, gcSoftLimit, 100}, {75000, gcSoftLimit, 100}, {80000, gcSoftLimit, limitTarget}, {100000, gcSoftLimit, limitTarget}, {150000, math.MaxInt64, 10}} {
 		limited, unlimit := startSoftLimit(none)
 		if !limited || debug.SetMemoryLimit(-1) != gcSoftLimit {
 			t.Fatalf("no limit set: startSoftLimit set %v, limit %d", limited, debug.SetMemoryLimit(-1))
