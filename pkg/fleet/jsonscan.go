@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -71,15 +72,20 @@ const spaces8 = 0x2020202020202020
 
 // skipSpace returns the offset of the first byte at or after i that is not
 // JSON whitespace. An indented file is a third spaces, in runs after each
-// newline: it takes them eight at a time.
+// newline: it takes them eight at a time, and the run's end within the last
+// eight from the first byte that differs from a space.
 func skipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ':
-			for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == spaces8 {
+			for i+8 <= len(b) {
+				if x := binary.LittleEndian.Uint64(b[i:]) ^ spaces8; x != 0 {
+					i += bits.TrailingZeros64(x) >> 3
+					break
+				}
 				i += 8
 			}
-			if i < len(b) && b[i] == ' ' {
+			for i < len(b) && b[i] == ' ' {
 				i++
 			}
 		case '\t', '\r', '\n':

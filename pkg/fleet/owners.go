@@ -121,8 +121,10 @@ var OwnerRules = []OwnerRule{
 var (
 	ownerMu sync.RWMutex
 	// registered are the clouds' rules (RegisterOwnerRules); combined is
-	// them followed by OwnerRules, built once per registration.
+	// them followed by OwnerRules, built once per registration, and
+	// combinedKeys their keys normalised (NormTagKey).
 	registered, combined []OwnerRule
+	combinedKeys         []string
 )
 
 // RegisterOwnerRules adds a cloud's rules, tried in order before the
@@ -135,19 +137,28 @@ func RegisterOwnerRules(rules ...OwnerRule) {
 	defer ownerMu.Unlock()
 	registered = slices.Concat(registered, rules)
 	combined = slices.Concat(registered, OwnerRules)
+	combinedKeys = make([]string, len(combined))
+	for i, r := range combined {
+		combinedKeys[i] = NormTagKey(r.Key)
+	}
 }
 
 // AllOwnerRules are the registered clouds' rules followed by OwnerRules,
 // the order DetectOwner tries them in.
-func AllOwnerRules() []OwnerRule { return slices.Clone(ownerRules()) }
+func AllOwnerRules() []OwnerRule {
+	rules, _ := ownerRules()
+	return slices.Clone(rules)
+}
 
-func ownerRules() []OwnerRule {
+// ownerRules returns the rules DetectOwner tries and, once a cloud has
+// registered its own, their normalised keys (nil before: ruleKey makes them).
+func ownerRules() ([]OwnerRule, []string) {
 	ownerMu.RLock()
 	defer ownerMu.RUnlock()
 	if combined == nil {
-		return OwnerRules
+		return OwnerRules, nil
 	}
-	return combined
+	return combined, combinedKeys
 }
 
 // lowercaseTags are the clouds whose tags may only be lower case.
@@ -173,34 +184,39 @@ func LowercaseTags(p Provider) bool {
 // and spaces, so AutoShutdown, auto-shutdown and "Auto Shutdown" are one key.
 func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 
-// ruleKeys caches NormTagKey of the rules' keys, which DetectOwner compares
-// with every instance's tags.
-var ruleKeys sync.Map // key → normalised key
+// normRuleKeys caches NormTagKey of the rules' keys, which DetectOwner
+// compares with every instance's tags, until a cloud registers its rules.
+var normRuleKeys sync.Map // key → normalised key
 
 func ruleKey(k string) string {
-	if n, ok := ruleKeys.Load(k); ok {
+	if n, ok := normRuleKeys.Load(k); ok {
 		return n.(string)
 	}
 	n := NormTagKey(k)
-	ruleKeys.Store(k, n)
+	normRuleKeys.Store(k, n)
 	return n
 }
 
 // DetectOwner reads the owner of an instance from its tags, then its id,
 // with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
-	rules := ownerRules()
+	rules, ruleKeys := ownerRules()
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
 		norm := make([]string, len(keys))
 		for i, k := range keys {
 			norm[i] = NormTagKey(k)
 		}
-		for _, r := range rules {
+		for ri, r := range rules {
 			if r.IDContains != "" {
 				continue
 			}
-			want := ruleKey(r.Key)
+			var want string
+			if ruleKeys != nil {
+				want = ruleKeys[ri]
+			} else {
+				want = ruleKey(r.Key)
+			}
 			for i, k := range keys {
 				nk := norm[i]
 				if !(nk == want || (r.Prefix && strings.HasPrefix(nk, want))) {
