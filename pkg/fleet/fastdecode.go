@@ -50,12 +50,23 @@ type plan struct {
 	typ    reflect.Type
 	elem   *plan           // a pointer's or slice's element
 	fields map[string]slot // a struct's fields by JSON name
+	// order is a struct's fields in the order they are declared, which is
+	// the order fleet files give them in: object tries the few after the
+	// last key's before it hashes a key for fields.
+	order []namedSlot
+}
+
+// namedSlot is a struct field with its JSON name.
+type namedSlot struct {
+	name string
+	slot
 }
 
 // slot is a struct field: its index and plan.
 type slot struct {
 	index int
 	plan  *plan
+	at    int // its place in the plan's order
 }
 
 var (
@@ -146,7 +157,9 @@ func planFor(t reflect.Type, building map[reflect.Type]bool) (*plan, bool) {
 			if !ok {
 				return nil, false
 			}
-			p.fields[name] = slot{i, fp}
+			sl := slot{index: i, plan: fp, at: len(p.order)}
+			p.fields[name] = sl
+			p.order = append(p.order, namedSlot{name, sl})
 		}
 		return p, true
 	}
@@ -435,18 +448,37 @@ func (d *fastDecoder) open(i int, open, close byte) (j int, empty, ok bool) {
 	return i + 1, false, true
 }
 
+// predictedKeys is how many of the fields after the last key's object
+// compares a key with before it looks the key up by hash: the fields a
+// file leaves out (zero values) come between the ones it gives.
+const predictedKeys = 4
+
 func (d *fastDecoder) object(p *plan, i int, v reflect.Value) (int, bool) {
 	j, empty, ok := d.open(i, '{', '}')
 	if !ok || empty {
 		return j, ok
 	}
 	var seen uint64
+	next := 0 // where in p.order the key after the last one is looked for first
 	for {
 		k, at, ok := d.key(j)
 		if !ok {
 			return 0, false
 		}
-		f, known := p.fields[string(k)]
+		var f slot
+		known := false
+		for q := next; q < len(p.order) && q < next+predictedKeys; q++ {
+			if p.order[q].name == string(k) {
+				f, known, next = p.order[q].slot, true, q+1
+				break
+			}
+		}
+		if !known {
+			f, known = p.fields[string(k)]
+			if known {
+				next = f.at + 1
+			}
+		}
 		if !known || seen&(1<<f.index) != 0 {
 			// The checks name an unknown key; json.Unmarshal decodes a
 			// repeated one into what the first gave.
