@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -415,5 +416,68 @@ func TestTimeCacheKeepsSharedWindows(t *testing.T) {
 	}
 	if found != 2*99 {
 		t.Fatalf("the shared window was found %d times, want %d", found, 2*99)
+	}
+}
+
+// TestFastDecodeAnyKeyOrder: the fast path looks for a key first among the
+// fields declared after the last one's, so instances whose objects give
+// their keys in any order (every object's shuffled) must still take it and
+// decode as the exact path does.
+func TestFastDecodeAnyKeyOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 2))
+	for i := range 2000 {
+		raw, err := json.Marshal(randomInstance(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var tree any
+		if err := dec.Decode(&tree); err != nil {
+			t.Fatal(err)
+		}
+		shuffled := appendShuffled(t, nil, tree, r)
+		if !checkFastDecode(t, shuffled) {
+			t.Fatalf("instance %d with its keys shuffled took the exact path:\n%s", i, shuffled)
+		}
+	}
+}
+
+// appendShuffled appends v as JSON with every object's keys in random order.
+func appendShuffled(t *testing.T, b []byte, v any, r *rand.Rand) []byte {
+	t.Helper()
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendShuffled(t, b, k, r)
+			b = append(b, ':')
+			b = appendShuffled(t, b, v[k], r)
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendShuffled(t, b, e, r)
+		}
+		return append(b, ']')
+	default:
+		enc, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, enc...)
 	}
 }
