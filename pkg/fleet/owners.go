@@ -137,10 +137,7 @@ func RegisterOwnerRules(rules ...OwnerRule) {
 	defer ownerMu.Unlock()
 	registered = slices.Concat(registered, rules)
 	combined = slices.Concat(registered, OwnerRules)
-	combinedKeys = make([]string, len(combined))
-	for i, r := range combined {
-		combinedKeys[i] = NormTagKey(r.Key)
-	}
+	combinedKeys = normKeys(combined)
 }
 
 // AllOwnerRules are the registered clouds' rules followed by OwnerRules,
@@ -150,15 +147,24 @@ func AllOwnerRules() []OwnerRule {
 	return slices.Clone(rules)
 }
 
-// ownerRules returns the rules DetectOwner tries and, once a cloud has
-// registered its own, their normalised keys (nil before: ruleKey makes them).
+// ownerRules returns the rules DetectOwner tries and their keys normalised
+// (NormTagKey): made once per registration, or, before any cloud has
+// registered its rules, once per call.
 func ownerRules() ([]OwnerRule, []string) {
 	ownerMu.RLock()
 	defer ownerMu.RUnlock()
 	if combined == nil {
-		return OwnerRules, nil
+		return OwnerRules, normKeys(OwnerRules)
 	}
 	return combined, combinedKeys
+}
+
+func normKeys(rules []OwnerRule) []string {
+	keys := make([]string, len(rules))
+	for i, r := range rules {
+		keys[i] = NormTagKey(r.Key)
+	}
+	return keys
 }
 
 // lowercaseTags are the clouds whose tags may only be lower case.
@@ -184,19 +190,6 @@ func LowercaseTags(p Provider) bool {
 // and spaces, so AutoShutdown, auto-shutdown and "Auto Shutdown" are one key.
 func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 
-// normRuleKeys caches NormTagKey of the rules' keys, which DetectOwner
-// compares with every instance's tags, until a cloud registers its rules.
-var normRuleKeys sync.Map // key → normalised key
-
-func ruleKey(k string) string {
-	if n, ok := normRuleKeys.Load(k); ok {
-		return n.(string)
-	}
-	n := NormTagKey(k)
-	normRuleKeys.Store(k, n)
-	return n
-}
-
 // DetectOwner reads the owner of an instance from its tags, then its id,
 // with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
@@ -211,12 +204,7 @@ func DetectOwner(id string, tags map[string]string) *ManagedBy {
 			if r.IDContains != "" {
 				continue
 			}
-			var want string
-			if ruleKeys != nil {
-				want = ruleKeys[ri]
-			} else {
-				want = ruleKey(r.Key)
-			}
+			want := ruleKeys[ri]
 			for i, k := range keys {
 				nk := norm[i]
 				if !(nk == want || (r.Prefix && strings.HasPrefix(nk, want))) {
