@@ -15,28 +15,35 @@ import (
 // memory limit and each page of it faults in once.
 const mapMinBytes = 1 << 20
 
-// loadFile parses the fleet file at path, mapped (mapFile) where the
-// platform allows and the file is a regular one of mapMinBytes or more,
-// read otherwise.
+// loadFile parses the fleet file at path, mapped (mapLarge) where that
+// works, read otherwise.
 func loadFile(path string) (*fleet.Fleet, error) {
-	if f, err := os.Open(path); err == nil {
-		st, err := f.Stat()
-		if err == nil && st.Mode().IsRegular() && st.Size() >= mapMinBytes && st.Size() <= math.MaxInt {
-			data, unmap, err := mapFile(f, int(st.Size()))
-			f.Close()
-			if err == nil {
-				defer unmap()
-				return parseMapped(path, data)
-			}
-		} else {
-			f.Close()
-		}
+	if data, unmap, ok := mapLarge(path); ok {
+		defer unmap()
+		return parseMapped(path, data)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	return fleet.Parse(path, data)
+}
+
+// mapLarge maps the file at path when it is a regular file of mapMinBytes
+// or more and the platform maps files (mapFile); ok is false otherwise, and
+// the caller reads it, which also reports why it cannot be opened.
+func mapLarge(path string) (data []byte, unmap func(), ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() < mapMinBytes || st.Size() > math.MaxInt {
+		return nil, nil, false
+	}
+	data, unmap, err = mapFile(f, int(st.Size()))
+	return data, unmap, err == nil
 }
 
 // parseMapped parses a mapped fleet file. A file that shrinks while it is
