@@ -352,9 +352,11 @@ func (p *Provider) readMetric(ctx context.Context, project, region string, m met
 	out := map[string]grid{}
 	// used and free bytes, for memory: ID → [used, free]
 	bytes := map[string]*[2]grid{}
-	// One codec for the iterator's pages: each page's points reuse the
-	// arrays of the page before, which the loop below is done with.
-	it := p.metrics.ListTimeSeries(ctx, req, gax.WithGRPCOptions(grpc.ForceCodecV2(timeSeriesCodec{reuse: &pageSlabs{}})))
+	// One codec for the iterator's pages: each page's points, in compact
+	// form, reuse the arrays of the page before, which the loop below is
+	// done with.
+	slabs := &pageSlabs{compact: true}
+	it := p.metrics.ListTimeSeries(ctx, req, gax.WithGRPCOptions(grpc.ForceCodecV2(timeSeriesCodec{reuse: slabs})))
 	for {
 		ts, err := it.Next()
 		if errors.Is(err, iterator.Done) {
@@ -399,20 +401,28 @@ func (p *Provider) readMetric(ctx context.Context, project, region string, m met
 				continue
 			}
 		}
-		for _, pt := range ts.GetPoints() {
-			v := pointValue(pt.GetValue())
+		add := func(end int64, v float64) {
 			if math.IsNaN(v) {
-				continue
+				return
 			}
 			// An aligned point stands for the period that ends at its end time.
-			slot, ok := ps.slot(pt.GetInterval().GetEndTime().GetSeconds() - step)
+			slot, ok := ps.slot(end - step)
 			if !ok {
-				continue
+				return
 			}
 			if m.stateLabel == "" {
 				v = clampPercent(v * m.scale)
 			}
 			dst.set(ps.n, slot, gpu, v)
+		}
+		if pts, ok := slabs.pointsOf(ts); ok {
+			for _, pt := range pts {
+				add(pt.end, pt.v)
+			}
+		} else {
+			for _, pt := range ts.GetPoints() {
+				add(pt.GetInterval().GetEndTime().GetSeconds(), pointValue(pt.GetValue()))
+			}
 		}
 	}
 	for id, b := range bytes {

@@ -11,6 +11,12 @@ package gcp
 // with a field this path does not know (a distribution, say), or the whole
 // answer when its bytes do not parse. FuzzTimeSeriesCodec checks that the
 // result is proto.Equal to proto.Unmarshal's.
+//
+// A reader that needs only each point's end second and value (readMetric)
+// sets pageSlabs.compact: a series' points then become 16-byte
+// compactPoints beside the series instead of six messages (some 300 bytes)
+// a point, and a page of 100,000 points holds 1.6 MB instead of 30 MB. A
+// series with a point this path does not know keeps its messages.
 
 import (
 	"errors"
@@ -106,12 +112,38 @@ func (p pointArrays) clearTo(n int) {
 type pageSlabs struct {
 	pointArrays
 	used int
+
+	// compact decodes points into pts, each series' run named in spans,
+	// leaving the series' Points empty; a series with a point decodePoint
+	// would not take keeps its messages and has no span.
+	compact bool
+	pts     []compactPoint
+	spans   map[*monitoringpb.TimeSeries][2]int
+}
+
+// compactPoint is what readMetric reads of a point: its interval's end
+// second and its value as pointValue gives it.
+type compactPoint struct {
+	end int64
+	v   float64
 }
 
 // reset clears what the last page used, for the next.
 func (s *pageSlabs) reset() {
 	s.clearTo(s.used)
 	s.used = 0
+	s.pts = s.pts[:0]
+	clear(s.spans)
+}
+
+// pointsOf is the series' points in compact form, or false when the page
+// was not decoded so (the series' Points hold them).
+func (s *pageSlabs) pointsOf(ts *monitoringpb.TimeSeries) ([]compactPoint, bool) {
+	sp, ok := s.spans[ts]
+	if !ok {
+		return nil, false
+	}
+	return s.pts[sp[0]:sp[1]:sp[1]], true
 }
 
 // take hands out the arrays for a series of n points: the slabs' next n,
@@ -119,7 +151,7 @@ func (s *pageSlabs) reset() {
 // full.
 func (s *pageSlabs) take(n int) *pointArena {
 	if s.used+n > len(s.points) {
-		*s = pageSlabs{pointArrays: makePointArrays(max(2*len(s.points), n, 1024))}
+		s.pointArrays, s.used = makePointArrays(max(2*len(s.points), n, 1024)), 0
 	}
 	a, z := s.used, s.used+n
 	s.used = z
@@ -198,6 +230,9 @@ func decodeTimeSeries(b []byte, slabs *pageSlabs) (*monitoringpb.TimeSeries, err
 		}
 	}
 	if n == 0 {
+		return ts, nil
+	}
+	if slabs.compact && slabs.decodeCompact(b, ts) {
 		return ts, nil
 	}
 	a := slabs.take(n)
@@ -374,4 +409,113 @@ func (a *pointArena) decodeValue(b []byte, tv *monitoringpb.TypedValue) error {
 		return errSlowPath
 	}
 	return nil
+}
+
+// decodeCompact appends the points of the series in b to s.pts and names
+// their run in s.spans; false, with nothing kept, when a point has what
+// decodePoint would refuse.
+func (s *pageSlabs) decodeCompact(b []byte, ts *monitoringpb.TimeSeries) bool {
+	start := len(s.pts)
+	for p := b; len(p) > 0; {
+		num, typ, k := protowire.ConsumeTag(p)
+		m := protowire.ConsumeFieldValue(num, typ, p[k:])
+		if num == 5 && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(p[k:])
+			pt, err := decodeCompactPoint(v)
+			if err != nil {
+				s.pts = s.pts[:start]
+				return false
+			}
+			s.pts = append(s.pts, pt)
+		}
+		p = p[k+m:]
+	}
+	if s.spans == nil {
+		s.spans = map[*monitoringpb.TimeSeries][2]int{}
+	}
+	s.spans[ts] = [2]int{start, len(s.pts)}
+	return true
+}
+
+// decodeCompactPoint reads what decodePoint reads, keeping the end second
+// and the value: 0 without an end time, NaN without a value, as
+// GetSeconds and pointValue read the messages.
+func decodeCompactPoint(b []byte) (compactPoint, error) {
+	pt := compactPoint{v: math.NaN()}
+	var interval, value bool
+	for len(b) > 0 {
+		num, v, rest, err := nextMessageField(b)
+		if err != nil {
+			return pt, err
+		}
+		switch {
+		case num == 1 && !interval:
+			interval = true
+			if pt.end, err = compactInterval(v); err != nil {
+				return pt, err
+			}
+		case num == 2 && !value:
+			value = true
+			if pt.v, err = compactValue(v); err != nil {
+				return pt, err
+			}
+		default:
+			return pt, errSlowPath
+		}
+		b = rest
+	}
+	return pt, nil
+}
+
+// compactInterval is decodeInterval's end second.
+func compactInterval(b []byte) (int64, error) {
+	var end, start timestamppb.Timestamp
+	var seenEnd, seenStart bool
+	for len(b) > 0 {
+		num, v, rest, err := nextMessageField(b)
+		if err != nil {
+			return 0, err
+		}
+		var ts *timestamppb.Timestamp
+		switch {
+		case num == 2 && !seenEnd:
+			seenEnd, ts = true, &end
+		case num == 1 && !seenStart:
+			seenStart, ts = true, &start
+		default:
+			return 0, errSlowPath
+		}
+		if err := decodeTimestamp(v, ts); err != nil {
+			return 0, err
+		}
+		b = rest
+	}
+	return end.Seconds, nil
+}
+
+// compactValue is decodeValue's value as pointValue reads it: NaN for an
+// empty TypedValue.
+func compactValue(b []byte) (float64, error) {
+	if len(b) == 0 {
+		return math.NaN(), nil
+	}
+	num, typ, k := protowire.ConsumeTag(b)
+	if k < 0 {
+		return 0, errSlowPath
+	}
+	switch {
+	case num == 3 && typ == protowire.Fixed64Type:
+		v, m := protowire.ConsumeFixed64(b[k:])
+		if m < 0 || k+m != len(b) {
+			return 0, errSlowPath
+		}
+		return math.Float64frombits(v), nil
+	case num == 2 && typ == protowire.VarintType:
+		v, m := protowire.ConsumeVarint(b[k:])
+		if m < 0 || k+m != len(b) {
+			return 0, errSlowPath
+		}
+		return float64(int64(v)), nil
+	}
+	return 0, errSlowPath
 }

@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -79,6 +80,68 @@ func checkSameAsProto(t *testing.T, b []byte) {
 	if wantErr == nil && !proto.Equal(got, want) {
 		t.Fatalf("decoded\n%v\nproto.Unmarshal decoded\n%v", got, want)
 	}
+	checkCompactAsProto(t, b, want, wantErr)
+}
+
+// checkCompactAsProto decodes b in compact form and fails when it does not
+// agree with proto.Unmarshal's want on whether b parses, on each series
+// but its points, and on each point's end second and value as readMetric
+// reads them from the messages.
+func checkCompactAsProto(t *testing.T, b []byte, want *monitoringpb.ListTimeSeriesResponse, wantErr error) {
+	t.Helper()
+	slabs := &pageSlabs{compact: true}
+	got := &monitoringpb.ListTimeSeriesResponse{NextPageToken: "left over"}
+	gotErr := decodeTimeSeriesPage(b, got, slabs)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Fatalf("compact: error %v, proto.Unmarshal's %v", gotErr, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	if len(got.TimeSeries) != len(want.TimeSeries) {
+		t.Fatalf("compact: %d series, proto.Unmarshal %d", len(got.TimeSeries), len(want.TimeSeries))
+	}
+	for i, ts := range got.TimeSeries {
+		w := want.TimeSeries[i]
+		var gotPts []compactPoint
+		if pts, ok := slabs.pointsOf(ts); ok {
+			if len(ts.Points) != 0 {
+				t.Fatalf("compact: series %d has both compact points and %d messages", i, len(ts.Points))
+			}
+			gotPts = pts
+		} else {
+			gotPts = messagePoints(ts)
+		}
+		wantPts := messagePoints(w)
+		if len(gotPts) != len(wantPts) {
+			t.Fatalf("compact: series %d has %d points, proto.Unmarshal %d", i, len(gotPts), len(wantPts))
+		}
+		for j := range gotPts {
+			g, x := gotPts[j], wantPts[j]
+			if g.end != x.end || !(g.v == x.v || math.IsNaN(g.v) && math.IsNaN(x.v)) {
+				t.Fatalf("compact: series %d point %d is %+v, proto.Unmarshal's %+v", i, j, g, x)
+			}
+		}
+		a, z := proto.Clone(ts).(*monitoringpb.TimeSeries), proto.Clone(w).(*monitoringpb.TimeSeries)
+		a.Points, z.Points = nil, nil
+		if !proto.Equal(a, z) {
+			t.Fatalf("compact: series %d is\n%v\nproto.Unmarshal's\n%v", i, a, z)
+		}
+	}
+	g, w := proto.Clone(got).(*monitoringpb.ListTimeSeriesResponse), proto.Clone(want).(*monitoringpb.ListTimeSeriesResponse)
+	g.TimeSeries, w.TimeSeries = nil, nil
+	if !proto.Equal(g, w) {
+		t.Fatalf("compact: page is\n%v\nproto.Unmarshal's\n%v", g, w)
+	}
+}
+
+// messagePoints is what readMetric reads of a series' point messages.
+func messagePoints(ts *monitoringpb.TimeSeries) []compactPoint {
+	var out []compactPoint
+	for _, pt := range ts.GetPoints() {
+		out = append(out, compactPoint{end: pt.GetInterval().GetEndTime().GetSeconds(), v: pointValue(pt.GetValue())})
+	}
+	return out
 }
 
 // TestTimeSeriesCodecMatchesProto: on random pages, and on pages with
@@ -170,6 +233,118 @@ func TestTimeSeriesCodecReusesSlabs(t *testing.T) {
 		}
 		if !proto.Equal(got, want) {
 			t.Fatalf("page %d decoded into reused slabs:\n%v\nwant\n%v", trial, got, want)
+		}
+	}
+}
+
+// TestTimeSeriesCodecCompact: a page as the API sends it comes out in
+// compact form, every series' points beside it at a few allocations for
+// the page; a series with a point the fast path does not take keeps its
+// messages, and the series beside it stay compact.
+func TestTimeSeriesCodecCompact(t *testing.T) {
+	page := &monitoringpb.ListTimeSeriesResponse{}
+	for s := 0; s < 3; s++ {
+		ts := &monitoringpb.TimeSeries{Resource: &monitoredres.MonitoredResource{Labels: map[string]string{"instance_id": strconv.Itoa(s)}}}
+		for p := 0; p < 50; p++ {
+			end := &timestamppb.Timestamp{Seconds: 1_800_000_000 + int64(p)*3600}
+			v := &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DoubleValue{DoubleValue: float64(p) / 3}}
+			if s == 1 && p == 7 {
+				v = &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DistributionValue{DistributionValue: &distribution.Distribution{Count: 2, Mean: 4}}}
+			}
+			ts.Points = append(ts.Points, &monitoringpb.Point{Interval: &monitoringpb.TimeInterval{EndTime: end}, Value: v})
+		}
+		page.TimeSeries = append(page.TimeSeries, ts)
+	}
+	b, err := proto.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slabs := &pageSlabs{compact: true}
+	got := &monitoringpb.ListTimeSeriesResponse{}
+	if err := decodeTimeSeriesPage(b, got, slabs); err != nil {
+		t.Fatal(err)
+	}
+	for s, ts := range got.TimeSeries {
+		pts, ok := slabs.pointsOf(ts)
+		if ok != (s != 1) {
+			t.Fatalf("series %d: compact %v", s, ok)
+		}
+		if !ok {
+			if !proto.Equal(ts, page.TimeSeries[s]) {
+				t.Fatalf("series %d kept as messages differs: %v", s, ts)
+			}
+			continue
+		}
+		for p, pt := range pts {
+			if pt.end != 1_800_000_000+int64(p)*3600 || pt.v != float64(p)/3 {
+				t.Fatalf("series %d point %d: %+v", s, p, pt)
+			}
+		}
+	}
+	checkSameAsProto(t, b)
+
+	// The allocations are the series' (labels, resource), not the points'.
+	allocs := func(points int) float64 {
+		page := &monitoringpb.ListTimeSeriesResponse{}
+		for s := 0; s < 3; s++ {
+			ts := &monitoringpb.TimeSeries{Resource: &monitoredres.MonitoredResource{Labels: map[string]string{"instance_id": strconv.Itoa(s)}}}
+			for p := 0; p < points; p++ {
+				ts.Points = append(ts.Points, &monitoringpb.Point{
+					Interval: &monitoringpb.TimeInterval{EndTime: &timestamppb.Timestamp{Seconds: int64(p) * 60}},
+					Value:    &monitoringpb.TypedValue{Value: &monitoringpb.TypedValue_DoubleValue{DoubleValue: 1}},
+				})
+			}
+			page.TimeSeries = append(page.TimeSeries, ts)
+		}
+		b, err := proto.Marshal(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slabs := &pageSlabs{compact: true}
+		return testing.AllocsPerRun(20, func() {
+			slabs.reset()
+			_ = decodeTimeSeriesPage(b, &monitoringpb.ListTimeSeriesResponse{}, slabs)
+		})
+	}
+	if few, many := allocs(50), allocs(5000); many > few {
+		t.Errorf("%v allocations for 3 series of 5,000 compact points, %v for 50: the points are not compact", many, few)
+	}
+}
+
+// TestTimeSeriesCodecCompactReuse: pages decoded one after another in
+// compact form into the same slabs each read as proto.Unmarshal's, nothing
+// left over from the page before.
+func TestTimeSeriesCodecCompactReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 7))
+	slabs := &pageSlabs{compact: true}
+	for trial := 0; trial < 300; trial++ {
+		b, err := proto.Marshal(randomPage(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &monitoringpb.ListTimeSeriesResponse{}
+		if err := proto.Unmarshal(b, want); err != nil {
+			t.Fatal(err)
+		}
+		got := &monitoringpb.ListTimeSeriesResponse{}
+		slabs.reset()
+		if err := decodeTimeSeriesPage(b, got, slabs); err != nil {
+			t.Fatal(err)
+		}
+		for i, ts := range got.TimeSeries {
+			pts, ok := slabs.pointsOf(ts)
+			if !ok {
+				pts = messagePoints(ts)
+			}
+			wp := messagePoints(want.TimeSeries[i])
+			if len(pts) != len(wp) {
+				t.Fatalf("page %d series %d: %d points, want %d", trial, i, len(pts), len(wp))
+			}
+			for j := range pts {
+				if pts[j].end != wp[j].end || !(pts[j].v == wp[j].v || math.IsNaN(pts[j].v) && math.IsNaN(wp[j].v)) {
+					t.Fatalf("page %d series %d point %d: %+v, want %+v", trial, i, j, pts[j], wp[j])
+				}
+			}
 		}
 	}
 }
