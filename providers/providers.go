@@ -115,6 +115,37 @@ func RegionScopes(ctx context.Context, accounts []Scope, regions []string, list 
 	return out, failed, nil
 }
 
+// dispatchOrder is the order Collect starts the scopes in: round robin
+// over the accounts, in the order they first appear, each account's scopes
+// in their own order.
+func dispatchOrder(scopes []Scope) []int {
+	type key struct {
+		provider         fleet.Provider
+		account, profile string
+	}
+	var groups [][]int
+	at := map[key]int{}
+	for i, s := range scopes {
+		k := key{s.Provider, s.Account, s.Profile}
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	out := make([]int, 0, len(scopes))
+	for round := 0; len(out) < len(scopes); round++ {
+		for _, g := range groups {
+			if round < len(g) {
+				out = append(out, g[round])
+			}
+		}
+	}
+	return out
+}
+
 // scopeLabel names an account as its user gave it: the profile, else the id.
 func scopeLabel(s Scope) string {
 	if s.Profile != "" {
@@ -439,7 +470,8 @@ type Result struct {
 	Notes    []string
 }
 
-// Collect scans every scope of p concurrently. Live prices are read once per
+// Collect scans every scope of p concurrently, opts.Concurrency at a time,
+// one scope of each account in turn (dispatchOrder). Live prices are read once per
 // region (see regionPrices), not once per scope: when every scope of a
 // region is listed, with the union of their instance types, through the
 // first of them that listed any instances, while the utilization is read;
@@ -492,49 +524,59 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	if feat.Prices != nil && !opts.SkipPrices {
 		prices = newRegionPrices(scopes)
 	}
-	sem := make(chan struct{}, conc)
+	// conc workers take the scopes in dispatchOrder: every account's
+	// first scope is started before any account's second, so that what an
+	// account's scopes share (a GCP project's listing and metric reads, a
+	// region's prices once its every scope is listed) starts at once
+	// instead of behind another account's regions.
+	work := make(chan int, len(scopes))
+	for _, i := range dispatchOrder(scopes) {
+		work <- i
+	}
+	close(work)
 	var wg sync.WaitGroup
-	for i, sc := range scopes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].err = ctx.Err()
-				prices.listed(ctx, &wg, feat.Prices, i, nil)
-				return
-			}
-			defer func() { <-sem }()
-			r := &results[i]
-			r.instances, r.err = p.ListGPUInstances(ctx, sc)
-			if r.err == nil {
-				// The region's prices are read once its every scope is
-				// listed, while the utilization is read.
-				prices.listed(ctx, &wg, feat.Prices, i, instanceTypes(r.instances))
-			} else {
-				prices.listed(ctx, &wg, feat.Prices, i, nil)
-			}
-			if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
-				var merr error
-				r.notes, merr = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
-				if merr != nil {
-					// What a failed read filled in may be part of the
-					// GPUs or part of the window: none of it is evidence.
-					for j := range r.instances {
-						r.instances[j].Utilization = nil
-					}
-					r.notes, r.metricsErr = nil, merr
+	scan := func(i int) {
+		sc := scopes[i]
+		r := &results[i]
+		r.instances, r.err = p.ListGPUInstances(ctx, sc)
+		if r.err == nil {
+			// The region's prices are read once its every scope is
+			// listed, while the utilization is read.
+			prices.listed(ctx, &wg, feat.Prices, i, instanceTypes(r.instances))
+		} else {
+			prices.listed(ctx, &wg, feat.Prices, i, nil)
+		}
+		if r.err == nil && len(r.instances) > 0 && feat.Utilization != nil && !opts.Window.End.IsZero() {
+			var merr error
+			r.notes, merr = feat.Utilization.ReadUtilization(ctx, sc, r.instances, opts.Window)
+			if merr != nil {
+				// What a failed read filled in may be part of the
+				// GPUs or part of the window: none of it is evidence.
+				for j := range r.instances {
+					r.instances[j].Utilization = nil
 				}
+				r.notes, r.metricsErr = nil, merr
 			}
-			if opts.Progress != nil {
-				err := r.err
-				if err == nil {
-					err = r.metricsErr
+		}
+		if opts.Progress != nil {
+			err := r.err
+			if err == nil {
+				err = r.metricsErr
+			}
+			opts.Progress(sc, len(r.instances), err)
+		}
+	}
+	for range min(conc, len(scopes)) {
+		wg.Go(func() {
+			for i := range work {
+				if ctx.Err() != nil {
+					results[i].err = ctx.Err()
+					prices.listed(ctx, &wg, feat.Prices, i, nil)
+					continue
 				}
-				opts.Progress(sc, len(r.instances), err)
+				scan(i)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil && timeLimit(ctx) == nil {
