@@ -10,7 +10,8 @@ import (
 
 // FuzzFleet: the reader never panics; every error is an *Error on one line
 // naming the file; every fleet it accepts passes Validate and round-trips:
-// written as JSON and as YAML it reads back, and writes the same bytes again.
+// written as JSON and as YAML it reads back, and writes the same bytes again;
+// those bytes are the whole document's, though written an instance at a time.
 func FuzzFleet(f *testing.F) {
 	for _, p := range []string{"testdata/full.yaml.golden", "testdata/full.json.golden"} {
 		b, err := os.ReadFile(p)
@@ -69,6 +70,9 @@ func FuzzFleet(f *testing.F) {
 			b, err := Marshal(fl, format)
 			if err != nil {
 				t.Fatalf("%s: %v", format, err)
+			}
+			if whole, err := marshalWhole(fl, format); err != nil || !bytes.Equal(b, whole) {
+				t.Fatalf("%s: streamed encoding is not the whole document's (%v):\n%s\n---\n%s", format, err, b, whole)
 			}
 			again, err := Parse("again."+format, b)
 			if err != nil {

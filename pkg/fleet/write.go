@@ -17,41 +17,159 @@ const (
 	FormatYAML = "yaml"
 )
 
-// Write writes the fleet in the file format (FormatJSON or FormatYAML).
+// Write writes the fleet in the file format (FormatJSON or FormatYAML), one
+// instance at a time: see Encoder.
 func Write(w io.Writer, f *Fleet, format string) error {
-	b, err := Marshal(f, format)
+	e, err := NewEncoder(w, f, format)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(b)
-	return err
+	for i := range f.Instances {
+		if err := e.Encode(&f.Instances[i]); err != nil {
+			return err
+		}
+	}
+	return e.Close()
 }
 
 // Marshal encodes the fleet in the file format: JSON indented by two spaces, or
 // YAML in the same field order with each utilization sample on one line. The
 // output is stable and parses back to an equal fleet.
 func Marshal(f *Fleet, format string) ([]byte, error) {
-	g := *f
-	if g.Instances == nil {
-		g.Instances = []Instance{}
-	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	if err := Write(&buf, f, format); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Encoder writes a fleet file an instance at a time, so that a fleet of any
+// size (a generated one, a large inventory) is never held whole, neither as
+// instances nor as its encoding. The bytes are those of encoding the whole
+// document at once: Go's indented JSON, or its YAML restyling (jsonToYAML),
+// which depends only on each node and its key, so an instance is the same
+// text alone as within the fleet.
+type Encoder struct {
+	w      io.Writer
+	format string
+	// head is the document up to its list of instances; empty ends it
+	// when there is none.
+	head  []byte
+	empty string
+	n     int
+	buf   bytes.Buffer
+}
+
+// emptyInstancesJSON and emptyInstancesYAML end a fleet without instances;
+// the header is that document up to them.
+const (
+	emptyInstancesJSON = "\"instances\": []\n}\n"
+	emptyInstancesYAML = "instances: []\n"
+)
+
+// NewEncoder starts a fleet file in format with head's version, kind and
+// metadata (head's instances are not written: pass each to Encode). Nothing
+// is written before the first Encode or Close.
+func NewEncoder(w io.Writer, head *Fleet, format string) (*Encoder, error) {
+	g := Fleet{APIVersion: head.APIVersion, Kind: head.Kind, Metadata: head.Metadata, Instances: []Instance{}}
+	e := &Encoder{w: w, format: format}
+	var empty string
 	switch format {
 	case FormatJSON:
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(&g); err != nil {
+		b, err := e.json(&g, "", "  ")
+		if err != nil {
 			return nil, err
 		}
-		return buf.Bytes(), nil
+		e.head, empty = append(bytes.Clone(b), '\n'), emptyInstancesJSON
 	case FormatYAML:
-		if err := enc.Encode(&g); err != nil {
+		b, err := e.json(&g, "", "")
+		if err != nil {
 			return nil, err
 		}
-		return jsonToYAML(buf.Bytes())
+		if b, err = jsonToYAML(b); err != nil {
+			return nil, err
+		}
+		e.head, empty = b, emptyInstancesYAML
+	default:
+		return nil, fmt.Errorf("unknown fleet format %q; want %s or %s", format, FormatJSON, FormatYAML)
 	}
-	return nil, fmt.Errorf("unknown fleet format %q; want %s or %s", format, FormatJSON, FormatYAML)
+	if !bytes.HasSuffix(e.head, []byte(empty)) {
+		return nil, fmt.Errorf("fleet header does not end in its instance list: %q", e.head)
+	}
+	e.head, e.empty = e.head[:len(e.head)-len(empty)], empty
+	return e, nil
+}
+
+// json encodes v as the whole-document encoder does (no HTML escaping),
+// indented from prefix, without the encoder's final newline.
+func (e *Encoder) json(v any, prefix, indent string) ([]byte, error) {
+	e.buf.Reset()
+	enc := json.NewEncoder(&e.buf)
+	enc.SetEscapeHTML(false)
+	if indent != "" {
+		enc.SetIndent(prefix, indent)
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")), nil
+}
+
+// Encode writes one instance.
+func (e *Encoder) Encode(in *Instance) error {
+	var lead string
+	var body []byte
+	switch e.format {
+	case FormatJSON:
+		b, err := e.json(in, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		lead, body = ",\n    ", b
+		if e.n == 0 {
+			lead = "\"instances\": [\n    "
+		}
+	default:
+		// The instance as the only item of the fleet's list: the item's
+		// lines are the same as among others.
+		b, err := e.json(struct {
+			Instances [1]*Instance `json:"instances"`
+		}{[1]*Instance{in}}, "", "")
+		if err != nil {
+			return err
+		}
+		if body, err = jsonToYAML(b); err != nil {
+			return err
+		}
+		if e.n > 0 {
+			body = body[len("instances:\n"):]
+		}
+	}
+	if e.n == 0 {
+		if _, err := e.w.Write(e.head); err != nil {
+			return err
+		}
+	}
+	e.n++
+	if _, err := io.WriteString(e.w, lead); err != nil {
+		return err
+	}
+	_, err := e.w.Write(body)
+	return err
+}
+
+// Close ends the document. It does not close the underlying writer.
+func (e *Encoder) Close() error {
+	var err error
+	switch {
+	case e.n == 0:
+		if _, err = e.w.Write(e.head); err == nil {
+			_, err = io.WriteString(e.w, e.empty)
+		}
+	case e.format == FormatJSON:
+		_, err = io.WriteString(e.w, "\n  ]\n}\n")
+	}
+	return err
 }
 
 // jsonToYAML re-encodes JSON as block-style YAML, keeping the key order.
