@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,11 +56,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	if o.Instances <= 0 {
-		return fail(fmt.Sprintf("--instances %d: want a positive number of instances", o.Instances))
+	if o.Instances <= 0 || o.Instances > fleetgen.MaxInstances {
+		return fail(fmt.Sprintf("--instances %d: want a number of instances from 1 to %d", o.Instances, fleetgen.MaxInstances))
 	}
-	if o.Accounts <= 0 {
-		return fail(fmt.Sprintf("--accounts %d: want a positive number of accounts per cloud", o.Accounts))
+	if o.Accounts <= 0 || o.Accounts > fleetgen.MaxAccounts {
+		return fail(fmt.Sprintf("--accounts %d: want a number of accounts per cloud from 1 to %d", o.Accounts, fleetgen.MaxAccounts))
 	}
 	for _, c := range strings.Split(clouds, ",") {
 		p := fleet.Provider(strings.TrimSpace(c))
@@ -96,23 +98,64 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cloudsim generate: loading the catalog: %s\n", oneLine(err))
 		return exitError
 	}
-	f, err := fleetgen.Mixed(o, cat)
+	head, all, err := fleetgen.MixedSeq(o, cat)
 	if err != nil {
 		return fail("--regions: " + oneLine(err))
 	}
-	b, err := fleet.Marshal(f, format)
-	if err != nil {
-		fmt.Fprintf(stderr, "cloudsim generate: %s\n", oneLine(err))
-		return exitError
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		e, err := fleet.NewEncoder(bw, head, format)
+		if err != nil {
+			return err
+		}
+		for in := range all {
+			if err := e.Encode(&in); err != nil {
+				return err
+			}
+		}
+		if err := e.Close(); err != nil {
+			return err
+		}
+		return bw.Flush()
 	}
 	if out == "" || out == "-" {
-		_, err = stdout.Write(b)
+		err = write(stdout)
 	} else {
-		err = os.WriteFile(out, b, 0o644)
+		err = writeFileAtomic(out, write)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "cloudsim generate: %s\n", oneLine(err))
 		return exitError
 	}
 	return exitOK
+}
+
+// writeFileAtomic writes path through write into a temporary file beside it
+// and renames it into place, so a run that fails or is killed halfway never
+// leaves a truncated fleet under the name asked for.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +85,11 @@ func TestGenerateBadFlags(t *testing.T) {
 		{[]string{"--instances", "5", "--regions", "us-east-1,,x"}, "--regions"},
 		{[]string{"--instances", "5", "--clouds", "aws", "--regions", "mars-1"}, "mars-1"},
 		{[]string{"--instances", "5", "--accounts", "0"}, "--accounts 0"},
+		{[]string{"--instances", "10000001"}, "--instances 10000001: want a number of instances from 1 to 10000000"},
+		{[]string{"--instances", "100000000000"}, "--instances 100000000000"},
+		{[]string{"--instances", "99999999999999999999"}, "value out of range"},
+		{[]string{"--instances", "5", "--accounts", "100001"}, "--accounts 100001: want a number of accounts per cloud from 1 to 100000"},
+		{[]string{"--instances", "5", "--accounts", "9223372036854775807"}, "--accounts 9223372036854775807"},
 		{[]string{"--instances", "5", "--format", "xml"}, `--format "xml"`},
 		{[]string{"--instances", "5", "extra"}, `unexpected argument "extra"`},
 	} {
@@ -90,5 +97,46 @@ func TestGenerateBadFlags(t *testing.T) {
 		if rc := run(append([]string{"generate"}, tc.args...), &stdout, &stderr); rc != exitUsage || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%q: rc %d, %q; want 2 and %q", tc.args, rc, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestGenerateOutIsAtomic: a write that fails halfway leaves neither the
+// file asked for nor a temporary one; an existing file is replaced whole only
+// when the write succeeds.
+func TestGenerateOutIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fleet.json")
+	boom := errors.New("disk full")
+	err := writeFileAtomic(path, func(w io.Writer) error {
+		io.WriteString(w, `{"apiVersion":`)
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v, want %v", err, boom)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a failed write left %v", ents)
+	}
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFileAtomic(path, func(w io.Writer) error { return boom }); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("a failed write changed the file to %q", b)
+	}
+	if err := writeFileAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("file is %q after a write of new", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("the directory holds %v", ents)
+	}
+	var stdout, stderr bytes.Buffer
+	if rc := run([]string{"generate", "--instances", "3", "--out", filepath.Join(dir, "missing", "f.json")}, &stdout, &stderr); rc != exitError || !strings.Contains(stderr.String(), "--out "+filepath.Join(dir, "missing", "f.json")+": no such file or directory") {
+		t.Errorf("rc %d, %q", rc, stderr.String())
 	}
 }

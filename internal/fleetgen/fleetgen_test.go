@@ -1,7 +1,9 @@
 package fleetgen
 
 import (
+	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,4 +121,109 @@ func TestMixedBadOptions(t *testing.T) {
 	if _, err := Mixed(MixedOptions{Instances: -1}, cat); err == nil {
 		t.Error("negative instances: no error")
 	}
+}
+
+// TestMixedLimits: counts past MaxInstances and MaxAccounts are refused
+// before anything is drawn, and every account index up to MaxAccounts keeps
+// its cloud's ID format and is distinct.
+func TestMixedLimits(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []MixedOptions{
+		{Instances: MaxInstances + 1},
+		{Instances: math.MaxInt},
+		{Instances: 1, Accounts: MaxAccounts + 1},
+		{Instances: 1, Accounts: math.MaxInt},
+		{Instances: 1, Accounts: -1},
+		{Instances: 1, RegionCount: -1},
+	} {
+		if _, _, err := MixedSeq(o, cat); err == nil {
+			t.Errorf("%+v: no error", o)
+		}
+	}
+	formats := map[fleet.Provider]*regexp.Regexp{
+		fleet.AWS:   regexp.MustCompile(`^[0-9]{12}$`),
+		fleet.Azure: regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`),
+		fleet.GCP:   regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`),
+	}
+	for p, re := range formats {
+		seen := map[string]bool{}
+		for k := range MaxAccounts {
+			a := accountName(p, k)
+			if !re.MatchString(a) || seen[a] {
+				t.Fatalf("%s account %d: %q is not a distinct ID of the cloud's format", p, k, a)
+			}
+			seen[a] = true
+		}
+	}
+}
+
+// TestMixedSeqIsMixed: the sequence gives Mixed's instances, and a second
+// pass gives them again.
+func TestMixedSeqIsMixed(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := MixedOptions{Instances: 300, Seed: 9, RegionCount: 4, Accounts: 2}
+	whole, err := Mixed(o, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, all, err := MixedSeq(o, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pass := range 2 {
+		got := *head
+		for in := range all {
+			got.Instances = append(got.Instances, in)
+		}
+		if !reflect.DeepEqual(&got, whole) {
+			t.Fatalf("pass %d of the sequence differs from Mixed", pass)
+		}
+	}
+}
+
+// BenchmarkMixedWrite is `cloudsim generate`'s path: 1,000 mixed instances
+// drawn and written an instance at a time, as JSON and as YAML.
+func BenchmarkMixedWrite(b *testing.B) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, format := range []string{fleet.FormatJSON, fleet.FormatYAML} {
+		b.Run(format, func(b *testing.B) {
+			var n countWriter
+			for b.Loop() {
+				head, all, err := MixedSeq(MixedOptions{Instances: 1000, Seed: 1, RegionCount: 10, Accounts: 3}, cat)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e, err := fleet.NewEncoder(&n, head, format)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for in := range all {
+					if err := e.Encode(&in); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := e.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(n.n / int64(b.N))
+		})
+	}
+}
+
+// countWriter counts what is written to it.
+type countWriter struct{ n int64 }
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	return len(p), nil
 }

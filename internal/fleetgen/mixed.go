@@ -3,6 +3,7 @@ package fleetgen
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -35,6 +36,15 @@ type MixedOptions struct {
 	Now time.Time
 }
 
+// The largest fleet and the most accounts per cloud Mixed makes: past them a
+// request is a mistake (a generated fleet of ten million instances is some
+// 23 GB of JSON), and up to them every account keeps its cloud's ID format
+// (12-digit AWS account IDs).
+const (
+	MaxInstances = 10_000_000
+	MaxAccounts  = 100_000
+)
+
 // Patterns are the usage patterns Mixed draws, one per instance.
 var Patterns = []string{"idle", "notebook", "training", "inference", "batch"}
 
@@ -51,11 +61,29 @@ type offerShape struct {
 // utilization), tagged with team, environment and owner, some owned by a
 // node pool, MIG or Auto Scaling group. The same options give the same fleet.
 func Mixed(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, error) {
-	if o.Instances < 0 {
-		return nil, fmt.Errorf("instances %d is negative", o.Instances)
+	f, all, err := MixedSeq(o, cat)
+	if err != nil {
+		return nil, err
 	}
-	if o.Accounts < 0 || o.RegionCount < 0 {
-		return nil, errors.New("accounts and region count must not be negative")
+	f.Instances = make([]fleet.Instance, 0, o.Instances)
+	for in := range all {
+		f.Instances = append(f.Instances, in)
+	}
+	return f, nil
+}
+
+// MixedSeq is Mixed an instance at a time, for fleets too large to hold:
+// the fleet without its instances, and the sequence of them, the same as
+// Mixed's. Each pass over the sequence draws them anew.
+func MixedSeq(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, iter.Seq[fleet.Instance], error) {
+	if o.Instances < 0 || o.Instances > MaxInstances {
+		return nil, nil, fmt.Errorf("instances %d is out of range: want 0 to %d", o.Instances, MaxInstances)
+	}
+	if o.Accounts < 0 || o.Accounts > MaxAccounts {
+		return nil, nil, fmt.Errorf("accounts %d is out of range: want 0 to %d", o.Accounts, MaxAccounts)
+	}
+	if o.RegionCount < 0 {
+		return nil, nil, errors.New("region count must not be negative")
 	}
 	clouds := o.Clouds
 	if len(clouds) == 0 {
@@ -66,7 +94,7 @@ func Mixed(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, error) {
 	for _, p := range clouds {
 		shapes, err := cloudShapes(cat, p, o.Regions, o.RegionCount)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		byCloud[p] = shapes
 	}
@@ -74,18 +102,21 @@ func Mixed(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, error) {
 	if now.IsZero() {
 		now = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	}
-	r := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: fleet.Metadata{Name: fmt.Sprintf("generated-%d-%d", o.Seed, o.Instances)}}
-	f.Instances = make([]fleet.Instance, o.Instances)
-	runs := []string{"llm-pretrain", "vision-ft", "rl-sweep"}
-	g := gen{r: r, now: now}
-	for i := range f.Instances {
-		p := clouds[g.pick(len(clouds))]
-		shapes := byCloud[p]
-		sh := shapes[g.pick(len(shapes))]
-		f.Instances[i] = g.mixedInstance(i, p, sh, accountName(p, g.pick(accounts)), runs)
+	all := func(yield func(fleet.Instance) bool) {
+		r := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+		runs := []string{"llm-pretrain", "vision-ft", "rl-sweep"}
+		g := gen{r: r, now: now}
+		for i := range o.Instances {
+			p := clouds[g.pick(len(clouds))]
+			shapes := byCloud[p]
+			sh := shapes[g.pick(len(shapes))]
+			if !yield(g.mixedInstance(i, p, sh, accountName(p, g.pick(accounts)), runs)) {
+				return
+			}
+		}
 	}
-	return f, nil
+	return f, all, nil
 }
 
 // cloudShapes lists the (type, region) pairs cat prices on demand for p, in
