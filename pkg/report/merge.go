@@ -42,7 +42,7 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // Merge joins the partial reports of shards 1/N … N/N (analyze --shard) into
 // one whole report: their instances, recommendations and warnings, the
 // summary and allocation summed from them, so that it Verifies. It refuses
-// parts that are not partial, of different shard counts, schema majors,
+// parts that are not partial or do not Verify themselves, of different shard counts, schema majors,
 // currencies, policies or catalogs, a shard given twice or missing, and an
 // instance or recommendation in two parts. The fleet-wide plans (sharing,
 // commitments), the AI metrics, the tag audit summary and the billing
@@ -61,6 +61,8 @@ func Merge(parts []Part) (*Report, error) {
 		switch {
 		case r.Shard == nil:
 			return nil, &MergeError{p.Name, errors.New("not a partial report (no shard): make the parts with analyze --shard I/N")}
+		case r.Shard.Count < 1 || r.Shard.Index < 1 || r.Shard.Index > r.Shard.Count:
+			return nil, &MergeError{p.Name, fmt.Errorf("shard %d/%d is not a shard I/N with 1 ≤ I ≤ N", r.Shard.Index, r.Shard.Count)}
 		case r.Shard.Count != first.Report.Shard.Count:
 			return nil, &MergeError{p.Name, fmt.Errorf("shard %d/%d is of %d shards, %s's of %d", r.Shard.Index, r.Shard.Count, r.Shard.Count, first.Name, first.Report.Shard.Count)}
 		case major(r.SchemaVersion) != major(first.Report.SchemaVersion):
@@ -72,6 +74,11 @@ func Merge(parts []Part) (*Report, error) {
 		}
 		if err := sameCatalog(r.Catalog, first.Report.Catalog); err != nil {
 			return nil, &MergeError{p.Name, fmt.Errorf("%w, in %s: analyze every shard with the same catalog", err, first.Name)}
+		}
+		// A part is a report of its own: one that does not add up was
+		// changed or cut after analyze wrote it, and would hide in the sums.
+		if err := r.Verify(); err != nil {
+			return nil, &MergeError{p.Name, err}
 		}
 		if prev, ok := seen[r.Shard.Index]; ok {
 			return nil, &MergeError{p.Name, fmt.Errorf("shard %d/%d is also in %s", r.Shard.Index, r.Shard.Count, prev)}

@@ -2,12 +2,16 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 func loadTestReport(t *testing.T) *Report {
@@ -44,6 +48,9 @@ func split(r *Report, n int, seed uint64) []Part {
 	for _, rec := range r.Recommendations {
 		k := owner[rec.ResourceID]
 		parts[k].Report.Recommendations = append(parts[k].Report.Recommendations, rec)
+	}
+	for _, p := range parts {
+		p.Report.Summary = sumSummary(p.Report)
 	}
 	return parts
 }
@@ -108,9 +115,32 @@ func TestMergeRefuses(t *testing.T) {
 			return p
 		}, "partb.json: price catalog"},
 		{"overlap", func(p []Part) []Part {
-			p[1].Report.Instances = append(p[1].Report.Instances, p[0].Report.Instances[0])
+			// A part that adds up, with an instance and its
+			// recommendations of another part too.
+			in := p[0].Report.Instances[0]
+			p[1].Report.Instances = append(slices.Clone(p[1].Report.Instances), in)
+			p[1].Report.Recommendations = slices.Clone(p[1].Report.Recommendations)
+			for _, rec := range p[0].Report.Recommendations {
+				if rec.ResourceID == in.ResourceID {
+					p[1].Report.Recommendations = append(p[1].Report.Recommendations, rec)
+				}
+			}
+			p[1].Report.Summary = sumSummary(p[1].Report)
 			return p
 		}, "partb.json: instance"},
+		{"does not add up", func(p []Part) []Part {
+			p[1].Report.Summary.MonthlySavings = addMoney(p[1].Report.Summary.MonthlySavings, NewMoney(decimal.NewFromInt(1)))
+			return p
+		}, "partb.json: report does not add up: summary.monthlySavings"},
+		{"cut", func(p []Part) []Part { p[2].Report.Instances = p[2].Report.Instances[1:]; return p }, "partc.json: report does not add up"},
+		{"index 0", func(p []Part) []Part { p[0].Report.Shard = &Shard{0, 3}; return p }, "parta.json: shard 0/3 is not a shard"},
+		{"index past count", func(p []Part) []Part { p[0].Report.Shard = &Shard{4, 3}; return p }, "parta.json: shard 4/3 is not a shard"},
+		{"count 0", func(p []Part) []Part {
+			for i := range p {
+				p[i].Report.Shard = &Shard{i, 0}
+			}
+			return p
+		}, "parta.json: shard 0/0 is not a shard"},
 	} {
 		parts := split(whole, 3, 7)
 		for i := range parts {
@@ -122,4 +152,61 @@ func TestMergeRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// FuzzMerge: two documents read as reports never panic the reader or the
+// merge; every error is one line; a merge that succeeds verifies, and so
+// does each part it took.
+func FuzzMerge(f *testing.F) {
+	whole, err := os.ReadFile(filepath.Join("testdata", "report.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	r, err := Load(bytes.NewReader(whole))
+	if err != nil {
+		f.Fatal(err)
+	}
+	parts := split(r, 2, 3)
+	var docs [][]byte
+	for _, p := range parts {
+		b, err := json.Marshal(p.Report)
+		if err != nil {
+			f.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	f.Add(docs[0], docs[1])
+	f.Add(docs[1], docs[0])
+	f.Add(docs[0], docs[0])
+	f.Add(whole, docs[1])
+	f.Add([]byte(`{"schemaVersion":"1.6","shard":{"index":1,"count":2}}`), []byte(`{"schemaVersion":"1.6","shard":{"index":2,"count":2}}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		var parts []Part
+		for i, doc := range [][]byte{a, b} {
+			r, err := Load(bytes.NewReader(doc))
+			if err != nil {
+				if strings.ContainsAny(err.Error(), "\n\r") {
+					t.Fatalf("error on several lines: %q", err)
+				}
+				return
+			}
+			parts = append(parts, Part{Name: []string{"a.json", "b.json"}[i], Report: r})
+		}
+		m, err := Merge(parts)
+		if err != nil {
+			var me *MergeError
+			if !errors.As(err, &me) {
+				t.Fatalf("error %v is not a *MergeError", err)
+			}
+			return
+		}
+		for _, p := range parts {
+			if err := p.Report.Verify(); err != nil {
+				t.Fatalf("merged %s, which does not verify: %v", p.Name, err)
+			}
+		}
+		if err := m.Verify(); err != nil {
+			t.Fatalf("the merge does not verify: %v", err)
+		}
+	})
 }

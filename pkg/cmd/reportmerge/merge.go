@@ -52,7 +52,9 @@ and writes the whole report: every instance, recommendation and warning, the
 summary and the cost allocation summed from them, checked to add up.
 
 It refuses, with exit code 2 and the file at fault: a file that is not a report
-or not partial, a shard given twice or missing, parts of different shard counts,
+or not partial, a part that does not add up by itself (changed or cut after
+analyze wrote it), a shard outside 1/N … N/N, given twice or missing, parts of
+different shard counts,
 schema major versions, currencies, policies or price catalogs, and an instance
 in two parts. The fleet-wide sections (sharing and commitment plans, AI metrics,
 tag audit summary) are left out of the merge; their recommendations stay.`,

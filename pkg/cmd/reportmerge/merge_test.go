@@ -3,6 +3,7 @@ package reportmerge
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,7 @@ func part(t *testing.T, dir string, i, n int) string {
 		}
 	}
 	r["instances"], r["recommendations"] = ins, recs
+	r["summary"] = summary(ins, recs)
 	for _, k := range []string{"allocation", "sharing", "commitments", "aiMetrics", "tagAudit"} {
 		delete(r, k)
 	}
@@ -61,6 +63,40 @@ func part(t *testing.T, dir string, i, n int) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// summary is a part's summary of its instances and recommendations, as
+// analyze writes it (amounts in cents).
+func summary(ins, recs []any) map[string]any {
+	var current, savings, gpus float64
+	unpriced := 0
+	byKind := map[string]float64{}
+	for _, in := range ins {
+		m := in.(map[string]any)
+		gpus += m["gpuCount"].(float64)
+		if c, ok := m["currentMonthlyCost"].(float64); ok && m["priced"] == true {
+			current += c
+		} else {
+			unpriced++
+		}
+	}
+	for _, rec := range recs {
+		m := rec.(map[string]any)
+		savings += m["monthlySavings"].(float64)
+		byKind[m["kind"].(string)] += m["monthlySavings"].(float64)
+	}
+	cents := func(v float64) float64 { return math.Round(v*100) / 100 }
+	for k, v := range byKind {
+		byKind[k] = cents(v)
+	}
+	pct := 0.0
+	if current != 0 {
+		pct = math.Round(savings/current*1000) / 10
+	}
+	return map[string]any{
+		"currentMonthlyCost": cents(current), "optimizedMonthlyCost": cents(current - savings), "monthlySavings": cents(savings),
+		"savingsPercent": pct, "instanceCount": len(ins), "gpuCount": gpus, "unpricedCount": unpriced, "savingsByKind": byKind,
+	}
 }
 
 func TestMerge(t *testing.T) {
@@ -88,12 +124,23 @@ func TestMergeErrors(t *testing.T) {
 	a, b := part(t, dir, 1, 3), part(t, dir, 2, 3)
 	junk := filepath.Join(dir, "junk.json")
 	_ = os.WriteFile(junk, []byte(`{"apiVersion": "gpufinops/v1", "kind": "Fleet"}`), 0o644)
+	// The third part with its summary's saving a cent higher: a part
+	// changed after analyze wrote it.
+	c := part(t, dir, 3, 3)
+	raw, _ := os.ReadFile(c)
+	var doc map[string]any
+	_ = json.Unmarshal(raw, &doc)
+	doc["summary"].(map[string]any)["monthlySavings"] = doc["summary"].(map[string]any)["monthlySavings"].(float64) + 0.01
+	tampered := filepath.Join(dir, "tampered.json")
+	raw, _ = json.Marshal(doc)
+	_ = os.WriteFile(tampered, raw, 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "give the partial reports"},
 		{[]string{a, b}, "missing shard 3/3"},
+		{[]string{a, b, tampered}, tampered + ": report does not add up: summary.monthlySavings"},
 		{[]string{a, a, b}, "shard 1/3 is also in"},
 		{[]string{a, junk}, junk},
 		{[]string{a, filepath.Join(dir, "nope.json")}, "nope.json: cannot read the report"},
