@@ -55,6 +55,8 @@ func TestBadFlags(t *testing.T) {
 		{"rates sum", []string{"--demo", "--throttle-rate", "0.6", "--error-rate", "0.6"}, "add up to 1.2"},
 		{"latency", []string{"--demo", "--latency", "-5ms"}, "--latency -5ms is negative"},
 		{"latency syntax", []string{"--demo", "--latency", "fast"}, `invalid value "fast" for flag -latency`},
+		{"latency absurd", []string{"--demo", "--latency", "1000h"}, "--latency 1000h0m0s is longer than 10m0s"},
+		{"delay absurd", []string{"--demo", "--delay", "StopInstances=2h"}, "use --hang StopInstances"},
 		{"account", []string{"--demo", "--account", "42"}, `--account "42" is not a 12-digit AWS account ID`},
 		{"addr", []string{"--demo", "--addr", "localhost"}, `--addr "localhost" is not HOST:PORT`},
 		{"empty region", []string{"--demo", "--fail-region", "eu-west-1,"}, "empty region"},

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/internal/bench"
+	"github.com/gpufinops/gpufinops/internal/fleetgen"
 )
 
 func main() {
@@ -48,8 +49,8 @@ func parseSizes(flagName, v string) ([]int, error) {
 	}
 	for _, s := range strings.Split(v, ",") {
 		n, err := strconv.Atoi(strings.ReplaceAll(strings.TrimSpace(s), "_", ""))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--%s %q: want comma-separated positive sizes, e.g. 1000,10000", flagName, v)
+		if err != nil || n <= 0 || n > fleetgen.MaxInstances {
+			return nil, fmt.Errorf("--%s %q: want comma-separated sizes from 1 to %d, e.g. 1000,10000", flagName, v, fleetgen.MaxInstances)
 		}
 		out = append(out, n)
 	}
@@ -113,14 +114,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else if cfg.Live, err = parseSizes("live", *live); err != nil {
 		return fail(err.Error())
 	}
-	if cfg.Latency, err = time.ParseDuration(*latency); err != nil || cfg.Latency < 0 {
-		return fail(fmt.Sprintf("--latency %q: want a duration such as 50ms", *latency))
+	if cfg.Latency, err = time.ParseDuration(*latency); err != nil || cfg.Latency < 0 || cfg.Latency > time.Minute {
+		return fail(fmt.Sprintf("--latency %q: want a duration from 0 to 1m, such as 50ms", *latency))
 	}
-	if *throttle < 0 || *throttle >= 1 {
+	if !(*throttle >= 0 && *throttle < 1) { // NaN too
 		return fail(fmt.Sprintf("--throttle %g: want a share from 0 to below 1", *throttle))
 	}
-	if *regions <= 0 || *accounts <= 0 {
-		return fail("--regions and --accounts want positive numbers")
+	if *target <= 0 {
+		return fail(fmt.Sprintf("--target %d: want a positive size", *target))
+	}
+	if *regions <= 0 || *accounts <= 0 || *accounts > fleetgen.MaxAccounts {
+		return fail(fmt.Sprintf("--regions %d, --accounts %d: want positive numbers, at most %d accounts", *regions, *accounts, fleetgen.MaxAccounts))
 	}
 	cfg.Dir = *keep
 	if *profile != "" {
