@@ -146,6 +146,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			err = fmt.Errorf("--out %s: %w", path, err)
 		}
 	}()
 	if err = write(tmp); err != nil {

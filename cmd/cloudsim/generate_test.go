@@ -111,8 +111,8 @@ func TestGenerateOutIsAtomic(t *testing.T) {
 		io.WriteString(w, `{"apiVersion":`)
 		return boom
 	})
-	if !errors.Is(err, boom) {
-		t.Fatalf("error %v, want %v", err, boom)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "--out "+path+": ") {
+		t.Fatalf("error %v, want %v naming --out %s", err, boom, path)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("a failed write left %v", ents)
