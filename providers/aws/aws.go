@@ -62,7 +62,7 @@ type Provider struct {
 	ec2s    map[string]*ec2.Client        // account label + region
 	cws     map[string]*cloudwatch.Client // account label + region
 	typeMu  sync.Mutex
-	typeMap map[string]instanceTypeInfo // region + type
+	typeMap map[string]*typeEntry // region + type
 }
 
 // Compile-time checks of the capabilities the adapter offers.
@@ -83,7 +83,7 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
+	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]*typeEntry{}}
 	limits, err := ratelimit.NewSet(Quotas, p.aws.rateLimits)
 	if err != nil {
 		return nil, fmt.Errorf("providers.aws.%s: %w", OptRateLimits, err)

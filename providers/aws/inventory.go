@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -158,48 +159,110 @@ func describeGPUInstances(ctx context.Context, c ec2.DescribeInstancesAPIClient)
 	return out, nil
 }
 
+// typeEntry is one type's accelerator facts in one region, or the
+// DescribeInstanceTypes call under way for it: the scopes of a region (one
+// per account) start together, and each type is asked for once.
+type typeEntry struct {
+	// done is closed once info is set or the call for it failed.
+	done  chan struct{}
+	info  instanceTypeInfo
+	known bool
+}
+
 // instanceTypes returns the accelerator facts of the named types in a
-// region, asking DescribeInstanceTypes only for types not yet cached. Types
-// AWS does not describe are cached as having no accelerator.
+// region, asking DescribeInstanceTypes only for types neither cached nor
+// being asked for by another scope of the region, whose answer it waits for
+// instead. Types AWS does not describe are cached as having no accelerator.
+// A call that fails leaves its types uncached, and a scope that waited for
+// them asks again.
 func (p *Provider) instanceTypes(ctx context.Context, c ec2.DescribeInstanceTypesAPIClient, region string, names []string) (map[string]instanceTypeInfo, error) {
 	out := make(map[string]instanceTypeInfo, len(names))
-	var missing []string
+	var mine, theirs []string
+	entries := make(map[string]*typeEntry, len(names))
 	p.typeMu.Lock()
 	for _, n := range names {
-		if info, ok := p.typeMap[region+"|"+n]; ok {
-			out[n] = info
+		e := p.typeMap[region+"|"+n]
+		if e == nil {
+			e = &typeEntry{done: make(chan struct{})}
+			p.typeMap[region+"|"+n] = e
+			mine = append(mine, n)
 		} else {
-			missing = append(missing, n)
+			theirs = append(theirs, n)
 		}
+		entries[n] = e
 	}
 	p.typeMu.Unlock()
-	sort.Strings(missing)
-	for start := 0; start < len(missing); start += describeTypesBatch {
-		batch := missing[start:min(start+describeTypesBatch, len(missing))]
-		got := map[string]instanceTypeInfo{}
-		req := &ec2.DescribeInstanceTypesInput{InstanceTypes: make([]types.InstanceType, len(batch))}
-		for i, n := range batch {
-			req.InstanceTypes[i] = types.InstanceType(n)
-		}
-		pg := ec2.NewDescribeInstanceTypesPaginator(c, req)
-		for pg.HasMorePages() {
-			page, err := pg.NextPage(ctx)
-			if err != nil {
-				return nil, callError(ctx, "DescribeInstanceTypes", err)
-			}
-			for _, t := range page.InstanceTypes {
-				got[string(t.InstanceType)] = typeInfoOf(t)
-			}
+	sort.Strings(mine)
+	for start := 0; start < len(mine); start += describeTypesBatch {
+		batch := mine[start:min(start+describeTypesBatch, len(mine))]
+		got, err := describeTypes(ctx, c, batch)
+		if err != nil {
+			p.dropTypes(region, mine[start:], entries)
+			return nil, err
 		}
 		p.typeMu.Lock()
 		for _, n := range batch {
-			info := got[n] // zero value: no accelerator
-			p.typeMap[region+"|"+n] = info
-			out[n] = info
+			e := entries[n]
+			e.info, e.known = got[n], true // zero value: no accelerator
+			close(e.done)
+			out[n] = e.info
 		}
 		p.typeMu.Unlock()
 	}
+	var retry []string
+	for _, n := range theirs {
+		e := entries[n]
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e.known {
+			out[n] = e.info
+		} else {
+			retry = append(retry, n)
+		}
+	}
+	if len(retry) > 0 {
+		again, err := p.instanceTypes(ctx, c, region, retry)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, again)
+	}
 	return out, nil
+}
+
+// dropTypes forgets the entries of types whose call failed, waking the
+// scopes waiting for them.
+func (p *Provider) dropTypes(region string, names []string, entries map[string]*typeEntry) {
+	p.typeMu.Lock()
+	defer p.typeMu.Unlock()
+	for _, n := range names {
+		delete(p.typeMap, region+"|"+n)
+		close(entries[n].done)
+	}
+}
+
+// describeTypes asks DescribeInstanceTypes for up to describeTypesBatch
+// named types.
+func describeTypes(ctx context.Context, c ec2.DescribeInstanceTypesAPIClient, names []string) (map[string]instanceTypeInfo, error) {
+	got := map[string]instanceTypeInfo{}
+	req := &ec2.DescribeInstanceTypesInput{InstanceTypes: make([]types.InstanceType, len(names))}
+	for i, n := range names {
+		req.InstanceTypes[i] = types.InstanceType(n)
+	}
+	pg := ec2.NewDescribeInstanceTypesPaginator(c, req)
+	for pg.HasMorePages() {
+		page, err := pg.NextPage(ctx)
+		if err != nil {
+			return nil, callError(ctx, "DescribeInstanceTypes", err)
+		}
+		for _, t := range page.InstanceTypes {
+			got[string(t.InstanceType)] = typeInfoOf(t)
+		}
+	}
+	return got, nil
 }
 
 // typeInfoOf reads a type's accelerators and host from DescribeInstanceTypes.

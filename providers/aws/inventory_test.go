@@ -215,7 +215,7 @@ func unitProvider() *Provider {
 	return &Provider{
 		opts:    providers.Options{Lookback: DefaultLookback, Concurrency: 4, Now: time.Now},
 		aws:     optionsFrom(nil),
-		typeMap: map[string]instanceTypeInfo{},
+		typeMap: map[string]*typeEntry{},
 	}
 }
 

@@ -432,7 +432,7 @@ func priceProvider(endpoint string, opts providers.Options, labels ...string) *P
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return priceNow }
 	}
-	p := &Provider{opts: opts, ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]instanceTypeInfo{}}
+	p := &Provider{opts: opts, ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]*typeEntry{}}
 	for i, l := range labels {
 		p.accounts = append(p.accounts, &account{label: l, id: fmt.Sprintf("11112222333%d", i), cfg: aws.Config{
 			Region:       "us-east-1",

@@ -808,7 +808,7 @@ func BenchmarkScan1000(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		p.typeMu.Lock()
-		p.typeMap = map[string]instanceTypeInfo{} // every scan starts cold
+		p.typeMap = map[string]*typeEntry{} // every scan starts cold
 		p.typeMu.Unlock()
 		res, err := providers.Collect(context.Background(), p, providers.CollectOptions{Window: week})
 		if err != nil || len(res.Failures) > 0 {
