@@ -130,15 +130,7 @@ func TestInstanceTypesFailedCallRetried(t *testing.T) {
 	}()
 	// Wait until the first scope owns the types, then start a second one,
 	// which waits for them.
-	for {
-		p.typeMu.Lock()
-		n := len(p.typeMap)
-		p.typeMu.Unlock()
-		if n == len(names) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitOwned(p, len(names))
 	second := make(chan error, 1)
 	var got map[string]instanceTypeInfo
 	go func() {
@@ -171,18 +163,23 @@ func TestInstanceTypesWaitHonoursContext(t *testing.T) {
 	defer close(fake.gate)
 	p := unitProvider()
 	go p.instanceTypes(context.Background(), fake, "us-east-1", names)
-	for {
-		p.typeMu.Lock()
-		n := len(p.typeMap)
-		p.typeMu.Unlock()
-		if n == len(names) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitOwned(p, len(names))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := p.instanceTypes(ctx, fake, "us-east-1", names); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+}
+
+// waitOwned waits until n region-type pairs are cached or being asked for.
+func waitOwned(p *Provider, n int) {
+	for {
+		p.typeMu.Lock()
+		k := len(p.typeMap)
+		p.typeMu.Unlock()
+		if k == n {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
