@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -18,8 +19,27 @@ const (
 )
 
 // Write writes the fleet in the file format (FormatJSON or FormatYAML), one
-// instance at a time: see Encoder.
+// instance at a time (see Encoder), through a buffer of its own.
 func Write(w io.Writer, f *Fleet, format string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := encodeAll(bw, f, format); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// Marshal encodes the fleet in the file format: JSON indented by two spaces, or
+// YAML in the same field order with each utilization sample on one line. The
+// output is stable and parses back to an equal fleet.
+func Marshal(f *Fleet, format string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encodeAll(&buf, f, format); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func encodeAll(w io.Writer, f *Fleet, format string) error {
 	e, err := NewEncoder(w, f, format)
 	if err != nil {
 		return err
@@ -30,17 +50,6 @@ func Write(w io.Writer, f *Fleet, format string) error {
 		}
 	}
 	return e.Close()
-}
-
-// Marshal encodes the fleet in the file format: JSON indented by two spaces, or
-// YAML in the same field order with each utilization sample on one line. The
-// output is stable and parses back to an equal fleet.
-func Marshal(f *Fleet, format string) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := Write(&buf, f, format); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // Encoder writes a fleet file an instance at a time, so that a fleet of any

@@ -126,7 +126,8 @@ func (w *failAfter) Write(p []byte) (int, error) {
 }
 
 // TestWriteReportsWriteErrors: a failing writer's error comes back from
-// whichever write it hits, the header's, an instance's or the end's.
+// whichever write the encoder makes it hits, the header's, an instance's or
+// the end's, and from Write's buffer.
 func TestWriteReportsWriteErrors(t *testing.T) {
 	f := randomFleet(rand.New(rand.NewPCG(1, 2)), 3)
 	for i := range f.Instances {
@@ -135,7 +136,7 @@ func TestWriteReportsWriteErrors(t *testing.T) {
 	for _, format := range []string{FormatJSON, FormatYAML} {
 		writes := 0
 		for n := 0; ; n++ {
-			err := Write(&failAfter{n: n}, f, format)
+			err := encodeAll(&failAfter{n: n}, f, format)
 			if err == nil {
 				writes = n
 				break
@@ -146,6 +147,11 @@ func TestWriteReportsWriteErrors(t *testing.T) {
 		}
 		if writes < 4 {
 			t.Errorf("%s: %d writes for a header and 3 instances", format, writes)
+		}
+	}
+	for _, format := range []string{FormatJSON, FormatYAML} {
+		if err := Write(&failAfter{}, f, format); !errors.Is(err, errFull) {
+			t.Errorf("%s: Write through its buffer: %v, want %v", format, err, errFull)
 		}
 	}
 	if _, err := NewEncoder(&bytes.Buffer{}, f, "toml"); err == nil {
