@@ -97,11 +97,11 @@ type config struct {
 	warehouse warehouseConfig
 }
 
-// usageError is a bad flag or argument: exit 2.
 // maxLatency bounds --latency and --delay: past some minutes every client
 // has given up, and an hour is a typo for a millisecond.
 const maxLatency = 10 * time.Minute
 
+// usageError is a bad flag or argument: exit 2.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }

@@ -42,9 +42,10 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // Merge joins the partial reports of shards 1/N … N/N (analyze --shard) into
 // one whole report: their instances, recommendations and warnings, the
 // summary and allocation summed from them, so that it Verifies. It refuses
-// parts that are not partial or do not Verify themselves, of different shard counts, schema majors,
-// currencies, policies or catalogs, a shard given twice or missing, and an
-// instance or recommendation in two parts. The fleet-wide plans (sharing,
+// parts that are not partial or do not Verify by themselves, of shards
+// outside 1/N … N/N, of different shard counts, schema majors, currencies,
+// policies or catalogs, a shard given twice or missing, and an instance or
+// recommendation in two parts. The fleet-wide plans (sharing,
 // commitments), the AI metrics, the tag audit summary and the billing
 // reconciliation (each shard's is against the whole bill) cannot be summed
 // from their parts and are left out; their recommendations are kept. When
