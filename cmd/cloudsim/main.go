@@ -97,10 +97,6 @@ type config struct {
 	warehouse warehouseConfig
 }
 
-// maxLatency bounds --latency and --delay: past some minutes every client
-// has given up, and an hour is a typo for a millisecond.
-const maxLatency = 10 * time.Minute
-
 // usageError is a bad flag or argument: exit 2.
 type usageError struct{ msg string }
 
@@ -133,8 +129,8 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		if !ok || strings.TrimSpace(op) == "" || err != nil || dur < 0 {
 			return fmt.Errorf("want OP=DURATION, e.g. StopInstances=2s")
 		}
-		if dur > maxLatency {
-			return fmt.Errorf("%s is longer than %s: to never answer, use --hang %s", dur, maxLatency, strings.TrimSpace(op))
+		if dur > simkit.MaxDelay {
+			return fmt.Errorf("%s is longer than %s: to never answer, use --hang %s", dur, simkit.MaxDelay, strings.TrimSpace(op))
 		}
 		if c.delays == nil {
 			c.delays = map[string]time.Duration{}
@@ -192,8 +188,8 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil, &usageError{"--addr is empty"}
 	case c.latency < 0:
 		return nil, &usageError{fmt.Sprintf("--latency %s is negative", c.latency)}
-	case c.latency > maxLatency:
-		return nil, &usageError{fmt.Sprintf("--latency %s is longer than %s: a request that is never to be answered is --hang OP", c.latency, maxLatency)}
+	case c.latency > simkit.MaxDelay:
+		return nil, &usageError{fmt.Sprintf("--latency %s is longer than %s: a request that is never to be answered is --hang OP", c.latency, simkit.MaxDelay)}
 	case !isRate(c.throttleRate):
 		return nil, &usageError{fmt.Sprintf("--throttle-rate %g is not between 0 and 1", c.throttleRate)}
 	case !isRate(c.errorRate):

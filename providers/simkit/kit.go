@@ -17,6 +17,7 @@
 package simkit
 
 import (
+	"fmt"
 	"math/rand"
 	"net/http"
 	"sync"
@@ -116,8 +117,12 @@ func MustNew(opts Options) *Kit {
 	return k
 }
 
-// New builds a Kit. It fails on per-operation faults SetFaults refuses.
+// New builds a Kit. It fails on a latency outside 0 to MaxDelay and on
+// per-operation faults SetFaults refuses.
 func New(opts Options) (*Kit, error) {
+	if opts.Latency < 0 || opts.Latency > MaxDelay {
+		return nil, fmt.Errorf("latency %v: want 0 to %v", opts.Latency, MaxDelay)
+	}
 	k := &Kit{opts: opts, rng: rand.New(rand.NewSource(opts.Seed))}
 	if err := k.ops.Set(Faults{Delays: opts.Delays, Hang: opts.Hang}); err != nil {
 		return nil, err

@@ -199,7 +199,7 @@ func TestDelayHoldsTheAnswerAndHangNeverAnswers(t *testing.T) {
 }
 
 func TestLatencyEndsWithTheClient(t *testing.T) {
-	k := mustKit(t, Options{Latency: time.Hour})
+	k := mustKit(t, Options{Latency: MaxDelay})
 	ctx, cancel := context.WithCancel(context.Background())
 	r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx)
 	w := httptest.NewRecorder()
@@ -218,6 +218,17 @@ func TestOpFaultsSetAndFor(t *testing.T) {
 	}
 	if err := o.Set(Faults{Delays: map[string]time.Duration{"Stop": -time.Second}}); err == nil {
 		t.Error("a negative delay was accepted")
+	}
+	if err := o.Set(Faults{Delays: map[string]time.Duration{"Stop": MaxDelay + time.Nanosecond}}); err == nil {
+		t.Error("a delay over MaxDelay was accepted")
+	}
+	if err := o.Set(Faults{Delays: map[string]time.Duration{"Stop": MaxDelay}}); err != nil {
+		t.Errorf("a delay of MaxDelay: %v", err)
+	}
+	for _, l := range []time.Duration{-time.Millisecond, MaxDelay + time.Nanosecond} {
+		if _, err := New(Options{Latency: l}); err == nil {
+			t.Errorf("latency %v was accepted", l)
+		}
 	}
 	if err := o.Set(Faults{Hang: []string{" "}}); err == nil {
 		t.Error("an empty hang was accepted")
@@ -371,7 +382,7 @@ func TestControlEndpoints(t *testing.T) {
 	if f := k.CurrentFaults(); f.Delays["Stop"] != 1500*time.Millisecond {
 		t.Errorf("faults in effect %+v", f)
 	}
-	for _, bad := range []string{`{"delays": {"Stop": "soon"}}`, `{"delays": {"Stop": "-1s"}}`, `{"slow": 1}`} {
+	for _, bad := range []string{`{"delays": {"Stop": "soon"}}`, `{"delays": {"Stop": "-1s"}}`, `{"delays": {"Stop": "1000h"}}`, `{"slow": 1}`} {
 		if code, body := do(t, h, http.MethodPost, "/_sim/faults", bad); code != 400 || !strings.Contains(body, "error") {
 			t.Errorf("POST faults %s: %d %s", bad, code, body)
 		}

@@ -38,11 +38,17 @@ type OpFaults struct {
 	f  Faults
 }
 
-// Set replaces the faults; negative delays and empty keys are refused.
+// MaxDelay bounds a delay and the latency: past some minutes every client
+// has given up, and an hour is a typo for a millisecond. A request never to
+// be answered is a hang.
+const MaxDelay = 10 * time.Minute
+
+// Set replaces the faults; negative delays, delays over MaxDelay and empty
+// keys are refused.
 func (o *OpFaults) Set(f Faults) error {
 	for k, d := range f.Delays {
-		if strings.TrimSpace(k) == "" || d < 0 {
-			return fmt.Errorf("delay %q: %v: want an operation and a non-negative duration", k, d)
+		if strings.TrimSpace(k) == "" || d < 0 || d > MaxDelay {
+			return fmt.Errorf("delay %q: %v: want an operation and a duration from 0 to %v (never answered: hang)", k, d, MaxDelay)
 		}
 	}
 	for _, k := range f.Hang {
