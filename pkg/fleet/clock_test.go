@@ -3,18 +3,19 @@ package fleet
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
-// referenceClock is parseClock as fmt.Sscanf alone reads a clock.
+// referenceClock is parseClock as the fleet schema reads a clock: its
+// pattern decides what is a time of day, the digits give the minutes.
 func referenceClock(s string) (int, error) {
-	var h, m int
-	if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
-		return 0, fmt.Errorf("%q is not a time of day in HH:MM form", s)
+	if !clockPattern.MatchString(s) {
+		return 0, fmt.Errorf("%q is not a time of day", s)
 	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
-		return 0, fmt.Errorf("%q is not a time of day between 00:00 and 24:00", s)
-	}
+	h, _ := strconv.Atoi(s[:2])
+	m, _ := strconv.Atoi(s[3:])
 	return h*60 + m, nil
 }
 
@@ -22,21 +23,25 @@ func sameClock(t *testing.T, s string) {
 	t.Helper()
 	got, gerr := parseClock(s)
 	want, werr := referenceClock(s)
-	if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
-		t.Fatalf("parseClock(%q) = %d, %v; Sscanf's reading %d, %v", s, got, gerr, want, werr)
+	if got != want || (gerr == nil) != (werr == nil) {
+		t.Fatalf("parseClock(%q) = %d, %v; the schema's reading %d, %v", s, got, gerr, want, werr)
+	}
+	if gerr != nil && strings.ContainsAny(gerr.Error(), "\n\r") {
+		t.Fatalf("parseClock(%q): error %q spans lines", s, gerr)
 	}
 }
 
-// TestParseClockIsSscanf: every HH:MM of two-digit numbers, and random
-// five-byte strings of digits, colons, signs and spaces, read as Sscanf
-// reads them.
-func TestParseClockIsSscanf(t *testing.T) {
+// TestParseClockIsSchema: every HH:MM of two-digit numbers, and random
+// strings of three to six bytes of digits, colons, signs and white space
+// (what a scanf-style reader would let by as a clock), read as the schema's
+// pattern reads them.
+func TestParseClockIsSchema(t *testing.T) {
 	for h := range 100 {
 		for m := range 100 {
 			sameClock(t, fmt.Sprintf("%02d:%02d", h, m))
 		}
 	}
-	alphabet := []byte("0123456789:+- x")
+	alphabet := []byte("0123456789:+- x\n\t")
 	rng := rand.New(rand.NewPCG(2, 6))
 	for range 20000 {
 		b := make([]byte, 3+rng.IntN(4))
@@ -47,8 +52,18 @@ func TestParseClockIsSscanf(t *testing.T) {
 	}
 }
 
+// TestParseClockRefusesScanfForms: the forms fmt.Sscanf("%d:%d") reads as a
+// clock that the schema refuses (the reader before 2026-12-06 took them).
+func TestParseClockRefusesScanfForms(t *testing.T) {
+	for _, s := range []string{"+1:00", "-0:00", " 1:00", "1:000", "00:0\n", "00:0 ", "0:00 ", "\t0:00", "+0:+0", "1:1\x00\x00", "00:00\n", "٠٠:٠٠", "0x:10", "24:00:00", "8:00", "24:01", "99:99"} {
+		if m, err := parseClock(s); err == nil {
+			t.Errorf("parseClock(%q) = %d, want an error", s, m)
+		}
+	}
+}
+
 func FuzzParseClock(f *testing.F) {
-	for _, s := range []string{"08:30", "24:00", "+1:30", "1:030", " 1:30", "-0:00", "23:60", "9:5"} {
+	for _, s := range []string{"08:30", "24:00", "+1:30", "1:030", " 1:30", "-0:00", "23:60", "9:5", "00:0\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { sameClock(t, s) })

@@ -264,7 +264,7 @@ func (s *Schedule) fill(on *WeekMinutes) (*time.Location, error) {
 			return nil, fmt.Errorf("windows[%d].end: %w", i, err)
 		}
 		if end <= start {
-			return nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start)
+			return nil, fmt.Errorf("windows[%d]: end %s is not after start %s", i, w.End, w.Start) // both passed parseClock: HH:MM
 		}
 		for j, d := range w.Days {
 			wd, ok := Weekdays[d]
@@ -316,14 +316,13 @@ func loadLocation(name string) (*time.Location, error) {
 }
 
 func parseClock(s string) (int, error) {
-	var h, m int
-	if len(s) == 5 && isDigit(s[0]) && isDigit(s[1]) && s[2] == ':' && isDigit(s[3]) && isDigit(s[4]) {
-		// HH:MM as nearly every schedule writes it: what Sscanf reads too.
-		h, m = int(s[0]-'0')*10+int(s[1]-'0'), int(s[3]-'0')*10+int(s[4]-'0')
-	} else if n, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || n != 2 || len(s) != 5 {
+	// Exactly HH:MM, two digits each, as the schema's pattern says: no sign,
+	// space, third digit or trailing byte that a scanf-style reader lets by.
+	if len(s) != 5 || !isDigit(s[0]) || !isDigit(s[1]) || s[2] != ':' || !isDigit(s[3]) || !isDigit(s[4]) {
 		return 0, fmt.Errorf("%q is not a time of day in HH:MM form", s)
 	}
-	if h < 0 || m < 0 || m > 59 || h > 24 || (h == 24 && m != 0) {
+	h, m := int(s[0]-'0')*10+int(s[1]-'0'), int(s[3]-'0')*10+int(s[4]-'0')
+	if m > 59 || h > 24 || (h == 24 && m != 0) {
 		return 0, fmt.Errorf("%q is not a time of day between 00:00 and 24:00", s)
 	}
 	return h*60 + m, nil

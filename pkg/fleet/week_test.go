@@ -1,9 +1,13 @@
 package fleet
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// clockPattern is the fleet schema's pattern for a window's start and end.
+var clockPattern = regexp.MustCompile(`^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`)
 
 // FuzzScheduleWeek: any time zone, days and clock strings either give a clear
 // error or a week whose minutes are exactly the windows' (the last minute of
@@ -34,6 +38,9 @@ func FuzzScheduleWeek(f *testing.F) {
 		}
 		if loc == nil {
 			t.Fatal("no location")
+		}
+		if !clockPattern.MatchString(start) || !clockPattern.MatchString(end) {
+			t.Fatalf("accepted %q–%q, which the schema's HH:MM pattern refuses", start, end)
 		}
 		a, _ := parseClock(start)
 		b, _ := parseClock(end)
