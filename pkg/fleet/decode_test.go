@@ -68,6 +68,14 @@ func TestPiecewiseMatchesTree(t *testing.T) {
 		`  {"apiVersion": "gpufinops/v1", "kind": "Fleet", "metadata": null, "instances": []}`,
 		`{}`,
 		`{"apiVersion": null, "kind": "Fleet", "instances": []}`,
+		// Top-level keys spelt with escapes or invalid UTF-8 read as
+		// encoding/json reads them.
+		`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instanc\u0065s": [{"id": "a", "provider": "aws", "region": "r", "instanceType": "t"}]}`,
+		`{"api\u0056ersion": "gpufinops/v1", "\u006bind": "Fleet", "instances": []}`,
+		`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instances": [], "\u0089": {}}`,
+		"{\"instances\":[],\"kind\":\"Fleet\",\"apiVersion\":\"gpufinops/v1\",\"\x89\":{}}",
+		"{\"instances\":[],\"kind\":\"Fleet\",\"apiVersion\":\"gpufinops/v1\",\"a\x89\xff\\n\":{}}",
+		`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instances": [], "instanc\u0065s": [{"id": "a"}]}`,
 	}
 	for _, d := range docs {
 		sameResult(t, "fleet.json", []byte(d))

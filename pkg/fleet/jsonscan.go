@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -255,14 +256,18 @@ func (s *jscan) object(i, depth int, st *structure) int {
 		}
 		i = s.space(i + 1)
 		start := i
+		var name string
+		if st != nil {
+			name = memberKey(s.j[ks : ks+len(key)+2])
+		}
 		switch {
-		case st != nil && string(key) == "instances" && i < len(s.j) && s.j[i] == '[':
+		case st != nil && name == "instances" && i < len(s.j) && s.j[i] == '[':
 			i = s.list(i, depth+1, &st.elements)
 		default:
 			i = s.value(i, depth+1)
 		}
 		if st != nil {
-			st.members = append(st.members, member{key: string(key), start: start, end: i})
+			st.members = append(st.members, member{key: name, start: start, end: i})
 		}
 		i = s.space(i)
 		if i >= len(s.j) {
@@ -310,4 +315,19 @@ func (s *jscan) list(i, depth int, elements *[][2]int) int {
 		}
 	}
 	return s.fail()
+}
+
+// memberKey is a top-level key as encoding/json reads it: escapes decoded,
+// each byte of invalid UTF-8 read as U+FFFD. quoted is the key with its
+// quotes; the scanner has checked its syntax.
+func memberKey(quoted []byte) string {
+	raw := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw)
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return string(raw)
+	}
+	return k
 }
