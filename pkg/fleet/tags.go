@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,25 +53,72 @@ func normTag(s string) string {
 	return strings.ToLower(string(b))
 }
 
+// tagValue is the trimmed value of the tags whose keys fold to key's. ok is
+// false when there is none, or when several spellings of the key (Model-Name
+// and model_name) carry different values: which one counts is not known.
 func tagValue(tags map[string]string, key string) (string, bool) {
 	want := normTag(key)
-	for k, v := range tags {
+	v, found := "", false
+	for k, x := range tags {
+		if normTag(k) != want {
+			continue
+		}
+		x = strings.TrimSpace(x)
+		if found && x != v {
+			return "", false
+		}
+		v, found = x, true
+	}
+	return v, found
+}
+
+// tagPresent reports whether any tag's key folds to key's.
+func tagPresent(tags map[string]string, key string) bool {
+	want := normTag(key)
+	for k := range tags {
 		if normTag(k) == want {
-			return strings.TrimSpace(v), true
+			return true
 		}
 	}
-	return "", false
+	return false
 }
 
 // WorkloadTypeFromTags reads only the WorkloadType tag; ok is false when it
-// is absent or names no known workload type.
+// is absent, names no known workload type, or its spellings (WorkloadType
+// and workload_type) name different things.
 func WorkloadTypeFromTags(tags map[string]string) (WorkloadType, bool) {
-	v, ok := tagValue(tags, TagWorkloadType)
-	if !ok {
-		return "", false
+	want := normTag(TagWorkloadType)
+	var t WorkloadType
+	found, known := false, false
+	for k, v := range tags {
+		if normTag(k) != want {
+			continue
+		}
+		x, ok := workloadTagValues[normTag(strings.TrimSpace(v))]
+		if found && (!ok || !known || x != t) {
+			return "", false
+		}
+		t, found, known = x, true, ok
 	}
-	t, ok := workloadTagValues[normTag(v)]
-	return t, ok
+	return t, known
+}
+
+// WorkloadTypesFromTags returns every known workload type that some spelling
+// of the WorkloadType tag names, in sorted order: what a protection rule
+// reads, since any one of them may be the true one.
+func WorkloadTypesFromTags(tags map[string]string) []WorkloadType {
+	want := normTag(TagWorkloadType)
+	var out []WorkloadType
+	for k, v := range tags {
+		if normTag(k) != want {
+			continue
+		}
+		if t, ok := workloadTagValues[normTag(strings.TrimSpace(v))]; ok && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // WorkloadFromTags reads a workload from the instance's tags: WorkloadType
@@ -79,15 +127,16 @@ func WorkloadTypeFromTags(tags map[string]string) (WorkloadType, bool) {
 // fp16, bf16, int8, int4), Checkpoints (true/false) and TrainingRun. It returns nil when WorkloadType
 // is absent or unknown, or a precision or checkpoints value is not valid.
 func WorkloadFromTags(tags map[string]string) *Workload {
-	v, ok := tagValue(tags, TagWorkloadType)
-	if !ok {
-		return nil
-	}
-	t, ok := workloadTagValues[normTag(v)]
+	t, ok := WorkloadTypeFromTags(tags)
 	if !ok {
 		return nil
 	}
 	w := &Workload{Type: t}
+	for _, k := range []string{TagModelName, TagModelParams, TagTrainingRun, TagModelPrecision, TagCheckpoints} {
+		if _, ok := tagValue(tags, k); !ok && tagPresent(tags, k) {
+			return nil // spellings that disagree: which one holds is not known
+		}
+	}
 	w.Model, _ = tagValue(tags, TagModelName)
 	if v, ok := tagValue(tags, TagModelParams); ok {
 		n, ok := parseBillions(v)
@@ -124,21 +173,59 @@ func validPrecision(p string) bool {
 }
 
 // parseBillions reads a parameter count such as "8B", "7.2b", "350M" or a
-// plain number of billions.
+// plain number of billions: digits with at most one decimal point, above
+// zero and at most MaxParamsBillions. Signs, exponents, underscores, hex,
+// NaN and infinities (all of which strconv.ParseFloat takes) are refused.
 func parseBillions(s string) (float64, bool) {
-	s = strings.TrimSpace(strings.ToUpper(s))
+	s = strings.TrimSpace(s)
 	divisor := 1.0
 	switch {
-	case strings.HasSuffix(s, "B"):
-		s = strings.TrimSuffix(s, "B")
-	case strings.HasSuffix(s, "M"):
-		s, divisor = strings.TrimSuffix(s, "M"), 1000
+	case strings.HasSuffix(s, "B"), strings.HasSuffix(s, "b"):
+		s = s[:len(s)-1]
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		s, divisor = s[:len(s)-1], 1000
 	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n <= 0 {
+	digits, dot := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 {
 		return 0, false
 	}
-	return n / divisor, true
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, false
+	}
+	n /= divisor
+	if !(n > 0 && n <= MaxParamsBillions) {
+		return 0, false
+	}
+	return n, true
+}
+
+// badModelParams reports the ModelParams tag (key as written, and value)
+// when a WorkloadType tag names a workload but ModelParams is not a
+// parameter count, so WorkloadFromTags read no workload.
+func badModelParams(tags map[string]string) (key, value string, bad bool) {
+	if _, ok := WorkloadTypeFromTags(tags); !ok {
+		return "", "", false
+	}
+	want := normTag(TagModelParams)
+	for k, v := range tags {
+		if normTag(k) == want {
+			if _, ok := parseBillions(v); !ok {
+				return k, v, true
+			}
+		}
+	}
+	return "", "", false
 }
 
 // workloadTagNames are the WorkloadType tag values WorkloadTags writes.

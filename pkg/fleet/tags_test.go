@@ -1,8 +1,10 @@
 package fleet
 
 import (
+	"math"
 	"math/rand"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,10 +25,27 @@ func TestWorkloadFromTags(t *testing.T) {
 		{"unknown type", map[string]string{"WorkloadType": "Gaming"}, nil},
 		{"bad precision", map[string]string{"WorkloadType": "Inference", "ModelPrecision": "fp64"}, nil},
 		{"bad checkpoints", map[string]string{"WorkloadType": "Training", "Checkpoints": "sometimes"}, nil},
+		{"params", map[string]string{"WorkloadType": "Inference", "ModelParams": " 7.2b "}, &Workload{Type: Inference, ParamsBillions: 7.2}},
+		{"params in millions", map[string]string{"WorkloadType": "Inference", "model_params": "350M"}, &Workload{Type: Inference, ParamsBillions: 0.35}},
+		{"params NaN", map[string]string{"WorkloadType": "Inference", "ModelParams": "NaN"}, nil},
+		{"params infinite", map[string]string{"WorkloadType": "Inference", "ModelParams": "+InfB"}, nil},
+		{"params absurd", map[string]string{"WorkloadType": "Inference", "ModelParams": "1e300B"}, nil},
+		{"params above the limit", map[string]string{"WorkloadType": "Inference", "ModelParams": "100001B"}, nil},
+		{"params zero", map[string]string{"WorkloadType": "Inference", "ModelParams": "0.0B"}, nil},
+		{"params hex", map[string]string{"WorkloadType": "Inference", "ModelParams": "0x1p3"}, nil},
+		{"params underscores", map[string]string{"WorkloadType": "Inference", "ModelParams": "1_000B"}, nil},
+		{"params signed", map[string]string{"WorkloadType": "Inference", "ModelParams": "+8B"}, nil},
+		{"types agree", map[string]string{"WorkloadType": "Training", "workload_type": "train"}, &Workload{Type: Training}},
+		{"types disagree", map[string]string{"WorkloadType": "Training", "workload_type": "Inference"}, nil},
+		{"type and an unknown spelling", map[string]string{"WorkloadType": "Training", "workload_type": "gaming"}, nil},
+		{"models disagree", map[string]string{"WorkloadType": "Inference", "ModelName": "a", "model_name": "b"}, nil},
+		{"models agree", map[string]string{"WorkloadType": "Inference", "ModelName": "a", "model_name": " a"}, &Workload{Type: Inference, Model: "a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := WorkloadFromTags(tc.tags); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
+			for range 20 { // map order varies from run to run
+				if got := WorkloadFromTags(tc.tags); !reflect.DeepEqual(got, tc.want) {
+					t.Fatalf("got %+v, want %+v", got, tc.want)
+				}
 			}
 		})
 	}
@@ -226,6 +245,41 @@ func TestNormTagMatchesReference(t *testing.T) {
 func TestNormTagAllocatesNothingWhenClean(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = normTag("workloadtype") }); n != 0 {
 		t.Errorf("normTag of a clean key allocates %v times, want 0", n)
+	}
+}
+
+// paramsPattern is what a ModelParams tag may hold: a plain decimal with an
+// optional B or M.
+var paramsPattern = regexp.MustCompile(`^[0-9]*\.?[0-9]*[BbMm]?$`)
+
+// FuzzParseBillions: a parameter count read is finite, above zero, at most
+// MaxParamsBillions, and written as a plain decimal; it never panics.
+func FuzzParseBillions(f *testing.F) {
+	for _, s := range []string{"8B", "7.2b", "350M", "70", "NaN", "Inf", "1e300B", "0x10", "1_000", "-0", " 8B ", ".5B", "5.B", ".", "B", "100000B", "100000.0000001B"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := parseBillions(s)
+		if !ok {
+			return
+		}
+		if !(n > 0 && n <= MaxParamsBillions) || math.IsNaN(n) || math.IsInf(n, 0) {
+			t.Fatalf("parseBillions(%q) = %v", s, n)
+		}
+		if !paramsPattern.MatchString(strings.TrimSpace(s)) {
+			t.Fatalf("parseBillions(%q) = %v: not a plain decimal", s, n)
+		}
+	})
+}
+
+// TestWorkloadTypesFromTags: every known type some spelling names, sorted.
+func TestWorkloadTypesFromTags(t *testing.T) {
+	got := WorkloadTypesFromTags(map[string]string{"WorkloadType": "Training", "workload_type": "serving", "Workload-Type": "gaming", "workloadtype": "train", "Team": "inference"})
+	if want := []WorkloadType{Inference, Training}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := WorkloadTypesFromTags(nil); len(got) != 0 {
+		t.Errorf("no tags: %v", got)
 	}
 }
 

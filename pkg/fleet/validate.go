@@ -176,6 +176,11 @@ func (c *checker) instance(in *Instance) {
 			c.failf("tags", "a tag has an empty key")
 		}
 	}
+	if in.Workload == nil {
+		if k, v, bad := badModelParams(in.Tags); bad {
+			c.failf("tags", "%s %q is not a parameter count such as 8B or 350M (above 0, at most %s billion)", strconv.Quote(k), v, num(MaxParamsBillions))
+		}
+	}
 	c.enter("utilization")
 	c.utilization(in.Utilization)
 	c.leave()
@@ -448,4 +453,11 @@ func list[T ~string](values []T) string {
 	return strings.Join(out, ", ")
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// num writes v in plain decimal, or with an exponent where that would take
+// more than about twenty digits (1e+300, not three hundred zeros).
+func num(v float64) string {
+	if a := math.Abs(v); a != 0 && (a >= 1e21 || a < 1e-6) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}

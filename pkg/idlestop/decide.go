@@ -3,6 +3,7 @@ package idlestop
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -263,13 +264,13 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 }
 
 // isInference reads the workload block, else the WorkloadType tag alone (a
-// tag set whose other workload tags are invalid still says inference).
+// tag set whose other workload tags are invalid still says inference, and so
+// does any one of several spellings of the tag that disagree).
 func isInference(in fleet.Instance) bool {
 	if in.Workload != nil {
 		return in.Workload.Type == fleet.Inference
 	}
-	t, ok := fleet.WorkloadTypeFromTags(in.Tags)
-	return ok && t == fleet.Inference
+	return slices.Contains(fleet.WorkloadTypesFromTags(in.Tags), fleet.Inference)
 }
 
 // hourly is the machine's hourly price: the instance's own override first,

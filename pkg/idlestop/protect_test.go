@@ -251,15 +251,28 @@ func TestWholeMachineEvidence(t *testing.T) {
 			c.Instance.Tags["WorkloadType"] = "inference"
 			c.Instance.Tags["ModelPrecision"] = "fp7"
 		}, p, ReasonInference},
+		// Spellings of the tag that disagree: any one saying inference
+		// protects, whatever order the map gives (run many times below).
+		{"inference among disagreeing spellings", func(c *Candidate) {
+			c.Instance.Tags["WorkloadType"] = "Training"
+			c.Instance.Tags["workload_type"] = "inference"
+			c.Instance.Tags["Workload-Type"] = "batch"
+		}, p, ReasonInference},
+		{"inference next to an unknown spelling", func(c *Candidate) {
+			c.Instance.Tags["workload type"] = "gaming"
+			c.Instance.Tags["WORKLOADTYPE"] = " Serving "
+		}, p, ReasonInference},
 		{"inference not protected", func(c *Candidate) { c.Instance.Workload = &fleet.Workload{Type: fleet.Inference} }, func() Policy { q := p; q.ProtectInference = false; return q }(), ReasonIdle},
 		{"launch time zero", func(c *Candidate) { c.Instance.LaunchTime = &time.Time{} }, p, ReasonLaunchUnknown},
 		{"instance store protected", func(c *Candidate) { c.Instance.InstanceStoreGB = 250 }, func() Policy { q := p; q.ProtectInstanceStore = true; return q }(), ReasonInstanceStore},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide([]Candidate{cand("i-1", tc.mod)}, now, tc.p)[0]
-			if d.Reason != tc.want {
-				t.Fatalf("reason %q (%s), want %q", d.Reason, d.Message, tc.want)
+			for range 20 { // map order varies from run to run
+				d := Decide([]Candidate{cand("i-1", tc.mod)}, now, tc.p)[0]
+				if d.Reason != tc.want {
+					t.Fatalf("reason %q (%s), want %q", d.Reason, d.Message, tc.want)
+				}
 			}
 		})
 	}
