@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -890,7 +891,7 @@ func (t *table) errorf(r tableRow, format string, args ...any) error {
 }
 
 func reqFloat(r *priceRow, col, v string) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
+	f, err := finiteFloat(v)
 	if err != nil || f < 0 {
 		return 0, fmt.Errorf("%s: %s %q is not a non-negative number", r.where(), col, v)
 	}
@@ -901,14 +902,24 @@ func optFloat(s string) (float64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	return strconv.ParseFloat(s, 64)
+	return finiteFloat(s)
+}
+
+// finiteFloat is strconv.ParseFloat without NaN and the infinities, which it
+// takes: a catalog cell holds a finite number.
+func finiteFloat(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = fmt.Errorf("%q is not a finite number", s)
+	}
+	return v, err
 }
 
 func optFloatPtr(s string) (*float64, error) {
 	if s == "" {
 		return nil, nil
 	}
-	v, err := strconv.ParseFloat(s, 64)
+	v, err := finiteFloat(s)
 	if err != nil {
 		return nil, err
 	}
