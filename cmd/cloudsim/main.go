@@ -40,6 +40,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
@@ -269,9 +270,13 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 			return exitError
 		}
 	}
+	ops := append([]string(nil), warehousesim.Ops...)
+	for _, reg := range simkit.Registered() {
+		ops = append(ops, reg.Ops...)
+	}
 	kit, err := simkit.New(simkit.Options{
 		Latency: c.latency, ThrottleRate: c.throttleRate, ErrorRate: c.errorRate,
-		FailScopes: c.failRegions, Delays: c.delays, Hang: c.hang, Seed: c.seed,
+		FailScopes: c.failRegions, Delays: c.delays, Hang: c.hang, Seed: c.seed, Ops: ops,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))

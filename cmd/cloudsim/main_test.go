@@ -69,6 +69,10 @@ func TestBadFlags(t *testing.T) {
 		{"delay negative", []string{"--demo", "--delay", "StopInstances=-1s"}, "want OP=DURATION"},
 		{"delay no op", []string{"--demo", "--delay", "=1s"}, "want OP=DURATION"},
 		{"hang empty", []string{"--demo", "--hang", "DescribeInstances,"}, "empty operation"},
+		{"hang typo", []string{"--demo", "--hang", "StopInstance"}, `hang "StopInstance": no simulator answers that operation; did you mean "StopInstances"?`},
+		{"delay typo", []string{"--demo", "--delay", "compute:Dealocate=1s"}, `did you mean "compute:Deallocate"?`},
+		{"hang unknown", []string{"--demo", "--hang", "ec2:TerminateInstances"}, `hang "ec2:TerminateInstances": no simulator answers that operation`},
+		{"delay another cloud's service", []string{"--demo", "--delay", "sts:StopInstances=1s"}, `delay "sts:StopInstances": no simulator answers that operation`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

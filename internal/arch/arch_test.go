@@ -120,8 +120,8 @@ func TestImportRules(t *testing.T) {
 				fail("providers/ratelimit knows no cloud and imports nothing of gpufinops")
 			case under(me, "providers/ratelimit") && !ours && !stdlib(imp) && imp != "golang.org/x/time/rate":
 				fail("providers/ratelimit imports only the standard library and golang.org/x/time/rate")
-			case under(me, "providers/simkit") && ours && !under(dep, "pkg/fleet", "providers/simkit"):
-				fail("providers/simkit imports only pkg/fleet of gpufinops")
+			case under(me, "providers/simkit") && ours && !under(dep, "pkg/fleet", "providers/simkit", "pkg/suggest"):
+				fail("providers/simkit imports only pkg/fleet and the leaf pkg/suggest of gpufinops")
 			case under(me, "providers/simkit") && !ours && !stdlib(imp):
 				fail("providers/simkit imports only the standard library outside gpufinops")
 			case isSim(me) && ours && !under(dep, "pkg/fleet", "providers/simkit", me):

@@ -38,10 +38,25 @@ func allClouds(t *testing.T) (requests func() map[string]int) {
 func allCloudsServing(t *testing.T, f *fleet.Fleet) (requests func() map[string]int) {
 	t.Helper()
 	served, _ := gcpServed(t, cloudFleet(t, f, fleet.AWS, fleet.Azure, fleet.GCP))
-	kit, err := simkit.New(simkit.Options{Seed: 1})
+	var ops []string
+	for _, reg := range simkit.Registered() {
+		ops = append(ops, reg.Ops...)
+	}
+	kit, err := simkit.New(simkit.Options{Seed: 1, Ops: ops})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every operation the commands called is one a Simulator.Ops names, so
+	// cloudsim's --delay and --hang take it.
+	t.Cleanup(func() {
+		for svc, counts := range kit.Counts() {
+			for op := range counts {
+				if !slices.Contains(ops, svc+":"+op) {
+					t.Errorf("the simulators answered %s:%s, which no Simulator.Ops lists", svc, op)
+				}
+			}
+		}
+	})
 	var sims []simkit.Sim
 	clouds := map[fleet.Provider]bool{}
 	for _, reg := range simkit.Registered() {

@@ -90,6 +90,10 @@ type Options struct {
 	// Delays and Hang are the per-operation faults (see OpFaults).
 	Delays map[string]time.Duration
 	Hang   []string
+	// Ops, when set, are the operations ("service:Op") the simulators
+	// answer: a fault naming none of them, now or later through
+	// POST /_sim/faults, is refused rather than never firing.
+	Ops []string
 	// Seed makes the random faults repeatable: the same seed and the same
 	// sequence of requests give the same faults.
 	Seed int64
@@ -124,6 +128,7 @@ func New(opts Options) (*Kit, error) {
 		return nil, fmt.Errorf("latency %v: want 0 to %v", opts.Latency, MaxDelay)
 	}
 	k := &Kit{opts: opts, rng: rand.New(rand.NewSource(opts.Seed))}
+	k.ops.Known(opts.Ops)
 	if err := k.ops.Set(Faults{Delays: opts.Delays, Hang: opts.Hang}); err != nil {
 		return nil, err
 	}

@@ -256,6 +256,42 @@ func TestOpFaultsSetAndFor(t *testing.T) {
 	}
 }
 
+// TestOpFaultsRefuseUnknownOps: with the simulators' ops known, a fault
+// naming none of them (a typo, another cloud's spelling) is refused with
+// the nearest names, at New and at every later Set; both spellings of a
+// known op are taken.
+func TestOpFaultsRefuseUnknownOps(t *testing.T) {
+	ops := []string{"ec2:StopInstances", "ec2:DescribeInstances", "compute:instances.stop"}
+	for _, tc := range []struct {
+		f    Faults
+		want string
+	}{
+		{Faults{Hang: []string{"StopInstance"}}, `hang "StopInstance": no simulator answers that operation; did you mean "StopInstances"?`},
+		{Faults{Delays: map[string]time.Duration{"ec2:DescribeInstance": time.Second}}, `delay "ec2:DescribeInstance": no simulator answers that operation; did you mean "ec2:DescribeInstances"?`},
+		{Faults{Hang: []string{"sts:StopInstances"}}, `hang "sts:StopInstances": no simulator answers that operation`},
+		{Faults{Hang: []string{"Frobnicate"}}, `hang "Frobnicate": no simulator answers that operation (3 operations, e.g. StopInstances or ec2:StopInstances; see docs/simulators.md)`},
+		{Faults{Delays: map[string]time.Duration{"Zzz": time.Second, "Aaa": time.Second}}, `delay "Aaa"`},
+	} {
+		if _, err := New(Options{Ops: ops, Hang: tc.f.Hang, Delays: tc.f.Delays}); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("New(%+v): %v, want %q", tc.f, err, tc.want)
+		}
+		k := MustNew(Options{Ops: ops})
+		if err := k.SetFaults(tc.f); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("SetFaults(%+v): %v, want %q", tc.f, err, tc.want)
+		}
+	}
+	k, err := New(Options{Ops: ops, Hang: []string{"StopInstances", "compute:instances.stop"}, Delays: map[string]time.Duration{"ec2:DescribeInstances": time.Second, "instances.stop": time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hang, _ := k.ops.For("ec2", "StopInstances"); !hang {
+		t.Error("StopInstances does not hang")
+	}
+	if _, err := New(Options{Hang: []string{"Anything"}}); err != nil {
+		t.Errorf("without ops every name is taken: %v", err)
+	}
+}
+
 func TestCounterIsSafeAndResets(t *testing.T) {
 	var c Counter
 	var wg sync.WaitGroup

@@ -3,13 +3,17 @@ package simkit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 // Faults are the per-operation faults: slow answers and hung requests.
@@ -36,6 +40,53 @@ type faultsBody struct {
 type OpFaults struct {
 	mu sync.Mutex
 	f  Faults
+	// known maps every accepted key ("Op" and "service:Op") to true; nil
+	// accepts any key.
+	known map[string]bool
+	names []string
+	ops   int
+}
+
+// Known limits the keys Set accepts to ops ("service:Op") and their
+// operation names alone; no ops accepts any key.
+func (o *OpFaults) Known(ops []string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.known, o.names, o.ops = nil, nil, 0
+	if len(ops) == 0 {
+		return
+	}
+	o.known = map[string]bool{}
+	for _, op := range ops {
+		if !o.known[op] {
+			o.ops++
+		}
+		_, name, _ := strings.Cut(op, ":")
+		for _, k := range []string{op, name} {
+			if !o.known[k] {
+				o.known[k] = true
+				o.names = append(o.names, k)
+			}
+		}
+	}
+	sort.Strings(o.names)
+}
+
+// checkKey refuses a key no simulator answers, with the nearest names.
+func (o *OpFaults) checkKey(what, k string) error {
+	o.mu.Lock()
+	known, names, ops := o.known, o.names, o.ops
+	o.mu.Unlock()
+	if known == nil || known[k] {
+		return nil
+	}
+	msg := fmt.Sprintf("%s %q: no simulator answers that operation", what, k)
+	if s := suggest.Phrase(k, names, strconv.Quote); s != "" {
+		msg += s
+	} else {
+		msg += fmt.Sprintf(" (%d operations, e.g. StopInstances or ec2:StopInstances; see docs/simulators.md)", ops)
+	}
+	return errors.New(msg)
 }
 
 // MaxDelay bounds a delay and the latency: past some minutes every client
@@ -46,14 +97,21 @@ const MaxDelay = 10 * time.Minute
 // Set replaces the faults; negative delays, delays over MaxDelay and empty
 // keys are refused.
 func (o *OpFaults) Set(f Faults) error {
-	for k, d := range f.Delays {
+	for _, k := range sortedKeys(f.Delays) {
+		d := f.Delays[k]
 		if strings.TrimSpace(k) == "" || d < 0 || d > MaxDelay {
 			return fmt.Errorf("delay %q: %v: want an operation and a duration from 0 to %v (never answered: hang)", k, d, MaxDelay)
+		}
+		if err := o.checkKey("delay", k); err != nil {
+			return err
 		}
 	}
 	for _, k := range f.Hang {
 		if strings.TrimSpace(k) == "" {
 			return fmt.Errorf("hang: an empty operation")
+		}
+		if err := o.checkKey("hang", k); err != nil {
+			return err
 		}
 	}
 	c := Faults{Delays: map[string]time.Duration{}, Hang: append([]string(nil), f.Hang...)}
@@ -64,6 +122,15 @@ func (o *OpFaults) Set(f Faults) error {
 	o.f = c
 	o.mu.Unlock()
 	return nil
+}
+
+func sortedKeys(m map[string]time.Duration) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // Current returns a copy of the faults in effect, hangs sorted.

@@ -47,6 +47,9 @@ type Simulator struct {
 	// Flags adds the simulator's own flags to cmd/cloudsim's and returns a
 	// check run after parsing (nil: none), whose error is a usage error.
 	Flags func(fs *flag.FlagSet) (check func() error)
+	// Ops are the operations the simulator answers, as "service:Op"
+	// ("ec2:StopInstances"): the names --delay and --hang may use.
+	Ops []string
 	// Build makes the simulator of a fleet (already completed from the
 	// catalog); an error is invalid input.
 	Build func(f *fleet.Fleet, env Env) (Sim, error)

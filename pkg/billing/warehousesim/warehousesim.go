@@ -203,6 +203,12 @@ func isBigQuery(r *http.Request) bool {
 	return ok
 }
 
+// Ops are the operations the warehouse simulators answer, as "service:Op".
+var Ops = []string{
+	"athena:StartQueryExecution", "athena:GetQueryExecution", "athena:GetQueryResults",
+	"bigquery:jobs.query", "bigquery:jobs.getQueryResults",
+}
+
 // athenaDialect words injected faults as Athena does: throttling is a 400
 // TooManyRequestsException, which the AWS SDKs retry.
 var athenaDialect = &simkit.Dialect{

@@ -105,7 +105,7 @@ type InstanceState = simkit.InstanceState
 func KitOptions(o Options) simkit.Options {
 	return simkit.Options{
 		Latency: o.Latency, ThrottleRate: o.ThrottleRate, ErrorRate: o.ErrorRate,
-		FailScopes: o.FailRegions, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed,
+		FailScopes: o.FailRegions, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed, Ops: Ops,
 	}
 }
 
@@ -219,6 +219,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Claims(r *http.Request, body []byte) bool {
 	_, ok := classify(r, body)
 	return ok
+}
+
+// Ops are the operations the simulator answers, as "service:Op".
+var Ops = []string{
+	"ec2:DescribeRegions", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory", "ec2:StopInstances",
+	"sts:GetCallerIdentity", "sts:AssumeRole",
+	"monitoring:ListMetrics", "monitoring:GetMetricData",
+	"pricing:GetProducts", "pricing:DescribeServices",
+	"savingsplans:DescribeSavingsPlansOfferingRates",
 }
 
 // serve answers a parsed request.

@@ -25,6 +25,7 @@ var account string
 func init() {
 	simkit.Register(simkit.Simulator{
 		Name: "aws", Title: "AWS", Provider: fleet.AWS, EndpointEnv: "AWS_ENDPOINT_URL",
+		Ops: sim.Ops,
 		Flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&account, "account", "", "AWS account plain credentials act in, and of instances that name none (default: the fleet's most common AWS account, else "+DefaultAccount+")")
 			return func() error {

@@ -101,7 +101,7 @@ type Options struct {
 // KitOptions are the simkit options of the fault fields of o.
 func KitOptions(o Options) simkit.Options {
 	return simkit.Options{Latency: o.Latency, ThrottleRate: o.ThrottleRate, ErrorRate: o.ErrorRate,
-		FailScopes: o.FailScopes, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed}
+		FailScopes: o.FailScopes, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed, Ops: Ops}
 }
 
 // InstanceState is one instance's state as /_sim/state reports it.
@@ -268,6 +268,17 @@ func (s *Server) Counts() map[string]map[string]int { return s.kit.Counts() }
 
 // opPath is where the simulator's async operations are polled.
 const opPath = "/_azure/operations/"
+
+// Ops are the operations the simulator answers, as "service:Op".
+var Ops = []string{
+	"subscriptions:ListSubscriptions", "subscriptions:GetSubscription", "subscriptions:ListLocations",
+	"resourcegraph:Resources",
+	"compute:ListAllVMs", "compute:ListAllScaleSets", "compute:ListScaleSetVMs", "compute:ListSKUs",
+	"compute:GetVM", "compute:InstanceView", "compute:Deallocate", "compute:PowerOff", "compute:GetOperation",
+	"monitor:Metrics", "monitor:MetricsBatch",
+	"authorization:ListPermissions",
+	"prices:RetailPrices",
+}
 
 // request is one recognised call.
 type request struct {

@@ -93,7 +93,7 @@ type Options struct {
 func KitOptions(o Options) simkit.Options {
 	return simkit.Options{
 		Latency: o.Latency, ThrottleRate: o.ThrottleRate, ErrorRate: o.ErrorRate,
-		FailScopes: o.FailRegions, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed,
+		FailScopes: o.FailRegions, Fault: o.Fault, Delays: o.Delays, Hang: o.Hang, Seed: o.Seed, Ops: Ops,
 	}
 }
 
@@ -275,6 +275,16 @@ var routes = []route{
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
 	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
 }
+
+// Ops are the operations the simulator answers, as "service:Op": the REST
+// routes and Monitoring's ListTimeSeries.
+var Ops = func() []string {
+	out := []string{"monitoring:ListTimeSeries"}
+	for _, rt := range routes {
+		out = append(out, rt.service+":"+rt.op)
+	}
+	return out
+}()
 
 // ServeHTTP serves the control endpoints, gRPC (Monitoring) and every REST
 // call it recognises, through the kit's faults and counters.

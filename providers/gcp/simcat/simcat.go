@@ -29,6 +29,7 @@ var projectID = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
 func init() {
 	simkit.Register(simkit.Simulator{
 		Name: "gcp", Title: "GCP", Provider: fleet.GCP, EndpointEnv: "GPUFINOPS_PROVIDERS_GCP_ENDPOINT",
+		Ops: sim.Ops,
 		Flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&projectFlag, "gcp-project", "", "GCP project of instances that name none (default: the fleet's most common GCP account, else "+sim.DefaultProject+")")
 			return func() error {
