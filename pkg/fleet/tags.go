@@ -60,7 +60,7 @@ func tagValue(tags map[string]string, key string) (string, bool) {
 	want := normTag(key)
 	v, found := "", false
 	for k, x := range tags {
-		if normTag(k) != want {
+		if NormTagKey(k) != want {
 			continue
 		}
 		x = strings.TrimSpace(x)
@@ -76,7 +76,7 @@ func tagValue(tags map[string]string, key string) (string, bool) {
 func tagPresent(tags map[string]string, key string) bool {
 	want := normTag(key)
 	for k := range tags {
-		if normTag(k) == want {
+		if NormTagKey(k) == want {
 			return true
 		}
 	}
@@ -91,7 +91,7 @@ func WorkloadTypeFromTags(tags map[string]string) (WorkloadType, bool) {
 	var t WorkloadType
 	found, known := false, false
 	for k, v := range tags {
-		if normTag(k) != want {
+		if NormTagKey(k) != want {
 			continue
 		}
 		x, ok := workloadTagValues[normTag(strings.TrimSpace(v))]
@@ -110,7 +110,7 @@ func WorkloadTypesFromTags(tags map[string]string) []WorkloadType {
 	want := normTag(TagWorkloadType)
 	var out []WorkloadType
 	for k, v := range tags {
-		if normTag(k) != want {
+		if NormTagKey(k) != want {
 			continue
 		}
 		if t, ok := workloadTagValues[normTag(strings.TrimSpace(v))]; ok && !slices.Contains(out, t) {
@@ -219,7 +219,7 @@ func badModelParams(tags map[string]string) (key, value string, bad bool) {
 	}
 	want := normTag(TagModelParams)
 	for k, v := range tags {
-		if normTag(k) == want {
+		if NormTagKey(k) == want {
 			if _, ok := parseBillions(v); !ok {
 				return k, v, true
 			}

@@ -258,6 +258,7 @@ func TestWholeMachineEvidence(t *testing.T) {
 			c.Instance.Tags["workload_type"] = "inference"
 			c.Instance.Tags["Workload-Type"] = "batch"
 		}, p, ReasonInference},
+		{"inference tag key with a tab", withTag("\tWorkloadType", "inference"), p, ReasonInference},
 		{"inference next to an unknown spelling", func(c *Candidate) {
 			c.Instance.Tags["workload type"] = "gaming"
 			c.Instance.Tags["WORKLOADTYPE"] = " Serving "
