@@ -118,6 +118,9 @@ func TestErrorsNameFileRowColumn(t *testing.T) {
 		{"missing", "BilledCost,ResourceId\n1,i-1\n", "b.csv: missing required FOCUS column(s) EffectiveCost, ListCost, ChargeCategory, ChargePeriodStart, ProviderName (or ServiceProviderName from 1.3)"},
 		{"number", header10 + "1,1,1,Usage,2025-01-01 00:00:00,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n" +
 			"x1,1,1,Usage,2025-01-01 00:00:00,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 2: column BilledCost: "x1" is not a number`},
+		{"absurd cost", header10 + "1e300,1,1,Usage,2025-01-01 00:00:00,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 1: column BilledCost: "1e300" is beyond ±1000000000000000: not a plausible value`},
+		{"absurd credit", header10 + "1,-1e16,1,Usage,2025-01-01 00:00:00,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 1: column EffectiveCost: "-1e16" is beyond ±1000000000000000`},
+		{"absurd quantity", header10 + "1,1,1,Usage,2025-01-01 00:00:00,,i-1,AWS,1e19,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 1: column ConsumedQuantity: "1e19" is beyond ±1000000000000000000`},
 		{"time", header10 + "1,1,1,Usage,yesterday,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 1: column ChargePeriodStart: "yesterday" is not a date-time`},
 		{"currency", header10 + "1,1,1,Usage,2025-01-01,,i-1,AWS,1,Hours,Standard,,,p4d.24xlarge,Compute,USD\n1,1,1,Usage,2025-01-01,,i-2,AWS,1,Hours,Standard,,,p4d.24xlarge,Compute,EUR\n", "b.csv: row 2: column BillingCurrency: EUR after USD"},
 		{"version", "x_FocusVersion," + header10 + "9.9,1,1,1,Usage,2025-01-01,,i-1,AWS,1,Hours,Standard,,,g5.xlarge,Compute,USD\n", `b.csv: row 1: column x_FocusVersion: unknown FOCUS version "9.9"`},

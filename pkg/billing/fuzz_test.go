@@ -19,6 +19,7 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add("NULL,NULL,NULL,Usage,2025-01-01,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL\n")
 	f.Add("1e3,-0.5,.5,Usage,2025-01-01T00:00:00Z,,arn:aws:ec2:r:1:instance/i-2,Amazon,0.296111,Hours,Dynamic,sp,Used,p4d.24xlarge,Compute,USD\n")
 	f.Add("0,2,0,Usage,2025-01-01,,,AWS,,,Committed,ri-1,Unused,g5.xlarge,Compute,USD\n\"a\"\"b,1\n")
+	f.Add("1e300,1e15,-1e15,Usage,2025-01-01,,i-1,AWS,1e18,Hours,Standard,,,g5.xlarge,Compute,USD\n")
 	gpus := func(p fleet.Provider, t string) (float64, bool) {
 		return 1, p == fleet.AWS && strings.Contains(t, ".")
 	}
@@ -35,6 +36,10 @@ func FuzzReadCSV(f *testing.F) {
 		var n int64
 		for _, r := range s.Resources {
 			eff, hours, n = eff.Add(r.EffectiveCost), hours.Add(r.Hours), n+r.Rows
+			// Each cell is at most maxAmount; a resource sums its rows.
+			if lim := maxAmount.Mul(decimal.NewFromInt(max(r.Rows, 1))); r.EffectiveCost.Abs().GreaterThan(lim) || r.BilledCost.Abs().GreaterThan(lim) {
+				t.Fatalf("%s: effective %s, billed %s over %d rows", r.ResourceID, r.EffectiveCost, r.BilledCost, r.Rows)
+			}
 			if r.CommitmentShare() < 0 && r.Hours.IsPositive() {
 				t.Fatalf("share %v", r.CommitmentShare())
 			}

@@ -106,7 +106,7 @@ func (s *schema) parseRow(rec []string) (Row, error) {
 		col string
 		dst *decimal.Decimal
 	}{{colBilledCost, &r.Billed}, {colEffectiveCost, &r.Effective}, {colListCost, &r.List}, {colContractedCost, &r.Contracted}} {
-		if *m.dst, _, err = number(s.cell(rec, m.col)); err != nil {
+		if *m.dst, _, err = amount(s.cell(rec, m.col)); err != nil {
 			return r, &ColumnError{m.col, err}
 		}
 	}
@@ -150,14 +150,35 @@ func known(v string) bool {
 	return false
 }
 
-// number parses a decimal cell; "" is a null (zero, false).
+// The largest magnitudes a cell may hold: an amount (a cost, in the
+// export's currency: beyond any one charge in any currency) and a quantity
+// or count. Past them the cell is a corrupt export, not a charge.
+var (
+	maxAmount   = decimal.New(1, 15)
+	maxQuantity = decimal.New(1, 18)
+)
+
+// number parses a decimal quantity cell of at most maxQuantity; "" is a
+// null (zero, false).
 func number(v string) (decimal.Decimal, bool, error) {
+	return bounded(v, maxQuantity)
+}
+
+// amount parses a cost cell of at most maxAmount; "" is a null.
+func amount(v string) (decimal.Decimal, bool, error) {
+	return bounded(v, maxAmount)
+}
+
+func bounded(v string, limit decimal.Decimal) (decimal.Decimal, bool, error) {
 	if v == "" {
 		return decimal.Zero, false, nil
 	}
 	d, err := decimal.NewFromString(v)
 	if err != nil {
 		return decimal.Zero, false, fmt.Errorf("%q is not a number", clip(v))
+	}
+	if d.Abs().GreaterThan(limit) {
+		return decimal.Zero, false, fmt.Errorf("%q is beyond ±%s: not a plausible value", clip(v), limit.String())
 	}
 	return d, true, nil
 }

@@ -171,10 +171,14 @@ func FoldAggregates(ctx context.Context, name string, header []string, next func
 			CommitmentStatus: cell("commitment_status"), CommitmentType: cell("commitment_type"),
 			CapacityID: cell("capacity_id"), CapacityStatus: cell("capacity_status"), ConsumedUnit: cell("consumed_unit")}
 		fail := func(c string, err error) error { return &Error{File: name, Row: n, Column: c, Err: err} }
-		for c, dst := range map[string]*decimal.Decimal{"billed": &r.Billed, "effective": &r.Effective, "list": &r.List,
-			"contracted": &r.Contracted, "consumed": &r.Consumed} {
-			if *dst, _, err = number(cell(c)); err != nil {
-				return nil, fail(c, err)
+		for _, m := range []struct {
+			col   string
+			dst   *decimal.Decimal
+			parse func(string) (decimal.Decimal, bool, error)
+		}{{"billed", &r.Billed, amount}, {"effective", &r.Effective, amount}, {"list", &r.List, amount},
+			{"contracted", &r.Contracted, amount}, {"consumed", &r.Consumed, number}} {
+			if *m.dst, _, err = m.parse(cell(m.col)); err != nil {
+				return nil, fail(m.col, err)
 			}
 		}
 		counted, _, err := number(cell("consumed_rows"))
