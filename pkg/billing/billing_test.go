@@ -240,3 +240,25 @@ func TestDetect(t *testing.T) {
 var decimalTwo = mustDec("2")
 
 func mustDec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+// TestSkuDetailsGPUCount: GpuCount, a number or a string, is between 0 and
+// the most GPUs an instance has.
+func TestSkuDetailsGPUCount(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want float64
+		err  string
+	}{
+		{`{"InstanceType": "p5.48xlarge", "GpuCount": 8}`, 8, ""},
+		{`{"GpuCount": "0.5"}`, 0.5, ""},
+		{`{"GpuCount": 1e300}`, 0, "GpuCount 1e+300 is above 64"},
+		{`{"GpuCount": "65"}`, 0, "GpuCount 65 is above 64"},
+		{`{"GpuCount": -1}`, 0, "GpuCount -1 is negative"},
+		{`{"GpuCount": "NaN"}`, 0, `GpuCount "NaN" is not a number`},
+	} {
+		_, got, err := skuDetails(tc.v)
+		if tc.err == "" && (err != nil || got != tc.want) || tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)) {
+			t.Errorf("skuDetails(%s) = %v, %v; want %v, %q", tc.v, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
 // Row is one FOCUS charge with the columns the aggregation reads. Null
@@ -226,6 +228,9 @@ func skuDetails(v string) (instanceType string, gpus float64, err error) {
 	}
 	if gpus < 0 {
 		return "", 0, fmt.Errorf("GpuCount %v is negative", gpus)
+	}
+	if gpus > fleet.MaxGPUsPerInstance {
+		return "", 0, fmt.Errorf("GpuCount %v is above %v, the most GPUs an instance has", gpus, fleet.MaxGPUsPerInstance)
 	}
 	return instanceType, gpus, nil
 }
