@@ -128,6 +128,7 @@ func TestParseErrors(t *testing.T) {
 		{"gpu memory", base + "    gpu: {memoryGiB: -24}\n", `f.yaml: instances[0] (id "x-1"): gpu.memoryGiB: -24 is negative`},
 		{"absurd gpu memory", base + "    gpu: {memoryGiB: 1e300}\n", `f.yaml: instances[0] (id "x-1"): gpu.memoryGiB: 1e+300 is above the limit of 1024 GiB`},
 		{"model params NaN tag", base + "    tags: {WorkloadType: Inference, ModelParams: NaN}\n", `f.yaml: instances[0] (id "x-1"): tags: "ModelParams" "NaN" is not a parameter count such as 8B or 350M (above 0, at most 100000 billion)`},
+		{"model params, two bad spellings", base + "    tags: {WorkloadType: Inference, model_params: x, ModelParams: NaN, Model-Params: \"\"}\n", `f.yaml: instances[0] (id "x-1"): tags: "ModelParams" "NaN" is not a parameter count such as 8B or 350M (above 0, at most 100000 billion)`},
 		{"model params absurd tag", base + "    tags: {workload_type: training, model-params: 1e300B}\n", `f.yaml: instances[0] (id "x-1"): tags: "model-params" "1e300B" is not a parameter count such as 8B or 350M (above 0, at most 100000 billion)`},
 		{"hours per month", base + "    usage: {hoursPerMonth: 745}\n", `f.yaml: instances[0] (id "x-1"): usage.hoursPerMonth: 745 is more than the 744 hours of the longest month`},
 		{"hours per week", base + "    usage: {hoursPerWeek: 169}\n", `f.yaml: instances[0] (id "x-1"): usage.hoursPerWeek: 169 is more than the 168 hours of a week`},

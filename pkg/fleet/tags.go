@@ -72,17 +72,6 @@ func tagValue(tags map[string]string, key string) (string, bool) {
 	return v, found
 }
 
-// tagPresent reports whether any tag's key folds to key's.
-func tagPresent(tags map[string]string, key string) bool {
-	want := normTag(key)
-	for k := range tags {
-		if NormTagKey(k) == want {
-			return true
-		}
-	}
-	return false
-}
-
 // WorkloadTypeFromTags reads only the WorkloadType tag; ok is false when it
 // is absent, names no known workload type, or its spellings (WorkloadType
 // and workload_type) name different things.
@@ -124,36 +113,34 @@ func WorkloadTypesFromTags(tags map[string]string) []WorkloadType {
 // WorkloadFromTags reads a workload from the instance's tags: WorkloadType
 // (required: Training, FineTuning, HPO, Inference, Development, Batch and a
 // few synonyms), ModelName, ModelParams ("8B", "350M"), ModelPrecision (fp32,
-// fp16, bf16, int8, int4), Checkpoints (true/false) and TrainingRun. It returns nil when WorkloadType
-// is absent or unknown, or a precision or checkpoints value is not valid.
+// fp16, bf16, int8, int4), Checkpoints (true/false) and TrainingRun; an
+// empty value counts as absent. It returns nil when WorkloadType is absent or
+// unknown, a parameter, precision or checkpoints value is not valid, or two
+// spellings of one key disagree.
 func WorkloadFromTags(tags map[string]string) *Workload {
 	t, ok := WorkloadTypeFromTags(tags)
 	if !ok {
 		return nil
 	}
-	w := &Workload{Type: t}
-	for _, k := range []string{TagModelName, TagModelParams, TagTrainingRun, TagModelPrecision, TagCheckpoints} {
-		if _, ok := tagValue(tags, k); !ok && tagPresent(tags, k) {
-			return nil // spellings that disagree: which one holds is not known
-		}
+	v, ok := workloadTagValuesOf(tags)
+	if !ok {
+		return nil // spellings that disagree: which one holds is not known
 	}
-	w.Model, _ = tagValue(tags, TagModelName)
-	if v, ok := tagValue(tags, TagModelParams); ok {
-		n, ok := parseBillions(v)
+	w := &Workload{Type: t, Model: v[tagModel], TrainingRun: v[tagRun]}
+	if s := v[tagParams]; s != "" {
+		n, ok := parseBillions(s)
 		if !ok {
 			return nil
 		}
 		w.ParamsBillions = n
 	}
-	w.TrainingRun, _ = tagValue(tags, TagTrainingRun)
-	if p, ok := tagValue(tags, TagModelPrecision); ok {
-		p = strings.ToLower(p)
+	if p := strings.ToLower(v[tagPrecision]); p != "" {
 		if !validPrecision(p) {
 			return nil
 		}
 		w.Precision = p
 	}
-	if c, ok := tagValue(tags, TagCheckpoints); ok {
+	if c := v[tagCheckpoints]; c != "" {
 		b, err := strconv.ParseBool(c)
 		if err != nil {
 			return nil
@@ -161,6 +148,42 @@ func WorkloadFromTags(tags map[string]string) *Workload {
 		w.Checkpoints = &b
 	}
 	return w
+}
+
+// The workload tags besides WorkloadType, as indexes of workloadTagKeys.
+const (
+	tagModel = iota
+	tagParams
+	tagRun
+	tagPrecision
+	tagCheckpoints
+)
+
+// workloadTagKeys are the folded keys of the workload tags besides WorkloadType.
+var workloadTagKeys = [...]string{
+	tagModel: normTag(TagModelName), tagParams: normTag(TagModelParams), tagRun: normTag(TagTrainingRun),
+	tagPrecision: normTag(TagModelPrecision), tagCheckpoints: normTag(TagCheckpoints),
+}
+
+// workloadTagValuesOf reads the workload tags besides WorkloadType in one
+// pass, trimmed ("" where absent); ok is false when two spellings of one key
+// carry different values.
+func workloadTagValuesOf(tags map[string]string) (v [len(workloadTagKeys)]string, ok bool) {
+	var seen [len(workloadTagKeys)]bool
+	for k, x := range tags {
+		nk := NormTagKey(k)
+		for i, want := range workloadTagKeys {
+			if nk != want {
+				continue
+			}
+			x = strings.TrimSpace(x)
+			if seen[i] && v[i] != x {
+				return v, false
+			}
+			v[i], seen[i] = x, true
+		}
+	}
+	return v, true
 }
 
 func validPrecision(p string) bool {
@@ -219,13 +242,14 @@ func badModelParams(tags map[string]string) (key, value string, bad bool) {
 	}
 	want := normTag(TagModelParams)
 	for k, v := range tags {
-		if NormTagKey(k) == want {
-			if _, ok := parseBillions(v); !ok {
-				return k, v, true
-			}
+		if NormTagKey(k) != want || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if _, ok := parseBillions(v); !ok && (!bad || k < key) { // the first key in order, on every run
+			key, value, bad = k, v, true
 		}
 	}
-	return "", "", false
+	return key, value, bad
 }
 
 // workloadTagNames are the WorkloadType tag values WorkloadTags writes.

@@ -40,6 +40,7 @@ func TestWorkloadFromTags(t *testing.T) {
 		{"type and an unknown spelling", map[string]string{"WorkloadType": "Training", "workload_type": "gaming"}, nil},
 		{"models disagree", map[string]string{"WorkloadType": "Inference", "ModelName": "a", "model_name": "b"}, nil},
 		{"models agree", map[string]string{"WorkloadType": "Inference", "ModelName": "a", "model_name": " a"}, &Workload{Type: Inference, Model: "a"}},
+		{"empty values count as absent", map[string]string{"WorkloadType": "Training", "ModelParams": " ", "ModelPrecision": "", "Checkpoints": ""}, &Workload{Type: Training}},
 		{"keys with white space around", map[string]string{"\tWorkloadType\n": "Inference", " ModelName\t": "m"}, &Workload{Type: Inference, Model: "m"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
