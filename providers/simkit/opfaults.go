@@ -94,8 +94,8 @@ func (o *OpFaults) checkKey(what, k string) error {
 // be answered is a hang.
 const MaxDelay = 10 * time.Minute
 
-// Set replaces the faults; negative delays, delays over MaxDelay and empty
-// keys are refused.
+// Set replaces the faults; negative delays, delays over MaxDelay, empty keys
+// and, after Known, keys no simulator answers are refused.
 func (o *OpFaults) Set(f Faults) error {
 	for _, k := range sortedKeys(f.Delays) {
 		d := f.Delays[k]
