@@ -53,23 +53,15 @@ func normTag(s string) string {
 	return strings.ToLower(string(b))
 }
 
-// tagValue is the trimmed value of the tags whose keys fold to key's. ok is
-// false when there is none, or when several spellings of the key (Model-Name
-// and model_name) carry different values: which one counts is not known.
-func tagValue(tags map[string]string, key string) (string, bool) {
+// hasTag reports whether any tag's key folds to key's.
+func hasTag(tags map[string]string, key string) bool {
 	want := normTag(key)
-	v, found := "", false
-	for k, x := range tags {
-		if NormTagKey(k) != want {
-			continue
+	for k := range tags {
+		if NormTagKey(k) == want {
+			return true
 		}
-		x = strings.TrimSpace(x)
-		if found && x != v {
-			return "", false
-		}
-		v, found = x, true
 	}
-	return v, found
+	return false
 }
 
 // WorkloadTypeFromTags reads only the WorkloadType tag; ok is false when it
@@ -270,7 +262,7 @@ func WorkloadTags(w *Workload, existing map[string]string) map[string]string {
 		if v == "" {
 			return
 		}
-		if _, ok := tagValue(existing, k); !ok {
+		if !hasTag(existing, k) {
 			out[k] = v
 		}
 	}

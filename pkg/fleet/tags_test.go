@@ -81,6 +81,9 @@ func TestWorkloadTagsRoundTrip(t *testing.T) {
 	if got := WorkloadTags(w, map[string]string{"workload_type": "Training"}); got["WorkloadType"] != "" {
 		t.Errorf("an existing tag must win: %v", got)
 	}
+	if got := WorkloadTags(w, map[string]string{"workload_type": "Training", "WorkloadType": "Batch"}); got["WorkloadType"] != "" {
+		t.Errorf("existing spellings that disagree still exist: %v", got)
+	}
 	if n, ok := parseBillions("350M"); !ok || n != 0.35 {
 		t.Errorf("350M = %v %v", n, ok)
 	}
