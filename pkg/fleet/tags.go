@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,38 +69,45 @@ func hasTag(tags map[string]string, key string) bool {
 // is absent, names no known workload type, or its spellings (WorkloadType
 // and workload_type) name different things.
 func WorkloadTypeFromTags(tags map[string]string) (WorkloadType, bool) {
-	want := normTag(TagWorkloadType)
-	var t WorkloadType
-	found, known := false, false
-	for k, v := range tags {
-		if NormTagKey(k) != want {
-			continue
-		}
-		x, ok := workloadTagValues[normTag(strings.TrimSpace(v))]
-		if found && (!ok || !known || x != t) {
-			return "", false
-		}
-		t, found, known = x, true, ok
+	named, unknown := workloadTypesNamed(tags)
+	if unknown || bits.OnesCount(named) != 1 {
+		return "", false
 	}
-	return t, known
+	return WorkloadTypes[bits.TrailingZeros(named)], true
 }
 
 // WorkloadTypesFromTags returns every known workload type that some spelling
 // of the WorkloadType tag names, in sorted order: what a protection rule
 // reads, since any one of them may be the true one.
 func WorkloadTypesFromTags(tags map[string]string) []WorkloadType {
-	want := normTag(TagWorkloadType)
+	named, _ := workloadTypesNamed(tags)
 	var out []WorkloadType
-	for k, v := range tags {
-		if NormTagKey(k) != want {
-			continue
-		}
-		if t, ok := workloadTagValues[normTag(strings.TrimSpace(v))]; ok && !slices.Contains(out, t) {
+	for i, t := range WorkloadTypes {
+		if named&(1<<i) != 0 {
 			out = append(out, t)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// workloadTypesNamed reads every spelling of the WorkloadType tag with a
+// value (an empty one counts as absent): named has bit i set when one names
+// WorkloadTypes[i], unknown is set when one names no known type.
+func workloadTypesNamed(tags map[string]string) (named uint, unknown bool) {
+	want := normTag(TagWorkloadType)
+	for k, v := range tags {
+		v = strings.TrimSpace(v)
+		if v == "" || NormTagKey(k) != want {
+			continue
+		}
+		if t, ok := workloadTagValues[normTag(v)]; ok {
+			named |= 1 << slices.Index(WorkloadTypes, t)
+		} else {
+			unknown = true
+		}
+	}
+	return named, unknown
 }
 
 // WorkloadFromTags reads a workload from the instance's tags: WorkloadType

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -297,4 +298,47 @@ func FuzzNormTag(f *testing.F) {
 			t.Fatalf("normTag(%q) = %q, want %q", s, got, want)
 		}
 	})
+}
+
+// TestWorkloadTypeIsTheOneAllSpellingsName: over random sets of spellings
+// of WorkloadType, WorkloadTypeFromTags gives a type exactly when every
+// spelling names that one known type, and WorkloadTypesFromTags holds every
+// known type some spelling names; an empty value counts as absent.
+func TestWorkloadTypeIsTheOneAllSpellingsName(t *testing.T) {
+	keys := []string{"WorkloadType", "workload_type", "Workload-Type", " workloadtype\t", "WORKLOAD TYPE"}
+	values := []string{"Training", "train", "Inference", " serving ", "batch", "gaming", ""}
+	rng := rand.New(rand.NewSource(7))
+	for range 5000 {
+		tags := map[string]string{"Team": "inference"}
+		for _, k := range keys {
+			if rng.Intn(3) == 0 {
+				tags[k] = values[rng.Intn(len(values))]
+			}
+		}
+		named := map[WorkloadType]bool{}
+		unknown := false
+		for k, v := range tags {
+			if k == "Team" || strings.TrimSpace(v) == "" {
+				continue
+			}
+			if wt, ok := workloadTagValues[normTag(strings.TrimSpace(v))]; ok {
+				named[wt] = true
+			} else {
+				unknown = true
+			}
+		}
+		got, ok := WorkloadTypeFromTags(tags)
+		if want := len(named) == 1 && !unknown; ok != want || ok && !named[got] {
+			t.Fatalf("%v: WorkloadTypeFromTags = %q, %v; named %v, unknown %v", tags, got, ok, named, unknown)
+		}
+		types := WorkloadTypesFromTags(tags)
+		if len(types) != len(named) || !slices.IsSorted(types) {
+			t.Fatalf("%v: WorkloadTypesFromTags = %v, named %v", tags, types, named)
+		}
+		for _, wt := range types {
+			if !named[wt] {
+				t.Fatalf("%v: %q in %v is named by no spelling", tags, wt, types)
+			}
+		}
+	}
 }
