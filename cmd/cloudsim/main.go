@@ -270,13 +270,9 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 			return exitError
 		}
 	}
-	ops := append([]string(nil), warehousesim.Ops...)
-	for _, reg := range simkit.Registered() {
-		ops = append(ops, reg.Ops...)
-	}
 	kit, err := simkit.New(simkit.Options{
 		Latency: c.latency, ThrottleRate: c.throttleRate, ErrorRate: c.errorRate,
-		FailScopes: c.failRegions, Delays: c.delays, Hang: c.hang, Seed: c.seed, Ops: ops,
+		FailScopes: c.failRegions, Delays: c.delays, Hang: c.hang, Seed: c.seed, Ops: simkit.RegisteredOps(warehousesim.Ops...),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "cloudsim: %s\n", oneLine(err))

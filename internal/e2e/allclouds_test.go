@@ -38,10 +38,7 @@ func allClouds(t *testing.T) (requests func() map[string]int) {
 func allCloudsServing(t *testing.T, f *fleet.Fleet) (requests func() map[string]int) {
 	t.Helper()
 	served, _ := gcpServed(t, cloudFleet(t, f, fleet.AWS, fleet.Azure, fleet.GCP))
-	var ops []string
-	for _, reg := range simkit.Registered() {
-		ops = append(ops, reg.Ops...)
-	}
+	ops := simkit.RegisteredOps()
 	kit, err := simkit.New(simkit.Options{Seed: 1, Ops: ops})
 	if err != nil {
 		t.Fatal(err)

@@ -86,6 +86,16 @@ func Registered() []Simulator {
 	return out
 }
 
+// RegisteredOps are the operations of every registered simulator, then
+// extra: the Options.Ops of a kit they share.
+func RegisteredOps(extra ...string) []string {
+	ops := append([]string(nil), extra...)
+	for _, s := range Registered() {
+		ops = append(ops, s.Ops...)
+	}
+	return ops
+}
+
 // Mux serves several simulators on one port: the control endpoints for all
 // of them (Kit.Control), and every other request to the first simulator
 // that claims it (with one simulator, to that one).
