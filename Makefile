@@ -35,12 +35,20 @@ docs-check: ## fail when a committed schema under docs/schema is stale
 	$(MAKE) docs
 	git diff --exit-code docs/schema
 
-# FUZZTIME is how long `make fuzz` runs each fuzz target; CI keeps it short
-# (the committed corpora run as plain tests in `make test` too).
+# Fuzzing is exploration, run before handing a change in; CI never runs it
+# (`go test` replays every target's seeds and committed corpus on each run).
+# FUZZTIME is the time per target; SINCE=<rev> fuzzes only the targets whose
+# package or its imports changed since <rev>; RUN=<regexp> narrows by name;
+# KEEP=<n> copies up to n new interesting inputs per target into testdata/fuzz.
+# A finding stops the run: fix it and commit the input go wrote under
+# testdata/fuzz/ (docs/contributing.md).
 FUZZTIME ?= 5s
+SINCE    ?=
+RUN      ?=
+KEEP     ?= 0
 
-fuzz: ## run every FuzzXxx target briefly, FUZZTIME each (scripts/fuzz.sh)
-	@GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+fuzz: ## explore with the FuzzXxx targets, FUZZTIME each; SINCE=<rev> only those a change touches (scripts/fuzz.sh)
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) SINCE=$(SINCE) RUN='$(RUN)' KEEP=$(KEEP) scripts/fuzz.sh
 
 bench: bench-go bench-table ## run the Go benchmarks, then print the scale table (docs/performance.md)
 
