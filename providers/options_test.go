@@ -3,6 +3,7 @@ package providers
 import (
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -87,8 +88,14 @@ func TestPurchasesOf(t *testing.T) {
 
 // A registered cloud's owner rules reach fleet.DetectOwner, and a cloud
 // without New is listed but cannot scan.
-func TestRegisterDataOnlyCloud(t *testing.T) {
+// registerRegtest registers the data-only cloud "regtest" once per process:
+// the registry is global, and under -count=N the test runs N times.
+var registerRegtest = sync.OnceFunc(func() {
 	Register(&RegInfo{Name: "regtest", OwnerRules: []fleet.OwnerRule{{Provider: "regtest", Key: "regtest:pool", Kind: fleet.OwnerMIG}}})
+})
+
+func TestRegisterDataOnlyCloud(t *testing.T) {
+	registerRegtest()
 	if got := fleet.DetectOwner("i-1", map[string]string{"RegTest:Pool": "p1"}); got == nil || got.Kind != fleet.OwnerMIG || got.Name != "p1" {
 		t.Errorf("owner %+v", got)
 	}
