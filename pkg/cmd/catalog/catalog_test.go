@@ -266,7 +266,7 @@ func TestUpdateFlags(t *testing.T) {
 			t.Errorf("%v: error %v, want %q", c.args, err, c.wantErr)
 		}
 	}
-	o, err := cmdtest.Parse(t, NewCmdUpdate, []string{"--provider", "gcp", "--output", "snap.json", "--replace"})
+	o, err := cmdtest.Parse(t, NewCmdUpdate, []string{"--provider", "gcp", "--file", "snap.json", "--replace"})
 	if err != nil || o.Output != "snap.json" || !o.Replace || o.Scope.Providers[0] != "gcp" {
 		t.Fatalf("%+v, %v", o, err)
 	}

@@ -101,7 +101,7 @@ type StatusOptions struct {
 
 	// Provider narrows the report to one cloud.
 	Provider string
-	// Overlay reads this file instead of the cache's overlay (--overlay).
+	// Overlay reads this file instead of the cache's overlay (--file).
 	Overlay string
 	Output  string
 	Filter  cmdutil.Filter
@@ -138,8 +138,8 @@ prices differ from the snapshot's, and the types and regions the snapshot lacks.
 		},
 	}
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "only this cloud: aws, azure or gcp")
-	cmd.Flags().StringVar(&opts.Overlay, "overlay", "", "read this overlay file (e.g. one 'catalog update --output' wrote) instead of the cache's")
-	_ = cmd.MarkFlagFilename("overlay", "json")
+	cmd.Flags().StringVar(&opts.Overlay, "file", "", "read this overlay file (e.g. one 'catalog update --file' wrote) instead of the cache's")
+	_ = cmd.MarkFlagFilename("file", "json")
 	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
 }
@@ -162,7 +162,7 @@ func statusRun(opts *StatusOptions) error {
 		}
 	}
 	if ov == nil && opts.Overlay != "" {
-		return cmdutil.FlagErrorf("--overlay %s: no such file", opts.Overlay)
+		return cmdutil.FlagErrorf("--file %s: no such file", opts.Overlay)
 	}
 	doc := Status(base, ov, path, opts.Now(), fleet.Provider(opts.Provider))
 	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, doc, cmdutil.Printers{

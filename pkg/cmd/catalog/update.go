@@ -42,7 +42,7 @@ type UpdateOptions struct {
 	// Types are the instance types to fetch (--type); empty is every type
 	// the embedded catalog lists in each region.
 	Types []string
-	// Output writes the file there instead of the cache's overlay.
+	// Output (--file) writes the file there instead of the cache's overlay.
 	Output string
 	// Replace starts from an empty file instead of merging into the old one.
 	Replace bool
@@ -75,7 +75,7 @@ is a warning, its older prices are kept, and the exit code is 3.`,
 		Example: `  $ gpufinops catalog update
   $ gpufinops catalog update --provider azure --region westeurope,swedencentral
   $ gpufinops catalog update --provider aws --region us-east-1 --type p5.48xlarge,p5e.48xlarge
-  $ gpufinops catalog update --output snapshot.json --replace   # what 'make catalog' runs`,
+  $ gpufinops catalog update --file snapshot.json --replace   # what 'make catalog' runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for i, p := range opts.Scope.Providers {
@@ -100,9 +100,9 @@ is a warning, its older prices are kept, and the exit code is 3.`,
 	cmdutil.AddScopeFlags(cmd, &opts.Scope, "fetch prices of (default: every one)")
 	cmd.Flags().Lookup("region").Usage = "regions to fetch (default: every region the embedded catalog lists)"
 	cmd.Flags().StringSliceVar(&opts.Types, "type", nil, "instance types to fetch (default: every type the embedded catalog lists in each region)")
-	cmd.Flags().StringVar(&opts.Output, "output", "", "write the prices to this file instead of the cache's overlay (a snapshot, e.g. for a release)")
+	cmd.Flags().StringVar(&opts.Output, "file", "", "write the prices to this file instead of the cache's overlay (a snapshot, e.g. for a release)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "start from an empty file instead of keeping the prices of regions and types not read")
-	_ = cmd.MarkFlagFilename("output", "json")
+	_ = cmd.MarkFlagFilename("file", "json")
 	return cmd
 }
 
@@ -140,7 +140,7 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 			return err
 		}
 		if path == "" {
-			return cmdutil.FlagErrorf("no cache folder for the overlay (set cache.dir or XDG_CACHE_HOME), or name a file with --output")
+			return cmdutil.FlagErrorf("no cache folder for the overlay (set cache.dir or XDG_CACHE_HOME), or name a file with --file")
 		}
 	}
 	names := opts.Scope.Providers
