@@ -183,7 +183,7 @@ func TestUpdateNarrowsAndAddsTypes(t *testing.T) {
 	}
 	aws := doc.Clouds[0]
 	if aws.Source != SourceOverlay || aws.Overlay == nil || strings.Join(aws.Overlay.NewTypes, ",") != "g6.xlarge" ||
-		strings.Join(aws.Overlay.NewRegions, ",") != "ap-south-1" || aws.Overlay.ChangedPrices != 1 {
+		strings.Join(aws.Overlay.NewRegions, ",") != "ap-south-1" || aws.Overlay.ChangedPrices != 1 || aws.Overlay.NewOffers != 2 {
 		t.Fatalf("aws status %+v %+v", aws, aws.Overlay)
 	}
 }

@@ -86,6 +86,9 @@ type Coverage struct {
 	// ChangedPrices counts the overlay's on-demand and spot prices that
 	// differ from the embedded snapshot's price of the same offer.
 	ChangedPrices int `json:"changedPrices,omitempty"`
+	// NewOffers counts the overlay's (region, type) pairs the embedded
+	// snapshot has no offer for.
+	NewOffers int `json:"newOffers,omitempty"`
 	// NewTypes and NewRegions are the overlay's types and regions the
 	// embedded snapshot does not price for the cloud.
 	NewTypes   []string `json:"newTypes,omitempty"`
@@ -121,7 +124,8 @@ snapshot built into gpufinops. For each: the date of its newest price and its
 age in days, how many regions and instance types it prices, how many (region,
 type) offers have an on-demand price, a spot price and commitment rates. For
 the overlay also: how many regions updates read, how many on-demand and spot
-prices differ from the snapshot's, and the types and regions the snapshot lacks.`,
+prices differ from the snapshot's, how many offers, types and regions the
+snapshot lacks.`,
 		Example: `  $ gpufinops catalog status
   $ gpufinops catalog status --provider azure -o json`,
 		Args: cobra.NoArgs,
@@ -263,8 +267,11 @@ func overlayCoverage(base pricing.Catalog, ov *cache.Overlay, p fleet.Provider, 
 	if len(offers) == 0 {
 		return nil
 	}
-	for _, s := range offers {
+	for k, s := range offers {
 		cv.Offers++
+		if _, ok := base.Offer(p, regions[k[0]], types[k[1]]); !ok {
+			cv.NewOffers++
+		}
 		if s.onDemand {
 			cv.OnDemand++
 		}

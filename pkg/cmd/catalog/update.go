@@ -189,10 +189,11 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 		return err
 	}
 	printSummary(opts.IO, results)
+	var all []string
 	for _, r := range results {
-		notes = append(r.notes, notes...)
+		all = append(all, r.notes...)
 	}
-	for _, n := range notes {
+	for _, n := range append(all, notes...) {
 		fmt.Fprintf(opts.IO.ErrOut, "note: %s\n", n)
 	}
 	for _, f := range failures {
