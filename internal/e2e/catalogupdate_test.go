@@ -55,8 +55,9 @@ func overlayKey(p fleet.Provider, region, typ string, opt pricing.Option) string
 
 // TestCatalogUpdateRoundTrip: with the simulators serving the embedded
 // catalog's data (fed as cmd/cloudsim feeds them, one instance per offer),
-// `catalog update` reads it back through the clouds' real price API shapes
-// and the adapters' price readers.
+// `catalog update`, run with the command line `make catalog` runs (read from
+// the Makefile), reads it back through the clouds' real price API shapes and
+// the adapters' price readers.
 //
 // AWS and Azure round-trip exactly: every type and region, every on-demand
 // and spot price, and AWS's Savings Plans rates for every type with an
@@ -83,7 +84,7 @@ func TestCatalogUpdateRoundTrip(t *testing.T) {
 	}
 	allCloudsServing(t, catalogFleet(cat))
 	path := t.TempDir() + "/snapshot.json"
-	code, out, errOut := gpufinopsAt(t, demoEnd, "catalog", "update", "--file", path)
+	code, out, errOut := gpufinopsAt(t, demoEnd, makeCatalogArgs(t, path)...)
 	if code != 0 {
 		t.Fatalf("catalog update: exit %d\n%s%s", code, out, errOut)
 	}
@@ -162,6 +163,38 @@ func TestCatalogUpdateRoundTrip(t *testing.T) {
 		}
 		t.Logf("%s: %d exact, %d differ, %d missing", k, tl.same, tl.differ, tl.missing)
 	}
+}
+
+// makeCatalogArgs is the command line `make catalog` runs (from the
+// Makefile), writing to path instead of the embedded snapshot.
+func makeCatalogArgs(t *testing.T, path string) []string {
+	t.Helper()
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mk), "\n") {
+		_, cmd, ok := strings.Cut(line, "./cmd/gpufinops catalog update")
+		if !ok {
+			continue
+		}
+		args := []string{"catalog", "update"}
+		for _, a := range strings.Fields(cmd) {
+			switch {
+			case a == catalog.SnapshotPath:
+				args = append(args, path)
+			case strings.HasPrefix(a, "$("):
+			default:
+				args = append(args, a)
+			}
+		}
+		if !slices.Contains(args, path) {
+			t.Fatalf("make catalog does not write %s: %q", catalog.SnapshotPath, line)
+		}
+		return args
+	}
+	t.Fatal("the Makefile has no catalog target running catalog update")
+	return nil
 }
 
 // TestCatalogUpdateSeesChangesAndAnalyzeUsesThem: a simulator serving a

@@ -345,16 +345,29 @@ func writeAtomic(path string, b []byte) error {
 // " (catalog update YYYY-MM-DD)" with the date it was fetched. A nil
 // overlay returns base.
 func (o *Overlay) Catalog(base pricing.Catalog, path string) pricing.Catalog {
+	return o.CatalogAs(base, pricing.OverlaySource{
+		Label:  "prices from catalog update",
+		Origin: fmt.Sprintf("the cloud's price APIs, read by 'gpufinops catalog update' (last run %s), kept in %s", o.updated(), path),
+	}, "catalog update")
+}
+
+// CatalogAs is Catalog with the Sources entries named by src and each
+// price's Source gaining " (tag YYYY-MM-DD)".
+func (o *Overlay) CatalogAs(base pricing.Catalog, src pricing.OverlaySource, tag string) pricing.Catalog {
 	if o == nil || len(o.Prices) == 0 {
 		return base
 	}
 	prices := make([]pricing.Price, len(o.Prices))
 	for i, p := range o.Prices {
-		p.Source += " (catalog update " + p.AsOf + ")"
+		p.Source += " (" + tag + " " + p.AsOf + ")"
 		prices[i] = p
 	}
-	return pricing.OverlayFrom(base, prices, pricing.OverlaySource{
-		Label:  "prices from catalog update",
-		Origin: fmt.Sprintf("the cloud's price APIs, read by 'gpufinops catalog update' (last run %s), kept in %s", o.UpdatedAt.UTC().Format(time.DateOnly), path),
-	})
+	return pricing.OverlayFrom(base, prices, src)
+}
+
+func (o *Overlay) updated() string {
+	if o == nil {
+		return ""
+	}
+	return o.UpdatedAt.UTC().Format(time.DateOnly)
 }
