@@ -318,7 +318,7 @@ func TestStatusTableAndJSON(t *testing.T) {
 	if len(lines) != 5 || lines[1] != "aws\toverlay\t2026-12-06\t0\t1\t2\t2\t1\t1\t1\t1\t-" || !strings.HasPrefix(lines[2], "aws\tembedded") {
 		t.Fatalf("table, overlay first:\n%s", out)
 	}
-	if !strings.Contains(errOut, "Overlay "+e.path+", last updated 2026-12-06T09:30:00Z") {
+	if !strings.Contains(errOut, "Overlay: "+e.path+"\nUpdated 2026-12-06T09:30:00Z.") {
 		t.Errorf("no overlay line:\n%s", errOut)
 	}
 }

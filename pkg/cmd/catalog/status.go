@@ -319,7 +319,7 @@ func writeStatusTable(ios *iostreams.IOStreams, w io.Writer, doc *Document) erro
 	t.SetWidth(ios.TerminalWidth())
 	t.Key(0, 1, 2, 3)
 	t.Truncate(11, 12)
-	t.DropOrder(11, 9, 8, 7, 10)
+	t.DropOrder(9, 8, 7, 3, 10, 11)
 	row := func(cloud, source string, c Coverage) {
 		ageDays := "-"
 		if c.AgeDays != nil {
@@ -347,11 +347,11 @@ func writeStatusTable(ios *iostreams.IOStreams, w io.Writer, doc *Document) erro
 	}
 	switch {
 	case doc.Overlay.Path == "":
-		fmt.Fprintln(ios.ErrOut, "\nNo cache folder, so no overlay: every price is the embedded snapshot's.")
+		fmt.Fprintln(ios.ErrOut, "\nNo cache folder, so no overlay: every price is the embedded one.")
 	case doc.Overlay.Present:
-		fmt.Fprintf(ios.ErrOut, "\nOverlay %s, last updated %s. A cloud's overlay prices win over its embedded ones.\n", doc.Overlay.Path, doc.Overlay.UpdatedAt)
+		fmt.Fprintf(ios.ErrOut, "\nOverlay: %s\nUpdated %s. Overlay prices win over embedded ones.\n", doc.Overlay.Path, doc.Overlay.UpdatedAt)
 	default:
-		fmt.Fprintf(ios.ErrOut, "\nNo overlay yet (%s): every price is the embedded snapshot's. 'gpufinops catalog update' fetches current ones.\n", doc.Overlay.Path)
+		fmt.Fprintf(ios.ErrOut, "\nNo overlay yet: %s\nPrices are the embedded ones; 'gpufinops catalog update' fetches current ones.\n", doc.Overlay.Path)
 	}
 	return nil
 }
