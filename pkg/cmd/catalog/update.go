@@ -151,6 +151,13 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
 		plans = append(plans, planFor(base, fleet.Provider(n), opts.Scope.Regions, opts.Types))
 	}
+	if opts.IO.IsStderrTTY() {
+		var parts []string
+		for _, pl := range plans {
+			parts = append(parts, fmt.Sprintf("%s %s", pl.provider, text.Plural(len(pl.regions), "region")))
+		}
+		opts.IO.Notef("fetching list prices: %s…\n", strings.Join(parts, ", "))
+	}
 	results := make([]cloudResult, len(plans))
 	var wg sync.WaitGroup
 	for i, pl := range plans {
