@@ -249,6 +249,19 @@ func TestUpdateReplacesACorruptOverlay(t *testing.T) {
 	if len(e.overlay(t).Prices) != 1 {
 		t.Fatal("the overlay was not rewritten")
 	}
+	// A file named with --file that is no overlay is not overwritten,
+	// unless --replace says so.
+	other := filepath.Join(t.TempDir(), "report.json")
+	if err := os.WriteFile(other, []byte(`{"kind":"Report"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = e.run(t, "update", "--provider", "azure", "--file", other)
+	if b, _ := os.ReadFile(other); code != cmdutil.ExitUsage || string(b) != `{"kind":"Report"}` || !strings.Contains(errOut, "not overwritten") {
+		t.Fatalf("--file of another document: exit %d, file %s\n%s", code, b, errOut)
+	}
+	if code, _, errOut = e.run(t, "update", "--provider", "azure", "--file", other, "--replace"); code != 0 {
+		t.Fatalf("--replace: exit %d\n%s", code, errOut)
+	}
 }
 
 func TestUpdateFlags(t *testing.T) {

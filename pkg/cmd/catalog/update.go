@@ -186,6 +186,11 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	var old *cache.Overlay
 	if !opts.Replace {
 		if old, err = cache.ReadOverlay(path); err != nil {
+			if opts.Output != "" {
+				// A file named on the command line that is no overlay may
+				// be anything: it is not overwritten unless asked to.
+				return &cmdutil.InputError{Err: fmt.Errorf("--file: %w; not overwritten (--replace overwrites it)", err)}
+			}
 			fmt.Fprintf(opts.IO.ErrOut, "warning: %v; it is replaced\n", err)
 			old = nil
 		}
