@@ -6,7 +6,7 @@ COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 DATE     ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS  := -s -w -X $(PKG)/pkg/build.Version=$(VERSION) -X $(PKG)/pkg/build.Commit=$(COMMIT) -X $(PKG)/pkg/build.Date=$(DATE)
 
-.PHONY: help build test test-all lint fuzz bench bench-go bench-table docs docs-check golden demo clean
+.PHONY: help build test test-all lint fuzz bench bench-go bench-table docs docs-check golden demo catalog clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -67,6 +67,14 @@ docs: ## regenerate every JSON schema under docs/schema from the Go types
 
 golden: ## rewrite golden files after an intended output change, in every package
 	GPUFINOPS_UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
+
+# CATALOG_FLAGS narrows 'make catalog' (e.g. --provider azure). It reads the
+# clouds' price APIs with your credentials, as a scan does; internal/e2e runs
+# the same command against the simulators. docs/catalog-update.md.
+CATALOG_FLAGS ?=
+
+catalog: ## regenerate the embedded price snapshot (pricing/catalog/snapshot/prices.json) from the clouds' price APIs
+	$(GO) run ./cmd/gpufinops catalog update --replace --file pricing/catalog/snapshot/prices.json $(CATALOG_FLAGS)
 
 demo: ## analyze the embedded demo fleet
 	$(GO) run ./cmd/gpufinops analyze --demo

@@ -42,10 +42,27 @@ func CommitmentTerm(o Option) (string, bool) {
 // region), the newest wins, then the cheapest. Each price keeps its Source,
 // so a report can say which price came from where.
 func Overlay(base Catalog, live []Price) Catalog {
+	return OverlayFrom(base, live, scanTime)
+}
+
+// OverlaySource names where an overlay's prices come from, in its Sources
+// entries: Label follows the cloud's name ("AWS live prices"), Origin
+// says how they were read.
+type OverlaySource struct {
+	Label  string
+	Origin string
+}
+
+// scanTime is the source of the prices a scan reads.
+var scanTime = OverlaySource{Label: "live prices", Origin: "the cloud's price APIs, read at scan time (each price names its API)"}
+
+// OverlayFrom is Overlay with the Sources entries named by src, e.g. for
+// prices read earlier and kept in a file (gpufinops catalog update).
+func OverlayFrom(base Catalog, live []Price, src OverlaySource) Catalog {
 	if base == nil {
 		base = emptyCatalog{}
 	}
-	o := &overlay{Catalog: base, live: map[liveKey]*liveSlot{}}
+	o := &overlay{Catalog: base, live: map[liveKey]*liveSlot{}, src: src}
 	for i := range live {
 		p := live[i]
 		if !usableLive(p) {
@@ -118,6 +135,7 @@ type overlay struct {
 	live  map[liveKey]*liveSlot
 	added []Offer // offers only live prices make, sorted
 	stats map[fleet.Provider]*liveStats
+	src   OverlaySource
 }
 
 func usableLive(p Price) bool {
@@ -257,9 +275,9 @@ func (o *overlay) Sources() []Source {
 			note += "; dated " + s.oldest + " to " + s.newest
 		}
 		out = append(out, Source{
-			Name:     providerLabel(p) + " live prices",
+			Name:     providerLabel(p) + " " + o.src.Label,
 			Provider: string(p),
-			Origin:   "the cloud's price APIs, read at scan time (each price names its API)",
+			Origin:   o.src.Origin,
 			AsOf:     s.newest,
 			Note:     note,
 		})

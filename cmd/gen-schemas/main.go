@@ -22,6 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/billing"
+	catalogcmd "github.com/gpufinops/gpufinops/pkg/cmd/catalog"
 	"github.com/gpufinops/gpufinops/pkg/cmd/doctor"
 	"github.com/gpufinops/gpufinops/pkg/cmd/fit"
 	"github.com/gpufinops/gpufinops/pkg/cmd/prices"
@@ -60,6 +61,7 @@ var Schemas = []Schema{
 	document("doctor.schema.json", "gpufinops doctor -o json", &doctor.Report{}, doctor.Kind, doctor.SchemaVersion),
 	document("fit.schema.json", "gpufinops fit -o json", &fit.Document{}, fit.Kind, fit.SchemaVersion),
 	document("billing-summary.schema.json", "gpufinops billing summary -o json", &billing.Document{}, billing.Kind, billing.SchemaVersion),
+	document("catalog-status.schema.json", "gpufinops catalog status -o json", &catalogcmd.Document{}, catalogcmd.Kind, catalogcmd.SchemaVersion),
 	document("models.schema.json", "gpufinops fit --list-models -o json", &envelope.List[llm.Model]{}, fit.ModelListKind, fit.SchemaVersion),
 }
 

@@ -90,7 +90,9 @@ func factory() (*cmdutil.Factory, *bytes.Buffer) {
 		Config: func() (*config.Config, error) {
 			return config.Load(config.Options{File: "", LookupEnv: func(string) (string, bool) { return "", false }})
 		},
-		Catalog: func() (pricing.Catalog, error) { return catalog.Embedded() },
+		Catalog:         func() (pricing.Catalog, error) { return catalog.Embedded() },
+		EmbeddedCatalog: catalog.Embedded,
+		OverlayPath:     func() (string, error) { return "", nil },
 		Fleet: func(path string, demo bool) (*fleet.Fleet, error) {
 			if demo {
 				return file.Demo()
@@ -119,6 +121,7 @@ var outputCases = []struct {
 	{"report.schema.json", []string{"analyze", "--demo", "-o", "json"}, ""},
 	{"fleet.schema.json", []string{"inventory", "--demo", "-o", "json"}, "Fleet"},
 	{"diff.schema.json", []string{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json", "-o", "json"}, "ReportDiff"},
+	{"catalog-status.schema.json", []string{"catalog", "status", "-o", "json"}, "CatalogStatus"},
 	{"billing-summary.schema.json", []string{"billing", "summary", "--billing", "../../testdata/billing/focus-1.0-sample.csv", "-o", "json"}, "BillingSummary"},
 }
 

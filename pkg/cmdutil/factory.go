@@ -19,8 +19,14 @@ type Factory struct {
 	ConfigFile string
 	// Config returns the merged configuration (flags > env > file > defaults).
 	Config func() (*config.Config, error)
-	// Catalog returns the price and hardware catalog.
+	// Catalog returns the price and hardware catalog: the embedded one with
+	// the overlay file of 'catalog update' laid over it, when there is one.
 	Catalog func() (pricing.Catalog, error)
+	// EmbeddedCatalog returns the catalog built into the binary alone.
+	EmbeddedCatalog func() (pricing.Catalog, error)
+	// OverlayPath returns where the overlay file of 'catalog update' is;
+	// empty when there is no cache folder.
+	OverlayPath func() (string, error)
 	// Fleet reads a fleet snapshot from a file path, or the demo fleet when demo is true.
 	Fleet func(path string, demo bool) (*fleet.Fleet, error)
 	// Scan reads fleets live from the clouds (--provider).

@@ -42,6 +42,9 @@ type FleetFlags struct {
 	// Shard narrows a live scan to one slice of its scopes (analyze
 	// --shard); zero is every scope.
 	Shard providers.Shard
+	// NoPriceCache makes the adapters read prices from the price APIs,
+	// never from the on-disk price cache (catalog update).
+	NoPriceCache bool
 }
 
 // AddFleetFlags adds --fleet, --demo and the cloud scan flags.

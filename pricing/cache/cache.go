@@ -16,7 +16,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -187,23 +186,8 @@ func (c *Cache) Put(k Key, prices []pricing.Price) error {
 	if err != nil {
 		return fmt.Errorf("price cache: encoding %s: %w", k, err)
 	}
-	dir := filepath.Join(c.dir, subdir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("price cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*.json")
-	if err != nil {
-		return fmt.Errorf("price cache: %w", err)
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := writeAtomic(c.path(k), append(b, '\n')); err != nil {
 		return fmt.Errorf("price cache: writing %s: %w", k, err)
-	}
-	if err := os.Rename(tmp.Name(), c.path(k)); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("price cache: %w", err)
 	}
 	return nil
 }

@@ -32,7 +32,11 @@ var embedded = sync.OnceValues(func() (pricing.Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded catalog: %w", err)
 	}
-	return c, nil
+	cat, err := withSnapshot(c, snapshotFS)
+	if err != nil {
+		return nil, fmt.Errorf("embedded catalog: %w", err)
+	}
+	return cat, nil
 })
 
 // Embedded returns the catalog built into the binary. It is parsed once, on

@@ -11,6 +11,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/cache"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/file"
@@ -40,9 +41,41 @@ func New() *cmdutil.Factory {
 	sc := &scanner{streams: func() *iostreams.IOStreams { return f.IOStreams }, now: func() time.Time { return f.Now() }}
 	f.Scan = sc.scan
 	f.Providers = sc.providers
-	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return catalog.Embedded() })
+	f.EmbeddedCatalog = catalog.Embedded
+	// OverlayPath is empty when there is no cache folder (no overlay).
+	f.OverlayPath = func() (string, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return "", err
+		}
+		d := cacheDir(cfg.Cache.Dir)
+		if d == "" {
+			return "", nil // no cache folder: no overlay
+		}
+		return cache.OverlayPath(d), nil
+	}
+	f.Catalog = sync.OnceValues(func() (pricing.Catalog, error) { return withOverlay(f.EmbeddedCatalog, f.OverlayPath) })
 	f.Fleet = FileFleet(f.IOStreams)
 	return f
+}
+
+// withOverlay is the embedded catalog with the overlay file of 'catalog
+// update' laid over it, when there is one; a file that cannot be read is an
+// InputError naming it.
+func withOverlay(embedded func() (pricing.Catalog, error), path func() (string, error)) (pricing.Catalog, error) {
+	base, err := embedded()
+	if err != nil {
+		return nil, err
+	}
+	p, err := path()
+	if err != nil || p == "" {
+		return base, err
+	}
+	o, err := cache.ReadOverlay(p)
+	if err != nil {
+		return nil, &cmdutil.InputError{Err: err}
+	}
+	return o.Catalog(base, p), nil
 }
 
 // options are an adapter's Options: the shared settings, and its own
@@ -69,7 +102,7 @@ func (sc *scanner) options(ri *providers.RegInfo, in cmdutil.FleetFlags, cfg *co
 		Regions:         regions,
 		Lookback:        time.Duration(in.LookbackDays) * 24 * time.Hour,
 		Concurrency:     cfg.Concurrency(cloud),
-		CacheDir:        cacheDir(cfg.Cache.Dir),
+		CacheDir:        priceCacheDir(in, cfg),
 		CacheTTL:        time.Duration(cfg.Cache.TTLHours) * time.Hour,
 		RequestTimeout:  cfg.Timeouts.Request,
 		RetryMaxBackoff: sc.retryMaxBackoff,
@@ -99,4 +132,13 @@ func FileFleet(ios *iostreams.IOStreams) func(path string, demo bool) (*fleet.Fl
 		}
 		return (&scanner{streams: func() *iostreams.IOStreams { return ios }}).readFile(fl)
 	}
+}
+
+// priceCacheDir is the adapters' price cache: none when the command reads
+// prices fresh (catalog update).
+func priceCacheDir(in cmdutil.FleetFlags, cfg *config.Config) string {
+	if in.NoPriceCache {
+		return ""
+	}
+	return cacheDir(cfg.Cache.Dir)
 }

@@ -63,7 +63,8 @@ list prices per region, cheapest per GPU-hour first. Offers without an on-demand
 price come last.
 
 Prices come from the dated catalog built into gpufinops (see 'gpufinops version'
-and docs/catalog.md). They are public list prices in USD per instance-hour, not
+and docs/catalog.md), with the prices 'gpufinops catalog update' fetched laid
+over it ('gpufinops catalog status' says which). They are public list prices in USD per instance-hour, not
 what your account pays. A GCP price is the machine plus its GPUs. A spot price is
 the cheapest zone's at snapshot time, an optimistic bound; for AWS the JSON and
 CSV output also give the Spot Instance Advisor's typical monthly saving.

@@ -16,6 +16,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/build"
 	analyzeCmd "github.com/gpufinops/gpufinops/pkg/cmd/analyze"
 	billingCmd "github.com/gpufinops/gpufinops/pkg/cmd/billing"
+	catalogCmd "github.com/gpufinops/gpufinops/pkg/cmd/catalog"
 	commitPlanCmd "github.com/gpufinops/gpufinops/pkg/cmd/commitplan"
 	diffCmd "github.com/gpufinops/gpufinops/pkg/cmd/diff"
 	doctorCmd "github.com/gpufinops/gpufinops/pkg/cmd/doctor"
@@ -181,6 +182,7 @@ differently, with the monthly saving of each change and how it was computed.`,
 		analyzeCmd.NewCmdAnalyze(f, nil),
 		idleStopCmd.NewCmdIdleStop(f, nil),
 		billingCmd.NewCmdBilling(f),
+		catalogCmd.NewCmdCatalog(f),
 		commitPlanCmd.NewCmdCommitPlan(f, nil),
 		diffCmd.NewCmdDiff(f, nil),
 		doctorCmd.NewCmdDoctor(f, nil),

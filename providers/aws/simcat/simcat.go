@@ -154,16 +154,17 @@ func awsGPUName(model string) string { return memorySuffix.ReplaceAllString(mode
 // priceRow is a type's prices in a region, from the catalog's offer.
 func priceRow(region, instanceType string, cat pricing.Catalog) (sim.PriceRow, bool) {
 	o, ok := cat.Offer(fleet.AWS, region, instanceType)
-	if !ok || o.OnDemand == nil {
+	if !ok || (o.OnDemand == nil && o.Spot == nil) {
 		return sim.PriceRow{}, false
 	}
-	od := o.OnDemand.Hourly
-	row := sim.PriceRow{
-		Region:        region,
-		InstanceType:  instanceType,
-		OnDemand:      od.String(),
-		SavingsPlan1y: savingsPlanRate(cat, region, instanceType, pricing.Term1y, od, SavingsPlanDiscount1y),
-		SavingsPlan3y: savingsPlanRate(cat, region, instanceType, pricing.Term3y, od, SavingsPlanDiscount3y),
+	row := sim.PriceRow{Region: region, InstanceType: instanceType}
+	// A type sold without an on-demand list price (p5e, trn2 in some
+	// regions) still has a spot price history, as on AWS.
+	if o.OnDemand != nil {
+		od := o.OnDemand.Hourly
+		row.OnDemand = od.String()
+		row.SavingsPlan1y = savingsPlanRate(cat, region, instanceType, pricing.Term1y, od, SavingsPlanDiscount1y)
+		row.SavingsPlan3y = savingsPlanRate(cat, region, instanceType, pricing.Term3y, od, SavingsPlanDiscount3y)
 	}
 	if o.Spot != nil {
 		row.Spot = map[string]string{zoneName(region, o.Spot.Zone): o.Spot.Hourly.String()}

@@ -9,6 +9,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/pricing/pricingtest"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 	"github.com/gpufinops/gpufinops/providers/file"
 )
@@ -178,5 +179,21 @@ func TestZoneName(t *testing.T) {
 		if got := zoneName(region, zone); got != want {
 			t.Errorf("zoneName(%s, %q) = %q, want %q", region, zone, got, want)
 		}
+	}
+}
+
+// An offer with a spot price and no on-demand list price is served its spot
+// history (AWS has one for such types), without Price List or Savings Plans
+// rows; an offer with neither gets no row.
+func TestSpotOnlyOffer(t *testing.T) {
+	c := &pricingtest.Catalog{}
+	it := pricing.InstanceType{Provider: fleet.AWS, Name: "p5e.48xlarge", GPUModel: "H200", GPUCount: 8, GPUMemoryGiB: 141, VCPUs: 192, MemoryGiB: 2048}
+	c.AddOffer(it, "us-east-2", "", "18.7359")
+	row, ok := priceRow("us-east-2", "p5e.48xlarge", c)
+	if !ok || row.OnDemand != "" || row.SavingsPlan1y != "" || row.Spot["us-east-2a"] != "18.7359" {
+		t.Fatalf("spot-only offer: %+v, %v", row, ok)
+	}
+	if _, ok := priceRow("us-west-2", "p5e.48xlarge", c); ok {
+		t.Fatal("a row for an offer the catalog does not have")
 	}
 }

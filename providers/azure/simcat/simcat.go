@@ -60,10 +60,15 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 
 func priceRow(cat pricing.Catalog, region, size string) (sim.PriceRow, bool) {
 	off, ok := cat.Offer(fleet.Azure, region, size)
-	if !ok || off.OnDemand == nil {
+	if !ok || (off.OnDemand == nil && off.Spot == nil) {
 		return sim.PriceRow{}, false
 	}
-	row := sim.PriceRow{Region: region, Size: size, OnDemand: off.OnDemand.Hourly.String()}
+	row := sim.PriceRow{Region: region, Size: size}
+	// A size priced on spot only still has its Spot row in the Retail
+	// Prices API.
+	if off.OnDemand != nil {
+		row.OnDemand = off.OnDemand.Hourly.String()
+	}
 	if off.Spot != nil {
 		row.Spot = off.Spot.Hourly.String()
 	}

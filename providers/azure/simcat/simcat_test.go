@@ -8,6 +8,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
+	"github.com/gpufinops/gpufinops/pricing/pricingtest"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -50,4 +51,19 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 	t.Error("the Azure simulator is not registered")
+}
+
+// An offer with a spot price and no on-demand price gets its Spot row only;
+// an offer with neither, or none at all, gets no row.
+func TestSpotOnlyOffer(t *testing.T) {
+	c := &pricingtest.Catalog{}
+	nc := pricing.InstanceType{Provider: fleet.Azure, Name: "Standard_NC24ads_A100_v4", GPUModel: "A100-80GB", GPUCount: 1, GPUMemoryGiB: 80, VCPUs: 24, MemoryGiB: 220}
+	c.AddOffer(nc, "westeurope", "", "1.1")
+	row, ok := priceRow(c, "westeurope", "Standard_NC24ads_A100_v4")
+	if !ok || row.OnDemand != "" || row.Spot != "1.1" {
+		t.Fatalf("spot-only offer: %+v, %v", row, ok)
+	}
+	if _, ok := priceRow(c, "eastus", "Standard_NC24ads_A100_v4"); ok {
+		t.Fatal("a row for an offer the catalog does not have")
+	}
 }

@@ -119,11 +119,20 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 				continue
 			}
 			fk := key{o.Region, "family:" + family, usage}
-			if _, done := rates[fk]; done {
-				continue
-			}
 			gk := key{o.Region, "gpu:" + t.GPUModel, usage}
 			n, v, m := decimal.NewFromFloat(t.GPUCount), decimal.NewFromFloat(t.VCPUs), decimal.NewFromFloat(t.MemoryGiB)
+			if c, done := rates[fk]; done {
+				// A GPU model the family has no rate for yet (a2-ultragpu's
+				// A100 80GB after a2-highgpu's A100) takes what its first
+				// type's price leaves after the family's vCPU and RAM rates.
+				if _, ok := rates[gk]; !ok {
+					r := rates[key{o.Region, "ram:" + family, usage}]
+					if g := price.Sub(c.Mul(v)).Sub(r.Mul(m)).Div(n).Round(9); g.IsPositive() {
+						set(gk, g)
+					}
+				}
+				continue
+			}
 			g, ok := rates[gk]
 			if !ok {
 				g = price.Mul(gpuShare).Div(n).Round(9)

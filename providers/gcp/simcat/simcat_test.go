@@ -63,3 +63,39 @@ func TestSKUsAddUpToTheCatalog(t *testing.T) {
 		t.Fatalf("checked %d prices", checked)
 	}
 }
+
+// TestFurtherGPUModelOfAFamily: a2-ultragpu-1g (A100 80GB), after
+// a2-highgpu-1g (A100) has set the A2 vCPU and RAM rates, gets a GPU rate of
+// its own, so its SKUs add up to its catalog price; it had none before.
+func TestFurtherGPUModelOfAFamily(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const region = "us-central1"
+	f := &fleet.Fleet{Instances: []fleet.Instance{
+		{ID: "a", Provider: fleet.GCP, Region: region, InstanceType: "a2-highgpu-1g"},
+		{ID: "b", Provider: fleet.GCP, Region: region, InstanceType: "a2-ultragpu-1g"},
+	}}
+	opts := Options(f, cat)
+	rate := func(desc string) decimal.Decimal {
+		for _, s := range opts.SKUs {
+			if s.Regions[0] == region && s.UsageType == "OnDemand" && strings.Contains(s.Description, desc) {
+				return decimal.RequireFromString(s.Price)
+			}
+		}
+		t.Fatalf("no SKU %q in %s", desc, region)
+		return decimal.Decimal{}
+	}
+	typ, _ := cat.InstanceType(fleet.GCP, "a2-ultragpu-1g")
+	offer, ok := cat.Offer(fleet.GCP, region, "a2-ultragpu-1g")
+	if !ok || offer.OnDemand == nil {
+		t.Skip("the catalog has no a2-ultragpu-1g on-demand price in " + region)
+	}
+	got := rate("A2 Instance Core").Mul(decimal.NewFromFloat(typ.VCPUs)).
+		Add(rate("A2 Instance Ram").Mul(decimal.NewFromFloat(typ.MemoryGiB))).
+		Add(rate(gpuSKUName(typ.GPUModel) + " running").Mul(decimal.NewFromFloat(typ.GPUCount))).Round(6)
+	if got.Sub(offer.OnDemand.Hourly).Abs().GreaterThan(decimal.New(1, -6)) {
+		t.Fatalf("a2-ultragpu-1g: the SKUs add up to %s, the catalog says %s", got, offer.OnDemand.Hourly)
+	}
+}
