@@ -434,6 +434,10 @@ func TestLoadErrors(t *testing.T) {
 			"Standard_NC6,K80,1,6,56,,eastus,,1e12,\n"}, `on-demand price "1e12" is not a number in [0, 100000]`},
 		{"NaN count", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
 			"Standard_NC6,K80,NaN,6,56,,eastus,,1,\n"}, `AcceleratorCount "NaN" is not a non-negative number`},
+		{"absurd GPU count", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,1000,6,56,,eastus,,1,\n"}, `AcceleratorCount "1000" is not a non-negative number up to 64`},
+		{"no GPU", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,0,6,56,,eastus,,1,\n"}, `AcceleratorCount is 0`},
 		{"stale lifecycle rule", map[string]string{fileLifecycle: "provider,match,status,reason\nazure,family:NZ,retired,test\n"},
 			"lifecycle.csv:2: lifecycle rule azure family:NZ matches no type"},
 		{"bad lifecycle status", map[string]string{fileLifecycle: "provider,match,status,reason\nazure,family:NC,gone,test\n"},

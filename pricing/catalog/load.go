@@ -654,6 +654,9 @@ func (l *loader) buildWhole(rows []*priceRow, src sourceEntry) error {
 		if err != nil {
 			return err
 		}
+		if count == 0 {
+			return fmt.Errorf("%s: AcceleratorCount is 0: a GPU type has a GPU or a part of one", r.where())
+		}
 		gpuMem, err := l.gpuMemory(r, r.gpuMiB, r.accel)
 		if err != nil {
 			return err
@@ -1294,10 +1297,18 @@ func (t *table) errorf(r tableRow, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", t.file, r.line, fmt.Sprintf(format, args...))
 }
 
+// rowLimits bound a row's hardware: a larger value is not a machine but a
+// typo or a unit mix-up.
+var rowLimits = map[string]float64{
+	"AcceleratorCount": fleet.MaxGPUsPerInstance,
+	"vCPUs":            4096,
+	"MemoryGiB":        65536,
+}
+
 func reqFloat(r *priceRow, col, v string) (float64, error) {
 	f, err := finiteFloat(v)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%s: %s %q is not a non-negative number", r.where(), col, v)
+	if limit, ok := rowLimits[col]; err != nil || f < 0 || ok && f > limit {
+		return 0, fmt.Errorf("%s: %s %q is not a non-negative number up to %g", r.where(), col, v, rowLimits[col])
 	}
 	return f, nil
 }
