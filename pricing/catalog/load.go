@@ -222,7 +222,8 @@ type loader struct {
 	claimed     map[offerKey]claim
 	typeFile    map[typeKey]string
 	hwNoted     map[string]bool
-	superseded  map[string]int
+	superseded  map[string]int             // file → offers a file of higher precedence took
+	sourceFiles []string                   // the data file of each l.c.sources entry
 	rounded     map[string]map[string]bool // file → "line option" of each price rounded
 	incomplete  []incomplete
 	lifecycle   []*lifeRule
@@ -289,6 +290,7 @@ func (l *loader) loadSources() error {
 			return fmt.Errorf("%s: %s needs an origin, or repository, path and commit", fileSources, e.File)
 		}
 		l.sources[e.File] = e
+		l.sourceFiles = append(l.sourceFiles, e.File)
 		l.c.sources = append(l.c.sources, pricing.Source{
 			Name: e.Name, Provider: e.Provider, Origin: e.origin(), AsOf: e.AsOf, Note: e.Note,
 		})
@@ -598,6 +600,15 @@ func (l *loader) loadPrices() error {
 	}
 	if err := l.buildIncomplete(); err != nil {
 		return err
+	}
+	for i, e := range l.sourceFiles {
+		if n := l.superseded[e]; n > 0 {
+			note := fmt.Sprintf("%d offers superseded by files of higher precedence (docs/catalog.md)", n)
+			if l.c.sources[i].Note != "" {
+				note = l.c.sources[i].Note + " " + note
+			}
+			l.c.sources[i].Note = note
+		}
 	}
 	for _, pf := range priceFiles {
 		if n := len(l.rounded[pf.file]); n > 0 {

@@ -293,6 +293,11 @@ func TestPrecedence(t *testing.T) {
 			}
 		}
 	}
+	for _, src := range c.Sources() {
+		if src.Name == "GCP GPU prices" && !strings.Contains(src.Note, "offers superseded by files of higher precedence") {
+			t.Errorf("SkyPilot's GCP source does not say how many of its offers the Billing Catalog superseded: %q", src.Note)
+		}
+	}
 	if a100 < 300 {
 		t.Errorf("only %d GCP A100 offers checked against the Billing Catalog", a100)
 	}
