@@ -87,10 +87,21 @@ type InstanceType struct {
 	MemoryGiB    float64 `json:"memoryGiB"`
 	// Arch is the host CPU architecture: x86_64 or arm64.
 	Arch string `json:"arch"`
+	// Retired, when set, says why the type is retired or retiring (the
+	// cloud announced its end). Such a type is still priced where it runs,
+	// but never advised as a move target.
+	Retired string `json:"retired,omitempty"`
+	// Promo, when set, says why the type is a promotional size (Azure's
+	// _Promo sizes): priced, never advised as a move target.
+	Promo string `json:"promo,omitempty"`
 }
 
 // Fractional reports whether the type has a partition of a GPU rather than whole GPUs.
 func (t InstanceType) Fractional() bool { return t.GPUCount > 0 && t.GPUCount < 1 }
+
+// MoveTarget reports whether advice may move a workload onto the type, or
+// buy a commitment for it: false for retired, retiring and promotional sizes.
+func (t InstanceType) MoveTarget() bool { return t.Retired == "" && t.Promo == "" }
 
 // GPUSpec is one GPU model's hardware.
 type GPUSpec struct {

@@ -165,6 +165,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		if b, ok := e.opts.Billed[it.ID]; ok && it.Eligible && b.CommittedShare >= CommittedEnough {
 			it.Eligible, it.Reason = false, commitplan.ReasonCommitted
 		}
+		if it.Eligible && !s.typ.MoveTarget() {
+			it.Eligible, it.Reason = false, "a retired, retiring or promotional size: no commitment is bought for it"
+		}
 		if it.Eligible && e.planKind(it.Provider) == "" {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"

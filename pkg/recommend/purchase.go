@@ -18,6 +18,11 @@ func spotRule(e *engine, s *state) *change {
 	if s.lifecycle != fleet.OnDemand || w == nil || !slices.Contains(e.policy.Spot.Workloads, w.Type) {
 		return nil
 	}
+	// Spot capacity of a retired, retiring or promotional size is not a
+	// move to advise (pricing.InstanceType.MoveTarget).
+	if !s.typ.MoveTarget() {
+		return nil
+	}
 	if offer, ok := e.offer(s.inst.Provider, s.inst.Region, s.typ.Name); !ok || offer.OnDemand == nil {
 		return nil
 	}

@@ -144,7 +144,7 @@ func (e *engine) quantizeOption(g *replicaGroup, prec llm.Precision) (quantizeOp
 	found := false
 	for _, o := range e.offersIn(g.provider, g.region) {
 		t := o.Type
-		if o.OnDemand == nil || t.Arch != g.typ.Arch || t.Fractional() || !llm.Fits(need, t) {
+		if o.OnDemand == nil || !t.MoveTarget() || t.Arch != g.typ.Arch || t.Fractional() || !llm.Fits(need, t) {
 			continue
 		}
 		gpu, ok := e.cat.GPU(t.GPUModel)

@@ -127,8 +127,9 @@ type requirement struct {
 }
 
 // cheapestFit finds the cheapest offer in the state's provider and region, in
-// the given purchase option, that meets need. Ties go to the current type,
-// then to fewer GPUs, then to the name.
+// the given purchase option, that meets need. Retired, retiring and
+// promotional types are never a fit (pricing.InstanceType.MoveTarget). Ties
+// go to the current type, then to fewer GPUs, then to the name.
 func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) (pricing.InstanceType, pricing.Price, bool) {
 	type cand struct {
 		t pricing.InstanceType
@@ -143,7 +144,7 @@ func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) 
 				p = &q.price
 			}
 		}
-		if p == nil || !fits(e.cat, o.Type, need) {
+		if p == nil || !o.Type.MoveTarget() || !fits(e.cat, o.Type, need) {
 			continue
 		}
 		cands = append(cands, cand{o.Type, *p})

@@ -174,8 +174,8 @@ func hasNote(notes []string, sub string) bool {
 func TestSpotFormulaPriceIsAnEstimate(t *testing.T) {
 	cat := embeddedCatalog(t)
 	for _, tc := range []struct{ region, typ string }{
-		{"centralus", "Standard_NC16as_T4_v3"}, // 0.1496 = 11 % of 1.36
-		{"westus2", "Standard_NC12"},           // 0.198 = 11 % of 1.8
+		{"francecentral", "Standard_NC16as_T4_v3"}, // 0.40803 = 29 % of 1.407
+		{"australiaeast", "Standard_NC16as_T4_v3"}, // 0.45385 = 29 % of 1.565
 	} {
 		t.Run(tc.typ+"/"+tc.region, func(t *testing.T) {
 			p := planWith(t, cat, training(fleet.Azure, tc.region, tc.typ))
@@ -192,7 +192,7 @@ func TestSpotFormulaPriceIsAnEstimate(t *testing.T) {
 		})
 	}
 	// A market price that is no whole percentage stays market data.
-	p := planWith(t, cat, training(fleet.Azure, "eastus", "Standard_NC16as_T4_v3")) // 0.143517 of 1.204
+	p := planWith(t, cat, training(fleet.Azure, "eastus", "Standard_NC16as_T4_v3")) // 0.467513 of 1.204
 	if r := spotRec(p); r == nil || r.Evidence.Metrics["spotPriceIsEstimate"] == 1 {
 		t.Errorf("eastus T4 spot: %+v, want market data", r)
 	}

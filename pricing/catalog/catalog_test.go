@@ -29,13 +29,18 @@ func TestEmbeddedLoadsOnce(t *testing.T) {
 		t.Error("Embedded returned two different catalogs; want one shared instance")
 	}
 	c := a.(*catalog)
-	// 891 AWS + 189 Azure rows, and 338 GCP host rows that have an accelerator row.
-	if got := len(c.offers); got != 1418 {
-		t.Errorf("offers = %d, want 1418", got)
+	// AWS: 891 SkyPilot rows + 82 previous-generation rows. Azure: 132
+	// radar + 795 all-regions + 22 SkyPilot US offers that no file of
+	// higher precedence prices. GCP: 984 Cyclenerd + 34 SkyPilot
+	// host+accelerator (54 priced, 20 not) + 2,226 N1 with attached GPUs
+	// + 225 TPU slices of at most 64 chips.
+	if got := len(c.offers); got != 5419 {
+		t.Errorf("offers = %d, want 5419", got)
 	}
-	// 87 AWS + 41 Azure + 27 GCP machine types.
-	if got := len(c.types); got != 155 {
-		t.Errorf("types = %d, want 155", got)
+	// 94 AWS + 66 Azure + 275 GCP types (34 machine types, 212 N1 + GPU
+	// configurations, 29 TPU slices).
+	if got := len(c.types); got != 435 {
+		t.Errorf("types = %d, want 435", got)
 	}
 	if got := len(c.advice); got != 824 {
 		t.Errorf("spot advice entries = %d, want 824 (Linux)", got)
@@ -53,18 +58,25 @@ func TestOffer(t *testing.T) {
 		arch               string
 		onDemand, spot     string // "" = nil
 		spotZone, srcMatch string
+		asOf               string
 	}{
-		{fleet.AWS, "us-east-1", "p5.48xlarge", "H100", 8, 80, 192, 2048, "x86_64", "55.04", "10.2397", "use1-atl2-az1", "aws/vms.csv @00148f2"},
-		{fleet.AWS, "us-east-1", "g5g.xlarge", "T4g", 1, 16, 4, 8, "arm64", "0.42", "0.1309", "use1-az2", ""},
-		{fleet.AWS, "us-east-2", "trn2.48xlarge", "Trainium2", 16, 96, 192, 2048, "x86_64", "", "", "", ""},
-		{fleet.AWS, "us-east-1", "g6f.large", "L4", 0.125, 2861.0 / 1024, 2, 8, "x86_64", "", "", "", ""},
-		{fleet.Azure, "eastus", "Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, "x86_64", "98.32", "", "", "azure/vms.csv @20291d7"},
-		{fleet.Azure, "eastus", "standard_nv4as_v4", "Radeon MI25", 0.125, 2, 4, 14, "x86_64", "0.233", "0.02563", "", ""},
-		{fleet.Azure, "southcentralus", "Standard_NC12", "K80", 2, 12, 12, 112, "x86_64", "2.16", "0.2376", "", ""},
-		{fleet.GCP, "us-central1", "a2-highgpu-1g", "A100", 1, 40, 12, 85, "x86_64", "3.67339", "", "", "host+accelerator"},
-		{fleet.GCP, "us-central1", "a3-highgpu-8g", "H100", 8, 80, 208, 1872, "x86_64", "", "26.83013", "us-central1-a", ""},
-		{fleet.GCP, "us-central1", "a4-highgpu-8g", "B200", 8, 180, 224, 3968, "x86_64", "90.216", "32.6064", "us-central1-b", ""},
-		{fleet.GCP, "us-central1", "a3-megagpu-8g", "H100-MEGA", 8, 80, 208, 1872, "x86_64", "92.21427", "28.17013", "us-central1-a", ""},
+		{fleet.AWS, "us-east-1", "p5.48xlarge", "H100", 8, 80, 192, 2048, "x86_64", "55.04", "10.2397", "use1-atl2-az1", "aws/vms.csv @00148f2", "2026-11-30"},
+		{fleet.AWS, "us-east-1", "g5g.xlarge", "T4g", 1, 16, 4, 8, "arm64", "0.42", "0.1309", "use1-az2", "", "2026-11-30"},
+		{fleet.AWS, "us-east-2", "trn2.48xlarge", "Trainium2", 16, 96, 192, 2048, "x86_64", "", "", "", "", ""},
+		{fleet.AWS, "us-east-1", "g6f.large", "L4", 0.125, 2861.0 / 1024, 2, 8, "x86_64", "", "", "", "", ""},
+		{fleet.AWS, "us-east-1", "g3.4xlarge", "M60", 1, 8, 16, 122, "x86_64", "1.14", "", "", "tsaol/aws-gpu @2d0108c", "2025-11-30"},
+		{fleet.AWS, "eu-west-1", "p2.16xlarge", "K80", 16, 12, 64, 732, "x86_64", "15.552", "", "", "", "2025-11-30"},
+		{fleet.Azure, "eastus", "Standard_ND96isr_H100_v5", "H100", 8, 80, 96, 1900, "x86_64", "98.32", "", "", "anycloud-sh/catalog azure/vms.csv @62ff0a9", "2026-05-20"},
+		{fleet.Azure, "eastus", "standard_nv4as_v4", "MI25", 0.125, 2, 4, 14, "x86_64", "0.233", "0.043058", "", "", "2026-05-20"},
+		{fleet.Azure, "swedencentral", "Standard_ND96isr_H200_v5", "H200", 8, 141, 96, 1850, "x86_64", "110.272", "", "", "azure-pricing-radar", "2026-08-22"},
+		{fleet.Azure, "southcentralus", "Standard_NC12", "K80", 2, 12, 12, 112, "x86_64", "2.16", "0.2376", "", "", "2026-11-30"},
+		{fleet.GCP, "us-central1", "a2-highgpu-1g", "A100", 1, 40, 12, 85, "x86_64", "3.673385", "", "", "Cyclenerd", "2026-07-30"},
+		{fleet.GCP, "europe-west4", "a2-highgpu-1g", "A100", 1, 40, 12, 85, "x86_64", "3.747972", "", "", "Cyclenerd", "2026-07-30"},
+		{fleet.GCP, "us-central1", "a3-highgpu-8g", "H100", 8, 80, 208, 1872, "x86_64", "88.49", "50.609541", "", "", "2026-07-30"},
+		{fleet.GCP, "us-central1", "a4-highgpu-8g", "B200", 8, 180, 224, 3968, "x86_64", "90.216", "32.6064", "us-central1-b", "host+accelerator", "2026-11-30"},
+		{fleet.GCP, "us-central1", "a3-megagpu-8g", "H100-MEGA", 8, 80, 208, 1872, "x86_64", "92.21427", "28.17013", "us-central1-a", "", "2026-11-30"},
+		{fleet.GCP, "us-central1", "n1-standard-8+2xT4", "T4", 2, 16, 8, 30, "x86_64", "1.079998", "", "", "(N1 host)", "2026-07-30"},
+		{fleet.GCP, "us-central1", "tpu-v5p-8", "tpu-v5p", 4, 95, 0, 0, "x86_64", "", "", "", "gcp/vms.csv @62ff0a9", "2026-05-20"},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.provider)+"/"+tc.region+"/"+tc.typ, func(t *testing.T) {
@@ -78,10 +90,10 @@ func TestOffer(t *testing.T) {
 				t.Errorf("type = %+v", ty)
 			}
 			if tc.onDemand != "" {
-				checkPrice(t, "on-demand", o.OnDemand, tc.onDemand, "")
+				checkPrice(t, "on-demand", o.OnDemand, tc.onDemand, "", tc.asOf)
 			}
 			if tc.spot != "" {
-				checkPrice(t, "spot", o.Spot, tc.spot, tc.spotZone)
+				checkPrice(t, "spot", o.Spot, tc.spot, tc.spotZone, tc.asOf)
 			}
 			if tc.srcMatch != "" && o.OnDemand != nil && !strings.Contains(o.OnDemand.Source, tc.srcMatch) {
 				t.Errorf("source %q does not mention %q", o.OnDemand.Source, tc.srcMatch)
@@ -90,14 +102,14 @@ func TestOffer(t *testing.T) {
 	}
 }
 
-func checkPrice(t *testing.T, what string, p *pricing.Price, want, zone string) {
+func checkPrice(t *testing.T, what string, p *pricing.Price, want, zone, asOf string) {
 	t.Helper()
 	if p == nil {
 		t.Errorf("%s price is nil, want %s", what, want)
 		return
 	}
-	if p.Hourly.String() != want || p.Currency != "USD" || p.Unit != "hour" || p.AsOf != "2026-11-30" {
-		t.Errorf("%s price = %s %s/%s as of %s, want %s USD/hour as of 2026-11-30", what, p.Hourly, p.Currency, p.Unit, p.AsOf, want)
+	if p.Hourly.String() != want || p.Currency != "USD" || p.Unit != "hour" || p.AsOf != asOf {
+		t.Errorf("%s price = %s %s/%s as of %s, want %s USD/hour as of %s", what, p.Hourly, p.Currency, p.Unit, p.AsOf, want, asOf)
 	}
 	if zone != "" && p.Zone != zone {
 		t.Errorf("%s zone = %q, want %q", what, p.Zone, zone)
@@ -115,11 +127,10 @@ func TestUnpricedOffers(t *testing.T) {
 		{fleet.AWS, "us-east-2", "trn2.48xlarge", true, false, "Price"},
 		{fleet.AWS, "ap-south-1", "p4d.24xlarge", false, true, "SpotPrice"},
 		{fleet.Azure, "westus", "Standard_NV16as_v4", true, true, "Price"},
-		{fleet.Azure, "eastus", "Standard_NC40ads_H100_v5", false, true, "SpotPrice"},
-		{fleet.GCP, "us-central1", "a3-highgpu-8g", true, false, ""},
-		{fleet.GCP, "us-central1", "a3-highgpu-1g", true, false, ""},
-		{fleet.GCP, "us-east5", "a3-megagpu-8g", true, false, ""},
+		{fleet.Azure, "swedencentral", "Standard_ND96isr_H200_v5", false, true, "SpotPrice"},
+		{fleet.Azure, "westus3", "Standard_ND96isr_H200_v5", false, true, "SpotPrice"},
 		{fleet.GCP, "europe-west1", "a3-ultragpu-8g", true, false, ""},
+		{fleet.GCP, "us-central2", "tpu-v6e-1", true, true, "Price"},
 	} {
 		o, ok := c.Offer(tc.provider, tc.region, tc.typ)
 		if !ok {
@@ -214,7 +225,7 @@ func TestNoSpotAtOrAboveOnDemand(t *testing.T) {
 func TestOffersQuery(t *testing.T) {
 	c := embeddedForTest(t)
 	all := c.Offers(pricing.Query{})
-	if len(all) != 1418 {
+	if len(all) != 5419 {
 		t.Fatalf("all offers = %d", len(all))
 	}
 	for i := 1; i < len(all); i++ {
@@ -230,8 +241,8 @@ func TestOffersQuery(t *testing.T) {
 		q    pricing.Query
 		want int
 	}{
-		{"gpu case-insensitive", pricing.Query{GPUModel: "h200"}, 17 + 18},
-		{"provider and region", pricing.Query{Provider: fleet.Azure, Region: "EastUS"}, 27},
+		{"gpu case-insensitive", pricing.Query{GPUModel: "h200"}, 17 + 28 + 18}, // AWS, Azure ND H200 v5, GCP
+		{"provider and region", pricing.Query{Provider: fleet.Azure, Region: "EastUS"}, 36},
 		{"instance type", pricing.Query{InstanceType: "P5.48XLARGE"}, 12},
 		{"min memory", pricing.Query{Provider: fleet.GCP, MinGPUMemoryGiB: 141}, 18 + 10},
 	} {
@@ -316,8 +327,8 @@ func TestSpotAdvice(t *testing.T) {
 
 func TestSources(t *testing.T) {
 	src := embeddedForTest(t).Sources()
-	if len(src) != 13 {
-		t.Errorf("%d sources, want 13", len(src))
+	if len(src) != 23 {
+		t.Errorf("%d sources, want 23", len(src))
 	}
 	byName := map[string]pricing.Source{}
 	for _, s := range src {
@@ -416,7 +427,23 @@ func TestLoadErrors(t *testing.T) {
 			"has no row in accelerators.csv"},
 		{"data file without a source", map[string]string{"extra.csv": "a\n1\n"}, "sources.json: no entry for data file extra.csv"},
 		{"bad price", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
-			"Standard_NC6,K80,1,6,56,,eastus,,abc,\n"}, `skypilot-azure-gpu.csv:2: on-demand price "abc" is not a non-negative number`},
+			"Standard_NC6,K80,1,6,56,,eastus,,abc,\n"}, `skypilot-azure-gpu.csv:2: on-demand price "abc" is not a number in [0, 100000]`},
+		{"duplicate row", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,1,6,56,,eastus,,0.9,\nStandard_NC6,K80,1,6,56,,eastus,,0.8,\n"}, `skypilot-azure-gpu.csv:3: a second row for azure Standard_NC6 in eastus`},
+		{"absurd price", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,1,6,56,,eastus,,1e12,\n"}, `on-demand price "1e12" is not a number in [0, 100000]`},
+		{"NaN count", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,NaN,6,56,,eastus,,1,\n"}, `AcceleratorCount "NaN" is not a non-negative number`},
+		{"absurd GPU count", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,1000,6,56,,eastus,,1,\n"}, `AcceleratorCount "1000" is not a non-negative number up to 64`},
+		{"no GPU", map[string]string{"skypilot-azure-gpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			"Standard_NC6,K80,0,6,56,,eastus,,1,\n"}, `AcceleratorCount is 0`},
+		{"stale lifecycle rule", map[string]string{fileLifecycle: "provider,match,status,reason\nazure,family:NZ,retired,test\n"},
+			"lifecycle.csv:2: lifecycle rule azure family:NZ matches no type"},
+		{"bad lifecycle status", map[string]string{fileLifecycle: "provider,match,status,reason\nazure,family:NC,gone,test\n"},
+			`lifecycle.csv:2: status "gone" is not retired, retiring or promo`},
+		{"unknown TPU generation", map[string]string{"gcp-tpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
+			",tpu-v9-8,1,,,,us-central1,us-central1-a,1,\n"}, `TPU generation "tpu-v9" has no row in gcp-tpu-generations.csv`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(dataWith(t, tc.replace))

@@ -22,24 +22,81 @@ import (
 
 // The data files, relative to data/.
 const (
-	fileSources      = "sources.json"
-	fileSourcesDoc   = "SOURCES.md"
-	fileAccelerators = "accelerators.csv"
-	fileGPUs         = "gpus.csv"
-	fileArch         = "arch.csv"
-	fileCorrections  = "corrections.csv"
-	fileGCPMachines  = "gcp-machine-types.csv"
-	fileSpotAdvisor  = "aws-spot-advisor-gpu-linux.json"
+	fileSources        = "sources.json"
+	fileSourcesDoc     = "SOURCES.md"
+	fileAccelerators   = "accelerators.csv"
+	fileGPUs           = "gpus.csv"
+	fileArch           = "arch.csv"
+	fileCorrections    = "corrections.csv"
+	fileGCPMachines    = "gcp-machine-types.csv"
+	fileSpotAdvisor    = "aws-spot-advisor-gpu-linux.json"
+	fileN1GPUs         = "gcp-n1-gpus.csv"
+	fileTPUGenerations = "gcp-tpu-generations.csv"
+	fileLifecycle      = "lifecycle.csv"
+	fileRadarTrace     = "azure-gpu-eu-radar.trace.csv"
 )
 
-// priceFiles are the per-cloud price extracts, in provider order.
-var priceFiles = []struct {
+// fileKind says how a price extract's rows become offers.
+type fileKind int
+
+const (
+	// kindWhole: one row is a whole priced type in a region.
+	kindWhole fileKind = iota
+	// kindGCPParts: SkyPilot's GCP rows, host rows and accelerator rows
+	// summed per region.
+	kindGCPParts
+	// kindN1Hosts: GCP N1 host rows, each combined with the N1 GPU
+	// configurations of gcp-n1-gpus.csv and the accelerator rows of
+	// kindGCPParts into attached machines ("n1-standard-8+2xT4").
+	kindN1Hosts
+	// kindTPU: accelerator-only rows, one per TPU slice.
+	kindTPU
+)
+
+// priceFile is one price extract.
+type priceFile struct {
 	provider fleet.Provider
 	file     string
-}{
-	{fleet.AWS, "skypilot-aws-gpu.csv"},
-	{fleet.Azure, "skypilot-azure-gpu.csv"},
-	{fleet.GCP, "skypilot-gcp-gpu.csv"},
+	kind     fileKind
+}
+
+// priceFiles are the price extracts. Within a provider they are listed in
+// precedence order, highest first: where several files price the same
+// (provider, type, region), the offer of the first file is taken whole
+// (its on-demand and spot prices together) and the others' are superseded,
+// each superseded offer whose prices differ reported as a correction. A
+// type's hardware is the first file's too. docs/catalog.md gives the
+// reasons:
+//   - Azure: the EU radar file (Retail Prices API 2026-08-22, every cell
+//     traced to its meter) before the all-regions file (2026-05-20) before
+//     the SkyPilot US extract (undated).
+//   - GCP: Cyclenerd's whole-VM Billing Catalog prices before SkyPilot's
+//     host + accelerator sums (wrong for A100 machines in several regions).
+//     N1 machines with attached GPUs and TPU slices come from one file each.
+//   - AWS: the SkyPilot extract before the ec2instances.info previous
+//     generation (they share no type).
+var priceFiles = []priceFile{
+	{fleet.AWS, "skypilot-aws-gpu.csv", kindWhole},
+	{fleet.AWS, "aws-previous-gen-ec2instances.csv", kindWhole},
+	{fleet.Azure, "azure-gpu-eu-radar.csv", kindWhole},
+	{fleet.Azure, "azure-gpu-allregions.csv", kindWhole},
+	{fleet.Azure, "skypilot-azure-gpu.csv", kindWhole},
+	{fleet.GCP, "gcp-gpu-machines-cyclenerd.csv", kindWhole},
+	{fleet.GCP, "skypilot-gcp-gpu.csv", kindGCPParts},
+	{fleet.GCP, "gcp-n1-cyclenerd.csv", kindN1Hosts},
+	{fleet.GCP, "gcp-tpu.csv", kindTPU},
+}
+
+// Precedence lists, for each provider, its price files highest precedence
+// first (see priceFiles).
+func Precedence(p fleet.Provider) []string {
+	var out []string
+	for _, pf := range priceFiles {
+		if pf.provider == p {
+			out = append(out, pf.file)
+		}
+	}
+	return out
 }
 
 // unpriced is the corrections.csv "to" value that removes a price.
@@ -160,6 +217,19 @@ type loader struct {
 	arch    map[typeKey]string   // key: provider + family
 	rules   []*rule
 	c       *catalog
+
+	// The price files' state while they load (see loadPrices).
+	claimed     map[offerKey]claim
+	typeFile    map[typeKey]string
+	hwNoted     map[string]bool
+	superseded  map[string]int             // file → offers a file of higher precedence took
+	sourceFiles []string                   // the data file of each l.c.sources entry
+	rounded     map[string]map[string]bool // file → "line option" of each price rounded
+	incomplete  []incomplete
+	lifecycle   []*lifeRule
+	gcpAccels   map[accelKey]*priceRow
+	gcpAccelMiB map[string]string
+	gcpAccelSrc sourceEntry
 }
 
 // load reads every data file from fsys and builds the catalog.
@@ -187,6 +257,9 @@ func load(fsys fs.FS) (*catalog, error) {
 			return nil, fmt.Errorf("%s:%d: correction of %s %s %s from %q matches no row (stale?)",
 				fileCorrections, r.line, r.provider, r.subject(), r.field, r.from)
 		}
+	}
+	if err := l.staleLifecycle(); err != nil {
+		return nil, err
 	}
 	l.finish()
 	return l.c, nil
@@ -217,6 +290,7 @@ func (l *loader) loadSources() error {
 			return fmt.Errorf("%s: %s needs an origin, or repository, path and commit", fileSources, e.File)
 		}
 		l.sources[e.File] = e
+		l.sourceFiles = append(l.sourceFiles, e.File)
 		l.c.sources = append(l.c.sources, pricing.Source{
 			Name: e.Name, Provider: e.Provider, Origin: e.origin(), AsOf: e.AsOf, Note: e.Note,
 		})
@@ -299,21 +373,26 @@ func (l *loader) loadGPUs() error {
 	if err != nil {
 		return err
 	}
+	// Accelerators without a row in gpus.csv get a spec of their own from
+	// accelerators.csv, then the aliases (same_as) take the spec of the GPU
+	// they name, in gpus.csv or accelerators.csv.
 	for key, a := range l.accels {
-		if _, ok := l.c.gpus[key]; ok {
-			continue
-		}
-		if a.sameAs != "" {
-			g, ok := l.c.gpus[strings.ToLower(a.sameAs)]
-			if !ok {
-				return fmt.Errorf("%s: %s is the same as %s, which %s lacks", fileAccelerators, a.name, a.sameAs, fileGPUs)
-			}
-			l.c.gpus[key] = g
+		if _, ok := l.c.gpus[key]; ok || a.sameAs != "" {
 			continue
 		}
 		l.c.gpus[key] = pricing.GPUSpec{
 			Name: a.name, Vendor: a.vendor, MemoryGiB: a.memoryGiB, Source: src.origin(), Notes: a.notes,
 		}
+	}
+	for key, a := range l.accels {
+		if _, ok := l.c.gpus[key]; ok || a.sameAs == "" {
+			continue
+		}
+		g, ok := l.c.gpus[strings.ToLower(a.sameAs)]
+		if !ok {
+			return fmt.Errorf("%s: %s is the same as %s, which neither %s nor %s describes", fileAccelerators, a.name, a.sameAs, fileGPUs, fileAccelerators)
+		}
+		l.c.gpus[key] = g
 	}
 	return nil
 }
@@ -435,7 +514,29 @@ func (l *loader) correct(row *priceRow, field, from, to, reason string) {
 	})
 }
 
+// claim is the offer a (provider, type, region) got from the first file
+// that priced it.
+type claim struct {
+	file string
+	od   *pricing.Price
+}
+
+// incomplete is a whole row without hardware (no GPU count, vCPUs or
+// memory), kept until every file is read: it is offered only if another row
+// gives its type's hardware.
+type incomplete struct {
+	row *priceRow
+	src sourceEntry
+}
+
 func (l *loader) loadPrices() error {
+	l.claimed = map[offerKey]claim{}
+	l.rounded = map[string]map[string]bool{}
+	l.typeFile = map[typeKey]string{}
+	l.hwNoted = map[string]bool{}
+	if err := l.loadLifecycle(); err != nil {
+		return err
+	}
 	for _, pf := range priceFiles {
 		rows, err := l.readPriceRows(pf.provider, pf.file)
 		if err != nil {
@@ -444,6 +545,15 @@ func (l *loader) loadPrices() error {
 		src, err := l.source(pf.file)
 		if err != nil {
 			return err
+		}
+		if pf.kind == kindTPU {
+			// A TPU slice is sold by its accelerator name: that is its type.
+			for _, r := range rows {
+				if r.typ != "" || r.accel == "" {
+					return fmt.Errorf("%s: a TPU row names a slice (AcceleratorName) and no instance type", r.where())
+				}
+				r.typ = r.accel
+			}
 		}
 		// Empty prices stay unpriced (nil), never zero. Checked before the
 		// explicit corrections so a removed price is reported once.
@@ -474,13 +584,38 @@ func (l *loader) loadPrices() error {
 				l.correct(r, ru.field, orig, ru.to, ru.reason)
 			}
 		}
-		if pf.provider == fleet.GCP {
+		switch pf.kind {
+		case kindGCPParts:
 			err = l.buildGCP(rows, src)
-		} else {
+		case kindN1Hosts:
+			err = l.buildN1(rows, src)
+		case kindTPU:
+			err = l.buildTPU(rows, src)
+		default:
 			err = l.buildWhole(rows, src)
 		}
 		if err != nil {
 			return err
+		}
+	}
+	if err := l.buildIncomplete(); err != nil {
+		return err
+	}
+	for i, e := range l.sourceFiles {
+		if n := l.superseded[e]; n > 0 {
+			note := fmt.Sprintf("%d offers superseded by files of higher precedence (docs/catalog.md)", n)
+			if l.c.sources[i].Note != "" {
+				note = l.c.sources[i].Note + " " + note
+			}
+			l.c.sources[i].Note = note
+		}
+	}
+	for _, pf := range priceFiles {
+		if n := len(l.rounded[pf.file]); n > 0 {
+			l.c.corrections = append(l.c.corrections, pricing.Correction{
+				Provider: pf.provider, Field: "Price", From: "more than 6 decimal places", To: "6 decimal places",
+				Reason: fmt.Sprintf("%s: %d prices carry floating-point noise of the source's arithmetic (e.g. 88.4899999025753); held at the catalog's precision of 6 decimal places", pf.file, n),
+			})
 		}
 	}
 	return nil
@@ -515,15 +650,23 @@ func (l *loader) readPriceRows(p fleet.Provider, file string) ([]*priceRow, erro
 	return rows, nil
 }
 
-// buildWhole builds AWS and Azure offers, where one row is a whole priced type.
+// buildWhole builds offers from rows that are each a whole priced type. A
+// row without its hardware waits for buildIncomplete.
 func (l *loader) buildWhole(rows []*priceRow, src sourceEntry) error {
 	for _, r := range rows {
-		if r.typ == "" || r.accel == "" {
-			return fmt.Errorf("%s: a %s row needs an instance type and an accelerator", r.where(), r.provider)
+		if r.typ == "" {
+			return fmt.Errorf("%s: a %s row needs an instance type", r.where(), r.provider)
+		}
+		if r.accel == "" || r.count == "" || r.vcpus == "" || r.memGiB == "" {
+			l.incomplete = append(l.incomplete, incomplete{r, src})
+			continue
 		}
 		count, err := reqFloat(r, "AcceleratorCount", r.count)
 		if err != nil {
 			return err
+		}
+		if count == 0 {
+			return fmt.Errorf("%s: AcceleratorCount is 0: a GPU type has a GPU or a part of one", r.where())
 		}
 		gpuMem, err := l.gpuMemory(r, r.gpuMiB, r.accel)
 		if err != nil {
@@ -534,18 +677,46 @@ func (l *loader) buildWhole(rows []*priceRow, src sourceEntry) error {
 			return err
 		}
 		t.GPUModel, t.GPUCount, t.GPUMemoryGiB = r.accel, count, gpuMem
-		if err := l.addType(r, t); err != nil {
+		if t, err = l.addType(r, t); err != nil {
 			return err
 		}
-		od, err := l.price(r, r.price, "", pricing.OnDemand, src, src.label())
-		if err != nil {
+		if err := l.offerRow(r, t, src); err != nil {
 			return err
 		}
-		spot, err := l.price(r, r.spot, r.zone, pricing.Spot, src, src.label())
-		if err != nil {
+	}
+	return nil
+}
+
+// offerRow prices a whole row and offers it.
+func (l *loader) offerRow(r *priceRow, t pricing.InstanceType, src sourceEntry) error {
+	od, err := l.price(r, r.price, "", pricing.OnDemand, src, src.label())
+	if err != nil {
+		return err
+	}
+	spot, err := l.price(r, r.spot, r.zone, pricing.Spot, src, src.label())
+	if err != nil {
+		return err
+	}
+	return l.addOffer(r, t, od, l.noDiscount(r, t.Name, od, spot))
+}
+
+// buildIncomplete offers the rows without hardware whose type another row
+// describes (the same type has the same hardware), and leaves the others
+// out: a GPU count is never guessed.
+func (l *loader) buildIncomplete() error {
+	for _, in := range l.incomplete {
+		r := in.row
+		t, ok := l.c.types[keyOf(r.provider, r.typ)]
+		if !ok {
+			l.correct(r, "Offer", "incomplete row", "not offered", fmt.Sprintf(
+				"the source gives no GPU model, GPU count, vCPUs or memory for %s and no other row describes it; a GPU count is never guessed", r.typ))
+			continue
+		}
+		l.correct(r, "Hardware", "none", describeHardware(t), fmt.Sprintf(
+			"the source gives no GPU count, vCPUs or memory here; the hardware is %s's, from %s", r.typ, l.typeFile[keyOf(r.provider, r.typ)]))
+		if err := l.offerRow(r, t, in.src); err != nil {
 			return err
 		}
-		l.addOffer(r, t, od, l.noDiscount(r, od, spot))
 	}
 	return nil
 }
@@ -563,7 +734,7 @@ type accelKey struct {
 
 // buildGCP joins each GCP host row to the accelerator row of its region: the
 // full price is the sum of the two, and a machine lacking either part in a
-// region is not offered there.
+// region is not offered there. The accelerator rows are kept for buildN1.
 func (l *loader) buildGCP(rows []*priceRow, src sourceEntry) error {
 	machines, err := l.loadGCPMachines()
 	if err != nil {
@@ -590,6 +761,7 @@ func (l *loader) buildGCP(rows []*priceRow, src sourceEntry) error {
 			accelMiB[k.name] = r.gpuMiB
 		}
 	}
+	l.gcpAccels, l.gcpAccelMiB, l.gcpAccelSrc = accels, accelMiB, src
 	label := src.label() + ", host+accelerator"
 	for _, h := range hosts {
 		m, ok := machines[strings.ToLower(h.typ)]
@@ -605,29 +777,180 @@ func (l *loader) buildGCP(rows []*priceRow, src sourceEntry) error {
 			return err
 		}
 		t.GPUModel, t.GPUCount, t.GPUMemoryGiB = m.accel, m.count, gpuMem
-		if err := l.addType(h, t); err != nil {
+		if t, err = l.addType(h, t); err != nil {
 			return err
 		}
 		a := accels[accelKey{strings.ToLower(m.accel), m.count, h.region}]
 		if a == nil {
-			l.correct(h, "Offer", "host row only", "not offered", fmt.Sprintf(
-				"no %s×%s accelerator row in this region; a GCP machine is priced only with both parts",
-				m.accel, formatFloat(m.count)))
+			if _, done := l.claimed[offerKeyOf(fleet.GCP, h.region, h.typ)]; !done {
+				l.correct(h, "Offer", "host row only", "not offered", fmt.Sprintf(
+					"no %s×%s accelerator row in this region; a GCP machine is priced only with both parts",
+					m.accel, formatFloat(m.count)))
+			}
 			continue
 		}
-		od, err := l.sumPrice(h, a, h.price, a.price, "", pricing.OnDemand, src, label)
+		if err := l.offerSum(h, a, t, src, label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// offerSum offers a machine priced as host + accelerator rows.
+func (l *loader) offerSum(h, a *priceRow, t pricing.InstanceType, src sourceEntry, label string) error {
+	od, err := l.sumPrice(h, a, h.price, a.price, "", pricing.OnDemand, src, label)
+	if err != nil {
+		return err
+	}
+	zone := h.zone
+	if a.zone != h.zone {
+		zone = h.zone + "+" + a.zone
+	}
+	spot, err := l.sumPrice(h, a, h.spot, a.spot, zone, pricing.Spot, src, label)
+	if err != nil {
+		return err
+	}
+	for _, p := range []*pricing.Price{od, spot} {
+		if p != nil {
+			p.InstanceType = t.Name
+		}
+	}
+	return l.addOffer(h, t, od, l.noDiscount(h, t.Name, od, spot))
+}
+
+// n1GPU is one row of gcp-n1-gpus.csv: a GPU configuration an N1 machine
+// can attach, and the largest machine that can take it.
+type n1GPU struct {
+	accel               string
+	count               float64
+	maxVCPUs, maxMemGiB float64
+}
+
+func (l *loader) loadN1GPUs() ([]n1GPU, error) {
+	t, err := readTable(l.fsys, fileN1GPUs, "acceleratorName", "acceleratorCount", "maxVCPUs", "maxMemoryGiB")
+	if err != nil {
+		return nil, err
+	}
+	var out []n1GPU
+	for _, r := range t.rows {
+		g := n1GPU{accel: t.get(r, "acceleratorName")}
+		for col, v := range map[string]*float64{"acceleratorCount": &g.count, "maxVCPUs": &g.maxVCPUs, "maxMemoryGiB": &g.maxMemGiB} {
+			f, err := finiteFloat(t.get(r, col))
+			if err != nil || f <= 0 {
+				return nil, t.errorf(r, "%s %q is not a positive number", col, t.get(r, col))
+			}
+			*v = f
+		}
+		if _, ok := l.accels[strings.ToLower(g.accel)]; !ok {
+			return nil, t.errorf(r, "accelerator %q has no row in %s", g.accel, fileAccelerators)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// buildN1 offers GCP N1 machines with GPUs attached: each N1 host row with
+// each GPU configuration it can take (gcp-n1-gpus.csv), where SkyPilot's
+// GCP file prices that GPU configuration in the region. The price is host +
+// GPUs; the name is pricing.AttachedTypeName ("n1-standard-8+2xT4").
+func (l *loader) buildN1(rows []*priceRow, src sourceEntry) error {
+	gpus, err := l.loadN1GPUs()
+	if err != nil {
+		return err
+	}
+	accSrc := l.gcpAccelSrc
+	label := src.label() + " (N1 host) + " + accSrc.label() + " (GPUs)"
+	for _, h := range rows {
+		if !strings.HasPrefix(strings.ToLower(h.typ), "n1-") || h.accel != "" {
+			return fmt.Errorf("%s: an N1 host row needs an n1- machine type and no accelerator", h.where())
+		}
+		host, err := l.hostType(h, familyOf(fleet.GCP, h.typ))
 		if err != nil {
 			return err
 		}
-		zone := h.zone
-		if a.zone != h.zone {
-			zone = h.zone + "+" + a.zone
+		for _, g := range gpus {
+			if host.VCPUs > g.maxVCPUs || host.MemoryGiB > g.maxMemGiB {
+				continue
+			}
+			a := l.gcpAccels[accelKey{strings.ToLower(g.accel), g.count, h.region}]
+			if a == nil {
+				continue
+			}
+			gpuMem, err := l.gpuMemory(h, l.gcpAccelMiB[strings.ToLower(g.accel)], g.accel)
+			if err != nil {
+				return err
+			}
+			t := host
+			t.Name = pricing.AttachedTypeName(h.typ, g.accel, g.count)
+			t.GPUModel, t.GPUCount, t.GPUMemoryGiB = g.accel, g.count, gpuMem
+			if t, err = l.addType(h, t); err != nil {
+				return err
+			}
+			if err := l.offerSum(h, a, t, src, label); err != nil {
+				return err
+			}
 		}
-		spot, err := l.sumPrice(h, a, h.spot, a.spot, zone, pricing.Spot, src, label)
-		if err != nil {
+	}
+	return nil
+}
+
+type tpuGeneration struct {
+	prefix, model string
+	coresPerChip  float64
+}
+
+// buildTPU offers GCP TPU slices: one row per slice, priced whole. The
+// slice's chips are its GPUs (tpu-v5p-8: 8 TensorCores, 4 chips).
+func (l *loader) buildTPU(rows []*priceRow, src sourceEntry) error {
+	t, err := readTable(l.fsys, fileTPUGenerations, "prefix", "gpuModel", "coresPerChip")
+	if err != nil {
+		return err
+	}
+	var gens []tpuGeneration
+	for _, r := range t.rows {
+		g := tpuGeneration{prefix: t.get(r, "prefix"), model: t.get(r, "gpuModel")}
+		if g.coresPerChip, err = finiteFloat(t.get(r, "coresPerChip")); err != nil || g.coresPerChip <= 0 {
+			return t.errorf(r, "coresPerChip %q is not a positive number", t.get(r, "coresPerChip"))
+		}
+		if _, ok := l.accels[strings.ToLower(g.model)]; !ok {
+			return t.errorf(r, "TPU %q has no row in %s", g.model, fileAccelerators)
+		}
+		gens = append(gens, g)
+	}
+	for _, r := range rows {
+		i := strings.LastIndexByte(r.accel, '-')
+		cores, err := strconv.Atoi(r.accel[i+1:])
+		if i <= 0 || err != nil || cores <= 0 {
+			return fmt.Errorf("%s: TPU slice %q does not end in its TensorCore or chip count", r.where(), r.accel)
+		}
+		prefix := r.accel[:i]
+		var gen *tpuGeneration
+		for j := range gens {
+			if strings.EqualFold(gens[j].prefix, prefix) {
+				gen = &gens[j]
+			}
+		}
+		if gen == nil {
+			return fmt.Errorf("%s: TPU generation %q has no row in %s", r.where(), prefix, fileTPUGenerations)
+		}
+		chips := math.Max(1, float64(cores)/gen.coresPerChip)
+		if chips > fleet.MaxGPUsPerInstance {
+			l.correct(r, "Offer", "slice of "+formatFloat(chips)+" chips", "not offered", fmt.Sprintf(
+				"a multi-host slice larger than one instance can hold (%d GPUs or chips): an estate runs it as several TPU VMs, so it is not an instance type",
+				fleet.MaxGPUsPerInstance))
+			continue
+		}
+		typ := pricing.InstanceType{
+			Provider: fleet.GCP, Name: r.accel, Family: prefix, GPUModel: gen.model,
+			GPUCount:     chips,
+			GPUMemoryGiB: l.c.gpus[strings.ToLower(gen.model)].MemoryGiB, Arch: defaultArch,
+		}
+		if typ, err = l.addType(r, typ); err != nil {
 			return err
 		}
-		l.addOffer(h, t, od, l.noDiscount(h, od, spot))
+		if err := l.offerRow(r, typ, src); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -682,31 +1005,109 @@ func (l *loader) gpuMemory(r *priceRow, mib, accel string) (float64, error) {
 	return l.c.gpus[strings.ToLower(accel)].MemoryGiB, nil
 }
 
-// addType records a type's hardware; every row of a type must agree.
-func (l *loader) addType(r *priceRow, t pricing.InstanceType) error {
+// addType records a type's hardware and returns the type as the catalog
+// holds it. Every row of one file must agree; a later file that disagrees
+// is reported (field Hardware) and the first file's hardware is kept.
+func (l *loader) addType(r *priceRow, t pricing.InstanceType) (pricing.InstanceType, error) {
 	k := keyOf(t.Provider, t.Name)
 	if prev, ok := l.c.types[k]; ok {
-		if prev != t {
-			return fmt.Errorf("%s: %s %s hardware differs from an earlier row (%+v vs %+v)", r.where(), t.Provider, t.Name, t, prev)
+		bare := prev
+		bare.Retired, bare.Promo = "", ""
+		if l.sameHardware(bare, t) {
+			return prev, nil
 		}
+		first := l.typeFile[k]
+		if first == r.file {
+			return prev, fmt.Errorf("%s: %s %s hardware differs from an earlier row (%+v vs %+v)", r.where(), t.Provider, t.Name, t, bare)
+		}
+		if note := first + "|" + r.file + "|" + k.name; !l.hwNoted[note] {
+			l.hwNoted[note] = true
+			l.correct(r, "Hardware", describeHardware(t), describeHardware(prev), fmt.Sprintf(
+				"%s describes %s otherwise; the hardware of %s (higher precedence) is kept", r.file, t.Name, first))
+		}
+		return prev, nil
+	}
+	l.applyLifecycle(&t)
+	l.c.types[k] = t
+	l.typeFile[k] = r.file
+	return t, nil
+}
+
+// sameHardware compares two descriptions of a type; GPU names that are
+// aliases of one GPU (accelerators.csv same_as) agree.
+func (l *loader) sameHardware(a, b pricing.InstanceType) bool {
+	if !strings.EqualFold(a.GPUModel, b.GPUModel) && l.canonicalGPU(a.GPUModel) != l.canonicalGPU(b.GPUModel) {
+		return false
+	}
+	a.GPUModel, b.GPUModel = "", ""
+	return a == b
+}
+
+// canonicalGPU follows same_as to the GPU a name means, lower case.
+func (l *loader) canonicalGPU(name string) string {
+	k := strings.ToLower(name)
+	for range 4 {
+		a, ok := l.accels[k]
+		if !ok || a.sameAs == "" {
+			break
+		}
+		k = strings.ToLower(a.sameAs)
+	}
+	return k
+}
+
+func describeHardware(t pricing.InstanceType) string {
+	return fmt.Sprintf("%s×%s %sGiB, %s vCPU, %s GiB", formatFloat(t.GPUCount), t.GPUModel,
+		formatFloat(t.GPUMemoryGiB), formatFloat(t.VCPUs), formatFloat(t.MemoryGiB))
+}
+
+// addOffer offers t in the row's region, unless a file of higher precedence
+// already did (then the superseded offer is reported when its on-demand
+// price differs). A second row for the same type and region in one file is
+// an error.
+func (l *loader) addOffer(r *priceRow, t pricing.InstanceType, od, spot *pricing.Price) error {
+	k := offerKeyOf(t.Provider, r.region, t.Name)
+	if prev, ok := l.claimed[k]; ok {
+		if prev.file == r.file {
+			return fmt.Errorf("%s: a second row for %s %s in %s", r.where(), t.Provider, t.Name, r.region)
+		}
+		if !samePrice(prev.od, od) {
+			l.c.corrections = append(l.c.corrections, pricing.Correction{
+				Provider: t.Provider, InstanceType: t.Name, Region: r.region, Field: "Price",
+				From: priceText(od), To: priceText(prev.od),
+				Reason: fmt.Sprintf("%s's price is superseded by %s's (file precedence, see docs/catalog.md)", r.file, prev.file),
+			})
+		}
+		l.superseded[r.file]++
 		return nil
 	}
-	l.c.types[k] = t
+	l.claimed[k] = claim{file: r.file, od: od}
+	l.c.offers = append(l.c.offers, pricing.Offer{Type: t, Region: r.region, OnDemand: od, Spot: spot})
 	return nil
 }
 
-func (l *loader) addOffer(r *priceRow, t pricing.InstanceType, od, spot *pricing.Price) {
-	l.c.offers = append(l.c.offers, pricing.Offer{Type: t, Region: r.region, OnDemand: od, Spot: spot})
+func samePrice(a, b *pricing.Price) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Hourly.Equal(b.Hourly)
+}
+
+func priceText(p *pricing.Price) string {
+	if p == nil {
+		return unpriced
+	}
+	return p.Hourly.String()
 }
 
 // noDiscount applies the generic rule: a spot price at or above the on-demand
 // price means no spot discount is offered, so there is no spot price.
-func (l *loader) noDiscount(r *priceRow, od, spot *pricing.Price) *pricing.Price {
+func (l *loader) noDiscount(r *priceRow, name string, od, spot *pricing.Price) *pricing.Price {
 	if od == nil || spot == nil || spot.Hourly.LessThan(od.Hourly) {
 		return spot
 	}
 	c := pricing.Correction{
-		Provider: r.provider, InstanceType: r.typ, Region: r.region, Field: "SpotPrice",
+		Provider: r.provider, InstanceType: name, Region: r.region, Field: "SpotPrice",
 		From: spot.Hourly.String(), To: unpriced,
 		Reason: fmt.Sprintf("spot price is not below the on-demand price (%s): no spot discount offered", od.Hourly),
 	}
@@ -719,14 +1120,31 @@ func (l *loader) price(r *priceRow, v, zone string, opt pricing.Option, src sour
 		return nil, nil
 	}
 	d, err := decimal.NewFromString(v)
-	if err != nil || d.IsNegative() {
-		return nil, fmt.Errorf("%s: %s price %q is not a non-negative number", r.where(), opt, v)
+	if err != nil || d.IsNegative() || d.GreaterThan(maxHourly) {
+		return nil, fmt.Errorf("%s: %s price %q is not a number in [0, %s]", r.where(), opt, v, maxHourly)
+	}
+	if d.Exponent() < -pricePlaces {
+		// Float noise of the source's own arithmetic (88.4899999025753):
+		// held at the catalog's precision, and reported once per file.
+		d = d.Round(pricePlaces)
+		if l.rounded[r.file] == nil {
+			l.rounded[r.file] = map[string]bool{}
+		}
+		l.rounded[r.file][fmt.Sprintf("%d %s", r.line, opt)] = true
 	}
 	return &pricing.Price{
 		Provider: r.provider, Region: r.region, InstanceType: r.typ, Option: opt, Hourly: d,
 		Currency: pricing.Currency, Unit: pricing.UnitHour, Zone: zone, Source: label, AsOf: src.AsOf,
 	}, nil
 }
+
+// pricePlaces is the catalog's precision: a price is held to 6 decimal
+// places (docs/catalog.md).
+const pricePlaces = 6
+
+// maxHourly bounds a catalog price: no instance-hour costs more (the
+// largest TPU slices list about 2,000 USD).
+var maxHourly = decimal.NewFromInt(100000)
 
 func (l *loader) sumPrice(host, acc *priceRow, hv, av, zone string, opt pricing.Option, src sourceEntry, label string) (*pricing.Price, error) {
 	h, err := l.price(host, hv, zone, opt, src, label)
@@ -890,10 +1308,18 @@ func (t *table) errorf(r tableRow, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s", t.file, r.line, fmt.Sprintf(format, args...))
 }
 
+// rowLimits bound a row's hardware: a larger value is not a machine but a
+// typo or a unit mix-up.
+var rowLimits = map[string]float64{
+	"AcceleratorCount": fleet.MaxGPUsPerInstance,
+	"vCPUs":            4096,
+	"MemoryGiB":        65536,
+}
+
 func reqFloat(r *priceRow, col, v string) (float64, error) {
 	f, err := finiteFloat(v)
-	if err != nil || f < 0 {
-		return 0, fmt.Errorf("%s: %s %q is not a non-negative number", r.where(), col, v)
+	if limit, ok := rowLimits[col]; err != nil || f < 0 || ok && f > limit {
+		return 0, fmt.Errorf("%s: %s %q is not a non-negative number up to %g", r.where(), col, v, rowLimits[col])
 	}
 	return f, nil
 }

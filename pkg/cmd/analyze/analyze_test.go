@@ -114,9 +114,11 @@ func TestDemoReport(t *testing.T) {
 	if err := rep.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	// The one warning: the spot advisor's data (2025-06-28) is past the
-	// 90-day spot age limit on the demo's date.
-	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 1 || rep.Warnings[0].Code != report.WarnStalePrice || rep.Summary.UnpricedCount != 0 {
+	// The two warnings: the spot advisor's data (2025-06-28) and the GCP
+	// Billing Catalog's spot prices (2026-07-30) are past the 90-day spot
+	// age limit on the demo's date.
+	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 2 || rep.Warnings[0].Code != report.WarnStalePrice ||
+		rep.Warnings[1].Code != report.WarnStalePrice || rep.Summary.UnpricedCount != 0 {
 		t.Errorf("summary %+v, warnings %v", rep.Summary, rep.Warnings)
 	}
 	recs := map[string]report.Recommendation{}
@@ -155,9 +157,9 @@ func TestDemoReport(t *testing.T) {
 		// GCP a2-highgpu-1g us-central1: host 0.73948 + A100 2.93391 = 3.67339 $/h × 730,
 		// spot host 0.36975 + A100 1.4341 = 1.80385 $/h × 730.
 		// × 1.015338: Young/Daly checkpoint overhead (5 min writes, 1 interruption a month assumed on GCP).
-		{"spot:gcp-a100-train", "2681.57", "1337.01"},
+		{"spot:gcp-a100-train", "2681.57", "1429.04"},
 		// g2-standard-8 (0.29358 + L4 0.56004) → g2-standard-4 (0.14679 + 0.56004), × 730.
-		{"rightsize:gcp-l4-infer", "623.14", "515.99"},
+		{"rightsize:gcp-l4-infer", "623.15", "515.99"},
 	} {
 		r, ok := recs[tc.id]
 		if !ok {

@@ -210,7 +210,7 @@ func TestFitRunJSON(t *testing.T) {
 }
 
 func TestFitRunMultiInstanceJSON(t *testing.T) {
-	out, _ := runFit(t, false, FitOptions{Model: "llama-3.1-405b", Precision: llm.FP32, Output: "json"})
+	out, _ := runFit(t, false, FitOptions{Model: "deepseek-v3", Precision: llm.FP32, Output: "json"})
 	var doc struct {
 		Options []any `json:"options"`
 		Multi   []struct {

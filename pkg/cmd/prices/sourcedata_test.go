@@ -83,16 +83,24 @@ func dec(t *testing.T, s string) *decimal.Decimal {
 	if err != nil {
 		t.Fatalf("price %q: %v", s, err)
 	}
+	d = d.Round(6) // the catalog's precision (docs/catalog.md)
 	return &d
 }
 
 // Documented corrections (docs/catalog.md), restated for this test.
 var (
 	countFixes = map[string]float64{
+		"p2.8xlarge":               8,
+		"p2.16xlarge":              16,
 		"Standard_ND96isr_H100_v5": 8,
 		"Standard_NV4as_v4":        0.125,
 		"Standard_NV8as_v4":        0.25,
 		"Standard_NV16as_v4":       0.5,
+		// The all-regions and EU files round 1/6 and 1/3 to 3 places.
+		"Standard_NV6ads_A10_v5":  0.166667,
+		"Standard_NV12ads_A10_v5": 0.333333,
+		"Standard_NV4ads_V710_v5": 0.166667,
+		"Standard_NV8ads_V710_v5": 0.333333,
 	}
 	// GCP accelerator on-demand values removed as suspected placeholders.
 	gcpPlaceholders = map[string]string{
@@ -205,12 +213,143 @@ func sameMoney(t *testing.T, got *json.Number, want *decimal.Decimal) bool {
 	return dec(t, got.String()).Equal(*want)
 }
 
+// complete reports whether a whole row gives its hardware: the catalog
+// never guesses a GPU count (docs/catalog.md, Precedence).
+func complete(r map[string]string) bool {
+	return r["AcceleratorName"] != "" && r["AcceleratorCount"] != "" && r["vCPUs"] != "" && r["MemoryGiB"] != ""
+}
+
+// n1GPUs restates docs/catalog.md's N1 GPU configurations: model, count,
+// the largest N1 machine (vCPUs, GiB) that takes them.
+var n1GPUs = []struct {
+	gpu          string
+	count        int
+	maxV, maxMem float64
+}{
+	{"P4", 1, 24, 156}, {"P4", 2, 48, 312}, {"P4", 4, 96, 624},
+	{"P100", 1, 16, 104}, {"P100", 2, 32, 208}, {"P100", 4, 64, 208},
+	{"T4", 1, 48, 312}, {"T4", 2, 48, 312}, {"T4", 4, 96, 624},
+	{"V100", 1, 12, 78}, {"V100", 2, 24, 156}, {"V100", 4, 48, 312}, {"V100", 8, 96, 624},
+}
+
+// expectedN1 joins the N1 hosts to SkyPilot's GPU rows of the region.
+func expectedN1(t *testing.T, hosts, skypilot string) []expectedOffer {
+	accel := map[string]map[string]string{}
+	for _, r := range readCSV(t, skypilot) {
+		if r["InstanceType"] == "" {
+			n, _ := strconv.ParseFloat(r["AcceleratorCount"], 64)
+			accel[fmt.Sprintf("%sx%g/%s", r["AcceleratorName"], n, r["Region"])] = r
+		}
+	}
+	sum := func(a, b string) *decimal.Decimal {
+		if a == "" || b == "" {
+			return nil
+		}
+		d := dec(t, a).Add(*dec(t, b))
+		return &d
+	}
+	var out []expectedOffer
+	for _, h := range readCSV(t, hosts) {
+		v, _ := strconv.ParseFloat(h["vCPUs"], 64)
+		mem, _ := strconv.ParseFloat(h["MemoryGiB"], 64)
+		for _, g := range n1GPUs {
+			a, ok := accel[fmt.Sprintf("%sx%d/%s", g.gpu, g.count, h["Region"])]
+			if !ok || v > g.maxV || mem > g.maxMem {
+				continue
+			}
+			od := sum(h["Price"], a["Price"])
+			out = append(out, expectedOffer{
+				provider: "gcp", region: h["Region"], typ: fmt.Sprintf("%s+%dx%s", h["InstanceType"], g.count, g.gpu),
+				gpu: g.gpu, count: float64(g.count), onDemand: od, spot: noDiscount(od, sum(h["SpotPrice"], a["SpotPrice"])),
+			})
+		}
+	}
+	return out
+}
+
+// expectedTPU: one offer per slice of at most 64 chips (a slice's chips
+// are its TensorCores / cores per chip).
+func expectedTPU(t *testing.T, path string) []expectedOffer {
+	cores := map[string]float64{"tpu-v2": 2, "tpu-v3": 2, "tpu-v4": 2, "tpu-v5litepod": 1, "tpu-v5p": 2, "tpu-v6e": 1}
+	var out []expectedOffer
+	for _, r := range readCSV(t, path) {
+		name := r["AcceleratorName"]
+		i := strings.LastIndexByte(name, '-')
+		n, err := strconv.ParseFloat(name[i+1:], 64)
+		if err != nil || cores[name[:i]] == 0 {
+			t.Fatalf("TPU slice %q", name)
+		}
+		chips := max(1, n/cores[name[:i]])
+		if chips > 64 {
+			continue
+		}
+		od := dec(t, r["Price"])
+		out = append(out, expectedOffer{provider: "gcp", region: r["Region"], typ: name, gpu: name[:i], count: chips,
+			onDemand: od, spot: noDiscount(od, dec(t, r["SpotPrice"]))})
+	}
+	return out
+}
+
+// byPrecedence keeps, per (provider, type, region), the offer of the first
+// list that has it, and gives every offer of a type the GPUs of the first
+// list that describes the type (docs/catalog.md, Precedence).
+func byPrecedence(lists ...[]expectedOffer) []expectedOffer {
+	seen := map[string]bool{}
+	hw := map[string]expectedOffer{}
+	var out []expectedOffer
+	for _, l := range lists {
+		for _, e := range l {
+			if h, ok := hw[e.provider+"/"+e.typ]; ok {
+				e.gpu, e.count = h.gpu, h.count
+			} else {
+				hw[e.provider+"/"+e.typ] = e
+			}
+			if !seen[e.key()] {
+				seen[e.key()] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
 func TestPricesAgreeWithSourceData(t *testing.T) {
 	data := sharedData(t)
-	var all []expectedOffer
-	all = append(all, expectedWhole(t, "aws", filepath.Join(data, "prices", "skypilot-aws-gpu.csv"))...)
-	all = append(all, expectedWhole(t, "azure", filepath.Join(data, "prices", "skypilot-azure-gpu.csv"))...)
-	all = append(all, expectedGCP(t, filepath.Join(data, "prices", "skypilot-gcp-gpu.csv"))...)
+	prices := filepath.Join(data, "prices")
+	embedded := filepath.Join("..", "..", "..", "pricing", "catalog", "data") // the two files gpufinops extracted
+	onlyComplete := func(path string) string {
+		rows := readCSV(t, path)
+		tmp := filepath.Join(t.TempDir(), filepath.Base(path))
+		var b strings.Builder
+		w := csv.NewWriter(&b)
+		head := []string{"InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuMemoryMiB", "Region", "AvailabilityZone", "Price", "SpotPrice"}
+		_ = w.Write(head)
+		for _, r := range rows {
+			if complete(r) {
+				rec := make([]string, len(head))
+				for i, h := range head {
+					rec[i] = r[h]
+				}
+				_ = w.Write(rec)
+			}
+		}
+		w.Flush()
+		if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return tmp
+	}
+	all := byPrecedence(
+		expectedWhole(t, "aws", filepath.Join(prices, "skypilot-aws-gpu.csv")),
+		expectedWhole(t, "aws", filepath.Join(embedded, "aws-previous-gen-ec2instances.csv")),
+		expectedWhole(t, "azure", onlyComplete(filepath.Join(prices, "azure-gpu-eu-radar.csv"))),
+		expectedWhole(t, "azure", filepath.Join(prices, "azure-gpu-allregions.csv")),
+		expectedWhole(t, "azure", filepath.Join(prices, "skypilot-azure-gpu.csv")),
+		expectedWhole(t, "gcp", filepath.Join(prices, "gcp-gpu-machines-cyclenerd.csv")),
+		expectedGCP(t, filepath.Join(prices, "skypilot-gcp-gpu.csv")),
+		expectedN1(t, filepath.Join(embedded, "gcp-n1-cyclenerd.csv"), filepath.Join(prices, "skypilot-gcp-gpu.csv")),
+		expectedTPU(t, filepath.Join(prices, "gcp-tpu.csv")),
+	)
 
 	for _, tc := range []struct {
 		opts  PricesOptions

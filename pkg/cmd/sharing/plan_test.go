@@ -156,11 +156,12 @@ func TestPlanFigures(t *testing.T) {
 	}
 	// Freed: 4 × g4dn.xlarge 0.526 $/h × 730 h = 4 × 383.98, nb-office on its
 	// 50 h/week schedule 0.526 × 50 × 730/168 = 114.28, a2-highgpu-1g
-	// 3.67339 × 730 = 2681.57 (twice) and a2-ultragpu-1g 2.94582 × 730 = 2150.45.
+	// 3.673385 × 730 = 2681.57 (twice) and a2-ultragpu-1g 5.0687978904 × 730
+	// = 3700.22 (the Billing Catalog's whole-VM prices, docs/catalog.md).
 	wantFreed := decimal.RequireFromString("383.98").Mul(decimal.NewFromInt(4)).
 		Add(decimal.RequireFromString("114.28")).
 		Add(decimal.RequireFromString("2681.57").Mul(decimal.NewFromInt(2))).
-		Add(decimal.RequireFromString("2150.45"))
+		Add(decimal.RequireFromString("3700.22"))
 	if !sp.FreedMonthly.Equal(wantFreed) {
 		t.Errorf("freed %s, want %s", sp.FreedMonthly, wantFreed)
 	}
