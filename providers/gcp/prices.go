@@ -19,6 +19,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/cache"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -134,7 +135,7 @@ func (t *skuTable) prices(region, typ string, info machineInfo) []pricing.Price 
 	for _, o := range options {
 		core, ok1 := t.rates[rateKey{part{kind: "core", family: family}, o, region}]
 		ram, ok2 := t.rates[rateKey{part{kind: "ram", family: family}, o, region}]
-		gpu, ok3 := t.rates[rateKey{part{kind: "gpu", model: info.gpuModel}, o, region}]
+		gpu, ok3 := t.rates[rateKey{part{kind: "gpu", model: gpuKey(info.gpuModel)}, o, region}]
 		if !ok1 || !ok2 || !ok3 || info.gpuCount <= 0 {
 			continue
 		}
@@ -171,6 +172,9 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 			return nil, fmt.Errorf("services.skus.list: %w", callError(ctx, err))
 		}
 		for _, r := range SKURates(sku, today) {
+			if r.part.kind == "gpu" {
+				r.part.model = gpuKey(r.part.model)
+			}
 			k := rateKey{r.part, r.option, r.region}
 			if _, dup := t.rates[k]; !dup {
 				t.rates[k] = r
@@ -179,6 +183,19 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 	}
 	p.skus = t
 	return t, nil
+}
+
+// gpuKey is the name a GPU's rates are kept under: the catalog's spec name
+// where the catalog knows the model, so that the names a SKU, a machine
+// type and the catalog give one GPU (the g4's "RTX PRO Server 6000" and
+// "RTXPRO6000") find the same rate.
+func gpuKey(model string) string {
+	if cat, err := catalog.Embedded(); err == nil {
+		if g, ok := cat.GPU(model); ok {
+			return g.Name
+		}
+	}
+	return model
 }
 
 var (

@@ -199,6 +199,10 @@ func gpuSKUName(model string) string {
 		return "Nvidia H100 80GB Mega GPU"
 	case "T4", "V100", "P100", "P4":
 		return "Nvidia Tesla " + model + " GPU"
+	case "RTXPRO6000", "RTX PRO Server 6000":
+		// The catalog's names of the g4 machines' GPU (SkyPilot's and the
+		// GCP adapter's); the Billing Catalog spells the product out.
+		return "Nvidia RTX PRO 6000 GPU"
 	}
 	return "Nvidia " + model + " GPU"
 }
