@@ -3,6 +3,7 @@ package fleet
 import (
 	"math"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -13,7 +14,8 @@ import (
 // instead; it must never accept what the library refuses or read a value
 // differently. The subset:
 //
-//   - printable ASCII only, no tabs, no "#" (comments), no "\" (escapes);
+//   - printable ASCII, and printable non-ASCII text inside quoted strings;
+//     no tabs, no "#" (comments), no "\" (escapes);
 //   - block mappings and block sequences, one entry a line, a mapping's
 //     keys at one indentation ("key:" may be followed by a sequence at the
 //     key's own indentation);
@@ -78,8 +80,8 @@ func (y *yamlItem) splitLines(text []byte) bool {
 			continue
 		}
 		c := text[i]
-		if c < 0x20 || c > 0x7e || c == '#' || c == '\\' {
-			return false
+		if c < 0x20 || c == 0x7f || c == '#' || c == '\\' {
+			return false // bytes from 0x80 are checked where they may be: in quoted strings
 		}
 		if inIndent {
 			if c == ' ' {
@@ -349,15 +351,46 @@ func quoted(text []byte) (s []byte, n int, ok bool) {
 						j++
 						continue
 					}
+					if !printableText(b) {
+						return nil, 0, false
+					}
 					return b, j + 1, true
 				}
 				b = append(b, text[j])
 			}
 			return nil, 0, false
 		}
+		if !printableText(text[1:i]) {
+			return nil, 0, false
+		}
 		return text[1:i], i + 1, true
 	}
 	return nil, 0, false
+}
+
+// printableText reports whether s, the inside of a quoted string, is text
+// YAML takes as it is: printable ASCII and valid UTF-8 of the runes YAML
+// calls printable (U+00A0 to U+D7FF and U+E000 to U+FFFD), without the
+// byte order mark and the two Unicode line breaks (U+2028, U+2029), which
+// YAML 1.1 counts as breaks (the library keeps them in quoted strings, but
+// they are rare enough to leave to it). U+0085, a break the library folds
+// into a space, is below that range, and the library refuses runes beyond
+// U+FFFD unescaped.
+func printableText(s []byte) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < 0x80 {
+			i++ // printable: splitLines has refused the rest
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError || r < 0xa0 || r > 0xfffd || r >= 0xd800 && r < 0xe000 ||
+			r == 0xfeff || r == 0x2028 || r == 0x2029 {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // flowMapping reads "{k: v, ...}" on one line.
@@ -464,7 +497,7 @@ func skipSpaces(text []byte, i int) int {
 
 func trimLeftSpace(text []byte) []byte { return text[skipSpaces(text, 0):] }
 
-// appendJSONString appends s, printable ASCII, as a JSON string.
+// appendJSONString appends s, printable text, as a JSON string.
 func appendJSONString(out, s []byte) []byte {
 	out = append(out, '"')
 	for _, c := range s {

@@ -293,6 +293,7 @@ func TestYAMLItemMatchesLibrary(t *testing.T) {
 		"- id: a\n  num: 1\n  f: -2.5e-7\n  t: true\n  z: null\n  s: \"x y\"\n  q: 'it''s'\n",
 		"- {a: [1, 2], b: {c: d}}\n",
 		"- k:\n  - 1\n  - x\n  m:\n    p: o\n",
+		"- k: \"é 日本\"\n  \"ü\": 'a''é'\n",
 	} {
 		if !checkYAMLItem(t, []byte(s), 0) {
 			t.Errorf("not on the fast path:\n%s", s)
@@ -313,6 +314,9 @@ var yamlItemSeeds = []string{
 	"- k: %a\n", "- k: `a\n", "- k: a,b\n", "- k: a]\n", "- <<: {a: 1}\n", "- k: -\n", "- k: - a\n",
 	"- k: a -b\n", "- 'k': 1\n", "- yes: 1\n", "- 1: a\n", "- k: 1.\n", "- k: -.5\n", "- k: 1.5.5\n",
 	"- k:  \n  j: 1\n", "- k: a\n\n  j: 1\n", "- k:\n  j:\n    l: 1\n  m: 2\n",
+	"- k: \"é\"\n", "- k: é\n", "- k: aé\n", "- é: 1\n", "- \"ü\": 1\n", "- k: '\u00a0'\n", "- k: \"a\u2028b\"\n",
+	"- k: \"\u2029\"\n", "- k: \"\u0085\"\n", "- k: \"😀\"\n", "- k: \"\ufeff\"\n", "- k: \"\ufffd\ufffe\"\n", "- k: \"\xc3\"\n",
+	"- k: \"\xed\xa0\x80\"\n", "- k: 'é''s'\n", "- k: [\"日本\", 'ü']\n", "- k: {\"é\": \"x\"}\n", "-\u00a0k: 1\n",
 }
 
 // FuzzYAMLItem: whatever the fast converter reads, the YAML library reads
