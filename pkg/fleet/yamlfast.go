@@ -15,7 +15,8 @@ import (
 // differently. The subset:
 //
 //   - printable ASCII, and printable non-ASCII text inside quoted strings;
-//     no tabs, no "#" (comments), no "\" (escapes);
+//     no tabs, no "\" (escapes); comments on lines of their own or after
+//     a value;
 //   - block mappings and block sequences, one entry a line, a mapping's
 //     keys at one indentation ("key:" may be followed by a sequence at the
 //     key's own indentation);
@@ -73,14 +74,14 @@ func (y *yamlItem) splitLines(text []byte) bool {
 			for end > start && text[end-1] == ' ' {
 				end--
 			}
-			if end > start+indent {
+			if end > start+indent && text[start+indent] != '#' { // not blank, not a comment
 				y.lines = append(y.lines, itemLine{indent: indent, text: text[start+indent : end]})
 			}
 			start, indent, inIndent = i+1, 0, true
 			continue
 		}
 		c := text[i]
-		if c < 0x20 || c == 0x7f || c == '#' || c == '\\' {
+		if c < 0x20 || c == 0x7f || c == '\\' {
 			return false // bytes from 0x80 are checked where they may be: in quoted strings
 		}
 		if inIndent {
@@ -106,6 +107,9 @@ func (y *yamlItem) entry(l itemLine) bool {
 	for len(rest) > 0 && rest[0] == ' ' {
 		rest, col = rest[1:], col+1
 	}
+	if len(rest) > 0 && rest[0] == '#' {
+		return false // "- # …": the value is on the lines after, or null
+	}
 	if isKeyStart(rest) {
 		return y.mapping(itemLine{indent: col, text: rest})
 	}
@@ -123,7 +127,7 @@ func isKeyStart(text []byte) bool {
 // flow collection); no line may be nested under the entry.
 func (y *yamlItem) inlineLast(text []byte) bool {
 	n, ok := y.value(text, false)
-	if !ok || n != len(text) {
+	if !ok || !endOfLine(text, n) {
 		return false
 	}
 	return y.at == len(y.lines) || y.lines[y.at].indent <= y.lines[y.at-1].indent
@@ -158,9 +162,9 @@ func (y *yamlItem) mapping(first itemLine) bool {
 		y.out = appendJSONString(y.out, key)
 		y.out = append(y.out, ':')
 		rest := trimLeftSpace(l.text[kn+1:])
-		if len(rest) > 0 {
+		if len(rest) > 0 && rest[0] != '#' { // after ": ", "#" starts a comment
 			vn, ok := y.value(rest, false)
-			if !ok || vn != len(rest) {
+			if !ok || !endOfLine(rest, vn) {
 				return false
 			}
 		} else if !y.nested(m) {
@@ -250,8 +254,11 @@ func (y *yamlItem) value(text []byte, flow bool) (int, bool) {
 		y.out = appendJSONString(y.out, s)
 		return n, true
 	}
+	// A plain scalar ends at the end of the line or a comment (" #"),
+	// and in flow context at ",", "]" or "}".
 	n := 0
-	for n < len(text) && !(flow && (text[n] == ',' || text[n] == ']' || text[n] == '}')) {
+	for n < len(text) && !(flow && (text[n] == ',' || text[n] == ']' || text[n] == '}')) &&
+		!(text[n] == '#' && n > 0 && text[n-1] == ' ') {
 		n++
 	}
 	s := text[:n]
@@ -486,6 +493,13 @@ func flowNext(text []byte, i int, close byte) (int, bool) {
 		return j, true
 	}
 	return 0, false
+}
+
+// endOfLine reports whether text holds nothing after i but spaces and a
+// comment ("#" after a space).
+func endOfLine(text []byte, i int) bool {
+	j := skipSpaces(text, i)
+	return j == len(text) || text[j] == '#' && j > 0 && text[j-1] == ' '
 }
 
 func skipSpaces(text []byte, i int) int {

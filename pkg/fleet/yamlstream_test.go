@@ -294,6 +294,7 @@ func TestYAMLItemMatchesLibrary(t *testing.T) {
 		"- {a: [1, 2], b: {c: d}}\n",
 		"- k:\n  - 1\n  - x\n  m:\n    p: o\n",
 		"- k: \"é 日本\"\n  \"ü\": 'a''é'\n",
+		"- k: a # c\n  # d\n  j: # e\n    - \"#\" # f\n",
 	} {
 		if !checkYAMLItem(t, []byte(s), 0) {
 			t.Errorf("not on the fast path:\n%s", s)
@@ -316,6 +317,9 @@ var yamlItemSeeds = []string{
 	"- k:  \n  j: 1\n", "- k: a\n\n  j: 1\n", "- k:\n  j:\n    l: 1\n  m: 2\n",
 	"- k: \"é\"\n", "- k: é\n", "- k: aé\n", "- é: 1\n", "- \"ü\": 1\n", "- k: '\u00a0'\n", "- k: \"a\u2028b\"\n",
 	"- k: \"\u2029\"\n", "- k: \"\u0085\"\n", "- k: \"😀\"\n", "- k: \"\ufeff\"\n", "- k: \"\ufffd\ufffe\"\n", "- k: \"\xc3\"\n",
+	"- k: a # c\n", "- k: a#c\n", "- k: \"a\"# c\n", "- k: \"a\" # c\n", "- k: # c\n  j: 1\n", "- k: # c\n    j: 1\n",
+	"- # c\n  k: 1\n", "# c\n- k: 1\n", "- k: 1\n# c\n  j: 2\n", "- k: {a: b # c}\n", "- k: {a: b} # c\n", "- k: [a, #c\n",
+	"- k: a\n  #c\n", "- k: a\n    #c\n", "- k: \"#\"\n", "- k: 'a #b'\n", "- k #c: 1\n", "- k: a  #c\n", "- k:\n  - a # c\n  # d\n  - b\n",
 	"- k: \"\xed\xa0\x80\"\n", "- k: 'é''s'\n", "- k: [\"日本\", 'ü']\n", "- k: {\"é\": \"x\"}\n", "-\u00a0k: 1\n",
 }
 
