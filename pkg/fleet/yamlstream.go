@@ -27,7 +27,7 @@ import (
 // before it unterminated, which is such an error, so a piece that converts
 // means the same on its own as in the document.
 //
-// Each element is converted by yamlItemJSON where it is in the plain subset
+// Each element is converted by yamlItem where it is in the plain subset
 // fleet files are written in (block mappings and sequences, one-line flow
 // collections, plain, quoted and numeric scalars), and by the YAML library
 // otherwise. Errors in values are the ones decodeLarge reports for the
