@@ -71,6 +71,9 @@ func (y *yamlItem) splitLines(text []byte) bool {
 	for i := 0; i <= len(text); i++ {
 		if i == len(text) || text[i] == '\n' {
 			end := i
+			if end > start && text[end-1] == '\r' {
+				end-- // a "\r\n" line end
+			}
 			for end > start && text[end-1] == ' ' {
 				end--
 			}
@@ -81,6 +84,9 @@ func (y *yamlItem) splitLines(text []byte) bool {
 			continue
 		}
 		c := text[i]
+		if c == '\r' && i+1 < len(text) && text[i+1] == '\n' {
+			continue
+		}
 		if c < 0x20 || c == 0x7f || c == '\\' {
 			return false // bytes from 0x80 are checked where they may be: in quoted strings
 		}

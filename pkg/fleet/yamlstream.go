@@ -18,7 +18,7 @@ import (
 // mapping at the top level whose keys are plain words at column 0, with
 // `instances:` on a line of its own followed by a block sequence, each
 // element starting with "- " at the sequence's indentation. Everything else
-// (flow style at the top, directives, tabs, carriage returns, an instances
+// (flow style at the top, directives, tabs, a carriage return alone, an instances
 // list given inline, a key given twice) is left to the whole-tree reader,
 // and so is any input the pieces do not convert without error: a syntax
 // error, an alias to an anchor in another piece, a number JSON cannot hold.
@@ -124,8 +124,8 @@ type yamlSplit struct {
 // splitYAML cuts data into its header and elements; ok is false when data
 // is not in the layout streamYAML takes.
 func splitYAML(data []byte) (sp yamlSplit, ok bool) {
-	if bytes.IndexByte(data, '\r') >= 0 {
-		return sp, false
+	if !crlfOnly(data) {
+		return sp, false // a carriage return alone is a line break to YAML
 	}
 	const (
 		beforeList = iota
@@ -147,7 +147,7 @@ func splitYAML(data []byte) (sp yamlSplit, ok bool) {
 			end += pos
 			next = end + 1
 		}
-		line := data[pos:end]
+		line := bytes.TrimSuffix(data[pos:end], []byte("\r"))
 		indent := 0
 		for indent < len(line) && line[indent] == ' ' {
 			indent++
@@ -217,6 +217,21 @@ func splitYAML(data []byte) (sp yamlSplit, ok bool) {
 	}
 	sp.before, sp.after = data[:instancesAt], data[afterAt:]
 	return sp, true
+}
+
+// crlfOnly reports whether every carriage return in data ends a line
+// ("\r\n").
+func crlfOnly(data []byte) bool {
+	for {
+		i := bytes.IndexByte(data, '\r')
+		if i < 0 {
+			return true
+		}
+		if i+1 == len(data) || data[i+1] != '\n' {
+			return false
+		}
+		data = data[i+2:]
+	}
 }
 
 // blankOrComment reports whether a line's text after its indentation is

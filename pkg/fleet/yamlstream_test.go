@@ -86,21 +86,23 @@ func TestYAMLStreamMatchesTree(t *testing.T) {
 	}
 }
 
-// TestYAMLStreamGolden: the full example, and the fleets in testdata, read
-// streamed, every instance on the fast path, as they read whole.
+// TestYAMLStreamGolden: the full example, with Unix and with Windows line
+// ends, reads streamed, every instance on the fast path, as it reads whole.
 func TestYAMLStreamGolden(t *testing.T) {
 	b, err := os.ReadFile("testdata/full.yaml.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameResult(t, "full.yaml", b)
-	conv := &yamlConverter{}
-	f, err, ok := streamYAMLWith(b, conv)
-	if !ok || err != nil || len(f.Instances) == 0 {
-		t.Fatalf("not streamed: ok %v, err %v", ok, err)
-	}
-	if conv.slow > 0 {
-		t.Fatalf("%d instances took the YAML library", conv.slow)
+	for _, d := range [][]byte{b, bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))} {
+		sameResult(t, "full.yaml", d)
+		conv := &yamlConverter{}
+		f, err, ok := streamYAMLWith(d, conv)
+		if !ok || err != nil || len(f.Instances) == 0 {
+			t.Fatalf("not streamed: ok %v, err %v", ok, err)
+		}
+		if conv.slow > 0 {
+			t.Fatalf("%d instances took the YAML library", conv.slow)
+		}
 	}
 }
 
@@ -142,6 +144,9 @@ func TestYAMLStreamEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs = append(docs, string(b))
+	for _, d := range docs[:3] { // the same with Windows line ends
+		docs = append(docs, strings.ReplaceAll(d, "\n", "\r\n"))
+	}
 	for _, d := range docs {
 		sameResult(t, "fleet.yaml", []byte(d))
 		for _, e := range yamlEdits(d) {
@@ -199,7 +204,7 @@ func yamlEdits(d string) []string {
 	lines := strings.SplitAfter(d, "\n")
 	join := func(ls []string) string { return strings.Join(ls, "") }
 	var out []string
-	inserts := []string{"&a ", "*a ", "!!str ", "# c ", "? ", "| ", "\t", "- ", "{", "[", "\"", "'", "yes ", "0x1F ", ".5 ", "-0 ", "1e400 ", "~ ", ": "}
+	inserts := []string{"&a ", "*a ", "!!str ", "# c ", "? ", "| ", "\t", "- ", "{", "[", "\"", "'", "yes ", "0x1F ", ".5 ", "-0 ", "1e400 ", "~ ", ": ", "\r", "\r\n"}
 	for i, l := range lines {
 		edit := func(nl string) {
 			ls := append([]string{}, lines...)
@@ -320,7 +325,7 @@ var yamlItemSeeds = []string{
 	"- k: a # c\n", "- k: a#c\n", "- k: \"a\"# c\n", "- k: \"a\" # c\n", "- k: # c\n  j: 1\n", "- k: # c\n    j: 1\n",
 	"- # c\n  k: 1\n", "# c\n- k: 1\n", "- k: 1\n# c\n  j: 2\n", "- k: {a: b # c}\n", "- k: {a: b} # c\n", "- k: [a, #c\n",
 	"- k: a\n  #c\n", "- k: a\n    #c\n", "- k: \"#\"\n", "- k: 'a #b'\n", "- k #c: 1\n", "- k: a  #c\n", "- k:\n  - a # c\n  # d\n  - b\n",
-	"- k: \"\xed\xa0\x80\"\n", "- k: 'é''s'\n", "- k: [\"日本\", 'ü']\n", "- k: {\"é\": \"x\"}\n", "-\u00a0k: 1\n",
+	"- k: \"\xed\xa0\x80\"\n", "- k: 1\r\n  j: 2\r\n", "- k: 1\r  j: 2\n", "- k: a\rb\n", "- k: \"a\rb\"\n", "- k: 1 \r\n", "- k: 'é''s'\n", "- k: [\"日本\", 'ü']\n", "- k: {\"é\": \"x\"}\n", "-\u00a0k: 1\n",
 }
 
 // FuzzYAMLItem: whatever the fast converter reads, the YAML library reads
