@@ -7,3 +7,12 @@ func SetPiecewise(on bool) (was bool) {
 	was, piecewise = piecewise, on
 	return was
 }
+
+// YAMLLibraryInstances reads data, a YAML fleet, streamed and returns how
+// many of its instances the YAML library converted; streamed is false when
+// the whole-tree reader would read it.
+func YAMLLibraryInstances(data []byte) (n int, streamed bool) {
+	conv := &yamlConverter{}
+	_, _, streamed = streamYAMLWith(data, conv)
+	return conv.slow, streamed
+}

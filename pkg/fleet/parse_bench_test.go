@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,9 +63,41 @@ func BenchmarkParseGenerated(b *testing.B) {
 	}
 }
 
+// TestGeneratedYAMLStreams: a mixed fleet as cloudsim generates it reads
+// streamed, every instance without the YAML library, into the fleet the
+// whole-tree reader gives and the JSON gives.
+func TestGeneratedYAMLStreams(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500
+	y := generated(t, cat, n, fleet.FormatYAML)
+	if slow, ok := fleet.YAMLLibraryInstances(y); !ok || slow > 0 {
+		t.Fatalf("streamed %v, %d of %d instances through the YAML library", ok, slow, n)
+	}
+	streamed, err := fleet.Parse("fleet.yaml", y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromJSON, err := fleet.Parse("fleet.json", generated(t, cat, n, fleet.FormatJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := fleet.SetPiecewise(false)
+	tree, err := fleet.Parse("fleet.yaml", y)
+	fleet.SetPiecewise(was)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(streamed, tree) || !reflect.DeepEqual(streamed, fromJSON) {
+		t.Fatal("the streamed YAML, the YAML read whole and the JSON give different fleets")
+	}
+}
+
 // generated is the mixed fleet of n instances in format, as cloudsim
 // generate writes it.
-func generated(b *testing.B, cat pricing.Catalog, n int, format string) []byte {
+func generated(b testing.TB, cat pricing.Catalog, n int, format string) []byte {
 	b.Helper()
 	head, all, err := fleetgen.MixedSeq(fleetgen.MixedOptions{Instances: n, Seed: 1, RegionCount: 10, Accounts: 3}, cat)
 	if err != nil {
