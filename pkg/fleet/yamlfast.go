@@ -68,6 +68,7 @@ func (y *yamlItem) convert(text []byte, indent int) ([]byte, bool) {
 func (y *yamlItem) splitLines(text []byte) bool {
 	y.lines = y.lines[:0]
 	start, indent, inIndent := 0, 0, true
+	nonASCII := false
 	for i := 0; i <= len(text); i++ {
 		if i == len(text) || text[i] == '\n' {
 			end := i
@@ -88,8 +89,9 @@ func (y *yamlItem) splitLines(text []byte) bool {
 			continue
 		}
 		if c < 0x20 || c == 0x7f || c == '\\' {
-			return false // bytes from 0x80 are checked where they may be: in quoted strings
+			return false
 		}
+		nonASCII = nonASCII || c >= 0x80
 		if inIndent {
 			if c == ' ' {
 				indent++
@@ -98,7 +100,9 @@ func (y *yamlItem) splitLines(text []byte) bool {
 			}
 		}
 	}
-	return true
+	// Non-ASCII text is taken in quoted strings and comments, where it
+	// must be text YAML reads as it is.
+	return !nonASCII || printableText(text)
 }
 
 // entry reads the block sequence entry on line l (its "-" at l.indent) and
