@@ -15,16 +15,15 @@ import (
 // differently. The subset:
 //
 //   - printable ASCII, and printable non-ASCII text inside quoted strings;
-//     no tabs, no "\" (escapes); comments on lines of their own or after
-//     a value;
+//     no tabs; comments on lines of their own or after a value;
 //   - block mappings and block sequences, one entry a line, a mapping's
 //     keys at one indentation ("key:" may be followed by a sequence at the
 //     key's own indentation);
 //   - flow mappings and sequences that close on the line they open on;
 //   - keys: plain strings as below, or quoted strings;
-//   - scalars: double- or single-quoted strings on one line; decimal
-//     numbers; true, false, null and ~ in the spellings YAML 1.1 gives
-//     them; plain strings of letters, digits, spaces and "._/+-" that start
+//   - scalars: double-quoted strings (with escapes) and single-quoted ones
+//     on one line; decimal numbers; true, false, null and ~ in the
+//     spellings YAML 1.1 gives them; plain strings of letters, digits, spaces and "._/+-" that start
 //     with a letter and are no other YAML 1.1 word (yes, no, on, off, y, n).
 //
 // The JSON is the one sigs.k8s.io/yaml writes for the element up to the
@@ -88,7 +87,7 @@ func (y *yamlItem) splitLines(text []byte) bool {
 		if c == '\r' && i+1 < len(text) && text[i+1] == '\n' {
 			continue
 		}
-		if c < 0x20 || c == 0x7f || c == '\\' {
+		if c < 0x20 || c == 0x7f {
 			return false
 		}
 		nonASCII = nonASCII || c >= 0x80
@@ -349,16 +348,18 @@ func fastKey(text []byte) (key []byte, n int, ok bool) {
 	return text[:n], n, true
 }
 
-// quoted reads a quoted string that closes on its line: double-quoted
-// without escapes (the line has no "\"), or single-quoted with ” for '.
-// The unquoted bytes of a single-quoted string with ” are a new slice.
+// quoted reads a quoted string that closes on its line: double-quoted,
+// with YAML's escapes, or single-quoted, with two single quotes for one.
+// The unquoted bytes of a string with escapes are a new slice.
 func quoted(text []byte) (s []byte, n int, ok bool) {
-	q := text[0]
+	if text[0] == '"' {
+		return doubleQuoted(text)
+	}
 	for i := 1; i < len(text); i++ {
-		if text[i] != q {
+		if text[i] != '\'' {
 			continue
 		}
-		if q == '\'' && i+1 < len(text) && text[i+1] == '\'' {
+		if i+1 < len(text) && text[i+1] == '\'' {
 			// An escaped quote: unquote into a copy.
 			var b []byte
 			for j := 1; j < len(text); j++ {
@@ -381,6 +382,77 @@ func quoted(text []byte) (s []byte, n int, ok bool) {
 			return nil, 0, false
 		}
 		return text[1:i], i + 1, true
+	}
+	return nil, 0, false
+}
+
+// yamlEscapes are the one-character escapes of a double-quoted YAML string
+// and what they stand for; \x, \u and \U take a code point in hex.
+var yamlEscapes = [256]string{
+	'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", 'n': "\n", 'v': "\v", 'f': "\f", 'r': "\r",
+	'e': "\x1b", ' ': " ", '"': "\"", '\'': "'", '\\': "\\", 'N': "\u0085", '_': "\u00a0",
+	'L': "\u2028", 'P': "\u2029",
+}
+
+// doubleQuoted reads a double-quoted string that closes on its line, as the
+// YAML library unescapes it; an escape it refuses is refused.
+func doubleQuoted(text []byte) (s []byte, n int, ok bool) {
+	i := 1
+	for i < len(text) && text[i] != '"' && text[i] != '\\' {
+		i++
+	}
+	if i < len(text) && text[i] == '"' { // no escapes: the bytes as they are
+		if !printableText(text[1:i]) {
+			return nil, 0, false
+		}
+		return text[1:i], i + 1, true
+	}
+	var b []byte
+	from := 1 // the start of the text not yet copied
+	for i < len(text) {
+		switch text[i] {
+		case '"':
+			if !printableText(text[from:i]) {
+				return nil, 0, false
+			}
+			return append(b, text[from:i]...), i + 1, true
+		case '\\':
+			if !printableText(text[from:i]) || i+1 == len(text) {
+				return nil, 0, false
+			}
+			b = append(b, text[from:i]...)
+			c := text[i+1]
+			i += 2
+			digits := 0
+			switch c {
+			case 'x':
+				digits = 2
+			case 'u':
+				digits = 4
+			case 'U':
+				digits = 8
+			default:
+				e := yamlEscapes[c]
+				if e == "" {
+					return nil, 0, false
+				}
+				b = append(b, e...)
+				from = i
+				continue
+			}
+			if i+digits > len(text) {
+				return nil, 0, false
+			}
+			v, err := strconv.ParseUint(unsafe.String(&text[i], digits), 16, 32)
+			if err != nil || v >= 0xd800 && v <= 0xdfff || v > 0x10ffff {
+				return nil, 0, false
+			}
+			b = utf8.AppendRune(b, rune(v))
+			i += digits
+			from = i
+		default:
+			i++
+		}
 	}
 	return nil, 0, false
 }
@@ -521,14 +593,19 @@ func skipSpaces(text []byte, i int) int {
 
 func trimLeftSpace(text []byte) []byte { return text[skipSpaces(text, 0):] }
 
-// appendJSONString appends s, printable text, as a JSON string.
+// appendJSONString appends s, valid UTF-8, as a JSON string.
 func appendJSONString(out, s []byte) []byte {
+	const hex = "0123456789abcdef"
 	out = append(out, '"')
 	for _, c := range s {
-		if c == '"' || c == '\\' {
-			out = append(out, '\\')
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
 	return append(out, '"')
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,10 +61,15 @@ func randomYAMLFleet(r *rand.Rand, n int, ascii bool) *Fleet {
 	return f
 }
 
+// explicitKey finds an explicit mapping key ("? "), which the Encoder
+// writes for a key with a line break, and the fast converter leaves to the
+// YAML library.
+var explicitKey = regexp.MustCompile(`(?m)^ *\? `)
+
 // TestYAMLStreamMatchesTree: fleets the YAML Encoder writes (random values
 // of every field) read streamed as they read whole: the same fleet or the
-// same error (most random instances do not validate). Plain ASCII ones are
-// converted without the YAML library, every instance of them.
+// same error (most random instances do not validate). Every instance is
+// converted without the YAML library, but for keys with line breaks.
 func TestYAMLStreamMatchesTree(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 5))
 	for i := range 300 {
@@ -80,7 +86,7 @@ func TestYAMLStreamMatchesTree(t *testing.T) {
 		if _, _, ok := streamYAMLWith(b, conv); !ok && len(f.Instances) > 0 {
 			t.Fatalf("not streamed:\n%s", b)
 		}
-		if ascii && conv.slow > 0 {
+		if conv.slow > 0 && (ascii || !explicitKey.Match(b)) {
 			t.Fatalf("%d of %d instances took the YAML library:\n%s", conv.slow, len(f.Instances), b)
 		}
 	}
@@ -300,6 +306,7 @@ func TestYAMLItemMatchesLibrary(t *testing.T) {
 		"- k:\n  - 1\n  - x\n  m:\n    p: o\n",
 		"- k: \"é 日本\"\n  \"ü\": 'a''é'\n",
 		"- k: a # c\n  # d\n  j: # e\n    - \"#\" # f\n",
+		"- k: \"\\L\\U0001F600\\uFEFF\\\"\\\\\"\n",
 	} {
 		if !checkYAMLItem(t, []byte(s), 0) {
 			t.Errorf("not on the fast path:\n%s", s)
@@ -325,6 +332,9 @@ var yamlItemSeeds = []string{
 	"- k: a # c\n", "- k: a#c\n", "- k: \"a\"# c\n", "- k: \"a\" # c\n", "- k: # c\n  j: 1\n", "- k: # c\n    j: 1\n",
 	"- # c\n  k: 1\n", "# c\n- k: 1\n", "- k: 1\n# c\n  j: 2\n", "- k: {a: b # c}\n", "- k: {a: b} # c\n", "- k: [a, #c\n",
 	"- k: a\n  #c\n", "- k: a\n    #c\n", "- k: \"#\"\n", "- k: 'a #b'\n", "- k #c: 1\n", "- k: a  #c\n", "- k:\n  - a # c\n  # d\n  - b\n",
+	"- k: \"a\\\"b\"\n", "- k: \"\\n\\t\\r\\0\\a\\b\\v\\f\\e\\ \\'\\\\\\N\\_\\L\\P\"\n", "- k: \"\\x41\\u00e9\\U0001F600\"\n",
+	"- k: \"\\uD800\"\n", "- k: \"\\U00110000\"\n", "- k: \"\\/\"\n", "- k: \"\\q\"\n", "- k: \"\\\"\n", "- k: \"\\x4\"\n", "- k: \"\\x4g\"\n",
+	"- k: \"\\u+123\"\n", "- \"k\\n\": 1\n  \"k\\x0a\": 2\n", "- k: \"a\\\n", "- k: \"\\x80\\xff\"\n", "- k: 'a\\b'\n", "- k: a\\b\n",
 	"- k: \"\xed\xa0\x80\"\n", "- k: 1\r\n  j: 2\r\n", "- k: 1\r  j: 2\n", "- k: a\rb\n", "- k: \"a\rb\"\n", "- k: 1 \r\n", "- k: 'é''s'\n", "- k: [\"日本\", 'ü']\n", "- k: {\"é\": \"x\"}\n", "-\u00a0k: 1\n",
 }
 
