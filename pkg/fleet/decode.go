@@ -63,6 +63,20 @@ func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
 			instances = nil
 		}
 	}
+	f, err := headerOf(root)
+	if err != nil {
+		return nil, err
+	}
+	if f.Instances, err = decodeInstances(j, instances, st.elements); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// headerOf checks the top-level members of a document whose instances are
+// decoded one at a time (root["instances"] is placeholderInstances when
+// they are a list) and returns the fleet without its instances.
+func headerOf(root map[string]any) (*Fleet, error) {
 	if err := checkHeader(root); err != nil {
 		return nil, err
 	}
@@ -78,10 +92,6 @@ func decodeLarge(j []byte, asJSON bool) (*Fleet, error) {
 			return nil, err
 		}
 	}
-	var err error
-	if f.Instances, err = decodeInstances(j, instances, st.elements); err != nil {
-		return nil, err
-	}
 	return f, nil
 }
 
@@ -92,26 +102,40 @@ func decodeInstances(j, list []byte, elements [][2]int) ([]Instance, error) {
 		return nil, nil
 	}
 	out := make([]Instance, 0, len(elements))
-	strs := interner{}
-	times := &timeCache{}
-	fast := instancePlan()
+	d := newInstanceDecoder()
 	for i, e := range elements {
-		raw := j[e[0]:e[1]]
-		if fast != nil {
-			var in Instance
-			d := fastDecoder{b: raw, strs: strs, times: times}
-			if d.decodeInstance(fast, &in) {
-				out = append(out, in)
-				continue
-			}
-		}
-		in, err := exactInstance(raw, i, strs)
+		in, err := d.decode(j[e[0]:e[1]], i)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// instanceDecoder decodes the instances of one document, one at a time,
+// the fast way where it can and else the exact way. Its strings and
+// date-times are shared by all the document's instances.
+type instanceDecoder struct {
+	strs  interner
+	times *timeCache
+	fast  *plan
+}
+
+func newInstanceDecoder() *instanceDecoder {
+	return &instanceDecoder{strs: interner{}, times: &timeCache{}, fast: instancePlan()}
+}
+
+// decode decodes raw, the JSON of element i of the instances.
+func (d *instanceDecoder) decode(raw []byte, i int) (Instance, error) {
+	if d.fast != nil {
+		var in Instance
+		fd := fastDecoder{b: raw, strs: d.strs, times: d.times}
+		if fd.decodeInstance(d.fast, &in) {
+			return in, nil
+		}
+	}
+	return exactInstance(raw, i, d.strs)
 }
 
 // exactInstance decodes element i of the instances the exact way: its

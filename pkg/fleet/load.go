@@ -121,6 +121,18 @@ func parse(data []byte, asJSON bool) (*Fleet, error) {
 		if err := trailingJSON(data); err != nil {
 			return nil, err
 		}
+		if piecewise { // a block mapping is read an instance at a time (yamlstream.go)
+			if f, err, ok := streamYAML(data); ok {
+				if err != nil {
+					return nil, err
+				}
+				f.applyDefaults()
+				if err := f.Validate(); err != nil {
+					return nil, err
+				}
+				return f, nil
+			}
+		}
 		var err error
 		if j, err = yaml.YAMLToJSONStrict(data); err != nil {
 			if isUnsupportedValue(err) {
