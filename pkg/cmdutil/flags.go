@@ -337,11 +337,14 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 		}
 		out.Fleet, out.Notes = res.Fleet, res.Notes
 		out.addFailures(res.Failures...)
+		// The cloud's own answer describes the types the catalog lacks, so
+		// their live prices price them.
+		out.Catalog = pricing.WithTypes(k, pricing.TypesOf(res.Fleet))
 		if len(res.Prices) > 0 {
 			// Live prices win over the embedded catalog; the rest stays.
 			prices, notes := SanePrices(res.Prices)
 			out.Notes = append(out.Notes, notes...)
-			out.Catalog = pricing.Overlay(k, prices)
+			out.Catalog = pricing.Overlay(out.Catalog, prices)
 		}
 	} else {
 		fl, err := read(in.Path, in.Demo)
@@ -360,6 +363,7 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 	if err := CompleteFleet(out.Fleet, out.Catalog, in); err != nil {
 		return nil, err
 	}
+	out.addUnknownTypes(pricing.UnknownTypes(out.Fleet, k, out.Catalog))
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -63,6 +64,22 @@ func (in *FleetInputs) addFailures(errs ...error) {
 		w := ScanWarningOf(err)
 		in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, w)
 		in.Failures = append(in.Failures, &ScanFailure{Warning: w, Err: err})
+	}
+}
+
+// addUnknownTypes records the instance types neither the scan (or the fleet
+// file) nor the catalog describes or prices, as failures: the run is
+// partial (exit code 3) and the report and snapshot carry each warning. A
+// warning the snapshot already records is not repeated.
+func (in *FleetInputs) addUnknownTypes(ws []fleet.ScanWarning) {
+	for _, w := range ws {
+		if slices.ContainsFunc(in.Fleet.Metadata.Warnings, func(r fleet.ScanWarning) bool {
+			return r.Code == w.Code && r.Provider == w.Provider && r.Region == w.Region && r.Reason == w.Reason
+		}) {
+			continue
+		}
+		in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, w)
+		in.Failures = append(in.Failures, &ScanFailure{Warning: w})
 	}
 }
 
