@@ -82,9 +82,11 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 	const stamp = "2006-01-02T15:04:05Z"
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, in := range r.Instances {
+		// An instance whose GPUs are unknown (a type neither the cloud nor
+		// the catalog describes) has no GPU count or GPU-hours, never 0.
 		sku, _ := json.Marshal(struct {
 			InstanceType string  `json:"InstanceType"`
-			GpuCount     float64 `json:"GpuCount"`
+			GpuCount     float64 `json:"GpuCount,omitempty"`
 		}{in.InstanceType, in.GPUCount})
 		row := []string{
 			in.Account, r.Currency, start.Format(stamp), end.Format(stamp), start.Format(stamp), end.Format(stamp),
@@ -93,6 +95,9 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 			focusProvider(in.Provider), focusProvider(in.Provider), in.Region, in.ResourceID, "Virtual Machine", "Compute",
 			string(sku), in.Account, in.GPUModel, num(in.GPUCount), num(in.GPUCount * in.MonthlyHours), "",
 			"", "0", "0", in.PriceBasis, "", strconv.FormatBool(in.Priced), "", "",
+		}
+		if !(in.GPUCount > 0) {
+			row[27], row[28] = "", ""
 		}
 		if in.GPUUtilP95 != nil {
 			row[29] = num(*in.GPUUtilP95)
