@@ -199,4 +199,18 @@ func TestUnknownTypesThreeCloudScan(t *testing.T) {
 	if warned == 0 {
 		t.Errorf("the snapshot records no %s warning: %+v", fleet.ScanUnknownType, scanned.Metadata.Warnings)
 	}
+
+	// idle-stop decides on the same instances, warns of the same types.
+	code, out, stderr := gpufinops(t, "idle-stop", "--provider", "aws,azure,gcp", "-o", "json")
+	if code != cmdutil.ExitPartial {
+		t.Fatalf("idle-stop exited %d, want %d: %s", code, cmdutil.ExitPartial, stderr)
+	}
+	for _, e := range extras {
+		if !strings.Contains(out, `"`+e.in.ID+`"`) {
+			t.Errorf("idle-stop decided nothing on %s (%s)", e.in.ID, e.in.InstanceType)
+		}
+		if e.missing != "" && !strings.Contains(stderr, `instance type "`+e.in.InstanceType+`" is not in the catalog`) {
+			t.Errorf("idle-stop's stderr does not name %s: %s", e.in.InstanceType, stderr)
+		}
+	}
 }
