@@ -200,8 +200,20 @@ func TestUnknownTypesThreeCloudScan(t *testing.T) {
 		t.Errorf("the snapshot records no %s warning: %+v", fleet.ScanUnknownType, scanned.Metadata.Warnings)
 	}
 
+	// doctor names the types the catalog lacks, a warning that does not
+	// fail it.
+	code, out, stderr := gpufinops(t, "doctor", "--provider", "aws,azure,gcp", "-o", "json")
+	if code != cmdutil.ExitOK {
+		t.Errorf("doctor exited %d: %s", code, stderr)
+	}
+	for _, e := range extras {
+		if e.missing != "" && !strings.Contains(out, `instance type \"`+e.in.InstanceType+`\" is not in the catalog`) {
+			t.Errorf("doctor does not name %s:\n%s", e.in.InstanceType, out)
+		}
+	}
+
 	// idle-stop decides on the same instances, warns of the same types.
-	code, out, stderr := gpufinops(t, "idle-stop", "--provider", "aws,azure,gcp", "-o", "json")
+	code, out, stderr = gpufinops(t, "idle-stop", "--provider", "aws,azure,gcp", "-o", "json")
 	if code != cmdutil.ExitPartial {
 		t.Fatalf("idle-stop exited %d, want %d: %s", code, cmdutil.ExitPartial, stderr)
 	}
