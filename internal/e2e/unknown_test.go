@@ -226,3 +226,35 @@ func TestUnknownTypesThreeCloudScan(t *testing.T) {
 		}
 	}
 }
+
+// TestFOCUSSampleKeepsEveryGPUType: the FOCUS 1.0 sample's GPU instances are
+// all found, those of a type the catalog may lack (g3.4xlarge) by the
+// cloud's GPU families, with a warning when their GPU count is unknown.
+func TestFOCUSSampleKeepsEveryGPUType(t *testing.T) {
+	code, out, stderr := gpufinops(t, "billing", "summary", "--billing", "../../testdata/billing/focus-1.0-sample.csv", "-o", "json")
+	if code != cmdutil.ExitOK {
+		t.Fatalf("billing summary exited %d: %s", code, stderr)
+	}
+	var doc struct {
+		Resources []struct {
+			InstanceType string `json:"instanceType"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	byType := map[string]int{}
+	for _, r := range doc.Resources {
+		byType[r.InstanceType]++
+	}
+	if byType["g5.4xlarge"] != 8 || byType["g3.4xlarge"] != 2 || len(doc.Resources) != 10 {
+		t.Errorf("GPU instances by type %v, want 8 g5.4xlarge and 2 g3.4xlarge", byType)
+	}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, known := cat.InstanceType(fleet.AWS, "g3.4xlarge"); !known && !strings.Contains(out, "aws g3.4xlarge is a GPU instance type the catalog lacks") {
+		t.Errorf("no warning of g3.4xlarge:\n%s", out)
+	}
+}
