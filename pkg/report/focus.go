@@ -53,7 +53,9 @@ func focusCategory(lifecycle string) string {
 // EffectiveCost, its monthly hours as ConsumedQuantity, and what the
 // recommendations for it do.
 // ListCost is the monthly cost of a list-priced instance and null for one
-// priced from a bill (its list price is not known then).
+// priced from a bill (its list price is not known then). An unpriced
+// instance has null costs and savings (x_Priced false), and one whose GPUs
+// are unknown null x_GpuCount and x_GpuHours: unknown is never written as 0.
 func WriteFOCUS(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(FOCUSHeader); err != nil {
@@ -98,6 +100,10 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 		}
 		if !(in.GPUCount > 0) {
 			row[27], row[28] = "", ""
+		}
+		if !in.Priced {
+			// Unpriced: its cost is unknown, never 0.
+			row[10], row[11], row[31], row[32] = "", "", "", ""
 		}
 		if in.GPUUtilP95 != nil {
 			row[29] = num(*in.GPUUtilP95)
