@@ -13,3 +13,16 @@ func TestAccelerated(t *testing.T) {
 		}
 	}
 }
+
+// GPUOfName reads the GPU a size is named after, by the catalog's specs.
+func TestGPUOfName(t *testing.T) {
+	for size, want := range map[string]string{
+		"Standard_NC8ads_H100_v9": "H100", "Standard_ND96isr_H200_v9": "H200", "Standard_NC4as_T4_v9": "T4",
+		"Standard_NV9zz_v9": "", "Standard_NC6": "", "Standard_NC24ads_v5": "", "": "",
+	} {
+		got, mem := GPUOfName(size)
+		if got != want || (want != "" && mem <= 0) {
+			t.Errorf("GPUOfName(%q) = %q, %v; want %q", size, got, mem, want)
+		}
+	}
+}

@@ -494,10 +494,14 @@ func (p *Provider) instances(ctx context.Context, scope providers.Scope, rows []
 
 // instanceOf is one row as a fleet instance; false when the size has no GPU.
 // A size the size table lacks is kept when Resource SKUs gives it GPUs: its
-// count is the SKU's and its model unknown (the catalog may know it; else
-// the scan warns that it is missing).
+// count is the SKU's, and its model the GPU its name names (GPUOfName), else
+// unknown (the catalog may know the size; else the scan warns that the model
+// is missing).
 func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, bool) {
-	info, _ := LookupSize(r.Size)
+	info, known := LookupSize(r.Size)
+	if !known {
+		info.Model, info.MemoryGiB = GPUOfName(r.Size)
+	}
 	var skuGPUs float64
 	if sku != nil {
 		skuGPUs = sku.gpus
@@ -632,4 +636,24 @@ func (p *Provider) skusOf(ctx context.Context, scope providers.Scope) (map[strin
 	p.skus[scope.Region] = out
 	p.mu.Unlock()
 	return out, nil
+}
+
+// GPUOfName is the GPU a size's name names, by the embedded catalog's GPU
+// specs: Azure names most GPU sizes after their GPU (Standard_NC8ads_B200_v6:
+// B200). It returns the spec's name and memory, or nothing.
+func GPUOfName(size string) (string, float64) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return "", 0
+	}
+	parts := strings.Split(size, "_")
+	for _, part := range parts[min(1, len(parts)):] {
+		if len(part) < 2 || strings.HasPrefix(strings.ToLower(part), "v") && strings.Trim(part[1:], "0123456789") == "" {
+			continue // a version (v5), not a GPU
+		}
+		if g, ok := cat.GPU(part); ok {
+			return g.Name, g.MemoryGiB
+		}
+	}
+	return "", 0
 }
