@@ -191,3 +191,29 @@ func (c *withTypes) InstanceType(p fleet.Provider, name string) (InstanceType, b
 func (c *withTypes) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
 	return LookupCommitment(c.Catalog, q)
 }
+
+// WithoutPriced returns ws less the instances priced otherwise (priced says
+// which, e.g. those a bill gives a rate) in the warnings whose only missing
+// fact is the price; such a warning left without instances is dropped.
+// Other warnings are kept as they are.
+func WithoutPriced(ws []fleet.ScanWarning, priced func(id string) bool) []fleet.ScanWarning {
+	out := ws[:0:0]
+	for _, w := range ws {
+		if w.Code != fleet.ScanUnknownType || !strings.HasSuffix(w.Reason, "; missing: "+MissingPrice) {
+			out = append(out, w)
+			continue
+		}
+		var left []string
+		for _, id := range w.Instances {
+			if !priced(id) {
+				left = append(left, id)
+			}
+		}
+		if len(left) == 0 {
+			continue
+		}
+		w.Instances = left
+		out = append(out, w)
+	}
+	return out
+}

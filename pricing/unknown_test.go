@@ -133,3 +133,28 @@ func TestWithTypesPricesScannedTypes(t *testing.T) {
 		t.Error("WithTypes without types is base itself")
 	}
 }
+
+// A bill's rate prices what the catalog cannot: the price-only warnings
+// lose those instances, and go when none is left.
+func TestWithoutPriced(t *testing.T) {
+	price := fleet.ScanWarning{Code: fleet.ScanUnknownType, Provider: fleet.AWS, Region: "us-east-1",
+		Reason: `instance type "g9z.4xlarge" is not in the catalog; missing: price`, Instances: []string{"a", "b"}}
+	gpus := fleet.ScanWarning{Code: fleet.ScanUnknownType, Provider: fleet.AWS, Region: "us-east-1",
+		Reason: `instance type "g9.mega" is not in the catalog; missing: GPU model, GPU count, price`, Instances: []string{"c"}}
+	scope := fleet.ScanWarning{Code: fleet.ScanScopeFailed, Provider: fleet.AWS, Region: "eu-west-1", Reason: "DescribeInstances: 500"}
+	ws := []fleet.ScanWarning{price, gpus, scope}
+	billed := map[string]bool{"a": true, "c": true}
+	got := WithoutPriced(ws, func(id string) bool { return billed[id] })
+	want := []fleet.ScanWarning{price, gpus, scope}
+	want[0].Instances = []string{"b"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if ws[0].Instances[0] != "a" {
+		t.Error("the input was changed")
+	}
+	billed["b"] = true
+	if got := WithoutPriced(ws, func(id string) bool { return billed[id] }); len(got) != 2 || got[0].Reason != gpus.Reason {
+		t.Errorf("all billed: %+v", got)
+	}
+}
