@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -157,4 +158,45 @@ func TestWithoutPriced(t *testing.T) {
 	if got := WithoutPriced(ws, func(id string) bool { return billed[id] }); len(got) != 2 || got[0].Reason != gpus.Reason {
 		t.Errorf("all billed: %+v", got)
 	}
+}
+
+// FuzzUnknownTypes: whatever an instance says of itself, Complete and
+// UnknownTypes never panic, and each instance of a type the catalog lacks
+// that misses a fact is named by exactly one warning, one that says what it
+// misses.
+func FuzzUnknownTypes(f *testing.F) {
+	f.Add(uint8(0), "g9z.4xlarge", "Z9", 1.0, true, "us-east-1")
+	f.Add(uint8(0), "p5.48xlarg", "", 0.0, false, "us-east-1")
+	f.Add(uint8(1), "Standard_NV9zz_v9", "", 2.0, true, "westeurope")
+	f.Add(uint8(2), "n9-standard-8", "T4", 0.5, false, "")
+	f.Add(uint8(0), "p5.48xlarge", "H100", 8.0, false, "us-east-1")
+	f.Fuzz(func(t *testing.T, p uint8, typ, model string, count float64, priced bool, region string) {
+		providers := []fleet.Provider{fleet.AWS, fleet.Azure, fleet.GCP}
+		in := fleet.Instance{ID: "x", Provider: providers[int(p)%3], Region: region, InstanceType: typ, GPU: fleet.GPU{Model: model, Count: count}}
+		if priced {
+			h := decimal.RequireFromString("1.5")
+			in.HourlyPrice = &h
+		}
+		fl := &fleet.Fleet{Instances: []fleet.Instance{in, in}}
+		fl.Instances[1].ID = "y"
+		cat := testCatalog()
+		_ = Complete(fl, cat)
+		ws := UnknownTypes(fl, cat, cat)
+		_, known := cat.InstanceType(in.Provider, typ)
+		lacks := typ != "" && !known && (strings.TrimSpace(model) == "" || !(count > 0) || !priced)
+		named := map[string]int{}
+		for _, w := range ws {
+			if w.Code != fleet.ScanUnknownType || !strings.Contains(w.Reason, "missing: ") || w.Message() == "" {
+				t.Fatalf("warning %+v", w)
+			}
+			for _, id := range w.Instances {
+				named[id]++
+			}
+		}
+		for _, id := range []string{"x", "y"} {
+			if want := map[bool]int{true: 1}[lacks]; named[id] != want {
+				t.Fatalf("%s named %d times, want %d (warnings %+v)", id, named[id], want, ws)
+			}
+		}
+	})
 }
