@@ -21,6 +21,17 @@ import (
 // errors.Join, each naming the instance by index and id; the caller prefixes
 // the file name.
 func Complete(f *fleet.Fleet, cat Catalog) error {
+	return complete(f, cat, false)
+}
+
+// CompleteScanned is Complete for a live scan's fleet: the cloud's own
+// answer wins, so a GPU model that differs from the catalog's is kept, not
+// an error (the catalog fills only what the cloud left out).
+func CompleteScanned(f *fleet.Fleet, cat Catalog) error {
+	return complete(f, cat, true)
+}
+
+func complete(f *fleet.Fleet, cat Catalog, scanned bool) error {
 	if f == nil {
 		return nil
 	}
@@ -29,7 +40,7 @@ func Complete(f *fleet.Fleet, cat Catalog) error {
 	}
 	var errs []error
 	for i := range f.Instances {
-		if err := completeInstance(&f.Instances[i], cat); err != nil {
+		if err := completeInstance(&f.Instances[i], cat, scanned); err != nil {
 			errs = append(errs, fmt.Errorf("instances[%d] (id %q): %w", i, f.Instances[i].ID, err))
 		}
 	}
@@ -62,7 +73,7 @@ func (t *typeNames) of(p fleet.Provider) []string {
 	return names
 }
 
-func completeInstance(in *fleet.Instance, cat Catalog) error {
+func completeInstance(in *fleet.Instance, cat Catalog, scanned bool) error {
 	selfDescribed := in.GPU.Model != "" && in.GPU.Count > 0 && in.HourlyPrice != nil
 	if !in.Provider.Valid() {
 		if selfDescribed {
@@ -80,7 +91,9 @@ func completeInstance(in *fleet.Instance, cat Catalog) error {
 	if !ok {
 		return nil // UnknownTypes says what is missing
 	}
-	if in.GPU.Model != "" && !sameGPU(cat, in.GPU.Model, t.GPUModel) {
+	// A type the catalog gives no GPU (an N1 host, whose GPUs are attached)
+	// contradicts no model; nor does the cloud's own answer.
+	if in.GPU.Model != "" && t.GPUModel != "" && !scanned && !sameGPU(cat, in.GPU.Model, t.GPUModel) {
 		return fmt.Errorf("gpu.model %q contradicts the catalog: %s %s has %s",
 			in.GPU.Model, in.Provider, t.Name, t.GPUModel)
 	}

@@ -172,3 +172,29 @@ func TestCompleteNoCatalog(t *testing.T) {
 		t.Errorf("nil fleet: %v", err)
 	}
 }
+
+// A scan keeps the cloud's GPU model where the catalog's differs, and no
+// fleet contradicts a type the catalog gives no GPU (an N1 host).
+func TestCompleteScannedAndHostTypes(t *testing.T) {
+	cat := testCatalog()
+	cat.types["gcp/n1-standard-8"] = InstanceType{Provider: fleet.GCP, Name: "n1-standard-8", VCPUs: 8, MemoryGiB: 30}
+	f := &fleet.Fleet{Instances: []fleet.Instance{
+		{ID: "i-1", Provider: fleet.AWS, InstanceType: "p5.48xlarge", GPU: fleet.GPU{Model: "H200", Count: 8}},
+		{ID: "vm-1", Provider: fleet.GCP, InstanceType: "n1-standard-8", GPU: fleet.GPU{Model: "T4", Count: 2}},
+	}}
+	if err := Complete(f, cat); err == nil || !strings.Contains(err.Error(), `gpu.model "H200" contradicts the catalog`) || strings.Contains(err.Error(), "vm-1") {
+		t.Errorf("file: %v, want only the p5 contradiction", err)
+	}
+	if err := CompleteScanned(f, cat); err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	want := []fleet.GPU{{Model: "H200", Count: 8, MemoryGiB: 80}, {Model: "T4", Count: 2}}
+	for i, in := range f.Instances {
+		if in.GPU != want[i] {
+			t.Errorf("%s: %+v, want %+v", in.ID, in.GPU, want[i])
+		}
+	}
+	if f.Instances[1].VCPUs != 8 || f.Instances[1].MemoryGiB != 30 {
+		t.Errorf("vm-1 host: %v vCPUs, %v GiB", f.Instances[1].VCPUs, f.Instances[1].MemoryGiB)
+	}
+}

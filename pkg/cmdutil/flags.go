@@ -252,7 +252,11 @@ func (f *FleetFlags) SourceName() string {
 // file, checks it against the catalog (CheckCatalogFacts). Its errors are
 // InputErrors with the fleet's name on every line (one line per instance).
 func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
-	err := pricing.Complete(fl, cat)
+	complete := pricing.Complete
+	if len(in.Providers) > 0 {
+		complete = pricing.CompleteScanned // the cloud's answer first
+	}
+	err := complete(fl, cat)
 	if err == nil && len(in.Providers) == 0 {
 		// A scan's hardware comes from the cloud itself; a file's is checked.
 		err = CheckCatalogFacts(fl, cat)
