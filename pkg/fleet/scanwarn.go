@@ -70,19 +70,19 @@ func (w ScanWarning) Scope() string {
 func (w ScanWarning) Message() string {
 	w.Reason = strings.Join(strings.Fields(w.Reason), " ")
 	scope := w.Scope()
+	if w.Code == ScanUnknownType {
+		if scope == "" {
+			scope = "the fleet"
+		}
+		return scope + ": " + w.Reason + "; " + plural(len(w.Instances), "instance") +
+			" kept, without savings advice"
+	}
 	if scope == "" {
 		if w.Code == ScanMetricsFailed {
 			scope = "the fleet"
 		} else {
 			return "part of the scan failed: " + w.Reason + "; its instances are missing"
 		}
-	}
-	if w.Code == ScanUnknownType {
-		if scope == "" {
-			scope = "the fleet"
-		}
-		return scope + ": " + w.Reason + "; " + plural(len(w.Instances), "instance") +
-			" kept in the report without savings advice"
 	}
 	if w.Code == ScanMetricsFailed {
 		src := w.Source
