@@ -3,23 +3,35 @@ package pricing
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
-	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 // Complete fills each instance's hardware from the catalog where the fleet
 // leaves it out (zero): GPU model, count and per-GPU memory, vCPUs and host
-// memory. Values the fleet gives are kept.
+// memory. Values the fleet gives (a file's, or the cloud's own answer in a
+// live scan) are kept.
 //
-// An instance type the catalog does not know for its provider is an error,
-// unless the instance gives gpu.model, gpu.count and hourlyPrice itself; a GPU
-// model that contradicts the catalog's is an error. Every problem is reported,
-// joined with errors.Join, each naming the instance by index and id; the
-// caller prefixes the file name.
+// An instance type the catalog does not know is not an error: its instances
+// keep what they say of themselves, and UnknownTypes names what is missing.
+// Errors are bad input only: a provider that is not a cloud, an empty type
+// without the instance's own GPU facts and price, a GPU model that
+// contradicts the catalog's. Every problem is reported, joined with
+// errors.Join, each naming the instance by index and id; the caller prefixes
+// the file name.
 func Complete(f *fleet.Fleet, cat Catalog) error {
+	return complete(f, cat, false)
+}
+
+// CompleteScanned is Complete for a live scan's fleet: the cloud's own
+// answer wins, so a GPU model that differs from the catalog's is kept, not
+// an error (the catalog fills only what the cloud left out).
+func CompleteScanned(f *fleet.Fleet, cat Catalog) error {
+	return complete(f, cat, true)
+}
+
+func complete(f *fleet.Fleet, cat Catalog, scanned bool) error {
 	if f == nil {
 		return nil
 	}
@@ -27,9 +39,8 @@ func Complete(f *fleet.Fleet, cat Catalog) error {
 		return errors.New("no catalog to complete the fleet from")
 	}
 	var errs []error
-	names := typeNames{cat: cat}
 	for i := range f.Instances {
-		if err := completeInstance(&f.Instances[i], cat, &names); err != nil {
+		if err := completeInstance(&f.Instances[i], cat, scanned); err != nil {
 			errs = append(errs, fmt.Errorf("instances[%d] (id %q): %w", i, f.Instances[i].ID, err))
 		}
 	}
@@ -62,7 +73,7 @@ func (t *typeNames) of(p fleet.Provider) []string {
 	return names
 }
 
-func completeInstance(in *fleet.Instance, cat Catalog, names *typeNames) error {
+func completeInstance(in *fleet.Instance, cat Catalog, scanned bool) error {
 	selfDescribed := in.GPU.Model != "" && in.GPU.Count > 0 && in.HourlyPrice != nil
 	if !in.Provider.Valid() {
 		if selfDescribed {
@@ -78,16 +89,11 @@ func completeInstance(in *fleet.Instance, cat Catalog, names *typeNames) error {
 	}
 	t, ok := cat.InstanceType(in.Provider, in.InstanceType)
 	if !ok {
-		if selfDescribed {
-			return nil
-		}
-		if near := suggest.Phrase(in.InstanceType, names.of(in.Provider), strconv.Quote); near != "" {
-			return fmt.Errorf("instanceType %q is not a known %s instance type%s", in.InstanceType, in.Provider, near)
-		}
-		return fmt.Errorf("instanceType %q is not a known %s instance type (see 'gpufinops prices --provider %s')",
-			in.InstanceType, in.Provider, in.Provider)
+		return nil // UnknownTypes says what is missing
 	}
-	if in.GPU.Model != "" && !sameGPU(cat, in.GPU.Model, t.GPUModel) {
+	// A type the catalog gives no GPU (an N1 host, whose GPUs are attached)
+	// contradicts no model; nor does the cloud's own answer.
+	if in.GPU.Model != "" && t.GPUModel != "" && !scanned && !sameGPU(cat, in.GPU.Model, t.GPUModel) {
 		return fmt.Errorf("gpu.model %q contradicts the catalog: %s %s has %s",
 			in.GPU.Model, in.Provider, t.Name, t.GPUModel)
 	}

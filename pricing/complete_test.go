@@ -100,24 +100,14 @@ func TestComplete(t *testing.T) {
 				GPU: fleet.GPU{Model: "B300", Count: 8}, HourlyPrice: &price},
 		},
 		{
-			name:    "unknown type",
-			in:      fleet.Instance{ID: "i-0abc", Provider: fleet.AWS, InstanceType: "p9.huge"},
-			wantErr: `instances[0] (id "i-0abc"): instanceType "p9.huge" is not a known aws instance type (see 'gpufinops prices --provider aws')`,
+			name: "unknown type is kept as it is",
+			in:   fleet.Instance{ID: "i-0abc", Provider: fleet.AWS, InstanceType: "p9.huge"},
+			want: fleet.Instance{ID: "i-0abc", Provider: fleet.AWS, InstanceType: "p9.huge"},
 		},
 		{
-			name:    "unknown type without a price",
-			in:      fleet.Instance{ID: "i-5", Provider: fleet.AWS, InstanceType: "p9.huge", GPU: fleet.GPU{Model: "B300", Count: 8}},
-			wantErr: `instanceType "p9.huge" is not a known aws instance type`,
-		},
-		{
-			name:    "mistyped type",
-			in:      fleet.Instance{ID: "i-7", Provider: fleet.AWS, InstanceType: "p5.48xlarg"},
-			wantErr: `instances[0] (id "i-7"): instanceType "p5.48xlarg" is not a known aws instance type; did you mean "p5.48xlarge"?`,
-		},
-		{
-			name:    "type of another provider",
-			in:      fleet.Instance{ID: "vm-2", Provider: fleet.Azure, InstanceType: "p5.48xlarge"},
-			wantErr: `instanceType "p5.48xlarge" is not a known azure instance type (see 'gpufinops prices --provider azure')`,
+			name: "unknown type without a price keeps its GPUs",
+			in:   fleet.Instance{ID: "i-5", Provider: fleet.AWS, InstanceType: "p9.huge", GPU: fleet.GPU{Model: "B300", Count: 8}},
+			want: fleet.Instance{ID: "i-5", Provider: fleet.AWS, InstanceType: "p9.huge", GPU: fleet.GPU{Model: "B300", Count: 8}},
 		},
 		{
 			name:    "contradicting GPU model",
@@ -158,12 +148,13 @@ func TestComplete(t *testing.T) {
 func TestCompleteJoinsAllErrors(t *testing.T) {
 	f := &fleet.Fleet{Instances: []fleet.Instance{
 		{ID: "ok", Provider: fleet.AWS, InstanceType: "p5.48xlarge"},
-		{ID: "bad-1", Provider: fleet.AWS, InstanceType: "p9.huge"},
+		{ID: "bad-1", Provider: "oracle", InstanceType: "BM.GPU4.8"},
 		{ID: "ok-2", Provider: fleet.AWS, InstanceType: "g6f.large"},
 		{ID: "bad-2", Provider: fleet.AWS, InstanceType: "g6f.large", GPU: fleet.GPU{Model: "T4"}},
+		{ID: "unknown", Provider: fleet.AWS, InstanceType: "p9.huge"},
 	}}
 	err := Complete(f, testCatalog())
-	want := `instances[1] (id "bad-1"): instanceType "p9.huge" is not a known aws instance type (see 'gpufinops prices --provider aws')` + "\n" +
+	want := `instances[1] (id "bad-1"): provider "oracle" is not one of aws, azure, gcp` + "\n" +
 		`instances[3] (id "bad-2"): gpu.model "T4" contradicts the catalog: aws g6f.large has L4`
 	if err == nil || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)
@@ -179,5 +170,31 @@ func TestCompleteNoCatalog(t *testing.T) {
 	}
 	if err := Complete(nil, testCatalog()); err != nil {
 		t.Errorf("nil fleet: %v", err)
+	}
+}
+
+// A scan keeps the cloud's GPU model where the catalog's differs, and no
+// fleet contradicts a type the catalog gives no GPU (an N1 host).
+func TestCompleteScannedAndHostTypes(t *testing.T) {
+	cat := testCatalog()
+	cat.types["gcp/n1-standard-8"] = InstanceType{Provider: fleet.GCP, Name: "n1-standard-8", VCPUs: 8, MemoryGiB: 30}
+	f := &fleet.Fleet{Instances: []fleet.Instance{
+		{ID: "i-1", Provider: fleet.AWS, InstanceType: "p5.48xlarge", GPU: fleet.GPU{Model: "H200", Count: 8}},
+		{ID: "vm-1", Provider: fleet.GCP, InstanceType: "n1-standard-8", GPU: fleet.GPU{Model: "T4", Count: 2}},
+	}}
+	if err := Complete(f, cat); err == nil || !strings.Contains(err.Error(), `gpu.model "H200" contradicts the catalog`) || strings.Contains(err.Error(), "vm-1") {
+		t.Errorf("file: %v, want only the p5 contradiction", err)
+	}
+	if err := CompleteScanned(f, cat); err != nil {
+		t.Fatalf("scan: %v", err)
+	}
+	want := []fleet.GPU{{Model: "H200", Count: 8, MemoryGiB: 80}, {Model: "T4", Count: 2}}
+	for i, in := range f.Instances {
+		if in.GPU != want[i] {
+			t.Errorf("%s: %+v, want %+v", in.ID, in.GPU, want[i])
+		}
+	}
+	if f.Instances[1].VCPUs != 8 || f.Instances[1].MemoryGiB != 30 {
+		t.Errorf("vm-1 host: %v vCPUs, %v GiB", f.Instances[1].VCPUs, f.Instances[1].MemoryGiB)
 	}
 }

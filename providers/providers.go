@@ -399,6 +399,10 @@ type RegInfo struct {
 	LowercaseTags bool
 	// Lookback is the longest utilization history the adapter can read.
 	Lookback Lookback
+	// Accelerated reports whether an instance type's name is of the
+	// cloud's GPU or accelerator families, for a bill naming a type the
+	// catalog lacks; nil knows none.
+	Accelerated func(instanceType string) bool
 }
 
 var (

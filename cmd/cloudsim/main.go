@@ -261,6 +261,11 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		fmt.Fprintf(stderr, "cloudsim: %s: %s\n", name, oneLine(err))
 		return exitUsage
 	}
+	// Types the catalog lacks are served from the fleet's own figures; what
+	// the fleet does not give either, the simulators cannot answer.
+	for _, w := range pricing.UnknownTypes(f, cat, nil) {
+		fmt.Fprintf(stderr, "cloudsim: note: %s: %s\n", name, w.Message())
+	}
 	if c.focusPath != "" {
 		if c.focusStart.IsZero() {
 			c.focusStart = time.Now().UTC().Truncate(time.Hour).Add(-time.Duration(c.focusHours) * time.Hour)

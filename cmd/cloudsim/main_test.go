@@ -256,7 +256,6 @@ func TestServeBadInput(t *testing.T) {
 		want string
 	}{
 		{"missing file", []string{"--fleet", filepath.Join(dir, "nope.yaml")}, exitUsage, "no such file or directory"},
-		{"unknown types", []string{"--fleet", unknown}, exitUsage, `unknown.yaml: instances[0] (id "a"): instanceType "p9.nope" is not a known aws instance type`},
 		{"address in use", []string{"--demo", "--addr", busy}, exitError, "address already in use"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,6 +272,26 @@ func TestServeBadInput(t *testing.T) {
 				t.Errorf("stderr %q, want one line with %q", msg, tc.want)
 			}
 		})
+	}
+}
+
+// A fleet whose types the catalog lacks is served, with a note for each
+// type of what the simulators cannot answer.
+func TestServeUnknownTypes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "unknown.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n"+
+		"  - {id: i-0aaaaaaaaaaaaaaa1, provider: aws, region: us-east-1, instanceType: p9.nope, lifecycle: on-demand, state: running}\n"+
+		"  - {id: i-0aaaaaaaaaaaaaaa2, provider: aws, region: us-east-1, instanceType: g9z.4xlarge, gpu: {model: Z9, count: 1}, hourlyPrice: 1.75, lifecycle: on-demand, state: running}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stop := startRun(t, "--fleet", path)
+	code, stdout, stderr := stop()
+	if code != exitOK || !strings.Contains(stdout, "serving 2 AWS instances") {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	want := "cloudsim: note: " + path + `: aws/us-east-1: instance type "p9.nope" is not in the catalog; missing: GPU model, GPU count, price`
+	if !strings.Contains(stderr, want) || strings.Contains(stderr, "g9z") {
+		t.Errorf("stderr %q, want a note %q and none of g9z.4xlarge", stderr, want)
 	}
 }
 

@@ -25,7 +25,10 @@ type Options struct {
 	// a zero bound is open.
 	Start, End time.Time
 	// GPUs says whether a provider's instance type has GPUs and how many;
-	// nil knows none, so only rows with SkuPriceDetails.GpuCount count.
+	// nil knows none, so only rows with SkuPriceDetails.GpuCount count. A
+	// type it says has GPUs with a count of zero is a GPU type whose count
+	// is unknown (a family of GPU types the catalog lacks): its rows count,
+	// the resource's GPUCount stays zero, and Summary.Warnings says so.
 	GPUs func(p fleet.Provider, instanceType string) (float64, bool)
 	// Keep are join keys (see Key) of the fleet's instances: their Compute
 	// rows count even when no instance type is named.
@@ -124,6 +127,10 @@ type Summary struct {
 	Resources []Resource `json:"resources"`
 	// Unused are the commitments with unused rows, largest first.
 	Unused []Commitment `json:"unusedCommitments"`
+	// Warnings name the GPU instance types the bill counts without knowing
+	// their GPUs (neither the catalog nor the bill's SkuPriceDetails gives
+	// the count), one per provider and type.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // aggregator folds rows into resources.
@@ -147,7 +154,7 @@ func (a *aggregator) gpuType(p fleet.Provider, r *Row) (string, float64, bool) {
 			return r.InstanceType, r.GPUCount, true
 		}
 		if a.opts.GPUs != nil {
-			if n, ok := a.opts.GPUs(p, r.InstanceType); ok && n > 0 {
+			if n, ok := a.opts.GPUs(p, r.InstanceType); ok && n >= 0 {
 				return r.InstanceType, n, true
 			}
 		}
@@ -155,7 +162,7 @@ func (a *aggregator) gpuType(p fleet.Provider, r *Row) (string, float64, bool) {
 	}
 	if a.opts.GPUs != nil {
 		for _, t := range tokens(r.ChargeDescription) {
-			if n, ok := a.opts.GPUs(p, t); ok && n > 0 {
+			if n, ok := a.opts.GPUs(p, t); ok && n >= 0 {
 				return t, n, true
 			}
 		}
@@ -278,6 +285,7 @@ func (a *aggregator) finish() *Summary {
 		}
 		return strings.Compare(x.ID, y.ID)
 	})
+	s.Warnings = unknownGPUs(s.Resources)
 	for v := range a.versions {
 		s.Versions = append(s.Versions, v)
 	}
@@ -373,4 +381,42 @@ func (a *aggregator) readTable(ctx context.Context, name string, t table) error 
 			return &Error{File: name, Row: n, Err: err}
 		}
 	}
+}
+
+// unknownGPUs words a warning per provider and instance type of the
+// resources counted as GPU instances without a GPU count.
+func unknownGPUs(res []Resource) []string {
+	type key struct {
+		p   fleet.Provider
+		typ string
+	}
+	n := map[key]int{}
+	var keys []key
+	for i := range res {
+		r := &res[i]
+		if r.GPUCount > 0 || r.InstanceType == "" {
+			continue
+		}
+		k := key{r.Provider, r.InstanceType}
+		if n[k] == 0 {
+			keys = append(keys, k)
+		}
+		n[k]++
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := strings.Compare(string(a.p), string(b.p)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.typ, b.typ)
+	})
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		res := "resources"
+		if n[k] == 1 {
+			res = "resource"
+		}
+		out = append(out, fmt.Sprintf("%s %s is a GPU instance type the catalog lacks and the bill gives no GpuCount for: %d %s counted with their GPUs unknown",
+			k.p, k.typ, n[k], res))
+	}
+	return out
 }

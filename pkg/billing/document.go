@@ -36,6 +36,9 @@ type Document struct {
 	Resources     []ResourceRow   `json:"resources"`
 	// UnusedCommitments are commitments paid for and not used in the window.
 	UnusedCommitments []Commitment `json:"unusedCommitments"`
+	// Warnings name GPU instance types counted with their GPUs unknown
+	// (the catalog lacks them and the bill gives no GpuCount).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ResourceRow is one GPU instance's line of the summary.
@@ -80,7 +83,8 @@ func (r *Resource) Row() ResourceRow {
 func NewDocument(source string, s *Summary) Document {
 	d := Document{Header: envelope.New(Kind, SchemaVersion), Source: source, Files: s.Files, Versions: s.Versions,
 		Currency: s.Currency, Rows: s.Rows, GPURows: s.GPURows, BilledCost: s.BilledCost, EffectiveCost: s.EffectiveCost,
-		ListCost: s.ListCost, Hours: s.Hours, Resources: make([]ResourceRow, len(s.Resources)), UnusedCommitments: s.Unused}
+		ListCost: s.ListCost, Hours: s.Hours, Resources: make([]ResourceRow, len(s.Resources)), UnusedCommitments: s.Unused,
+		Warnings: s.Warnings}
 	if d.Versions == nil {
 		d.Versions = []string{}
 	}

@@ -8,13 +8,22 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
-// CatalogGPUs is an Options.GPUs that asks the catalog.
+// CatalogGPUs is an Options.GPUs that asks the catalog, then, for a type
+// the catalog lacks, the cloud's registered GPU families
+// (providers.RegInfo.Accelerated): such a type has GPUs, their count
+// unknown (zero).
 func CatalogGPUs(cat pricing.Catalog) func(fleet.Provider, string) (float64, bool) {
 	return func(p fleet.Provider, name string) (float64, bool) {
-		t, ok := cat.InstanceType(p, name)
-		return t.GPUCount, ok && t.GPUCount > 0
+		if t, ok := cat.InstanceType(p, name); ok && t.GPUCount > 0 {
+			return t.GPUCount, true
+		}
+		if ri, ok := providers.Find(p); ok && ri.Accelerated != nil && ri.Accelerated(name) {
+			return 0, true
+		}
+		return 0, false
 	}
 }
 

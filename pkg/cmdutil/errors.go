@@ -5,6 +5,8 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
 // ExitCode is a documented process exit status (see `gpufinops help exit-codes`).
@@ -41,7 +43,22 @@ func (e *InputError) Unwrap() error { return e.Err }
 type PartialError struct{ Failures []error }
 
 func (e *PartialError) Error() string {
-	return fmt.Sprintf("%d scope(s) could not be read: %v", len(e.Failures), errors.Join(e.Failures...))
+	var scopes, other int
+	for _, f := range e.Failures {
+		var sf *ScanFailure
+		if errors.As(f, &sf) && sf.Warning.Code != fleet.ScanScopeFailed {
+			other++
+		} else {
+			scopes++
+		}
+	}
+	switch {
+	case other == 0:
+		return fmt.Sprintf("%d scope(s) could not be read: %v", scopes, errors.Join(e.Failures...))
+	case scopes == 0:
+		return fmt.Sprintf("partial result, %d warning(s): %v", other, errors.Join(e.Failures...))
+	}
+	return fmt.Sprintf("partial result, %d scope(s) could not be read and %d other warning(s): %v", scopes, other, errors.Join(e.Failures...))
 }
 
 // CredentialsError means credentials are missing or lack a permission.

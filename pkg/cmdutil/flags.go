@@ -255,7 +255,11 @@ func (f *FleetFlags) SourceName() string {
 // file, checks it against the catalog (CheckCatalogFacts). Its errors are
 // InputErrors with the fleet's name on every line (one line per instance).
 func CompleteFleet(fl *fleet.Fleet, cat pricing.Catalog, in FleetFlags) error {
-	err := pricing.Complete(fl, cat)
+	complete := pricing.Complete
+	if len(in.Providers) > 0 {
+		complete = pricing.CompleteScanned // the cloud's answer first
+	}
+	err := complete(fl, cat)
 	if err == nil && len(in.Providers) == 0 {
 		// A scan's hardware comes from the cloud itself; a file's is checked.
 		err = CheckCatalogFacts(fl, cat)
@@ -340,11 +344,14 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 		}
 		out.Fleet, out.Notes = res.Fleet, res.Notes
 		out.addFailures(res.Failures...)
+		// The cloud's own answer describes the types the catalog lacks, so
+		// their live prices price them.
+		out.Catalog = pricing.WithTypes(k, pricing.TypesOf(res.Fleet))
 		if len(res.Prices) > 0 {
 			// Live prices win over the embedded catalog; the rest stays.
 			prices, notes := SanePrices(res.Prices)
 			out.Notes = append(out.Notes, notes...)
-			out.Catalog = pricing.Overlay(k, prices)
+			out.Catalog = pricing.Overlay(out.Catalog, prices)
 		}
 	} else {
 		fl, err := read(in.Path, in.Demo)
@@ -363,6 +370,7 @@ func ReadFleet(ctx context.Context, cfg func() (*config.Config, error), cat func
 	if err := CompleteFleet(out.Fleet, out.Catalog, in); err != nil {
 		return nil, err
 	}
+	out.addUnknownTypes(pricing.UnknownTypes(out.Fleet, k, out.Catalog))
 	return out, nil
 }
 

@@ -2,9 +2,11 @@ package cmdutil
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -64,6 +66,43 @@ func (in *FleetInputs) addFailures(errs ...error) {
 		in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, w)
 		in.Failures = append(in.Failures, &ScanFailure{Warning: w, Err: err})
 	}
+}
+
+// addUnknownTypes records the instance types neither the scan (or the fleet
+// file) nor the catalog describes or prices, as failures: the run is
+// partial (exit code 3) and the report and snapshot carry each warning. A
+// warning the snapshot already records is not repeated.
+func (in *FleetInputs) addUnknownTypes(ws []fleet.ScanWarning) {
+	for _, w := range ws {
+		if slices.ContainsFunc(in.Fleet.Metadata.Warnings, func(r fleet.ScanWarning) bool {
+			return r.Code == w.Code && r.Provider == w.Provider && r.Region == w.Region && r.Reason == w.Reason
+		}) {
+			continue
+		}
+		in.Fleet.Metadata.Warnings = append(in.Fleet.Metadata.Warnings, w)
+		in.Failures = append(in.Failures, &ScanFailure{Warning: w})
+	}
+}
+
+// PricedElsewhere drops, from the unknown-type warnings whose only missing
+// fact is the price, the instances priced another way (priced says which:
+// those a bill gives a rate), and the warnings left without instances, from
+// the failures and the fleet's metadata alike.
+func (in *FleetInputs) PricedElsewhere(priced func(id string) bool) {
+	in.Fleet.Metadata.Warnings = pricing.WithoutPriced(in.Fleet.Metadata.Warnings, priced)
+	keep := in.Failures[:0]
+	for _, f := range in.Failures {
+		var sf *ScanFailure
+		if errors.As(f, &sf) && sf.Warning.Code == fleet.ScanUnknownType {
+			ws := pricing.WithoutPriced([]fleet.ScanWarning{sf.Warning}, priced)
+			if len(ws) == 0 {
+				continue
+			}
+			sf.Warning = ws[0]
+		}
+		keep = append(keep, f)
+	}
+	in.Failures = keep
 }
 
 // source names where the fleet came from in messages.

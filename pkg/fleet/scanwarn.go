@@ -14,6 +14,11 @@ const (
 	// ScanMetricsFailed: a metrics source could not be read for a scope; its
 	// instances are in the snapshot with their utilization unknown.
 	ScanMetricsFailed = "metrics-failed"
+	// ScanUnknownType: neither the cloud's answer (or the fleet file) nor
+	// the catalog describes or prices an instance type; its instances are in
+	// the snapshot, without the facts Reason names (unpriced when the price
+	// is missing, without savings advice either way).
+	ScanUnknownType = "unknown-type"
 )
 
 // UtilizationUnknown is the utilization source reports give an instance whose
@@ -24,7 +29,7 @@ const UtilizationUnknown = "unknown"
 // listed, or a metrics source that could not be read, with the instances it
 // left without utilization.
 type ScanWarning struct {
-	// Code is ScanScopeFailed or ScanMetricsFailed; readers treat another
+	// Code is ScanScopeFailed, ScanMetricsFailed or ScanUnknownType; readers treat another
 	// code like ScanScopeFailed.
 	Code string `json:"code"`
 	// Provider, Account and Region name the scope, as far as it is known.
@@ -65,6 +70,13 @@ func (w ScanWarning) Scope() string {
 func (w ScanWarning) Message() string {
 	w.Reason = strings.Join(strings.Fields(w.Reason), " ")
 	scope := w.Scope()
+	if w.Code == ScanUnknownType {
+		if scope == "" {
+			scope = "the fleet"
+		}
+		return scope + ": " + w.Reason + "; " + plural(len(w.Instances), "instance") +
+			" kept, without savings advice"
+	}
 	if scope == "" {
 		if w.Code == ScanMetricsFailed {
 			scope = "the fleet"

@@ -88,6 +88,9 @@ func TestScanWarningText(t *testing.T) {
 		{ScanWarning{Code: ScanMetricsFailed, Provider: AWS, Account: "1", Region: "us-east-1", Source: "cloudwatch", Reason: "denied", Instances: []string{"a", "b"}}, "aws:1/us-east-1", "cloudwatch could not be read for aws:1/us-east-1: denied; 2 instances kept with utilization unknown"},
 		{ScanWarning{Code: ScanMetricsFailed, Source: "prometheus", Reason: "refused", Instances: []string{"a"}}, "prometheus", "prometheus could not be read for prometheus: refused; 1 instance kept"},
 		{ScanWarning{Code: ScanScopeFailed, Reason: "listing regions: boom"}, "", "part of the scan failed: listing regions: boom; its instances are missing"},
+		{ScanWarning{Code: ScanUnknownType, Provider: GCP, Region: "us-central1", Reason: `instance type "n9-standard-8" is not in the catalog; missing: price`, Instances: []string{"a", "b"}},
+			"gcp/us-central1", `gcp/us-central1: instance type "n9-standard-8" is not in the catalog; missing: price; 2 instances kept, without savings advice`},
+		{ScanWarning{Code: ScanUnknownType, Reason: "x", Instances: []string{"a"}}, "", "the fleet: x; 1 instance kept"},
 	} {
 		if got := tc.w.Scope(); got != tc.scope {
 			t.Errorf("Scope() = %q, want %q", got, tc.scope)

@@ -139,7 +139,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	offers := map[regionType]onDemandOf{}
 	shared := map[regionType]typeRates{}
 	for _, s := range e.all {
-		if !s.priced {
+		if !s.advisable() {
 			continue
 		}
 		od := s.price.Hourly

@@ -36,6 +36,9 @@ type state struct {
 	stopped bool
 	// priced is false when no price was found; unpriced instances get no advice.
 	priced bool
+	// noGPU is true when neither the fleet nor the catalog gives the
+	// instance's GPU model and count (an unknown type): no savings advice.
+	noGPU bool
 	// override is the monthly cost set by a group's commitment share.
 	override *decimal.Decimal
 	// hours0, monthly0 and hourly0 are the billed hours, monthly cost and
@@ -445,7 +448,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	for _, ph := range phases {
 		active := make([]*state, 0, len(states))
 		for _, s := range states {
-			if s.priced && !s.stopped && s.inst.State != fleet.Stopped {
+			if s.advisable() && !s.stopped && s.inst.State != fleet.Stopped {
 				active = append(active, s)
 			}
 		}
@@ -521,6 +524,12 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	hours := in.MonthlyHours()
 	s := &state{inst: in, hours: hours, hours0: hours, lifecycle: in.Lifecycle, summary: in.Utilization.Summarize(), schedule: in.Usage.Schedule}
 	s.typ, s.typeKnown = e.instanceType(in.Provider, in.InstanceType)
+	if !s.typeKnown {
+		// The instance's own figures stand for the type the catalog lacks.
+		s.typ = &pricing.InstanceType{Provider: in.Provider, Name: in.InstanceType, GPUModel: in.GPU.Model,
+			GPUCount: in.GPU.Count, GPUMemoryGiB: in.GPU.MemoryGiB, VCPUs: in.VCPUs, MemoryGiB: in.MemoryGiB}
+	}
+	s.noGPU = strings.TrimSpace(cmp.Or(in.GPU.Model, s.typ.GPUModel)) == "" || !(in.GPU.Count > 0 || s.typ.GPUCount > 0)
 	price, ok := e.currentPrice(in)
 	if !ok {
 		if in.State != fleet.Stopped {
@@ -530,6 +539,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 		return s
 	}
 	s.priced = true
+	if s.noGPU && in.State != fleet.Stopped {
+		e.warn(in.ID, WarnUnknownType, "neither the fleet nor the catalog gives the GPU model and count of %s %s: its cost is counted, but no saving is advised",
+			in.Provider, in.InstanceType)
+	}
 	if e.opts.Billed != nil {
 		s.basis = BasisList
 		if _, ok := e.opts.Billed[in.ID]; ok {
@@ -544,6 +557,10 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	}
 	return s
 }
+
+// advisable reports whether the planner may advise on the instance: it is
+// priced and its GPUs are known.
+func (s *state) advisable() bool { return s.priced && !s.noGPU }
 
 // record applies a change to a state and writes its recommendation.
 func (e *engine) record(s *state, c *change) {

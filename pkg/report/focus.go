@@ -53,7 +53,9 @@ func focusCategory(lifecycle string) string {
 // EffectiveCost, its monthly hours as ConsumedQuantity, and what the
 // recommendations for it do.
 // ListCost is the monthly cost of a list-priced instance and null for one
-// priced from a bill (its list price is not known then).
+// priced from a bill (its list price is not known then). An unpriced
+// instance has null costs and savings (x_Priced false), and one whose GPUs
+// are unknown null x_GpuCount and x_GpuHours: unknown is never written as 0.
 func WriteFOCUS(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(FOCUSHeader); err != nil {
@@ -82,9 +84,11 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 	const stamp = "2006-01-02T15:04:05Z"
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, in := range r.Instances {
+		// An instance whose GPUs are unknown (a type neither the cloud nor
+		// the catalog describes) has no GPU count or GPU-hours, never 0.
 		sku, _ := json.Marshal(struct {
 			InstanceType string  `json:"InstanceType"`
-			GpuCount     float64 `json:"GpuCount"`
+			GpuCount     float64 `json:"GpuCount,omitempty"`
 		}{in.InstanceType, in.GPUCount})
 		row := []string{
 			in.Account, r.Currency, start.Format(stamp), end.Format(stamp), start.Format(stamp), end.Format(stamp),
@@ -93,6 +97,13 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 			focusProvider(in.Provider), focusProvider(in.Provider), in.Region, in.ResourceID, "Virtual Machine", "Compute",
 			string(sku), in.Account, in.GPUModel, num(in.GPUCount), num(in.GPUCount * in.MonthlyHours), "",
 			"", "0", "0", in.PriceBasis, "", strconv.FormatBool(in.Priced), "", "",
+		}
+		if !(in.GPUCount > 0) {
+			row[27], row[28] = "", ""
+		}
+		if !in.Priced {
+			// Unpriced: its cost is unknown, never 0.
+			row[10], row[11], row[31], row[32] = "", "", "", ""
 		}
 		if in.GPUUtilP95 != nil {
 			row[29] = num(*in.GPUUtilP95)

@@ -514,7 +514,8 @@ type Warning struct {
 	// Reason is the error the scope failed with, on one line (since 1.4).
 	Reason string `json:"reason,omitempty"`
 	// InstanceCount counts the instances a metrics-failed warning left with
-	// utilization unknown (since 1.4).
+	// utilization unknown (since 1.4), or an unknown-type warning kept
+	// without the facts it names.
 	InstanceCount int `json:"instanceCount,omitempty"`
 }
 
@@ -677,7 +678,7 @@ func newScanWarning(sw fleet.ScanWarning) Warning {
 	if sw.Provider != "" || sw.Account != "" || sw.Region != "" || sw.Source != "" {
 		w.Scope = &WarningScope{Provider: validText(string(sw.Provider)), Account: validText(sw.Account), Region: validText(sw.Region), Source: validText(sw.Source)}
 	}
-	if sw.Code == fleet.ScanMetricsFailed {
+	if sw.Code == fleet.ScanMetricsFailed || sw.Code == fleet.ScanUnknownType {
 		w.InstanceCount = len(sw.Instances)
 	}
 	return w

@@ -137,12 +137,14 @@ func writeCSV(w io.Writer, r *Report) error {
 // partialScanLine says, for the top of the table, markdown and html, that
 // the scan behind the report is incomplete; "" when it is whole.
 func partialScanLine(r *Report) string {
-	var scopes, metrics int
+	var scopes, metrics, types int
 	for _, wn := range r.Warnings {
 		switch {
 		case !IsScanWarning(wn):
 		case wn.Code == fleet.ScanMetricsFailed:
 			metrics++
+		case wn.Code == fleet.ScanUnknownType:
+			types++
 		default:
 			scopes++
 		}
@@ -153,6 +155,9 @@ func partialScanLine(r *Report) string {
 	}
 	if metrics > 0 {
 		parts = append(parts, plural(metrics, "metrics source")+" failed (utilization unknown, no idle advice)")
+	}
+	if types > 0 {
+		parts = append(parts, plural(types, "instance type")+" unknown (their instances are listed without the facts or price missing, and without savings advice)")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -166,7 +171,7 @@ const CSVWarningKind = "warning"
 // IsScanWarning reports whether wn is about a part of the scan that failed
 // rather than about one instance.
 func IsScanWarning(wn Warning) bool {
-	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed
+	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed || wn.Code == fleet.ScanUnknownType
 }
 
 // scanWarningRow is a scan warning as a csv row: the code in id, the scope in

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -197,13 +198,17 @@ func firstLine(err error) string {
 // instances and finds, with ListMetrics, which running ones publish GPU
 // utilization in the metrics namespace. Instances without it are a warning
 // with the agent configuration that adds them.
-func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
+func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	c := providers.Check{Name: "metrics", Action: "GPU metrics in " + p.aws.metricsNamespace, Status: providers.CheckOK}
 	instances, err := p.ListGPUInstances(ctx, scope)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, firstLine(err)
 		return []providers.Check{c}
 	}
+	defer func() {
+		cat, _ := catalog.Embedded()
+		checks = append(checks, providers.UnknownTypesCheck(instances, cat)...)
+	}()
 	want := map[string]int{}
 	for i, in := range instances {
 		if in.State != fleet.Stopped {

@@ -28,6 +28,13 @@ var AcceleratorFamilies = []string{
 	"dl1", "dl2q",
 }
 
+// acceleratorPrefixes are the letters every accelerator family's name
+// starts with: as "p*", "g*", … wildcards beside AcceleratorFamilies they
+// let DescribeInstances find a family launched after this list was written
+// (whose types the catalog lacks too); DescribeInstanceTypes still decides
+// what has accelerators.
+var acceleratorPrefixes = []string{"p", "g", "inf", "trn", "dl"}
+
 // gpuModelAliases turns the accelerator names DescribeInstanceTypes reports
 // into the catalog's model names where the two differ. AWS names the GPU
 // only ("A100"); the catalog tells the memory variants apart. A row applies
@@ -132,9 +139,12 @@ type ec2Instance struct {
 // describeGPUInstances pages through DescribeInstances with the accelerator
 // family and live-state filters.
 func describeGPUInstances(ctx context.Context, c ec2.DescribeInstancesAPIClient) ([]ec2Instance, error) {
-	families := make([]string, len(AcceleratorFamilies))
-	for i, f := range AcceleratorFamilies {
-		families[i] = f + ".*"
+	families := make([]string, 0, len(AcceleratorFamilies)+len(acceleratorPrefixes))
+	for _, f := range AcceleratorFamilies {
+		families = append(families, f+".*")
+	}
+	for _, p := range acceleratorPrefixes {
+		families = append(families, p+"*")
 	}
 	in := &ec2.DescribeInstancesInput{
 		MaxResults: aws.Int32(1000),

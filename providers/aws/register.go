@@ -3,6 +3,8 @@ package aws
 import (
 	"embed"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -56,10 +58,11 @@ CloudWatch, the Price List and Savings Plans), and how many running GPU
 instances publish GPU metrics, with the CloudWatch agent configuration that
 adds them.`,
 		},
-		Policy:     Policy(),
-		OwnerRules: OwnerRules,
-		Purchase:   &providers.Purchase{Plan: pricing.ComputeSavingsPlan, Payment: pricing.PayNoUpfront, Name: "Compute Savings Plan"},
-		Lookback:   providers.Lookback{MaxDays: MaxLookbackDays, Why: "CloudWatch keeps hourly data 455 days"},
+		Policy:      Policy(),
+		OwnerRules:  OwnerRules,
+		Purchase:    &providers.Purchase{Plan: pricing.ComputeSavingsPlan, Payment: pricing.PayNoUpfront, Name: "Compute Savings Plan"},
+		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "CloudWatch keeps hourly data 455 days"},
+		Accelerated: Accelerated,
 	}
 }
 
@@ -166,3 +169,14 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.AWS, Key: "kubernetes.io/cluster/", Prefix: true, Kind: fleet.OwnerKubernetes, NameFromKey: true},
 	{Provider: fleet.AWS, Key: "aws:autoscaling:groupName", Kind: fleet.OwnerAutoScalingGroup},
 }
+
+// Accelerated reports whether an instance type is of an accelerator family:
+// one of AcceleratorFamilies, or a family named like them (p, g, gr, inf,
+// trn or dl and a generation digit): "g3.4xlarge" and "g9z.4xlarge" are,
+// "c5.large" is not.
+func Accelerated(instanceType string) bool {
+	family, _, ok := strings.Cut(strings.ToLower(instanceType), ".")
+	return ok && (slices.Contains(AcceleratorFamilies, family) || acceleratorFamily.MatchString(family))
+}
+
+var acceleratorFamily = regexp.MustCompile(`^(p|g|gr|inf|trn|dl)\d[a-z0-9-]*$`)

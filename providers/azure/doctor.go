@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -92,7 +93,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 
 // CheckCoverage implements providers.Doctor: how many of the scope's
 // running GPU VMs publish GPU metrics over the last day.
-func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
+func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	if scope.Region == "" {
 		return []providers.Check{{Name: "metrics", Status: providers.CheckOK, Detail: "checked per region"}}
 	}
@@ -100,6 +101,10 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []p
 	if err != nil {
 		return []providers.Check{{Name: "metrics", Status: providers.CheckError, Detail: err.Error()}}
 	}
+	defer func() {
+		cat, _ := catalog.Embedded()
+		checks = append(checks, providers.UnknownTypesCheck(listed, cat)...)
+	}()
 	now := p.opts.Now().UTC().Truncate(time.Hour)
 	if _, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: now.Add(-7 * 24 * time.Hour), End: now}); err != nil {
 		return []providers.Check{{Name: "metrics", Status: providers.CheckError, Detail: err.Error()}}

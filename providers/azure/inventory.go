@@ -493,14 +493,21 @@ func (p *Provider) instances(ctx context.Context, scope providers.Scope, rows []
 }
 
 // instanceOf is one row as a fleet instance; false when the size has no GPU.
+// A size the size table lacks is kept when Resource SKUs gives it GPUs: its
+// count is the SKU's, and its model the GPU its name names (GPUOfName), else
+// unknown (the catalog may know the size; else the scan warns that the model
+// is missing).
 func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, bool) {
 	info, known := LookupSize(r.Size)
+	if !known {
+		info.Model, info.MemoryGiB = GPUOfName(r.Size)
+	}
 	var skuGPUs float64
 	if sku != nil {
 		skuGPUs = sku.gpus
 	}
 	count := gpuCount(info, skuGPUs)
-	if !known || count <= 0 {
+	if count <= 0 {
 		return fleet.Instance{}, false
 	}
 	pw := PowerOf(r.Power)
@@ -538,10 +545,12 @@ func lastPart(id string) string {
 	return id
 }
 
-// sizeFacts are the GPU count, vCPUs and memory of the rows' GPU sizes
-// (lower-case name →): the embedded catalog's for the sizes it has (a
-// size's hardware does not change), and Resource SKUs' for the others,
-// which is read only when some size is not in the catalog.
+// sizeFacts are the GPU count, vCPUs and memory of the rows' sizes
+// (lower-case name →): the embedded catalog's for the GPU sizes it has (a
+// size's hardware does not change), and Resource SKUs' for the others (a
+// size neither the size table nor the catalog knows included: its GPUs
+// capability decides whether it has GPUs), read only when some size is not
+// in the catalog.
 func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []vmRow) (map[string]*skuInfo, error) {
 	cat, _ := catalog.Embedded() // without it, Resource SKUs says all
 	out := map[string]*skuInfo{}
@@ -551,8 +560,8 @@ func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []
 		if _, done := out[k]; done {
 			continue
 		}
-		if _, known := LookupSize(r.Size); !known {
-			continue // no GPU size of the table: left out whatever the SKU says
+		if _, known := LookupSize(r.Size); !known && !strings.HasPrefix(k, "standard_n") {
+			continue // not an N-series size (the ARM listing has every VM)
 		}
 		if cat != nil {
 			if t, ok := cat.InstanceType(fleet.Azure, r.Size); ok && t.GPUCount > 0 {
@@ -627,4 +636,24 @@ func (p *Provider) skusOf(ctx context.Context, scope providers.Scope) (map[strin
 	p.skus[scope.Region] = out
 	p.mu.Unlock()
 	return out, nil
+}
+
+// GPUOfName is the GPU a size's name names, by the embedded catalog's GPU
+// specs: Azure names most GPU sizes after their GPU (Standard_NC8ads_B200_v6:
+// B200). It returns the spec's name and memory, or nothing.
+func GPUOfName(size string) (string, float64) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return "", 0
+	}
+	parts := strings.Split(size, "_")
+	for _, part := range parts[min(1, len(parts)):] {
+		if len(part) < 2 || strings.HasPrefix(strings.ToLower(part), "v") && strings.Trim(part[1:], "0123456789") == "" {
+			continue // a version (v5), not a GPU
+		}
+		if g, ok := cat.GPU(part); ok {
+			return g.Name, g.MemoryGiB
+		}
+	}
+	return "", 0
 }

@@ -74,10 +74,11 @@ role may deallocate VMs (Microsoft.Authorization permissions of the
 subscription), and how many running GPU VMs publish GPU metrics, with the
 Telegraf configuration that adds them.`,
 		},
-		Policy:     Policy(),
-		OwnerRules: OwnerRules,
-		Purchase:   &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
-		Lookback:   providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
+		Policy:      Policy(),
+		OwnerRules:  OwnerRules,
+		Purchase:    &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
+		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
+		Accelerated: Accelerated,
 	}
 }
 
@@ -196,4 +197,15 @@ Replace SUBSCRIPTION_ID in AssignableScopes, then create and assign the role:
   $ az role definition create --role-definition @gpufinops-analyze.json
   $ az role assignment create --role "gpufinops analyze" --assignee PRINCIPAL --scope /subscriptions/SUBSCRIPTION_ID`,
 	}
+}
+
+var gpuSeries = regexp.MustCompile(`(?i)^Standard_N[CDGV]\d`)
+
+// Accelerated reports whether a VM size has GPUs by its name: a size of the
+// size table, or of the NC, ND, NG or NV series.
+func Accelerated(size string) bool {
+	if _, ok := LookupSize(size); ok {
+		return true
+	}
+	return gpuSeries.MatchString(size)
 }

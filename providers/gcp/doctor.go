@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -89,13 +90,17 @@ func check(action string, call func() error) providers.Check {
 // CheckCoverage implements providers.Doctor: how many of the scope's
 // running GPU VMs published the Ops Agent's GPU utilization in the last
 // day.
-func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) []providers.Check {
+func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	c := providers.Check{Name: "metrics", Action: MetricGPUUtil, Method: "ListTimeSeries, last 24 h"}
 	listed, err := p.ListGPUInstances(ctx, scope)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, err.Error()
 		return []providers.Check{c}
 	}
+	defer func() {
+		cat, _ := catalog.Embedded()
+		checks = append(checks, providers.UnknownTypesCheck(listed, cat)...)
+	}()
 	end := p.opts.Now().UTC().Truncate(time.Hour)
 	notes, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: end.Add(-24 * time.Hour), End: end})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -207,19 +208,28 @@ func regionOf(zone string) string {
 func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *computepb.Instance) (fleet.Instance, bool, error) {
 	zone := path.Base(inst.GetZone())
 	mt := path.Base(inst.GetMachineType())
-	model, count := attachedGPUs(inst.GetGuestAccelerators())
+	model, count, memGiB := attachedGPUs(inst.GetGuestAccelerators())
 	var info machineInfo
 	if count > 0 || bundlesGPUs(mt) {
 		var err error
 		if info, err = p.machineType(ctx, scope.Account, zone, mt); err != nil {
-			return fleet.Instance{}, false, err
+			if !errors.Is(err, providers.ErrNotFound) {
+				return fleet.Instance{}, false, err
+			}
+			// A machine type machineTypes.get does not describe: the VM is
+			// kept with what it says itself (its attached GPUs), and the
+			// scan warns of what is missing.
+			info = machineInfo{}
 		}
 	}
 	if count == 0 {
-		model, count = info.gpuModel, info.gpuCount
+		model, count, memGiB = info.gpuModel, info.gpuCount, info.gpuMemoryGiB
 	}
-	if count == 0 {
+	if count == 0 && !bundlesGPUs(mt) {
 		return fleet.Instance{}, false, nil
+	}
+	if m, ok := gpuMemory[model]; ok {
+		memGiB = m
 	}
 	out := fleet.Instance{
 		ID:           inst.GetName(),
@@ -228,7 +238,7 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 		Region:       scope.Region,
 		Zone:         zone,
 		InstanceType: mt,
-		GPU:          fleet.GPU{Model: model, Count: count, MemoryGiB: gpuMemoryGiB(model)},
+		GPU:          fleet.GPU{Model: model, Count: count, MemoryGiB: memGiB},
 		VCPUs:        info.vcpus,
 		MemoryGiB:    info.memoryGiB,
 		Lifecycle:    lifecycleOf(inst.GetScheduling()),
@@ -302,20 +312,38 @@ func stateOf(status string) fleet.State {
 	return fleet.Stopped
 }
 
-// attachedGPUs sums the guest accelerators; the model is the first's.
-func attachedGPUs(accs []*computepb.AcceleratorConfig) (string, float64) {
+// attachedGPUs sums the guest accelerators; the model is the first's, and
+// so is the memory per GPU its type's name gives (nvidia-h100-80gb: 80).
+func attachedGPUs(accs []*computepb.AcceleratorConfig) (string, float64, float64) {
 	var model string
-	var n float64
+	var n, mem float64
 	for _, a := range accs {
 		if a.GetAcceleratorCount() <= 0 {
 			continue
 		}
 		if model == "" {
-			model = GPUModel(path.Base(a.GetAcceleratorType()))
+			name := path.Base(a.GetAcceleratorType())
+			model, mem = GPUModel(name), memoryInName(name)
 		}
 		n += float64(a.GetAcceleratorCount())
 	}
-	return model, n
+	return model, n, mem
+}
+
+var memorySuffix = regexp.MustCompile(`-(\d+)gb$`)
+
+// memoryInName is the memory per GPU an accelerator type's name states
+// (nvidia-a100-80gb: 80), zero when it states none.
+func memoryInName(acceleratorType string) float64 {
+	m := memorySuffix.FindStringSubmatch(strings.ToLower(acceleratorType))
+	if m == nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // bundledFamilies are the accelerator-optimized families whose machine
@@ -335,10 +363,11 @@ func bundlesGPUs(machineType string) bool {
 
 // machineInfo is what machineTypes.get says of a type.
 type machineInfo struct {
-	gpuModel  string
-	gpuCount  float64
-	vcpus     float64
-	memoryGiB float64
+	gpuModel     string
+	gpuCount     float64
+	gpuMemoryGiB float64
+	vcpus        float64
+	memoryGiB    float64
 }
 
 // machineType is a machine type's hardware: the embedded catalog's for the
@@ -381,7 +410,7 @@ func catalogMachine(name string) (machineInfo, bool) {
 	if !ok || t.GPUCount <= 0 || t.VCPUs <= 0 || t.GPUModel == "" {
 		return machineInfo{}, false
 	}
-	return machineInfo{gpuModel: t.GPUModel, gpuCount: t.GPUCount, vcpus: t.VCPUs, memoryGiB: t.MemoryGiB}, true
+	return machineInfo{gpuModel: t.GPUModel, gpuCount: t.GPUCount, gpuMemoryGiB: t.GPUMemoryGiB, vcpus: t.VCPUs, memoryGiB: t.MemoryGiB}, true
 }
 
 // remember keeps what a machine type says of its hardware.
@@ -390,6 +419,7 @@ func (p *Provider) remember(mt *computepb.MachineType) machineInfo {
 	for _, a := range mt.GetAccelerators() {
 		if info.gpuModel == "" {
 			info.gpuModel = GPUModel(a.GetGuestAcceleratorType())
+			info.gpuMemoryGiB = memoryInName(a.GetGuestAcceleratorType())
 		}
 		info.gpuCount += float64(a.GetGuestAcceleratorCount())
 	}
@@ -438,5 +468,3 @@ var gpuMemory = map[string]float64{
 	"T4": 16, "V100": 16, "P100": 16, "P4": 8, "K80": 12, "A100": 40, "A100-80GB": 80,
 	"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 180, "GB200": 186, "L4": 24, "RTX PRO Server 6000": 96,
 }
-
-func gpuMemoryGiB(model string) float64 { return gpuMemory[model] }

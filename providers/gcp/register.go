@@ -64,6 +64,7 @@ Ops Agent's GPU metrics, with the agent configuration that adds them.`,
 		// Labels allow only lower-case letters, digits, '-' and '_'.
 		LowercaseTags: true,
 		Lookback:      providers.Lookback{MaxDays: MaxLookbackDays, Why: "Cloud Monitoring keeps agent metrics six weeks"},
+		Accelerated:   Accelerated,
 	}
 }
 
@@ -118,3 +119,7 @@ roles/monitoring.viewer also cover analyze:
   $ gcloud projects add-iam-policy-binding PROJECT --member serviceAccount:SA --role projects/PROJECT/roles/gpufinopsAnalyze`,
 	}
 }
+
+// Accelerated reports whether a machine type bundles GPUs (a2, a3, a4, a4x,
+// g2, g4); N1 machines with attached GPUs bill their GPUs apart.
+func Accelerated(machineType string) bool { return bundlesGPUs(strings.ToLower(machineType)) }

@@ -222,6 +222,8 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 			return err
 		}
 		ropts.Billed = bill.rates
+		// The bill prices what neither the cloud nor the catalog could.
+		in.PricedElsewhere(func(id string) bool { _, ok := bill.rates[id]; return ok })
 	}
 	// The report prints the tag audit's summary; the tagging
 	// recommendations carry its detail.

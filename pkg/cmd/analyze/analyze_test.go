@@ -225,7 +225,6 @@ func TestAnalyzeBadInput(t *testing.T) {
 		name, path, want string
 	}{
 		{"missing", "testdata/nope.yaml", "nope.yaml"},
-		{"unknown type", "testdata/unknown-type.yaml", `testdata/unknown-type.yaml: instances[0] (id "x-1"): instanceType "p9.huge" is not a known aws instance type`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, out := demoOptions(t, "table", false)
@@ -239,6 +238,24 @@ func TestAnalyzeBadInput(t *testing.T) {
 				t.Errorf("wrote output on error: %q", out.String())
 			}
 		})
+	}
+}
+
+// A type the catalog lacks is no bad input: the report is written with the
+// instance in it, unpriced, a warning names the type and what is missing,
+// and the run is partial (exit code 3).
+func TestAnalyzeUnknownType(t *testing.T) {
+	opts, out := demoOptions(t, "json", false)
+	opts.Input = cmdutil.FleetFlags{Path: "testdata/unknown-type.yaml"}
+	err := analyzeRun(opts)
+	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitPartial {
+		t.Fatalf("exit code %d (%v), want %d", code, err, cmdutil.ExitPartial)
+	}
+	for _, want := range []string{`"resourceId": "x-1"`, `"priced": false`, `"code": "unknown-type"`,
+		`instance type \"p9.huge\" is not in the catalog; missing: GPU model, GPU count, price`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %s:\n%s", want, out)
+		}
 	}
 }
 

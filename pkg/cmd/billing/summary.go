@@ -201,6 +201,9 @@ func writeFooter(w io.Writer, tty bool, width int, d billing.Document) {
 		}
 		fmt.Fprintf(&b, "finding: %s %s (%s) left %s unused.\n", what, c.ID, dash(c.Type), money.Format(c.UnusedEffectiveCost, d.Currency))
 	}
+	for _, w := range d.Warnings {
+		fmt.Fprintf(&b, "warning: %s.\n", w)
+	}
 	out := b.String()
 	if tty && width > 0 {
 		out = tableprinter.Wrap(out, width)

@@ -353,8 +353,19 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 			cands = append(cands, candidate(in, cat))
 		}
 	}
+	// Types neither the cloud nor the catalog describes are kept, warned
+	// of, and never stopped without their GPU count (a GPU that did not
+	// report would pass for idle).
+	scanned := &fleet.Fleet{Instances: make([]fleet.Instance, len(cands))}
+	for i := range cands {
+		scanned.Instances[i] = cands[i].Instance
+	}
+	for _, w := range pricing.UnknownTypes(scanned, cat, cat) {
+		scanFailures = append(scanFailures, &cmdutil.ScanFailure{Warning: w})
+	}
 	decisions := idlestop.Decide(cands, now, pol)
 	skipMetricsFailed(decisions, metricsFailed)
+	skipUnknownGPUs(decisions, cands)
 
 	summary, runErr := idlestop.Execute(ctx, decisions, idlestop.Options{
 		Stopper: stopper(byName),
@@ -390,6 +401,10 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 		}
 	}
 	for _, f := range scanFailures {
+		if sf, ok := f.(*cmdutil.ScanFailure); ok && sf.Warning.Code == fleet.ScanUnknownType {
+			opts.IO.Notef("warning: %v\n", f)
+			continue
+		}
 		opts.IO.Notef("warning: not read: %v\n", f)
 	}
 	var tooMany *idlestop.TooManyError
@@ -446,18 +461,43 @@ func skipMetricsFailed(decisions []idlestop.Decision, failed map[string]*provide
 	}
 }
 
-// candidate turns a scanned instance into a candidate with its on-demand
-// price from the catalog.
+// ReasonUnknownType: neither the cloud nor the catalog gives the machine's
+// GPU count, so whether all its GPUs reported is unknown; it is skipped.
+const ReasonUnknownType idlestop.Reason = "unknown-type"
+
+// skipUnknownGPUs skips the machines a stop was decided for whose GPU count
+// is unknown.
+func skipUnknownGPUs(decisions []idlestop.Decision, cands []idlestop.Candidate) {
+	unknown := map[string]string{}
+	for _, c := range cands {
+		if !(c.Instance.GPU.Count > 0) {
+			unknown[string(c.Instance.Provider)+"/"+c.Instance.ID] = c.Instance.InstanceType
+		}
+	}
+	for i := range decisions {
+		d := &decisions[i]
+		typ, ok := unknown[string(d.Provider)+"/"+d.ResourceID]
+		if !ok || d.Decision != idlestop.Stop {
+			continue
+		}
+		d.Decision, d.Reason = idlestop.Skip, ReasonUnknownType
+		d.Message = fmt.Sprintf("neither %s nor the catalog gives the GPU count of %s, so whether every GPU reported is unknown", d.Provider, typ)
+		d.HourlySavings, d.MonthlySavings = idlestop.Amount{}, idlestop.Amount{}
+	}
+}
+
+// candidate turns a scanned instance into a candidate with its price: the
+// fleet's hourlyPrice, else the catalog's on-demand (or spot) price.
 func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
 	c := idlestop.Candidate{
 		Instance: in,
 		Scope:    providers.Scope{Provider: in.Provider, Account: in.Account, Region: in.Region},
 	}
-	if o, ok := cat.Offer(in.Provider, in.Region, in.InstanceType); ok {
+	if in.HourlyPrice != nil {
+		p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
+		c.Hourly = &p
+	} else if o, ok := cat.Offer(in.Provider, in.Region, in.InstanceType); ok {
 		switch {
-		case in.HourlyPrice != nil:
-			p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
-			c.Hourly = &p
 		case in.Lifecycle == fleet.Spot && o.Spot != nil:
 			c.Hourly = o.Spot
 		case o.OnDemand != nil:

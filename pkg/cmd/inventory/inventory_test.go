@@ -44,6 +44,11 @@ func (fakeCatalog) InstanceType(p fleet.Provider, name string) (pricing.Instance
 
 func (fakeCatalog) GPU(name string) (pricing.GPUSpec, bool) { return pricing.GPUSpec{Name: name}, true }
 
+// Offer prices nothing.
+func (fakeCatalog) Offer(fleet.Provider, string, string) (pricing.Offer, bool) {
+	return pricing.Offer{}, false
+}
+
 // Offers has nothing to suggest for a mistyped instance type.
 func (fakeCatalog) Offers(pricing.Query) []pricing.Offer { return nil }
 
@@ -212,9 +217,6 @@ instances:
 		{name: "missing file", path: "nope.yaml", want: "open nope.yaml: no such file or directory"},
 		{name: "invalid file", path: "../../../testdata/fleets/invalid/utilization-140.yaml",
 			want: `../../../testdata/fleets/invalid/utilization-140.yaml: instances[2] (id "nb-3"): utilization.gpu.p95: 140 is outside 0–100`},
-		{name: "unknown instance types", path: unknownType,
-			want: unknownType + `: instances[0] (id "a"): instanceType "g9.mega" is not a known aws instance type (see 'gpufinops prices --provider aws')` + "\n" +
-				unknownType + `: instances[2] (id "c"): instanceType "n1-tiny" is not a known gcp instance type (see 'gpufinops prices --provider gcp')`},
 		{name: "empty fleet", path: empty, wantStderr: empty + " has no instances\n"},
 	}
 	for _, tc := range tests {
@@ -239,9 +241,30 @@ instances:
 			}
 		})
 	}
-	f, _, _, _ := testFactory(t, nil)
+	// Types the catalog lacks are listed, with a warning each, and the run
+	// is partial.
+	f, _, out, errOut := testFactory(t, fakeCatalog{})
+	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Input: cmdutil.FleetFlags{Path: unknownType}, Output: "table"}
+	err := inventoryRun(opts)
+	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitPartial {
+		t.Errorf("unknown types: exit code %d (%v), want %d", code, err, cmdutil.ExitPartial)
+	}
+	for _, id := range []string{"\na\t", "\nb\t", "\nc\t"} {
+		if !strings.Contains(out.String(), id) {
+			t.Errorf("unknown types: instance %q missing from\n%s", strings.TrimSpace(id), out)
+		}
+	}
+	for _, w := range []string{
+		`warning: aws/us-east-1: instance type "g9.mega" is not in the catalog; missing: GPU model, GPU count, price`,
+		`warning: gcp/us-central1: instance type "n1-tiny" is not in the catalog; missing: GPU model, GPU count, price`,
+	} {
+		if !strings.Contains(errOut.String(), w) {
+			t.Errorf("unknown types: stderr %q lacks %q", errOut, w)
+		}
+	}
+	f, _, _, _ = testFactory(t, nil)
 	f.Catalog = func() (pricing.Catalog, error) { return nil, errors.New("catalog: broken") }
-	opts := &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Input: cmdutil.FleetFlags{Demo: true}, Output: "table"}
+	opts = &InventoryOptions{IO: f.IOStreams, Fleet: f.Fleet, Catalog: f.Catalog, Input: cmdutil.FleetFlags{Demo: true}, Output: "table"}
 	if err := inventoryRun(opts); err == nil || err.Error() != "catalog: broken" {
 		t.Errorf("catalog error: %v", err)
 	}

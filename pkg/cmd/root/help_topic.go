@@ -34,8 +34,10 @@ var helpTopics = []helpTopic{
   2  usage error or invalid input: a bad flag, an unreadable or invalid fleet,
      config or report file (the message names the file, instance and field)
   3  partial results: some scope (a provider, region or account) or its metrics
-     could not be read, now or in the scan that made a --fleet snapshot; the
-     output for the rest was written, with the failures as warnings inside it
+     could not be read, now or in the scan that made a --fleet snapshot, or an
+     instance type is known neither to the cloud nor to the catalog (its
+     instances are kept, unpriced or without advice); the output for the rest
+     was written, with the failures as warnings inside it
   4  missing or insufficient credentials or permissions
   5  a --fail-on gate tripped; the report was written first
 

@@ -218,6 +218,15 @@ func TestPlanRunBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts, _, _ := options(t, path, "table", false)
+	// A type the catalog lacks is a warning and a partial run, not bad input.
+	if err := planRun(opts); cmdutil.ExitCodeFor(err) != cmdutil.ExitPartial || !strings.Contains(err.Error(), `instance type "nope.large" is not in the catalog`) {
+		t.Errorf("unknown type: error %v", err)
+	}
+	body = "apiVersion: gpufinops/v1\nkind: Fleet\ninstances:\n  - {id: x, provider: aws, region: us-east-1, instanceType: p4d.24xlarge, gpu: {model: T4}, lifecycle: on-demand, state: running}\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts, _, _ = options(t, path, "table", false)
 	err := planRun(opts)
 	var inErr *cmdutil.InputError
 	if !errors.As(err, &inErr) || !strings.Contains(err.Error(), path+": instances[0]") || strings.Contains(err.Error(), "\n") {

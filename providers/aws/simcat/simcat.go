@@ -56,8 +56,10 @@ func savingsPlanRate(cat pricing.Catalog, region, instanceType, term string, od,
 //     read in (AZ IDs such as use1-az2 are named as zones, us-east-1b); and
 //     Compute Savings Plans 1y/3y rates of on-demand × (1 − 0.35) and
 //     × (1 − 0.55), gpufinops's default policy discounts, since the catalog
-//     has no Savings Plans rates. Types the catalog has no offer for in a
-//     region get no price row.
+//     has no Savings Plans rates. A type the catalog has no offer for in a
+//     region is priced as the fleet prices it there (FleetPrices), as the
+//     Price List prices every type AWS sells; without a fleet price it gets
+//     no price row.
 func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	var opts sim.Options
 	types := map[string]bool{}
@@ -76,6 +78,8 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 		}
 		offers[key] = true
 		if row, ok := priceRow(in.Region, in.InstanceType, cat); ok {
+			opts.Prices = append(opts.Prices, row)
+		} else if row, ok := fleetPriceRow(f, in.Region, in.InstanceType); ok {
 			opts.Prices = append(opts.Prices, row)
 		}
 	}
@@ -188,4 +192,35 @@ func zoneName(region, zone string) string {
 		}
 	}
 	return region + "a"
+}
+
+// fleetPriceRow prices a type the catalog has no offer for from the fleet's
+// hourlyPrice there: the first on-demand instance's is the on-demand price,
+// the first spot instance's the spot price in its zone; Savings Plans take
+// the fallback discounts. No on-demand price, no row.
+func fleetPriceRow(f *fleet.Fleet, region, instanceType string) (sim.PriceRow, bool) {
+	row := sim.PriceRow{Region: region, InstanceType: instanceType}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.AWS || in.Region != region || in.InstanceType != instanceType || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
+			continue
+		}
+		switch in.Lifecycle {
+		case fleet.OnDemand:
+			if row.OnDemand == "" {
+				row.OnDemand = in.HourlyPrice.String()
+			}
+		case fleet.Spot:
+			if row.Spot == nil {
+				row.Spot = map[string]string{zoneName(region, in.Zone): in.HourlyPrice.String()}
+			}
+		}
+	}
+	if row.OnDemand == "" {
+		return sim.PriceRow{}, false
+	}
+	od := decimal.RequireFromString(row.OnDemand)
+	one := decimal.NewFromInt(1)
+	row.SavingsPlan1y = od.Mul(one.Sub(SavingsPlanDiscount1y)).String()
+	row.SavingsPlan3y = od.Mul(one.Sub(SavingsPlanDiscount3y)).String()
+	return row, true
 }

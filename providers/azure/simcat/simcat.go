@@ -28,7 +28,11 @@ var termHours = map[string]decimal.Decimal{pricing.Term1y: decimal.NewFromInt(87
 // the fleet's Azure sizes in the regions where it runs them: GPUs, vCPUs and
 // memory from the catalog's type (else the fleet's gpu block); the catalog's
 // on-demand and spot prices; and reservations from the catalog's commitment
-// rates (hourly × hours in the term, as the API lists them).
+// rates (hourly × hours in the term, as the API lists them). A size the
+// catalog has no offer for in a region is priced as the fleet prices it
+// there (the first on-demand and spot instances' hourlyPrice), as the Retail
+// Prices API lists every size Azure sells; without a fleet price it has no
+// row.
 func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	var opts sim.Options
 	sizes := map[string]bool{}
@@ -51,6 +55,8 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 		}
 		offers[k] = true
 		if row, ok := priceRow(cat, in.Region, in.InstanceType); ok {
+			opts.Prices = append(opts.Prices, row)
+		} else if row, ok := fleetPriceRow(f, in.Region, in.InstanceType); ok {
 			opts.Prices = append(opts.Prices, row)
 		}
 	}
@@ -78,6 +84,23 @@ func priceRow(cat pricing.Catalog, region, size string) (sim.PriceRow, bool) {
 		}
 	}
 	return row, true
+}
+
+// fleetPriceRow is a size's row from the fleet's hourlyPrice in a region.
+func fleetPriceRow(f *fleet.Fleet, region, size string) (sim.PriceRow, bool) {
+	row := sim.PriceRow{Region: region, Size: size}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.Azure || in.Region != region || in.InstanceType != size || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
+			continue
+		}
+		switch {
+		case in.Lifecycle == fleet.OnDemand && row.OnDemand == "":
+			row.OnDemand = in.HourlyPrice.String()
+		case in.Lifecycle == fleet.Spot && row.Spot == "":
+			row.Spot = in.HourlyPrice.String()
+		}
+	}
+	return row, row.OnDemand != ""
 }
 
 var subscriptionID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

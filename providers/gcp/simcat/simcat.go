@@ -61,6 +61,9 @@ func init() {
 //     (the fleet's types there first) prices exactly as in the catalog: the GPUs take 60 % of
 //     the price, the vCPUs three quarters of the rest and the RAM a quarter.
 //     Other types of the family price close to, not exactly at, the catalog.
+//     A fleet type the catalog lacks is priced the same way from the fleet's
+//     own hourlyPrice (fleetOffers), as the Billing Catalog prices every
+//     machine Compute Engine sells.
 func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	var opts sim.Options
 	seen := map[string]bool{}
@@ -77,8 +80,11 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 			}
 		}
 	}
-	offers := cat.Offers(pricing.Query{Provider: fleet.GCP})
+	offers := append(fleetOffers(f, cat), cat.Offers(pricing.Query{Provider: fleet.GCP})...)
 	typeSeen := map[string]bool{}
+	for _, t := range opts.Types {
+		typeSeen[t.Name] = true
+	}
 	for _, o := range offers {
 		t := o.Type
 		if typeSeen[t.Name] {
@@ -167,6 +173,47 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 }
 
 // priceOf is the catalog's price of an offer under a usage type.
+// fleetOffers are offers of the fleet's GCP types the catalog lacks, made
+// from the fleet's figures and hourlyPrice (on-demand instances price
+// on-demand, spot ones spot), one per region and type that has an
+// on-demand price, GPUs, vCPUs and memory.
+func fleetOffers(f *fleet.Fleet, cat pricing.Catalog) []pricing.Offer {
+	type key struct{ region, typ string }
+	var order []key
+	out := map[key]*pricing.Offer{}
+	for _, in := range f.Instances {
+		if in.Provider != fleet.GCP || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() || in.GPU.Count <= 0 || in.VCPUs <= 0 || in.MemoryGiB <= 0 {
+			continue
+		}
+		if _, known := cat.InstanceType(fleet.GCP, in.InstanceType); known {
+			continue
+		}
+		k := key{in.Region, in.InstanceType}
+		o := out[k]
+		if o == nil {
+			o = &pricing.Offer{Region: in.Region, Type: pricing.InstanceType{Provider: fleet.GCP, Name: in.InstanceType,
+				GPUModel: in.GPU.Model, GPUCount: in.GPU.Count, GPUMemoryGiB: in.GPU.MemoryGiB, VCPUs: in.VCPUs, MemoryGiB: in.MemoryGiB}}
+			out[k] = o
+			order = append(order, k)
+		}
+		p := &pricing.Price{Provider: fleet.GCP, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice,
+			Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet file (hourlyPrice)"}
+		switch {
+		case in.Lifecycle == fleet.OnDemand && o.OnDemand == nil:
+			p.Option, o.OnDemand = pricing.OnDemand, p
+		case in.Lifecycle == fleet.Spot && o.Spot == nil:
+			p.Option, o.Spot = pricing.Spot, p
+		}
+	}
+	var offers []pricing.Offer
+	for _, k := range order {
+		if o := out[k]; o.OnDemand != nil {
+			offers = append(offers, *o)
+		}
+	}
+	return offers
+}
+
 func priceOf(cat pricing.Catalog, o pricing.Offer, usage string) (decimal.Decimal, bool) {
 	switch usage {
 	case "OnDemand":
