@@ -87,7 +87,9 @@ func completeInstance(in *fleet.Instance, cat Catalog, scanned bool) error {
 		}
 		return errors.New("instanceType is empty; give it, or give gpu.model, gpu.count and hourlyPrice")
 	}
-	t, ok := cat.InstanceType(in.Provider, in.InstanceType)
+	// A GCP N1 host with attached GPUs is priced as its host and GPUs
+	// together (TypeNameOf).
+	t, ok := cat.InstanceType(in.Provider, TypeNameOf(cat, *in))
 	if !ok {
 		return nil // UnknownTypes says what is missing
 	}
