@@ -38,7 +38,7 @@ func TestGCPAttachedGPUsArePriced(t *testing.T) {
 		if !ok || o.OnDemand == nil || seen[model] {
 			continue
 		}
-		seen[model] = true // one size per GPU model keeps the test quick
+		seen[model] = true                                                                                       // one size per GPU model keeps the test quick
 		cases = append(cases, want{host, model, count, o.OnDemand.Hourly.Mul(decimal.NewFromInt(730)).Round(2)}) // reports carry cents
 	}
 	if len(cases) < 3 {
