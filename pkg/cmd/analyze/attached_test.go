@@ -38,8 +38,9 @@ func TestGCPAttachedGPUsArePriced(t *testing.T) {
 		if !ok || o.OnDemand == nil || seen[model] {
 			continue
 		}
-		seen[model] = true                                                                                       // one size per GPU model keeps the test quick
-		cases = append(cases, want{host, model, count, o.OnDemand.Hourly.Mul(decimal.NewFromInt(730)).Round(2)}) // reports carry cents
+		// One size per GPU model keeps the test quick; reports carry cents.
+		seen[model] = true
+		cases = append(cases, want{host, model, count, o.OnDemand.Hourly.Mul(decimal.NewFromInt(730)).Round(2)})
 	}
 	if len(cases) < 3 {
 		t.Fatalf("the catalog prices %d N1 + GPU combinations in us-central1; want T4, V100, P100, P4", len(cases))
