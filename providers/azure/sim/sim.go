@@ -2,7 +2,8 @@
 // services to azure-sdk-for-go: ARM REST/JSON for subscriptions, VMs (list,
 // get, instance view, deallocate and power-off as long-running operations
 // polled through Azure-AsyncOperation), scale-set VMs and Resource SKUs;
-// Resource Graph queries (the query shapes gpufinops sends, paged with
+// Resource Graph queries (a KQL subset evaluated over the Resources and
+// ComputeResources tables, paged with
 // $skipToken, with the user quota headers); Azure Monitor metrics, single
 // (GET {resource}/providers/Microsoft.Insights/metrics) and batch
 // (POST /subscriptions/{id}/metrics:getBatch); and the Retail Prices API
