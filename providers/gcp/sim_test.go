@@ -3,10 +3,12 @@ package gcp
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,5 +256,51 @@ func TestMachineTypeReadOnce(t *testing.T) {
 	}
 	if got := s.Counts()["compute"]["machineTypes.get"]; got != 1 {
 		t.Errorf("%d machineTypes.get calls for one type the catalog lacks and one it has: %v", got, s.Counts())
+	}
+}
+
+// TestSKUChoiceIgnoresListingOrder: services.skus.list has no documented
+// order, so when two SKUs price the same part, option and region the
+// adapter keeps the lower rate, whatever order the simulator lists the
+// SKUs in (shuffled with several seeds).
+func TestSKUChoiceIgnoresListingOrder(t *testing.T) {
+	f := testFleet(t)
+	base := simOptions(t, f)
+	dup := -1
+	for i, k := range base.SKUs {
+		if k.ResourceGroup == "GPU" && k.UsageType == "OnDemand" && strings.Contains(k.Description, "A100") && !strings.Contains(k.Description, "80GB") && slices.Contains(k.Regions, "us-central1") {
+			dup = i
+			break
+		}
+	}
+	if dup < 0 {
+		t.Fatal("no on-demand A100 GPU SKU in us-central1 to duplicate")
+	}
+	premium := base.SKUs[dup]
+	premium.ID, premium.Price = "0000-PREMIUM", "9.999"
+	scope := providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-central1"}
+	read := func(skus []sim.SKU) string {
+		opts := simOptions(t, f)
+		opts.SKUs = skus
+		p := newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+		got, err := p.ReadPrices(context.Background(), scope, []string{"a2-highgpu-1g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range got {
+			if pr.Option == pricing.OnDemand {
+				return pr.Hourly.String()
+			}
+		}
+		t.Fatal("no on-demand price for a2-highgpu-1g")
+		return ""
+	}
+	want := read(base.SKUs)
+	for seed := range uint64(6) {
+		skus := append(append([]sim.SKU(nil), base.SKUs...), premium)
+		rand.New(rand.NewPCG(seed, 7)).Shuffle(len(skus), func(i, j int) { skus[i], skus[j] = skus[j], skus[i] })
+		if got := read(skus); got != want {
+			t.Errorf("seed %d: on-demand %s, want %s (the lower of the two A100 rates)", seed, got, want)
+		}
 	}
 }
