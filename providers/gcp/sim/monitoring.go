@@ -22,6 +22,7 @@ package sim
 // Monitoring returns them.
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -106,6 +107,42 @@ func grpcError(w http.ResponseWriter, status int, _ string, msg string) {
 	writeGRPC(w, nil, grpcCode(status), msg)
 }
 
+// grpcErrorOf writes an injected error of a call on project's behalf as a
+// google.rpc.Status in grpc-status-details-bin: RESOURCE_EXHAUSTED carries
+// an ErrorInfo (reason RATE_LIMIT_EXCEEDED, domain googleapis.com, the
+// service and consumer in its metadata) and, when Options.RetryDelay is
+// set, a RetryInfo with that delay (FACTS.md).
+func (s *Server) grpcErrorOf(project string) func(http.ResponseWriter, int, string, string) {
+	return func(w http.ResponseWriter, status int, _ string, msg string) {
+		code := grpcCode(status)
+		if code == grpcResourceExhausted {
+			if msg == "" {
+				msg = "Quota exceeded for service 'monitoring.googleapis.com' for consumer 'projects/" + project + "'."
+			}
+			info := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "RATE_LIMIT_EXCEEDED")
+			info = protowire.AppendString(protowire.AppendTag(info, 2, protowire.BytesType), "googleapis.com")
+			info = appendLabels(info, 3, map[string]string{"service": "monitoring.googleapis.com", "consumer": "projects/" + project})
+			details := [][2]any{{"type.googleapis.com/google.rpc.ErrorInfo", info}}
+			if d := s.opts.RetryDelay; d > 0 {
+				dur := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(d/time.Second))
+				if n := d % time.Second; n > 0 {
+					dur = protowire.AppendVarint(protowire.AppendTag(dur, 2, protowire.VarintType), uint64(n))
+				}
+				details = append(details, [2]any{"type.googleapis.com/google.rpc.RetryInfo", appendMessage(nil, 1, dur)})
+			}
+			st := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(code))
+			st = protowire.AppendString(protowire.AppendTag(st, 2, protowire.BytesType), msg)
+			for _, d := range details {
+				anyMsg := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), d[0].(string))
+				anyMsg = protowire.AppendBytes(protowire.AppendTag(anyMsg, 2, protowire.BytesType), d[1].([]byte))
+				st = appendMessage(st, 3, anyMsg)
+			}
+			w.Header().Set(http.TrailerPrefix+"Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(st))
+		}
+		writeGRPC(w, nil, code, msg)
+	}
+}
+
 // request is a decoded ListTimeSeriesRequest.
 type request struct {
 	name, filter     string
@@ -160,7 +197,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if f.zonePrefix != "" {
 		scope = strings.TrimSuffix(f.zonePrefix, "-")
 	}
-	s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: "ListTimeSeries", Scope: scope, Dialect: dialect, WriteError: grpcError}, func(w http.ResponseWriter) {
+	s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: "ListTimeSeries", Scope: scope, Dialect: dialect, WriteError: s.grpcErrorOf(strings.TrimPrefix(req.name, "projects/"))}, func(w http.ResponseWriter) {
 		if !authorized(firstOf(r.Header.Values("Authorization"))) {
 			writeGRPC(w, nil, grpcUnauthenticated, "Request had invalid authentication credentials. Expected OAuth 2 access token.")
 			return

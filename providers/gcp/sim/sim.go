@@ -80,6 +80,9 @@ type Options struct {
 	Delays                  map[string]time.Duration
 	Hang                    []string
 	Seed                    int64
+	// RetryDelay, when set, is the RetryInfo retry_delay of Monitoring's
+	// RESOURCE_EXHAUSTED answers (which carry an ErrorInfo always).
+	RetryDelay time.Duration
 	// DCGM names the instances whose GPU metrics come from the Ops Agent's
 	// DCGM receiver (workload.googleapis.com/gpu.dcgm.*) instead of NVML.
 	DCGM []string
