@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/billing/apiv1/billingpb"
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"github.com/googleapis/gax-go/v2/apierror"
 	"google.golang.org/api/iterator"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -254,5 +256,30 @@ func TestRetryInfoIsWaitedFor(t *testing.T) {
 	}
 	if info == nil || info.GetReason() != "RATE_LIMIT_EXCEEDED" || info.GetDomain() != "googleapis.com" || info.GetMetadata()["service"] != "monitoring.googleapis.com" || retry == nil {
 		t.Errorf("details %v, want an ErrorInfo (RATE_LIMIT_EXCEEDED, googleapis.com, service monitoring.googleapis.com) and a RetryInfo", st.Details())
+	}
+}
+
+// TestRESTThrottlingHasErrorInfo: a Cloud Billing 429 is a google.rpc.Status
+// in JSON, RESOURCE_EXHAUSTED with an ErrorInfo RATE_LIMIT_EXCEEDED naming
+// the service (providers/gcp/sim/FACTS.md), which the SDK's REST client reads
+// into its APIError.
+func TestRESTThrottlingHasErrorInfo(t *testing.T) {
+	f := testFleet(t)
+	opts := simOptions(t, f)
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if service == "cloudbilling" {
+			return http.StatusTooManyRequests, "rateLimitExceeded"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+	_, err := p.catalog.ListSkus(context.Background(), &billingpb.ListSkusRequest{Parent: ComputeService}).Next()
+	var ae *apierror.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("%v, want an APIError", err)
+	}
+	if ae.HTTPCode() != http.StatusTooManyRequests || ae.Reason() != "RATE_LIMIT_EXCEEDED" || ae.Domain() != "googleapis.com" || ae.Metadata()["service"] != "cloudbilling.googleapis.com" {
+		t.Errorf("HTTP %d, reason %q, domain %q, metadata %v; want 429 RATE_LIMIT_EXCEEDED, googleapis.com, service cloudbilling.googleapis.com",
+			ae.HTTPCode(), ae.Reason(), ae.Domain(), ae.Metadata())
 	}
 }
