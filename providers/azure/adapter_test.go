@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -496,5 +497,42 @@ func TestUniformScaleSetMembersListed(t *testing.T) {
 		if strings.Contains(string(r), "virtualmachinescalesets/virtualmachines") {
 			t.Errorf("Resources served a Uniform scale-set member: %s", r)
 		}
+	}
+}
+
+// TestRegionsOfScaleSetsAreFound: without --region, a region whose only GPU
+// VMs are Uniform scale-set members (an AKS GPU pool) is scanned: the
+// regions query finds their scale set in Resources, as the members are
+// only in ComputeResources (providers/azure/sim/FACTS.md).
+func TestRegionsOfScaleSetsAreFound(t *testing.T) {
+	f := testFleet(t, 30)
+	var kept []fleet.Instance
+	for _, in := range f.Instances {
+		if in.Region == "eastus" || in.Tags["aks-managed-poolName"] != "" {
+			kept = append(kept, in)
+		}
+	}
+	f.Instances = kept
+	pool := 0
+	for _, in := range f.Instances {
+		if in.Region == "westus2" {
+			pool++
+		}
+	}
+	if pool == 0 {
+		t.Fatal("the fleet has no pool member in westus2; the test needs one")
+	}
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Adapter: providers.Values{OptSubscriptions: []string{subA}}})
+	scopes, err := p.Scopes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regions []string
+	for _, s := range scopes {
+		regions = append(regions, s.Region)
+	}
+	if !slices.Contains(regions, "westus2") {
+		t.Errorf("scopes in %v: westus2, where only an AKS pool runs, is missing", regions)
 	}
 }
