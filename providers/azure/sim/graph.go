@@ -79,15 +79,15 @@ func (s *Server) serveGraph(w http.ResponseWriter, req request) {
 }
 
 // writeGraphError answers a query Resource Graph would refuse: 400
-// BadRequest whose details say the query is invalid, and why.
+// BadRequest with an InvalidQuery detail; the message says what the
+// simulator could not resolve (Azure's further details are not modelled).
 func writeGraphError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("x-ms-error-code", "BadRequest")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "BadRequest", "message": "Please provide below info when asking for support: the query is invalid.",
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "BadRequest", "message": "gpufinops azure sim: " + err.Error(),
 		"details": []map[string]string{
 			{"code": "InvalidQuery", "message": "Query is invalid. Please refer to the documentation for the Azure Resource Graph service and fix the error before retrying."},
-			{"code": "ParserFailure", "message": err.Error()},
 		}}})
 }
 
