@@ -326,8 +326,10 @@ func awsBound(scopes []Scope, steps int) Bound {
 	return Bound{Cloud: fleet.AWS, Requests: drop0(req), Chain: chain}
 }
 
-// azureBound: one ListSubscriptions; one Resource Graph query over every
-// subscription (1,000 a query) and region, paged at 1,000 rows; per
+// azureBound: one ListSubscriptions; Resource Graph queries over every
+// subscription (1,000 a query) and region, paged at 1,000 rows: VMs are in
+// the Resources table and Uniform scale-set members in ComputeResources, so
+// at least one query of each table; per
 // subscription and region, metrics:getBatch per 50 running VMs for each of
 // the two namespaces (the VMs an agent publishes GPU metrics for are known
 // only from the answers); per region, the Retail Prices rows of its types at
@@ -348,7 +350,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 		req["monitor.MetricsBatch"] += n
 		metricsChain = max(metricsChain, min(n, 1))
 	}
-	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * pages(total, graphPage)
+	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * max(pages(total, graphPage), 2)
 	rt := regionTypes(scopes)
 	chain := 0
 	for r, t := range rt {

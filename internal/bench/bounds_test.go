@@ -88,6 +88,16 @@ func TestAzureBound(t *testing.T) {
 	}
 }
 
+// TestAzureBoundReadsBothTables: a fleet on one Resource Graph page still
+// takes two queries, one of Resources (VMs) and one of ComputeResources
+// (Uniform scale-set members).
+func TestAzureBoundReadsBothTables(t *testing.T) {
+	b := boundOf(t, Shape{Scopes: []Scope{{Cloud: fleet.Azure, Account: "s1", Region: "r1", Instances: 10, Types: types("x")}}}, fleet.Azure)
+	if n := b.Requests["resourcegraph.Resources"]; n != 2 {
+		t.Errorf("%d Resource Graph queries, want 2", n)
+	}
+}
+
 // TestGCPBound: a project in two regions and a project with one unmetered VM.
 func TestGCPBound(t *testing.T) {
 	sh := Shape{Scopes: []Scope{

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -110,8 +111,8 @@ func TestGraphPagesWithSkipToken(t *testing.T) {
 	if len(res.Fleet.Instances) != 40 {
 		t.Fatalf("%d VMs, want 40", len(res.Fleet.Instances))
 	}
-	if n := simRequests(t, srv.URL)["resourcegraph"]["Resources"]; n != 6 {
-		t.Errorf("%d Resource Graph calls, want ⌈40/7⌉ = 6", n)
+	if n := simRequests(t, srv.URL)["resourcegraph"]["Resources"]; n != 7 {
+		t.Errorf("%d Resource Graph calls, want ⌈40/7⌉ = 6 of Resources and 1 of ComputeResources", n)
 	}
 }
 
@@ -378,7 +379,7 @@ func TestRoleCoversEveryCall(t *testing.T) {
 }
 
 // TestOneGraphQueryPerRegion: a scan of two subscriptions reads each region
-// with one Resource Graph query naming both.
+// with one Resource Graph query of each table naming both.
 func TestOneGraphQueryPerRegion(t *testing.T) {
 	f := testFleet(t, 20)
 	for i := range f.Instances {
@@ -400,8 +401,8 @@ func TestOneGraphQueryPerRegion(t *testing.T) {
 			t.Errorf("%s listed in %s, its subscription is %s", in.ID, in.Account, subB)
 		}
 	}
-	if n := simRequests(t, srv.URL)["resourcegraph"]["Resources"]; n != 2 {
-		t.Errorf("%d Resource Graph queries for 2 regions × 2 subscriptions, want 2", n)
+	if n := simRequests(t, srv.URL)["resourcegraph"]["Resources"]; n != 4 {
+		t.Errorf("%d Resource Graph queries for 2 regions × 2 subscriptions, want 4 (Resources and ComputeResources per region)", n)
 	}
 }
 
@@ -435,5 +436,103 @@ func TestDeallocatePolledToTheEnd(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("waited %s, StopWait is %s", d, StopWait)
+	}
+}
+
+// oldGraphQuery is the query gpufinops sent before it read ComputeResources:
+// it looked for Uniform scale-set members in Resources, where Azure has none.
+const oldGraphQuery = `Resources
+| where type in~ ('microsoft.compute/virtualmachines', 'microsoft.compute/virtualmachinescalesets/virtualmachines')
+| where location =~ 'eastus'
+| extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name)), priority = tostring(properties.priority), eviction = tostring(properties.evictionPolicy), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated), vmss = tostring(properties.virtualMachineScaleSet.id)
+| where size startswith 'Standard_N'
+| project id, name, type, subscriptionId, resourceGroup, location, zones, tags, size, priority, eviction, power, created, vmss
+| order by id asc`
+
+// TestUniformScaleSetMembersListed: AKS GPU nodes (Uniform scale-set
+// members) are listed through Resource Graph, with no permission error and
+// no ARM list, their spot priority taken from their scale set. Azure keeps
+// them in ComputeResources only (providers/azure/sim/FACTS.md): the old
+// query of Resources finds none of them.
+func TestUniformScaleSetMembersListed(t *testing.T) {
+	f := testFleet(t, 30)
+	members := map[string]fleet.Lifecycle{}
+	for _, in := range f.Instances {
+		if in.Tags["aks-managed-poolName"] != "" && in.Region == "eastus" {
+			members[in.ID] = in.Lifecycle
+		}
+	}
+	if len(members) < 2 {
+		t.Fatalf("the fleet has %d pool members in eastus; the test needs some", len(members))
+	}
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus"}, Adapter: providers.Values{OptSubscriptions: []string{subA}}})
+	got, err := p.ListGPUInstances(context.Background(), providers.Scope{Account: subA, Region: "eastus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, in := range got {
+		life, ok := members[in.ID]
+		if !ok {
+			continue
+		}
+		found++
+		if in.ManagedBy == nil || in.Lifecycle != life {
+			t.Errorf("%s: managed by %v, %s; want a pool owner and %s", in.ID, in.ManagedBy, in.Lifecycle, life)
+		}
+	}
+	if found != len(members) {
+		t.Errorf("%d of %d scale-set members listed", found, len(members))
+	}
+	counts := simRequests(t, srv.URL)["compute"]
+	if counts["ListAllScaleSets"]+counts["ListScaleSetVMs"] > 0 {
+		t.Errorf("the ARM lists were read (%v): members must come from Resource Graph", counts)
+	}
+	rows, err := p.query(context.Background(), []string{subA}, oldGraphQuery)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if strings.Contains(string(r), "virtualmachinescalesets/virtualmachines") {
+			t.Errorf("Resources served a Uniform scale-set member: %s", r)
+		}
+	}
+}
+
+// TestRegionsOfScaleSetsAreFound: without --region, a region whose only GPU
+// VMs are Uniform scale-set members (an AKS GPU pool) is scanned: the
+// regions query finds their scale set in Resources, as the members are
+// only in ComputeResources (providers/azure/sim/FACTS.md).
+func TestRegionsOfScaleSetsAreFound(t *testing.T) {
+	f := testFleet(t, 30)
+	var kept []fleet.Instance
+	for _, in := range f.Instances {
+		if in.Region == "eastus" || in.Tags["aks-managed-poolName"] != "" {
+			kept = append(kept, in)
+		}
+	}
+	f.Instances = kept
+	pool := 0
+	for _, in := range f.Instances {
+		if in.Region == "westus2" {
+			pool++
+		}
+	}
+	if pool == 0 {
+		t.Fatal("the fleet has no pool member in westus2; the test needs one")
+	}
+	srv, _ := testSim(t, f, sim.Options{})
+	p := testProvider(t, srv.URL, providers.Options{Adapter: providers.Values{OptSubscriptions: []string{subA}}})
+	scopes, err := p.Scopes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regions []string
+	for _, s := range scopes {
+		regions = append(regions, s.Region)
+	}
+	if !slices.Contains(regions, "westus2") {
+		t.Errorf("scopes in %v: westus2, where only an AKS pool runs, is missing", regions)
 	}
 }

@@ -29,25 +29,42 @@ const maxGraphSubscriptions = 250
 // Resource types of the VMs gpufinops lists.
 const (
 	typeVM     = "microsoft.compute/virtualmachines"
+	typeVMSS   = "microsoft.compute/virtualmachinescalesets"
 	typeVMSSVM = "microsoft.compute/virtualmachinescalesets/virtualmachines"
 )
 
-// graphQuery is the Resource Graph query of a region's GPU VMs: standalone
-// VMs and uniform scale-set members, N-series sizes only (a pre-filter; the
-// size table and Resource SKUs decide what has a GPU).
+// graphQuery is the Resource Graph query of a region's standalone and
+// Flexible scale-set VMs and of its scale sets (whose priority their
+// Uniform members take), N-series sizes only (a pre-filter; the size table
+// and Resource SKUs decide what has a GPU). Uniform scale-set members are
+// not in the Resources table: membersQuery reads them.
 func graphQuery(region string) string {
 	return `Resources
-| where type in~ ('` + typeVM + `', '` + typeVMSSVM + `')
+| where type in~ ('` + typeVM + `', '` + typeVMSS + `')
 | where location =~ '` + strings.ReplaceAll(region, "'", "") + `'
-| extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name)), priority = tostring(properties.priority), eviction = tostring(properties.evictionPolicy), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated), vmss = tostring(properties.virtualMachineScaleSet.id)
+| extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name)), priority = tostring(coalesce(properties.priority, properties.virtualMachineProfile.priority)), eviction = tostring(coalesce(properties.evictionPolicy, properties.virtualMachineProfile.evictionPolicy)), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated), vmss = tostring(properties.virtualMachineScaleSet.id)
 | where size startswith 'Standard_N'
 | project id, name, type, subscriptionId, resourceGroup, location, zones, tags, size, priority, eviction, power, created, vmss
 | order by id asc`
 }
 
-// regionsQuery finds the regions where subscriptions have N-series VMs.
+// membersQuery is the Resource Graph query of a region's Uniform scale-set
+// members (AKS node pools among them), which Azure keeps in the
+// ComputeResources table only, with their size in sku.name.
+func membersQuery(region string) string {
+	return `ComputeResources
+| where type =~ '` + typeVMSSVM + `'
+| where location =~ '` + strings.ReplaceAll(region, "'", "") + `'
+| extend size = tostring(sku.name), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated)
+| where size startswith 'Standard_N'
+| project id, name, type, subscriptionId, resourceGroup, location, zones, tags, size, power, created
+| order by id asc`
+}
+
+// regionsQuery finds the regions where subscriptions have N-series VMs or
+// scale sets (a Uniform set's members are where the set is).
 const regionsQuery = `Resources
-| where type in~ ('` + typeVM + `', '` + typeVMSSVM + `')
+| where type in~ ('` + typeVM + `', '` + typeVMSS + `')
 | extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name))
 | where size startswith 'Standard_N'
 | summarize count() by subscriptionId, location`
@@ -142,25 +159,70 @@ func containsFold(list []string, s string) bool {
 }
 
 // queryRegion reads a region's GPU VMs for subscriptions, in batches under
-// 300 subscriptions, each paged with the skip token.
+// 300 subscriptions, each query paged with the skip token: the Resources
+// rows (VMs and scale sets) and the ComputeResources rows (Uniform
+// scale-set members, which take their set's priority and eviction policy).
 func (p *Provider) queryRegion(ctx context.Context, subs []string, region string) (map[string][]vmRow, error) {
 	out := map[string][]vmRow{}
 	for start := 0; start < len(subs); start += maxGraphSubscriptions {
 		batch := subs[start:min(start+maxGraphSubscriptions, len(subs))]
-		rows, err := p.query(ctx, batch, graphQuery(region))
+		rows, err := p.queryRows(ctx, batch, graphQuery(region))
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			var row vmRow
-			if err := json.Unmarshal(r, &row); err != nil {
-				return nil, fmt.Errorf("resource graph: a row: %w", err)
+		members, err := p.queryRows(ctx, batch, membersQuery(region))
+		if err != nil {
+			return nil, err
+		}
+		sets := map[string]vmRow{}
+		for _, row := range rows {
+			if strings.EqualFold(row.Type, typeVMSS) {
+				sets[strings.ToLower(row.ID)] = row
+				continue
+			}
+			k := strings.ToLower(row.SubscriptionID)
+			out[k] = append(out[k], row)
+		}
+		for _, row := range members {
+			set := scaleSetOf(row.ID)
+			row.VMSS = set
+			if s, ok := sets[strings.ToLower(set)]; ok {
+				row.Priority, row.Eviction = s.Priority, s.Eviction
 			}
 			k := strings.ToLower(row.SubscriptionID)
 			out[k] = append(out[k], row)
 		}
 	}
+	for k := range out {
+		sort.Slice(out[k], func(i, j int) bool { return out[k][i].ID < out[k][j].ID })
+	}
 	return out, nil
+}
+
+// queryRows runs q over subs and decodes its rows.
+func (p *Provider) queryRows(ctx context.Context, subs []string, q string) ([]vmRow, error) {
+	raw, err := p.query(ctx, subs, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vmRow, 0, len(raw))
+	for _, r := range raw {
+		var row vmRow
+		if err := json.Unmarshal(r, &row); err != nil {
+			return nil, fmt.Errorf("resource graph: a row: %w", err)
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// scaleSetOf is the scale set ID of a member's ID
+// (…/virtualMachineScaleSets/{set}/virtualMachines/{instance}).
+func scaleSetOf(id string) string {
+	if i := strings.LastIndex(strings.ToLower(id), "/virtualmachines/"); i > 0 {
+		return id[:i]
+	}
+	return ""
 }
 
 // query runs one Resource Graph query over subs to its last page, waiting

@@ -41,8 +41,11 @@ const (
 var termHours = map[string]decimal.Decimal{"1 Year": decimal.NewFromInt(8760), "3 Years": decimal.NewFromInt(26280)}
 
 // priceFilterBase is the filter of a region's VM rows, before the sizes.
+// Filter values are case-sensitive from api-version 2023-01-01-preview: the
+// service and region are spelt as Azure lists them (armRegionName is
+// lower-case; providers/azure/sim/FACTS.md).
 func priceFilterBase(region string) string {
-	return fmt.Sprintf("serviceName eq 'Virtual Machines' and armRegionName eq '%s'", odata(region))
+	return fmt.Sprintf("serviceName eq 'Virtual Machines' and armRegionName eq '%s'", odata(strings.ToLower(region)))
 }
 
 // priceFilter is the filter of sizes in a region: one size compared alone,

@@ -226,3 +226,30 @@ func TestPricesBadRequestOfOneSizeIsAnError(t *testing.T) {
 		t.Error("a one-size 400 was taken for a refusal of or")
 	}
 }
+
+// TestPricesFilterSpeltAsAzureLists: filter values are case-sensitive from
+// the api-version the adapter sends (providers/azure/sim/FACTS.md), so the
+// filter names the service and the region as Azure lists them, whatever the
+// scope's spelling of the region.
+func TestPricesFilterSpeltAsAzureLists(t *testing.T) {
+	sizes := []string{"Standard_NC24ads_A100_v4"}
+	ps, url := startPriceSim(t, priceRows([]string{"eastus"}, sizes), false)
+	p := testProvider(t, url, providers.Options{})
+	got, err := p.ReadPrices(context.Background(), providers.Scope{Provider: fleet.Azure, Account: subA, Region: "EastUS"}, sizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Errorf("%d prices, want 4 (on-demand, spot, 1- and 3-year)", len(got))
+	}
+	for _, raw := range ps.requests() {
+		u, err := neturl.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := u.Query().Get("$filter")
+		if !strings.Contains(f, "serviceName eq 'Virtual Machines'") || !strings.Contains(f, "armRegionName eq 'eastus'") || u.Query().Get("api-version") != "2023-01-01-preview" {
+			t.Errorf("request %s: want serviceName 'Virtual Machines', armRegionName 'eastus', api-version 2023-01-01-preview", raw)
+		}
+	}
+}

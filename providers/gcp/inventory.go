@@ -151,8 +151,9 @@ func (p *Provider) aggregatedList(ctx context.Context, project, filter string) (
 // not reach makes the region fail (its VMs are unknown, not absent); the
 // project's other regions are kept. GPUs come from guestAccelerators, else
 // from the machine type's bundled accelerators (a2, a3, a4, g2, g4).
-// Lifecycle: SPOT or preemptible is spot, RESERVATION_BOUND committed, the
-// rest (STANDARD, FLEX_START) on-demand. State: only RUNNING is running.
+// Lifecycle: SPOT or preemptible is spot, the rest (STANDARD, FLEX_START,
+// RESERVATION_BOUND) on-demand: a committed use discount covers ordinary
+// STANDARD VMs in billing and shows on no VM. State: only RUNNING is running.
 // ManagedBy is read from the labels and the created-by metadata,
 // InstanceStoreGB from the local SSDs (SCRATCH disks).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
@@ -293,13 +294,13 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 	return out, true, nil
 }
 
-// lifecycleOf maps the scheduling options to the purchase option.
+// lifecycleOf maps the scheduling options to the purchase option. No
+// provisioning model says a VM is committed: RESERVATION_BOUND binds a VM
+// to a reservation's lifecycle, and a VM a commitment covers is STANDARD.
 func lifecycleOf(s *computepb.Scheduling) fleet.Lifecycle {
 	switch {
 	case s.GetPreemptible(), s.GetProvisioningModel() == "SPOT":
 		return fleet.Spot
-	case s.GetProvisioningModel() == "RESERVATION_BOUND":
-		return fleet.Committed
 	}
 	return fleet.OnDemand
 }

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	"cloud.google.com/go/billing/apiv1/billingpb"
+	"cloud.google.com/go/compute/apiv1/computepb"
 	"google.golang.org/genproto/googleapis/type/money"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -162,4 +165,18 @@ func FuzzMachineTypeName(f *testing.F) {
 			t.Fatalf("regionOf(%q) = %q", zone, r)
 		}
 	})
+}
+
+// TestNoProvisioningModelIsCommitted: a committed use discount shows on no
+// VM (covered VMs are STANDARD), and RESERVATION_BOUND binds a VM to a
+// reservation's lifecycle: neither is read as committed
+// (providers/gcp/sim/FACTS.md).
+func TestNoProvisioningModelIsCommitted(t *testing.T) {
+	for model, want := range map[string]fleet.Lifecycle{
+		"STANDARD": fleet.OnDemand, "RESERVATION_BOUND": fleet.OnDemand, "FLEX_START": fleet.OnDemand, "SPOT": fleet.Spot,
+	} {
+		if got := lifecycleOf(&computepb.Scheduling{ProvisioningModel: proto.String(model)}); got != want {
+			t.Errorf("%s: %s, want %s", model, got, want)
+		}
+	}
 }

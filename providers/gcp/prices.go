@@ -151,7 +151,21 @@ func (t *skuTable) prices(region, typ string, info machineInfo) []pricing.Price 
 	return out
 }
 
-// skuList reads the Compute Engine SKUs once per provider.
+// before orders two rates of the same part, option and region: the lower
+// rate first, then the earlier date. The Cloud Billing API documents no
+// order for services.skus.list, so of several SKUs pricing the same thing
+// (a variant beside the plain SKU) the lowest rate is kept: a choice that
+// depends on the SKUs only, never on the order they are listed in.
+func (r rate) before(o rate) bool {
+	if c := r.hourly.Cmp(o.hourly); c != 0 {
+		return c < 0
+	}
+	return r.asOf < o.asOf
+}
+
+// skuList reads the Compute Engine SKUs once per provider; of several SKUs
+// with a rate for the same part, option and region it keeps the lowest
+// (rate.before), whatever the listing's order.
 func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 	p.priceMu.Lock()
 	defer p.priceMu.Unlock()
@@ -176,7 +190,7 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 				r.part.model = gpuKey(r.part.model)
 			}
 			k := rateKey{r.part, r.option, r.region}
-			if _, dup := t.rates[k]; !dup {
+			if old, dup := t.rates[k]; !dup || r.before(old) {
 				t.rates[k] = r
 			}
 		}

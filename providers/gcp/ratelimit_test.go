@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/billing/apiv1/billingpb"
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"github.com/googleapis/gax-go/v2/apierror"
 	"google.golang.org/api/iterator"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -184,4 +189,97 @@ func TestThrottlingLowersTheBucket(t *testing.T) {
 		t.Error(problem)
 	}
 	t.Logf("%d requests, %d throttled, %d waited for a token", ad.Requests, ad.Throttled, ad.Waited)
+}
+
+// TestRetryInfoIsWaitedFor: Monitoring's RESOURCE_EXHAUSTED answers carry
+// google.rpc.Status details (an ErrorInfo, and here a RetryInfo of 400 ms;
+// providers/gcp/sim/FACTS.md), and the adapter holds the retry until the
+// RetryInfo's delay has passed, though its own backoff is 1 ms.
+func TestRetryInfoIsWaitedFor(t *testing.T) {
+	f := testFleet(t)
+	opts := simOptions(t, f)
+	opts.RetryDelay = 400 * time.Millisecond
+	var mu sync.Mutex
+	var seen []time.Time
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if op != "ListTimeSeries" {
+			return 0, ""
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, time.Now())
+		if len(seen) == 1 || scope == "denied-project" {
+			return http.StatusTooManyRequests, "rateLimitExceeded"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+	list := func(project string) error {
+		it := p.metrics.ListTimeSeries(context.Background(), &monitoringpb.ListTimeSeriesRequest{
+			Name: "projects/" + project, Filter: `metric.type = "agent.googleapis.com/gpu/utilization"`,
+			Interval: &monitoringpb.TimeInterval{StartTime: timestamppb.New(testWeek.Start), EndTime: timestamppb.New(testWeek.End)},
+			View:     monitoringpb.ListTimeSeriesRequest_HEADERS,
+		})
+		_, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return nil
+		}
+		return err
+	}
+	if err := list(testProject); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(seen) != 2 {
+		t.Fatalf("%d ListTimeSeries attempts, want 2 (one throttled, one retried)", len(seen))
+	}
+	if gap := seen[1].Sub(seen[0]); gap < 350*time.Millisecond {
+		t.Errorf("retried after %v; the RetryInfo said 400ms", gap)
+	}
+	mu.Unlock()
+	opts.RetryDelay = time.Millisecond
+	p = newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+	err := list("denied-project")
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
+		t.Fatalf("%v, want RESOURCE_EXHAUSTED", err)
+	}
+	var info *errdetails.ErrorInfo
+	var retry *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			info = d
+		case *errdetails.RetryInfo:
+			retry = d
+		}
+	}
+	if info == nil || info.GetReason() != "RATE_LIMIT_EXCEEDED" || info.GetDomain() != "googleapis.com" || info.GetMetadata()["service"] != "monitoring.googleapis.com" || retry == nil {
+		t.Errorf("details %v, want an ErrorInfo (RATE_LIMIT_EXCEEDED, googleapis.com, service monitoring.googleapis.com) and a RetryInfo", st.Details())
+	}
+}
+
+// TestRESTThrottlingHasErrorInfo: a Cloud Billing 429 is a google.rpc.Status
+// in JSON, RESOURCE_EXHAUSTED with an ErrorInfo RATE_LIMIT_EXCEEDED naming
+// the service (providers/gcp/sim/FACTS.md), which the SDK's REST client reads
+// into its APIError.
+func TestRESTThrottlingHasErrorInfo(t *testing.T) {
+	f := testFleet(t)
+	opts := simOptions(t, f)
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if service == "cloudbilling" {
+			return http.StatusTooManyRequests, "rateLimitExceeded"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+	_, err := p.catalog.ListSkus(context.Background(), &billingpb.ListSkusRequest{Parent: ComputeService}).Next()
+	var ae *apierror.APIError
+	if !errors.As(err, &ae) {
+		t.Fatalf("%v, want an APIError", err)
+	}
+	if ae.HTTPCode() != http.StatusTooManyRequests || ae.Reason() != "RATE_LIMIT_EXCEEDED" || ae.Domain() != "googleapis.com" || ae.Metadata()["service"] != "cloudbilling.googleapis.com" {
+		t.Errorf("HTTP %d, reason %q, domain %q, metadata %v; want 429 RATE_LIMIT_EXCEEDED, googleapis.com, service cloudbilling.googleapis.com",
+			ae.HTTPCode(), ae.Reason(), ae.Domain(), ae.Metadata())
+	}
 }

@@ -3,10 +3,12 @@ package gcp
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -89,6 +91,13 @@ func newProvider(t testing.TB, url string, regions []string, projects ...string)
 // simulator through the real clients; it may skip nothing.
 func TestSimConformance(t *testing.T) {
 	f := testFleet(t)
+	// A committed VM is served STANDARD, as GCP serves it: its listing is an
+	// on-demand VM's (commitments are the Commitments API's to tell).
+	for i := range f.Instances {
+		if f.Instances[i].Lifecycle == fleet.Committed {
+			f.Instances[i].Lifecycle = fleet.OnDemand
+		}
+	}
 	sum := providertest.Run(t, providertest.Harness{
 		Provider: fleet.GCP,
 		Fleet:    f,
@@ -166,8 +175,10 @@ func TestStopDiscardsLocalSSD(t *testing.T) {
 	for _, in := range listed {
 		if in.ID == "us-a2-reserved" {
 			ssd = in.InstanceStoreGB
-			if in.Lifecycle != fleet.Committed {
-				t.Errorf("a RESERVATION_BOUND VM is %s, want committed", in.Lifecycle)
+			// Committed in the file, served STANDARD as GCP does: the
+			// listing alone cannot tell a commitment covers it.
+			if in.Lifecycle != fleet.OnDemand {
+				t.Errorf("a committed (STANDARD) VM is listed %s, want on-demand", in.Lifecycle)
 			}
 		}
 	}
@@ -245,5 +256,51 @@ func TestMachineTypeReadOnce(t *testing.T) {
 	}
 	if got := s.Counts()["compute"]["machineTypes.get"]; got != 1 {
 		t.Errorf("%d machineTypes.get calls for one type the catalog lacks and one it has: %v", got, s.Counts())
+	}
+}
+
+// TestSKUChoiceIgnoresListingOrder: services.skus.list has no documented
+// order, so when two SKUs price the same part, option and region the
+// adapter keeps the lower rate, whatever order the simulator lists the
+// SKUs in (shuffled with several seeds).
+func TestSKUChoiceIgnoresListingOrder(t *testing.T) {
+	f := testFleet(t)
+	base := simOptions(t, f)
+	dup := -1
+	for i, k := range base.SKUs {
+		if k.ResourceGroup == "GPU" && k.UsageType == "OnDemand" && strings.Contains(k.Description, "A100") && !strings.Contains(k.Description, "80GB") && slices.Contains(k.Regions, "us-central1") {
+			dup = i
+			break
+		}
+	}
+	if dup < 0 {
+		t.Fatal("no on-demand A100 GPU SKU in us-central1 to duplicate")
+	}
+	premium := base.SKUs[dup]
+	premium.ID, premium.Price = "0000-PREMIUM", "9.999"
+	scope := providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-central1"}
+	read := func(skus []sim.SKU) string {
+		opts := simOptions(t, f)
+		opts.SKUs = skus
+		p := newProvider(t, startSim(t, sim.New(f, opts)), []string{"us-central1"})
+		got, err := p.ReadPrices(context.Background(), scope, []string{"a2-highgpu-1g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range got {
+			if pr.Option == pricing.OnDemand {
+				return pr.Hourly.String()
+			}
+		}
+		t.Fatal("no on-demand price for a2-highgpu-1g")
+		return ""
+	}
+	want := read(base.SKUs)
+	for seed := range uint64(6) {
+		skus := append(append([]sim.SKU(nil), base.SKUs...), premium)
+		rand.New(rand.NewPCG(seed, 7)).Shuffle(len(skus), func(i, j int) { skus[i], skus[j] = skus[j], skus[i] })
+		if got := read(skus); got != want {
+			t.Errorf("seed %d: on-demand %s, want %s (the lower of the two A100 rates)", seed, got, want)
+		}
 	}
 }

@@ -291,8 +291,10 @@ func parseQueries(raw []any) ([]metricQuery, error) {
 			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Metric needs Namespace and MetricName", where)
 		}
 		p, ok := numOf(ms["Period"])
-		if !ok || p <= 0 || p != math.Trunc(p) || (int64(p)%60 != 0 && p != 1 && p != 5 && p != 10 && p != 30) {
-			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Period %v must be 1, 5, 10, 30 or a multiple of 60", where, ms["Period"])
+		// MetricStat.Period: 1, 5, 10, 20, 30 (high resolution) or a multiple
+		// of 60 (botocore's CloudWatch model, MetricStat.Period; FACTS.md).
+		if !ok || p <= 0 || p != math.Trunc(p) || (int64(p)%60 != 0 && p != 1 && p != 5 && p != 10 && p != 20 && p != 30) {
+			return nil, badRequest("InvalidParameterValue", "%s.MetricStat.Period %v must be 1, 5, 10, 20, 30 or a multiple of 60", where, ms["Period"])
 		}
 		q.period = int64(p)
 		q.stat = str(ms["Stat"])

@@ -702,6 +702,19 @@ func TestGetMetricDataQueries(t *testing.T) {
 				t.Errorf("%s: %v, want InvalidParameterValue", c2.name, err)
 			}
 		}
+		// The periods the API allows: 1, 5, 10, 20, 30 and multiples of 60
+		// (MetricStat.Period in botocore's CloudWatch model and the SDK's
+		// types.MetricStat); others are refused.
+		for _, period := range []int32{1, 5, 10, 20, 30, 60, 120, 300} {
+			if _, err := c.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{StartTime: aws.Time(cwNow.Add(-time.Hour)), EndTime: aws.Time(cwNow), MetricDataQueries: q("a", "Average", period)}); err != nil {
+				t.Errorf("period %d: %v", period, err)
+			}
+		}
+		for _, period := range []int32{2, 15, 25, 45} {
+			if _, err := c.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{StartTime: aws.Time(cwNow.Add(-time.Hour)), EndTime: aws.Time(cwNow), MetricDataQueries: q("a", "Average", period)}); cwCode(err) != "InvalidParameterValue" {
+				t.Errorf("period %d: %v, want InvalidParameterValue", period, err)
+			}
+		}
 		_, err := c.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{StartTime: aws.Time(week), EndTime: aws.Time(cwNow), MetricDataQueries: q("a", "Average", 3600), NextToken: aws.String("bogus")})
 		if cwCode(err) != "InvalidNextToken" {
 			t.Errorf("bogus NextToken: %v", err)

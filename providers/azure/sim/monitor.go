@@ -164,10 +164,19 @@ func (s *Server) serveMetrics(w http.ResponseWriter, req request) {
 		values = append(values, s.resourceMetrics(v, id, mq))
 	}
 	if batch {
+		if values == nil {
+			values = []map[string]any{} // an array, never null (metricBatch.json)
+		}
 		writeJSON(w, map[string]any{"values": values})
 		return
 	}
+	// The single-resource answer is metrics_API.json's Response: cost,
+	// timespan, interval, namespace, resourceregion and value; starttime,
+	// endtime and resourceid are the batch's (FACTS.md).
 	out := values[0]
+	for _, k := range []string{"starttime", "endtime", "resourceid"} {
+		delete(out, k)
+	}
 	out["timespan"] = mq.from.Format(time.RFC3339) + "/" + mq.to.Format(time.RFC3339)
 	out["cost"] = 0
 	writeJSON(w, out)

@@ -23,7 +23,9 @@ const maxFilterDepth = 64
 
 // filterExpr is a parsed $filter.
 type filterExpr interface {
-	eval(field func(name string) string) bool
+	// match evaluates the filter comparing values with case (cs) or
+	// without (the Retail Prices API before 2023-01-01-preview).
+	match(field func(name string) string, cs bool) bool
 }
 
 // cmpExpr is "field eq 'value'" or "contains(field, 'value')".
@@ -38,17 +40,20 @@ type boolExpr struct {
 	terms []filterExpr
 }
 
-func (c cmpExpr) eval(field func(string) string) bool {
-	got := field(c.field)
-	if c.contains {
-		return strings.Contains(got, c.value)
+func (c cmpExpr) match(field func(string) string, cs bool) bool {
+	got, want := field(c.field), c.value
+	if !cs {
+		got, want = strings.ToLower(got), strings.ToLower(want)
 	}
-	return strings.EqualFold(got, c.value)
+	if c.contains {
+		return strings.Contains(got, want)
+	}
+	return got == want
 }
 
-func (b boolExpr) eval(field func(string) string) bool {
+func (b boolExpr) match(field func(string) string, cs bool) bool {
 	for _, t := range b.terms {
-		if t.eval(field) == b.or {
+		if t.match(field, cs) == b.or {
 			return b.or
 		}
 	}

@@ -4,7 +4,9 @@ package sim
 // "field eq 'value'" and "contains(field, 'value')" joined by "and" and
 // "or", with parentheses; odata.go), paged 1,000 items at a time (100 before
 // api-version 2023-01-01-preview) with an absolute NextPageLink ($skip). No
-// credentials. Each size has the rows Azure lists: Linux and Windows
+// credentials. From api-version 2023-01-01-preview filter values are
+// case-sensitive and the savings-plan rates are served (FACTS.md). Each
+// size has the rows Azure lists: Linux and Windows
 // consumption (the Linux row with its savingsPlan terms), Spot, Low
 // Priority, DevTest, and 1- and 3-year reservations whose retailPrice is the
 // whole term.
@@ -28,7 +30,7 @@ const (
 // pageSize is the page of an api-version: the current page from
 // 2023-01-01-preview on, the older one without a version or before it.
 func pageSize(version string) int {
-	if version >= "2023-01-01" {
+	if currentVersion(version) {
 		return pricePage
 	}
 	return legacyPricePage
@@ -109,12 +111,13 @@ func hexID(parts ...string) []byte {
 }
 
 // matches evaluates a filter on one row: fields are matched without case,
-// priceType is the row's type, values are compared without case.
-func matches(it map[string]any, f filterExpr) bool {
+// priceType is the row's type; values are compared with case from
+// api-version 2023-01-01-preview on (cs), without before it (FACTS.md).
+func matches(it map[string]any, f filterExpr, cs bool) bool {
 	if f == nil {
 		return true
 	}
-	return f.eval(func(name string) string {
+	return f.match(func(name string) string {
 		if name == "pricetype" {
 			name = "type"
 		}
@@ -125,8 +128,13 @@ func matches(it map[string]any, f filterExpr) bool {
 			}
 		}
 		return ""
-	})
+	}, cs)
 }
+
+// currentVersion is true from api-version 2023-01-01-preview on: filter
+// values are case-sensitive and consumption rows carry their savings-plan
+// rates (FACTS.md).
+func currentVersion(version string) bool { return version >= "2023-01-01" }
 
 func (s *Server) servePrices(w http.ResponseWriter, req request) {
 	q := req.r.URL.Query()
@@ -135,10 +143,14 @@ func (s *Server) servePrices(w http.ResponseWriter, req request) {
 		writeError(w, http.StatusBadRequest, "InvalidFilter", "Invalid $filter: "+err.Error()+" (gpufinops azure sim: field eq 'value' and contains(field, 'value') joined by and, or and parentheses)")
 		return
 	}
+	current := currentVersion(q.Get("api-version"))
 	var items []map[string]any
 	for _, p := range s.opts.Prices {
 		for _, it := range priceItems(p) {
-			if matches(it, filter) {
+			if !current {
+				delete(it, "savingsPlan")
+			}
+			if matches(it, filter, current) {
 				items = append(items, it)
 			}
 		}

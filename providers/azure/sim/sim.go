@@ -2,7 +2,8 @@
 // services to azure-sdk-for-go: ARM REST/JSON for subscriptions, VMs (list,
 // get, instance view, deallocate and power-off as long-running operations
 // polled through Azure-AsyncOperation), scale-set VMs and Resource SKUs;
-// Resource Graph queries (the query shapes gpufinops sends, paged with
+// Resource Graph queries (a KQL subset evaluated over the Resources and
+// ComputeResources tables, paged with
 // $skipToken, with the user quota headers); Azure Monitor metrics, single
 // (GET {resource}/providers/Microsoft.Insights/metrics) and batch
 // (POST /subscriptions/{id}/metrics:getBatch); and the Retail Prices API
@@ -144,8 +145,19 @@ type Server struct {
 	series seriesState
 }
 
+// dialect throttles as each service does (FACTS.md): the Compute resource
+// provider answers 429 OperationNotAllowed, Resource Graph 429
+// RateLimiting, Azure Resource Manager and the others 429 TooManyRequests.
 var dialect = &simkit.Dialect{
-	Throttle:     func(simkit.Call) (int, string) { return http.StatusTooManyRequests, "TooManyRequests" },
+	Throttle: func(c simkit.Call) (int, string) {
+		switch c.Service {
+		case "compute":
+			return http.StatusTooManyRequests, "OperationNotAllowed"
+		case "resourcegraph":
+			return http.StatusTooManyRequests, "RateLimiting"
+		}
+		return http.StatusTooManyRequests, "TooManyRequests"
+	},
 	InternalCode: "InternalServerError",
 	ScopeKind:    "scope",
 }
@@ -318,6 +330,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
 			if status == http.StatusTooManyRequests {
 				s.retryAfter(w)
+				if s.throttled(w, req, code) {
+					return
+				}
 			}
 			writeError(w, status, code, msg)
 		}}
@@ -474,6 +489,9 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 			}
 		}
 	}
+	if req.service == "compute" {
+		computeRemaining(w, req.op, 159) // informational: no quota is kept
+	}
 	switch req.op {
 	case "RetailPrices":
 		s.servePrices(w, req)
@@ -505,6 +523,46 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 	case "Metrics", "MetricsBatch":
 		s.serveMetrics(w, req)
 	}
+}
+
+// computePolicies are the Compute resource provider's throttling policies
+// of the reads it answers (Microsoft.Compute/<policy>3Min and 30Min).
+var computePolicies = map[string]string{"ListAllVMs": "HighCostGet", "ListAllScaleSets": "HighCostGet", "ListScaleSetVMs": "HighCostGet",
+	"GetVM": "LowCostGet", "InstanceView": "LowCostGet"}
+
+// computeRemaining writes the x-ms-ratelimit-remaining-resource headers of
+// a Compute read: one per policy, the 3-minute one at left3.
+func computeRemaining(w http.ResponseWriter, op string, left3 int) {
+	if p := computePolicies[op]; p != "" {
+		w.Header().Add("x-ms-ratelimit-remaining-resource", "Microsoft.Compute/"+p+"3Min;"+strconv.Itoa(left3))
+		w.Header().Add("x-ms-ratelimit-remaining-resource", "Microsoft.Compute/"+p+"30Min;"+strconv.Itoa(max(left3, 1)*5))
+	}
+}
+
+// throttled writes the throttling answer of the services that have their
+// own (FACTS.md); false for the others, whose answer is ARM's error body.
+func (s *Server) throttled(w http.ResponseWriter, req request, code string) bool {
+	var body map[string]any
+	switch {
+	case req.service == "compute" && code == "OperationNotAllowed":
+		computeRemaining(w, req.op, 0)
+		target := computePolicies[req.op] + "3Min"
+		body = map[string]any{"code": code, "message": "The server rejected the request because too many requests have been received for this subscription.",
+			"details": []map[string]string{{"code": "TooManyRequests", "target": target,
+				"message": `{"operationGroup":"` + target + `","allowedRequestCount":0,"measuredRequestCount":1}`}}}
+	case req.service == "resourcegraph" && code == "RateLimiting":
+		w.Header().Set("x-ms-user-quota-remaining", "0")
+		w.Header().Set("x-ms-user-quota-resets-after", "00:00:05")
+		body = map[string]any{"code": code, "message": "Please provide below info when asking for support: the request was throttled.",
+			"details": []map[string]string{{"code": code, "message": "Client application has been throttled and should not attempt to repeat the request until an amount of time has elapsed. Please see https://aka.ms/resourcegraph-throttling for help."}}}
+	default:
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("x-ms-error-code", code)
+	w.WriteHeader(http.StatusTooManyRequests)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": body})
+	return true
 }
 
 // writeError writes ARM's error body.

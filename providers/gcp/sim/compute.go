@@ -116,9 +116,10 @@ func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 	switch in.Lifecycle {
 	case fleet.Spot:
 		sched = map[string]any{"provisioningModel": "SPOT", "preemptible": true, "instanceTerminationAction": "STOP", "onHostMaintenance": "TERMINATE", "automaticRestart": false}
-	case fleet.Committed:
-		sched["provisioningModel"] = "RESERVATION_BOUND"
 	}
+	// A VM that a committed use discount covers is an ordinary STANDARD VM:
+	// the discount is applied in billing, not a provisioning model
+	// (RESERVATION_BOUND is a VM bound to a reservation's lifecycle; FACTS.md).
 	out["scheduling"] = sched
 	disks := []map[string]any{{"type": "PERSISTENT", "boot": true, "deviceName": "boot", "diskSizeGb": "200", "interface": "SCSI"}}
 	if in.InstanceStoreGB > 0 {

@@ -17,10 +17,12 @@ package sim
 // The request's aggregation is applied: per-series alignment (ALIGN_MEAN,
 // ALIGN_MAX, ALIGN_MIN, ALIGN_SUM, ALIGN_COUNT) over the alignment period,
 // then the cross-series reducer (REDUCE_MEAN, REDUCE_MAX, REDUCE_MIN,
-// REDUCE_SUM, REDUCE_COUNT) over the groups of groupByFields. Points are
-// newest first, as Monitoring returns them.
+// REDUCE_SUM, REDUCE_COUNT) over the groups of groupByFields; counts are
+// INT64, the rest DOUBLE (int64Output). Points are newest first, as
+// Monitoring returns them.
 
 import (
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -105,6 +107,42 @@ func grpcError(w http.ResponseWriter, status int, _ string, msg string) {
 	writeGRPC(w, nil, grpcCode(status), msg)
 }
 
+// grpcErrorOf writes an injected error of a call on project's behalf as a
+// google.rpc.Status in grpc-status-details-bin: RESOURCE_EXHAUSTED carries
+// an ErrorInfo (reason RATE_LIMIT_EXCEEDED, domain googleapis.com, the
+// service and consumer in its metadata) and, when Options.RetryDelay is
+// set, a RetryInfo with that delay (FACTS.md).
+func (s *Server) grpcErrorOf(project string) func(http.ResponseWriter, int, string, string) {
+	return func(w http.ResponseWriter, status int, _ string, msg string) {
+		code := grpcCode(status)
+		if code == grpcResourceExhausted {
+			if msg == "" {
+				msg = "Quota exceeded for service 'monitoring.googleapis.com' for consumer 'projects/" + project + "'."
+			}
+			info := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "RATE_LIMIT_EXCEEDED")
+			info = protowire.AppendString(protowire.AppendTag(info, 2, protowire.BytesType), "googleapis.com")
+			info = appendLabels(info, 3, map[string]string{"service": "monitoring.googleapis.com", "consumer": "projects/" + project})
+			details := [][2]any{{"type.googleapis.com/google.rpc.ErrorInfo", info}}
+			if d := s.opts.RetryDelay; d > 0 {
+				dur := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(d/time.Second))
+				if n := d % time.Second; n > 0 {
+					dur = protowire.AppendVarint(protowire.AppendTag(dur, 2, protowire.VarintType), uint64(n))
+				}
+				details = append(details, [2]any{"type.googleapis.com/google.rpc.RetryInfo", appendMessage(nil, 1, dur)})
+			}
+			st := protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), uint64(code))
+			st = protowire.AppendString(protowire.AppendTag(st, 2, protowire.BytesType), msg)
+			for _, d := range details {
+				anyMsg := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), d[0].(string))
+				anyMsg = protowire.AppendBytes(protowire.AppendTag(anyMsg, 2, protowire.BytesType), d[1].([]byte))
+				st = appendMessage(st, 3, anyMsg)
+			}
+			w.Header().Set(http.TrailerPrefix+"Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(st))
+		}
+		writeGRPC(w, nil, code, msg)
+	}
+}
+
 // request is a decoded ListTimeSeriesRequest.
 type request struct {
 	name, filter     string
@@ -159,7 +197,7 @@ func (s *Server) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	if f.zonePrefix != "" {
 		scope = strings.TrimSuffix(f.zonePrefix, "-")
 	}
-	s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: "ListTimeSeries", Scope: scope, Dialect: dialect, WriteError: grpcError}, func(w http.ResponseWriter) {
+	s.kit.Serve(w, r, simkit.Call{Service: "monitoring", Op: "ListTimeSeries", Scope: scope, Dialect: dialect, WriteError: s.grpcErrorOf(strings.TrimPrefix(req.name, "projects/"))}, func(w http.ResponseWriter) {
 		if !authorized(firstOf(r.Header.Values("Authorization"))) {
 			writeGRPC(w, nil, grpcUnauthenticated, "Request had invalid authentication credentials. Expected OAuth 2 access token.")
 			return
@@ -458,7 +496,7 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 		return nil, fmt.Errorf("project %s not found", project)
 	}
 	if f.resource != "" && f.resource != "gce_instance" {
-		return encodeResponse(nil, "", req.headers), nil
+		return encodeResponse(nil, "", req.headers, false), nil
 	}
 	if !req.end.After(req.start) {
 		if req.start.IsZero() {
@@ -506,7 +544,22 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 		next = simkit.EncodeToken(to, query)
 		s.pages.put(snapshot, series)
 	}
-	return encodeResponse(series[min(offset, len(series)):to], next, req.headers), nil
+	return encodeResponse(series[min(offset, len(series)):to], next, req.headers, int64Output(req.aligner, req.reducer)), nil
+}
+
+// int64Output is true when the aggregation's values are INT64, as the
+// Aggregation enums of google/monitoring/v3/common.proto say: ALIGN_COUNT
+// gives INT64, REDUCE_COUNT gives INT64, REDUCE_MEAN gives DOUBLE, and
+// REDUCE_MIN, REDUCE_MAX and REDUCE_SUM keep the aligned value type. The
+// served metrics are DOUBLE unaligned (FACTS.md).
+func int64Output(aligner, reducer int) bool {
+	switch reducer {
+	case reduceCnt:
+		return true
+	case reduceMean:
+		return false
+	}
+	return aligner == alignCount
 }
 
 // computeSeries is the answer's series over [start, end): aligned and
@@ -796,21 +849,30 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 }
 
 // encodeResponse writes a ListTimeSeriesResponse.
-func encodeResponse(series []outSeries, next string, headers bool) []byte {
+func encodeResponse(series []outSeries, next string, headers, int64Values bool) []byte {
+	valueType := uint64(3) // DOUBLE
+	if int64Values {
+		valueType = 2 // INT64
+	}
 	var b, ts, tm, ti, pt []byte // scratch buffers, reused for every point
 	for _, se := range series {
 		ts = ts[:0]
 		ts = appendMessage(ts, 1, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), se.metric), 2, se.metricLabels))
 		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "gce_instance"), 2, se.resourceLabels))
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), 1) // GAUGE
-		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), 3) // DOUBLE
+		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), valueType)
 		if !headers {
 			for _, p := range se.points {
 				tm = appendTime(tm[:0], p.end)
 				ti = appendMessage(appendMessage(ti[:0], 2, tm), 1, tm)
 				pt = appendMessage(pt[:0], 1, ti)
-				pt = protowire.AppendVarint(protowire.AppendTag(pt, 2, protowire.BytesType), 9) // TypedValue: one double
-				pt = protowire.AppendFixed64(protowire.AppendTag(pt, 3, protowire.Fixed64Type), math.Float64bits(p.v))
+				if int64Values {
+					v := protowire.AppendVarint(protowire.AppendTag(nil, 2, protowire.VarintType), uint64(int64(math.Round(p.v))))
+					pt = appendMessage(pt, 2, v) // TypedValue: int64_value
+				} else {
+					pt = protowire.AppendVarint(protowire.AppendTag(pt, 2, protowire.BytesType), 9) // TypedValue: one double
+					pt = protowire.AppendFixed64(protowire.AppendTag(pt, 3, protowire.Fixed64Type), math.Float64bits(p.v))
+				}
 				ts = appendMessage(ts, 5, pt)
 			}
 		}

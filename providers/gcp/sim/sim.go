@@ -80,6 +80,9 @@ type Options struct {
 	Delays                  map[string]time.Duration
 	Hang                    []string
 	Seed                    int64
+	// RetryDelay, when set, is the RetryInfo retry_delay of Monitoring's
+	// RESOURCE_EXHAUSTED answers (which carry an ErrorInfo always).
+	RetryDelay time.Duration
 	// DCGM names the instances whose GPU metrics come from the Ops Agent's
 	// DCGM receiver (workload.googleapis.com/gpu.dcgm.*) instead of NVML.
 	DCGM []string
@@ -314,6 +317,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			scope = regionOfZone(m[2])
 		}
 		call := simkit.Call{Service: rt.service, Op: rt.op, Scope: scope, Dialect: dialect, WriteError: writeError}
+		if rt.service != "compute" {
+			call.WriteError = s.statusError(rt.service)
+		}
 		s.kit.Serve(w, r, call, func(w http.ResponseWriter) {
 			if !authorized(r.Header.Get("Authorization")) {
 				writeError(w, http.StatusUnauthorized, "authError", "Request is missing required authentication credential. Expected OAuth 2 access token.")
@@ -357,6 +363,26 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 		"code": status, "message": msg, "status": st,
 		"errors": []map[string]string{{"message": msg, "domain": "global", "reason": code}},
 	}})
+}
+
+// statusError writes an injected error of one of the APIs that answer
+// with google.rpc.Status details (all but Compute Engine's v1 REST): a 429
+// RESOURCE_EXHAUSTED carries an ErrorInfo RATE_LIMIT_EXCEEDED naming the
+// service and the consumer (FACTS.md).
+func (s *Server) statusError(service string) func(http.ResponseWriter, int, string, string) {
+	return func(w http.ResponseWriter, status int, code, msg string) {
+		if status != http.StatusTooManyRequests {
+			writeError(w, status, code, msg)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"code": status, "message": msg, "status": "RESOURCE_EXHAUSTED",
+			"details": []map[string]any{{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "RATE_LIMIT_EXCEEDED", "domain": "googleapis.com",
+				"metadata": map[string]string{"service": service + ".googleapis.com", "consumer": "projects/" + s.opts.Project}}},
+		}})
+	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
