@@ -142,11 +142,19 @@ accounts with --role-arn:
 
 // OwnerRules are the tags AWS services put on the instances they manage,
 // most specific first (an EKS managed node is also an Auto Scaling group
-// member; it is named as the node group).
+// member; it is named as the node group). The tags that name the pool or
+// group come before the prefixes that also match markers and cluster tags
+// (karpenter.sh/discovery, alpha.eksctl.io/cluster-name): the owner is the
+// pool, in its cluster.
 var OwnerRules = []fleet.OwnerRule{
+	{Provider: fleet.AWS, Key: "karpenter.sh/nodepool", Kind: fleet.OwnerKarpenter, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "karpenter.sh/provisioner-name", Kind: fleet.OwnerKarpenter, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "eks:nodegroup-name", Kind: fleet.OwnerEKSNodeGroup, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "alpha.eksctl.io/nodegroup-name", Kind: fleet.OwnerEKSNodeGroup, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "aws:elasticmapreduce:job-flow-id", Kind: fleet.OwnerEMR},
+	{Provider: fleet.AWS, Key: "parallelcluster:cluster-name", Kind: fleet.OwnerParallelCluster},
 	{Provider: fleet.AWS, Key: "karpenter.sh/", Prefix: true, Kind: fleet.OwnerKarpenter},
 	{Provider: fleet.AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: fleet.OwnerKarpenter},
-	{Provider: fleet.AWS, Key: "eks:nodegroup-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "eks:cluster-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "eks:eks-cluster-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: fleet.OwnerEKSNodeGroup},
@@ -166,3 +174,6 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.AWS, Key: "kubernetes.io/cluster/", Prefix: true, Kind: fleet.OwnerKubernetes, NameFromKey: true},
 	{Provider: fleet.AWS, Key: "aws:autoscaling:groupName", Kind: fleet.OwnerAutoScalingGroup},
 }
+
+// eksClusterKeys are the tags that name an EKS node's cluster.
+var eksClusterKeys = []string{"eks:cluster-name", "eks:eks-cluster-name", "alpha.eksctl.io/cluster-name", "karpenter.sh/managed-by"}
