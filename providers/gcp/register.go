@@ -113,7 +113,7 @@ func Policy() *providers.Policy {
 		Notes: `The same roles are in docs/iam/ (gcp-analyze.yaml, gcp-idle-stop.yaml), in the
 format 'gcloud iam roles create --file' reads. roles/compute.viewer plus
 roles/monitoring.viewer also cover analyze:
-  $ gpufinops iam-policy gcp > gpufinops-analyze.yaml
+  $ gpufinops iam-policy gcp -o yaml > gpufinops-analyze.yaml
   $ gcloud iam roles create gpufinopsAnalyze --project PROJECT --file gpufinops-analyze.yaml
   $ gcloud projects add-iam-policy-binding PROJECT --member serviceAccount:SA --role projects/PROJECT/roles/gpufinopsAnalyze`,
 	}
