@@ -52,9 +52,10 @@ func Registration() *providers.RegInfo {
 			CredentialsFix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
 			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
 (EC2 calls with DryRun, which change nothing; one cheap read each for
-CloudWatch, the Price List and Savings Plans), and how many running GPU
-instances publish GPU metrics, with the CloudWatch agent configuration that
-adds them.`,
+CloudWatch, the Price List and Savings Plans; for idle-stop, a DryRun
+StopInstances on one running GPU instance), and how many running GPU
+instances publish GPU metrics for every GPU (some GPUs only: partial), with
+the CloudWatch agent configuration that adds them.`,
 		},
 		Policy:     Policy(),
 		OwnerRules: OwnerRules,

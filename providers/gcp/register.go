@@ -56,7 +56,8 @@ func Registration() *providers.RegInfo {
 permission the commands need (one cheap read each: the aggregated instance
 listing, Cloud Monitoring time series and the Billing Catalog; for idle-stop,
 testIamPermissions on an instance), and how many running GPU VMs publish the
-Ops Agent's GPU metrics, with the agent configuration that adds them.`,
+Ops Agent's GPU metrics for every GPU (some GPUs only: partial), with the
+agent configuration that adds them.`,
 		},
 		Policy:     Policy(),
 		OwnerRules: OwnerRules,
