@@ -245,30 +245,52 @@ func samePrice(a, b pricing.Price) bool {
 	return a.InstanceType == b.InstanceType && a.Option == b.Option && a.Source == b.Source && a.Hourly.Equal(b.Hourly)
 }
 
+// liveKey and liveEntry memoize livePrice per offer and option.
+type liveKey struct {
+	regionType
+	option pricing.Option
+}
+
+type liveEntry struct {
+	listed *pricing.Price // the catalog's (overlay's) price
+	base   *pricing.Price // the base catalog's, under the live prices
+}
+
 // livePrice reports whether p is a live price the catalog laid over its
 // base (the offer's price differs in source from the base catalog's), and
-// the base's price of the same offer, if any.
+// the base's price of the same offer, if any. A price that is not the
+// offer's (a bill's, the fleet's, a spot quote's) is not live.
 func (e *engine) livePrice(p pricing.Price) (bool, *pricing.Price) {
 	l, ok := e.cat.(interface{ Base() pricing.Catalog })
 	if !ok || (p.Option != pricing.OnDemand && p.Option != pricing.Spot) {
 		return false, nil
 	}
-	pick := func(o pricing.Offer) *pricing.Price {
-		if p.Option == pricing.Spot {
-			return o.Spot
+	k := liveKey{regionType{p.Provider, p.Region, p.InstanceType}, p.Option}
+	le, ok := e.live[k]
+	if !ok {
+		pick := func(o pricing.Offer, found bool) *pricing.Price {
+			switch {
+			case !found:
+				return nil
+			case p.Option == pricing.Spot:
+				return o.Spot
+			}
+			return o.OnDemand
 		}
-		return o.OnDemand
+		le.listed = pick(e.cat.Offer(p.Provider, p.Region, p.InstanceType))
+		le.base = pick(l.Base().Offer(p.Provider, p.Region, p.InstanceType))
+		if e.live == nil {
+			e.live = map[liveKey]liveEntry{}
+		}
+		e.live[k] = le
 	}
-	cur, ok := e.cat.Offer(p.Provider, p.Region, p.InstanceType)
-	if !ok || pick(cur) == nil || pick(cur).Source != p.Source || !pick(cur).Hourly.Equal(p.Hourly) {
-		return false, nil // not the catalog's price (a bill's, the fleet's, a spot quote's)
+	if le.listed == nil || le.listed.Source != p.Source || !le.listed.Hourly.Equal(p.Hourly) {
+		return false, nil
 	}
-	base, ok := l.Base().Offer(p.Provider, p.Region, p.InstanceType)
-	if !ok || pick(base) == nil {
+	if le.base == nil {
 		return true, nil
 	}
-	bp := pick(base)
-	return bp.Source != p.Source, bp
+	return le.base.Source != p.Source, le.base
 }
 
 func fits(cat pricing.Catalog, t pricing.InstanceType, need requirement) bool {
