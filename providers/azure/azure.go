@@ -18,7 +18,6 @@ func init() { register() }
 var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.Azure, Key: "aks-managed-poolName", Kind: fleet.OwnerAKSNodePool, ClusterKeys: aksClusterKeys},
 	{Provider: fleet.Azure, Key: "kubernetes.azure.com/agentpool", Kind: fleet.OwnerAKSNodePool, ClusterKeys: aksClusterKeys},
-	{Provider: fleet.Azure, Key: "agentpool", Kind: fleet.OwnerAKSNodePool, ClusterKeys: aksClusterKeys},
 	{Provider: fleet.Azure, Key: "aks-managed-cluster-name", Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "kubernetes.azure.com/cluster", Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "aks-managed-", Prefix: true, Kind: fleet.OwnerAKSNodePool},

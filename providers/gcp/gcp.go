@@ -29,4 +29,4 @@ var OwnerRules = []fleet.OwnerRule{
 }
 
 // gkeClusterKeys are the labels that name a GKE node's cluster.
-var gkeClusterKeys = []string{"goog-k8s-cluster-name", "cluster-name"}
+var gkeClusterKeys = []string{"goog-k8s-cluster-name"}
