@@ -207,6 +207,11 @@ func (s *liveSlot) apply(off *Offer) {
 	}
 }
 
+// Base is the catalog the live prices are laid over: what a price the
+// overlay replaced was before, so that a live price can be compared with a
+// catalog one on one basis (the engine's rightsizing does).
+func (o *overlay) Base() Catalog { return o.Catalog }
+
 func (o *overlay) slot(provider fleet.Provider, region, typ string) *liveSlot {
 	return o.live[liveKey{provider, strings.ToLower(region), strings.ToLower(typ)}]
 }

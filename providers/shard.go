@@ -58,15 +58,22 @@ func (sh *Shard) Set(s string) error {
 // Type implements pflag.Value.
 func (sh *Shard) Type() string { return "I/N" }
 
-// Owns reports whether the scope falls in sh: a stable hash of its provider,
-// account and region, whatever order the scopes are listed in, so that the
-// shards 1/N … N/N are disjoint and cover every scope. The zero Shard owns
-// every scope.
+// Owns reports whether the scope falls in sh: a stable hash of its provider
+// and region, whatever order the scopes are listed in, so that the shards
+// 1/N … N/N are disjoint and cover every scope. The account is left out of
+// the hash: every account's scope of one region falls in one shard, because
+// the engine plans across accounts within a region (a commitment pool, a
+// Savings Plan over accounts, committed use discounts over a billing
+// account's projects) and the scan reads a region's live prices for the types
+// of all its scopes at once; a shard holding only some of a region's
+// accounts would plan and price them otherwise than the whole scan. Scopes
+// without a region (a whole account or subscription) fall in one shard per
+// provider. The zero Shard owns every scope.
 func (sh Shard) Owns(s Scope) bool {
 	if sh.Count <= 1 {
 		return true
 	}
 	h := fnv.New64a()
-	h.Write([]byte(string(s.Provider) + "\x00" + s.Account + "\x00" + s.Region))
+	h.Write([]byte(string(s.Provider) + "\x00" + strings.ToLower(s.Region)))
 	return h.Sum64()%uint64(sh.Count) == uint64(sh.Index-1)
 }

@@ -73,3 +73,34 @@ func FuzzParseShard(f *testing.F) {
 		}
 	})
 }
+
+// TestShardKeepsARegionsAccountsTogether: for random N, the scopes of every
+// account in one provider's region fall in one shard, so the engine's
+// cross-account plans (commitment pools) and a region's live prices are
+// whole in one part, as in the whole scan.
+func TestShardKeepsARegionsAccountsTogether(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 7))
+	clouds := []fleet.Provider{fleet.AWS, fleet.Azure, fleet.GCP}
+	for range 200 {
+		n := 2 + r.IntN(12)
+		p, region := clouds[r.IntN(3)], fmt.Sprintf("region-%d", r.IntN(20))
+		if r.IntN(5) == 0 {
+			region = ""
+		}
+		shardOf := func(s Scope) int {
+			for i := 1; i <= n; i++ {
+				if (Shard{Index: i, Count: n}).Owns(s) {
+					return i
+				}
+			}
+			return 0
+		}
+		want := shardOf(Scope{Provider: p, Account: "acct-0", Region: region})
+		for range 20 {
+			s := Scope{Provider: p, Account: fmt.Sprintf("acct-%d", r.IntN(1000)), Region: region}
+			if got := shardOf(s); got != want {
+				t.Fatalf("%s is in shard %d/%d, acct-0's scope of the region in %d", s, got, n, want)
+			}
+		}
+	}
+}

@@ -131,7 +131,7 @@ func TestDoctorAllGoodJSON(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range aws.Policy().Analyze {
+	for _, p := range append(aws.Policy().Analyze, aws.Policy().IdleStop...) {
 		if !checked[p.Action] {
 			t.Errorf("%s (in the analyze policy) is not checked", p.Action)
 		}
@@ -201,8 +201,8 @@ func TestDoctorCoverageWarnsExits0(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
 	for _, want := range []string{
-		"GPU metrics in CWAgent\twarn\t3 of 20 running GPU instances have no GPU metrics: install the CloudWatch agent with the nvidia_gpu block",
-		`"nvidia_gpu": {`, "amazon-cloudwatch-agent-ctl", "9 ok, 0 missing, 1 warnings, 0 errors",
+		"GPU metrics in CWAgent\twarn\t17 of 20 running GPU instances publish GPU metrics for every GPU; without: infer-g5-1, train-p4d-1, train-p4d-2: install the CloudWatch agent with the nvidia_gpu block",
+		`"nvidia_gpu": {`, "amazon-cloudwatch-agent-ctl", "10 ok, 0 missing, 1 warnings, 0 errors",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 // as the whole scan's scopes need.
 func TestShardedScanMerges(t *testing.T) {
 	allClouds(t)
-	paths := shardedEqualsWhole(t, 3, true)
+	paths := shardedEqualsWhole(t, 3)
 	code, _, stderr := gpufinops(t, "report", "merge", paths[0], paths[2])
 	if code != cmdutil.ExitUsage || !strings.Contains(stderr, "missing shard 2/3") {
 		t.Errorf("merging without shard 2: exit %d, %s", code, stderr)
@@ -28,7 +29,8 @@ func TestShardedScanMerges(t *testing.T) {
 }
 
 // TestShardedGeneratedFleet: a generated fleet over three clouds, several
-// accounts and regions, scanned in 5 shards and merged, is the whole scan.
+// accounts and regions, scanned in 5 shards and merged, is the whole scan,
+// commitments included (their pools span accounts and projects).
 func TestShardedGeneratedFleet(t *testing.T) {
 	cat, err := catalog.Embedded()
 	if err != nil {
@@ -39,17 +41,16 @@ func TestShardedGeneratedFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	allCloudsServing(t, f)
-	shardedEqualsWhole(t, 5, false)
+	shardedEqualsWhole(t, 5)
 }
 
 // shardedEqualsWhole scans the served clouds whole and in n shards, merges
-// the shards and compares; it returns the parts' paths. The instances and
-// their current costs always agree. Commitments are planned per shard, and a
-// pool that spans shards (GCP's committed use discounts over projects) may
-// be sized otherwise, which moves the recommendations priced after them:
-// exact compares every recommendation and cost, !exact the instances, the
-// current total and every recommendation of the kinds before commitments.
-func shardedEqualsWhole(t *testing.T, n int, exact bool) []string {
+// the shards and compares every recommendation, every instance's cost and
+// the totals; it returns the parts' paths. A shard holds every account of
+// its regions, so a commitment pool that spans accounts (GCP's committed
+// use discounts over projects, a Savings Plan over accounts) is planned
+// whole in one shard, as in the whole scan.
+func shardedEqualsWhole(t *testing.T, n int) []string {
 	t.Helper()
 	args := []string{"analyze", "--provider", "aws,azure,gcp", "-o", "json"}
 	code, whole, stderr := gpufinops(t, args...)
@@ -85,28 +86,6 @@ func shardedEqualsWhole(t *testing.T, n int, exact bool) []string {
 		t.Fatalf("report merge exited %d: %s", code, stderr)
 	}
 	got, want := reportOutcome(t, merged), reportOutcome(t, whole)
-	if !exact {
-		if got.current != want.current || len(got.instances) != len(want.instances) {
-			t.Errorf("merged current %s over %d instances, whole %s over %d", got.current, len(got.instances), want.current, len(want.instances))
-		}
-		before := func(recs []string) string {
-			var out []string
-			for _, r := range recs {
-				if !strings.HasPrefix(r, "commitment ") && !strings.HasPrefix(r, "tagging ") && !strings.HasPrefix(r, "rightsize ") {
-					out = append(out, r)
-				}
-			}
-			return strings.Join(out, "\n")
-		}
-		if before(got.recs) != before(want.recs) {
-			t.Errorf("recommendations before commitments differ:\nmerged:\n%s\nwhole:\n%s", before(got.recs), before(want.recs))
-		}
-		if !strings.Contains(merged, `"shard-commitments"`) {
-			t.Error("the merge does not warn that commitments were planned per shard")
-		}
-		t.Logf("shards of %v instances; %d instances, %d recommendations; saving merged %s, whole %s", sizes, len(want.instances), len(want.recs), got.savings, want.savings)
-		return paths
-	}
 	if got.current != want.current || got.savings != want.savings {
 		t.Errorf("totals: merged current %s saving %s, whole current %s saving %s", got.current, got.savings, want.current, want.savings)
 	}
@@ -118,4 +97,28 @@ func shardedEqualsWhole(t *testing.T, n int, exact bool) []string {
 	}
 	t.Logf("shards of %v instances; %d instances, %d recommendations, current %s, saving %s, both ways", sizes, len(want.instances), len(want.recs), want.current, want.savings)
 	return paths
+}
+
+// TestShardedRandomFleets, a property over random fleets: on three clouds,
+// with random numbers of accounts (projects, subscriptions), regions,
+// instances and shards, merge(shards) is the whole scan, every
+// recommendation and cost alike.
+func TestShardedRandomFleets(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(34, 6))
+	for range 3 {
+		opts := fleetgen.MixedOptions{Instances: 40 + r.IntN(120), Seed: r.Uint64N(1 << 40), RegionCount: 1 + r.IntN(3), Accounts: 2 + r.IntN(3), Now: demoEnd}
+		n := 2 + r.IntN(5)
+		t.Run(fmt.Sprintf("%d instances, %d regions, %d accounts, %d shards", opts.Instances, opts.RegionCount, opts.Accounts, n), func(t *testing.T) {
+			f, err := fleetgen.Mixed(opts, cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			allCloudsServing(t, f)
+			shardedEqualsWhole(t, n)
+		})
+	}
 }

@@ -94,6 +94,10 @@ type OwnerRule struct {
 	// NameFromKey names the owner by what follows the prefix in the key
 	// (kubernetes.io/cluster/<name>); otherwise the value names it.
 	NameFromKey bool
+	// ClusterKeys are tags whose value names the cluster the owner belongs
+	// to (goog-k8s-cluster-name for a GKE node pool): the first one the
+	// instance has (in this order) prefixes the name, "<cluster>/<pool>".
+	ClusterKeys []string
 	// IDContains, when set, makes the rule read the instance id instead of a
 	// tag: an id containing it (case-insensitively) is owned, named by the id
 	// (a scale-set member's resource id, say). Id rules are tried after
@@ -224,6 +228,9 @@ func DetectOwner(id string, tags map[string]string) *ManagedBy {
 						name = k[len(r.Key):]
 					}
 				}
+				if c := clusterOf(r.ClusterKeys, keys, norm, tags); c != "" && c != name {
+					name = c + "/" + name
+				}
 				return &ManagedBy{Kind: r.Kind, Name: name}
 			}
 		}
@@ -244,6 +251,22 @@ func (in *Instance) Owner() *ManagedBy {
 		return in.ManagedBy
 	}
 	return DetectOwner(in.ID, in.Tags)
+}
+
+// clusterOf is the value of the first of clusterKeys the tags hold with a
+// value (keys and norm are the tags' keys, sorted, and their normal forms).
+func clusterOf(clusterKeys, keys, norm []string, tags map[string]string) string {
+	for _, ck := range clusterKeys {
+		want := NormTagKey(ck)
+		for i, nk := range norm {
+			if nk == want {
+				if v := strings.TrimSpace(tags[keys[i]]); v != "" {
+					return v
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func valueIn(v string, list []string) bool {

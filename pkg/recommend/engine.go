@@ -188,7 +188,9 @@ type engine struct {
 	recs []Recommendation
 	// offers holds the catalog's offers of each provider and region (see
 	// offersIn); offer one offer of each type looked up (see offer).
-	offers  map[regionKey][]pricing.Offer
+	offers map[regionKey][]pricing.Offer
+	// live memoizes livePrice's base lookups per offer and option.
+	live    map[liveKey]liveEntry
 	offerOf memo[offerKey, pricing.Offer]
 	// spotQuotes holds the spot quote of each type and region (see
 	// spotQuote).

@@ -57,7 +57,8 @@ func rightsizeRule(e *engine, s *state) *change {
 		return nil
 	}
 	before := s.cost()
-	after := monthly(bestPrice.Hourly, s.hours)
+	eq, basis := e.comparable(s, bestPrice)
+	after := monthly(eq, s.hours)
 	if before.IsZero() || before.Sub(after).Mul(decimal.NewFromInt(100)).Div(before).LessThan(decimal.NewFromFloat(pol.MinSavingsPercent)) {
 		return nil
 	}
@@ -84,6 +85,18 @@ func rightsizeRule(e *engine, s *state) *change {
 			Prices:  priceList(s.price, bestPrice),
 			Formula: "projected = target's hourly price × the same monthly hours",
 		},
+	}
+	if basis.note != "" {
+		c.evidence.Notes = append(c.evidence.Notes, basis.note)
+	}
+	if basis.mixed {
+		c.projected = &after
+		for _, p := range []pricing.Price{basis.current, basis.target} {
+			if !samePrice(p, s.price) && !samePrice(p, bestPrice) {
+				c.evidence.Prices = append(c.evidence.Prices, p)
+			}
+		}
+		c.evidence.Formula = "projected = (current hourly price − (current's catalog price − target's catalog price)) × the same monthly hours"
 	}
 	from := hardwareText(*s.typ)
 	to := hardwareText(best)
@@ -132,8 +145,9 @@ type requirement struct {
 // go to the current type, then to fewer GPUs, then to the name.
 func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) (pricing.InstanceType, pricing.Price, bool) {
 	type cand struct {
-		t pricing.InstanceType
-		p pricing.Price
+		t      pricing.InstanceType
+		p      pricing.Price
+		listed decimal.Decimal // the offer's price, while p.Hourly is comparable's
 	}
 	var cands []cand
 	for _, o := range e.offersIn(s.inst.Provider, s.inst.Region) {
@@ -147,10 +161,15 @@ func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) 
 		if p == nil || !o.Type.MoveTarget() || !fits(e.cat, o.Type, need) {
 			continue
 		}
-		cands = append(cands, cand{o.Type, *p})
+		cands = append(cands, cand{t: o.Type, p: *p})
 	}
 	if len(cands) == 0 {
 		return pricing.InstanceType{}, pricing.Price{}, false
+	}
+	// Rank on one basis with the current price (see comparable).
+	for i := range cands {
+		eq, _ := e.comparable(s, cands[i].p)
+		cands[i].p.Hourly, cands[i].listed = eq, cands[i].p.Hourly
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
@@ -165,7 +184,114 @@ func (e *engine) cheapestFit(s *state, need requirement, option pricing.Option) 
 		}
 		return a.t.Name < b.t.Name
 	})
-	return cands[0].t, cands[0].p, true
+	best := cands[0]
+	best.p.Hourly = best.listed
+	return best.t, best.p, true
+}
+
+// priceBasis says on which basis a target's price was compared with the
+// current one.
+type priceBasis struct {
+	// mixed: one of the two prices is live and the other the catalog's, so
+	// both were compared at catalog prices; current and target are those.
+	mixed           bool
+	current, target pricing.Price
+	note            string
+}
+
+// comparable is the target's hourly price on the current price's basis, so
+// that a saving compares like with like: live with live where both prices
+// are live (a scan's price API laid over the catalog), else catalog with
+// catalog. When one only is live, both are compared at their catalog
+// prices: the target's equivalent is the current price less the catalog's
+// difference between the two types.
+func (e *engine) comparable(s *state, target pricing.Price) (decimal.Decimal, priceBasis) {
+	src := func(p pricing.Price, live bool) string {
+		kind := "catalog"
+		if live {
+			kind = "live"
+		}
+		return fmt.Sprintf("%s %s price $%s/h from %s", p.InstanceType, kind, p.Hourly.String(), p.Source)
+	}
+	curLive, curBase := e.livePrice(s.price)
+	tgtLive, tgtBase := e.livePrice(target)
+	var b priceBasis
+	if curLive || tgtLive {
+		b.note = "prices: current " + src(s.price, curLive) + "; target " + src(target, tgtLive)
+	}
+	if curLive == tgtLive {
+		return target.Hourly, b
+	}
+	if !curLive {
+		curBase = &s.price
+	}
+	if !tgtLive {
+		tgtBase = &target
+	}
+	if curBase == nil || tgtBase == nil {
+		return target.Hourly, b // no catalog price to compare at: as listed
+	}
+	b.mixed, b.current, b.target = true, *curBase, *tgtBase
+	b.note += fmt.Sprintf("; one of them only is live, so both are compared at catalog prices (%s $%s/h, %s $%s/h): the saving is their difference",
+		curBase.InstanceType, curBase.Hourly.String(), tgtBase.InstanceType, tgtBase.Hourly.String())
+	eq := s.price.Hourly.Sub(curBase.Hourly.Sub(tgtBase.Hourly))
+	if eq.IsNegative() {
+		eq = decimal.Zero
+	}
+	return eq, b
+}
+
+// samePrice reports whether a and b are one offer's price from one source.
+func samePrice(a, b pricing.Price) bool {
+	return a.InstanceType == b.InstanceType && a.Option == b.Option && a.Source == b.Source && a.Hourly.Equal(b.Hourly)
+}
+
+// liveKey and liveEntry memoize livePrice per offer and option.
+type liveKey struct {
+	regionType
+	option pricing.Option
+}
+
+type liveEntry struct {
+	listed *pricing.Price // the catalog's (overlay's) price
+	base   *pricing.Price // the base catalog's, under the live prices
+}
+
+// livePrice reports whether p is a live price the catalog laid over its
+// base (the offer's price differs in source from the base catalog's), and
+// the base's price of the same offer, if any. A price that is not the
+// offer's (a bill's, the fleet's, a spot quote's) is not live.
+func (e *engine) livePrice(p pricing.Price) (bool, *pricing.Price) {
+	l, ok := e.cat.(interface{ Base() pricing.Catalog })
+	if !ok || (p.Option != pricing.OnDemand && p.Option != pricing.Spot) {
+		return false, nil
+	}
+	k := liveKey{regionType{p.Provider, p.Region, p.InstanceType}, p.Option}
+	le, ok := e.live[k]
+	if !ok {
+		pick := func(o pricing.Offer, found bool) *pricing.Price {
+			switch {
+			case !found:
+				return nil
+			case p.Option == pricing.Spot:
+				return o.Spot
+			}
+			return o.OnDemand
+		}
+		le.listed = pick(e.cat.Offer(p.Provider, p.Region, p.InstanceType))
+		le.base = pick(l.Base().Offer(p.Provider, p.Region, p.InstanceType))
+		if e.live == nil {
+			e.live = map[liveKey]liveEntry{}
+		}
+		e.live[k] = le
+	}
+	if le.listed == nil || le.listed.Source != p.Source || !le.listed.Hourly.Equal(p.Hourly) {
+		return false, nil
+	}
+	if le.base == nil {
+		return true, nil
+	}
+	return le.base.Source != p.Source, le.base
 }
 
 func fits(cat pricing.Catalog, t pricing.InstanceType, need requirement) bool {

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
 // FormatFOCUS is `analyze -o focus`: the per-instance costs and the
@@ -48,14 +50,21 @@ func focusCategory(lifecycle string) string {
 	return "Standard"
 }
 
-// WriteFOCUS writes one row per instance for the report's month (the
-// calendar month it was generated in): its monthly cost as BilledCost and
+// WriteFOCUS writes one row per instance for the report's month: its
+// monthly cost as BilledCost and
 // EffectiveCost, its monthly hours as ConsumedQuantity, and what the
 // recommendations for it do.
 // ListCost is the monthly cost of a list-priced instance and null for one
 // priced from a bill (its list price is not known then). An unpriced
 // instance has null costs and savings (x_Priced false), and one whose GPUs
 // are unknown null x_GpuCount and x_GpuHours: unknown is never written as 0.
+//
+// The month is the one every monthly figure of the report uses,
+// fleet.HoursPerMonth (730) hours, from the first of the calendar month the
+// report was generated in: the billing and charge periods span exactly
+// those hours (to the 31st at 10:00 UTC, or 3 March at 10:00 after a
+// February), so that BilledCost is the unit price times the period's hours
+// for an instance that runs all of it.
 func WriteFOCUS(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(FOCUSHeader); err != nil {
@@ -80,7 +89,7 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 	}
 	g := r.GeneratedAt.UTC()
 	start := time.Date(g.Year(), g.Month(), 1, 0, 0, 0, 0, time.UTC)
-	end := start.AddDate(0, 1, 0)
+	end := start.Add(time.Duration(fleet.HoursPerMonth * float64(time.Hour)))
 	const stamp = "2006-01-02T15:04:05Z"
 	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 	for _, in := range r.Instances {

@@ -13,8 +13,10 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 )
 
-// WarnShardCommitments is the warning of a merged report whose commitment
-// recommendations were planned shard by shard.
+// WarnShardCommitments was the warning of a merged report whose commitment
+// recommendations were planned shard by shard. Shards now keep every account
+// of a region together (providers.Shard.Owns), so the commitment pools are
+// whole in one shard and merges no longer write it; the code stays known.
 const WarnShardCommitments = "shard-commitments"
 
 // Part is one partial report to merge and the file it was read from.
@@ -48,9 +50,8 @@ func (e *MergeError) Unwrap() error { return e.Err }
 // recommendation in two parts. The fleet-wide plans (sharing,
 // commitments), the AI metrics, the tag audit summary and the billing
 // reconciliation (each shard's is against the whole bill) cannot be summed
-// from their parts and are left out; their recommendations are kept. When
-// the parts recommend commitments, a WarnShardCommitments warning says they
-// were planned per shard.
+// from their parts and are left out; their recommendations are kept, and
+// equal the whole scan's, as a shard holds every account of its regions.
 func Merge(parts []Part) (*Report, error) {
 	if len(parts) == 0 {
 		return nil, &MergeError{Err: errors.New("no reports to merge")}
@@ -155,13 +156,6 @@ func Merge(parts []Part) (*Report, error) {
 			allocOK = false
 		} else {
 			addAllocation(alloc, r.Allocation)
-		}
-	}
-	for _, rec := range out.Recommendations {
-		if rec.Kind == string(recommend.KindCommitment) {
-			out.Warnings = append(out.Warnings, Warning{Code: WarnShardCommitments, Message: fmt.Sprintf(
-				"commitment recommendations were planned in each of the %d shards over its own scopes; a commitment pooled across shards (a Savings Plan over accounts, committed use discounts over projects) may be sized differently by a whole scan", n)})
-			break
 		}
 	}
 	out.Summary = sumSummary(out)

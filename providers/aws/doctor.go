@@ -62,8 +62,8 @@ type probe struct {
 // DescribeInstances, DescribeInstanceTypes and DescribeSpotPriceHistory with
 // DryRun (DryRunOperation means allowed, UnauthorizedOperation denied), and
 // CloudWatch's ListMetrics and GetMetricData with one cheap call each.
-// Nothing is changed. ec2:StopInstances (idle-stop) cannot be dry-run
-// without an instance to stop; idle-stop checks it before each stop.
+// Nothing is changed. ec2:StopInstances (idle-stop) needs an instance to
+// dry-run on: CheckCoverage, which lists them, checks it.
 func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
 	a, err := p.account(scope)
 	if err != nil {
@@ -196,8 +196,12 @@ func firstLine(err error) string {
 
 // CheckCoverage implements providers.Doctor: it lists the scope's GPU
 // instances and finds, with ListMetrics, which running ones publish GPU
-// utilization in the metrics namespace. Instances without it are a warning
-// with the agent configuration that adds them.
+// utilization in the metrics namespace, for every GPU (a GPU index
+// dimension per GPU, or one series without the dimension for the whole
+// instance): an instance with some GPUs missing is partial, not publishing.
+// Instances without it, or partial, are a warning with the agent
+// configuration that adds them. It then checks ec2:StopInstances, which
+// idle-stop needs, with a DryRun stop of one of the listed instances.
 func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	c := providers.Check{Name: "metrics", Action: "GPU metrics in " + p.aws.metricsNamespace, Status: providers.CheckOK}
 	instances, err := p.ListGPUInstances(ctx, scope)
@@ -209,6 +213,13 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 		cat, _ := catalog.Embedded()
 		checks = append(checks, providers.UnknownTypesCheck(instances, cat)...)
 	}()
+	stop := providers.StopCheck(ctx, p, scope, instances, "ec2:StopInstances", "DryRun", "gpufinops iam-policy aws --idle-stop")
+	return []providers.Check{p.gpuCoverage(ctx, scope, instances, c), stop}
+}
+
+// gpuCoverage fills c with how many of the running instances publish GPU
+// metrics for every GPU.
+func (p *Provider) gpuCoverage(ctx context.Context, scope providers.Scope, instances []fleet.Instance, c providers.Check) providers.Check {
 	want := map[string]int{}
 	for i, in := range instances {
 		if in.State != fleet.Stopped {
@@ -217,33 +228,43 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 	}
 	if len(want) == 0 {
 		c.Detail = "no running GPU instances"
-		return []providers.Check{c}
+		return c
 	}
 	cw, err := p.cloudWatchClient(scope)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, firstLine(err)
-		return []providers.Check{c}
+		return c
 	}
 	all, err := p.discoverSeries(ctx, cw, want)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, firstLine(err)
-		return []providers.Check{c}
+		return c
 	}
-	has := map[int]bool{}
+	gpus := map[int]map[int]bool{}
 	for _, s := range all {
 		if s.kind == kindGPU {
-			has[s.inst] = true
+			if gpus[s.inst] == nil {
+				gpus[s.inst] = map[int]bool{}
+			}
+			gpus[s.inst][s.gpu] = true
 		}
 	}
-	missing := len(want) - len(has)
-	if missing == 0 {
-		c.Detail = fmt.Sprintf("all %d running GPU instances have GPU metrics", len(want))
-		return []providers.Check{c}
+	cov := providers.CoverageOf(instances, func(i int) int {
+		idx := gpus[i]
+		if idx[-1] && len(idx) == 1 {
+			return providers.GPUsOf(&instances[i]) // one series for the whole instance
+		}
+		delete(idx, -1)
+		return len(idx)
+	})
+	c.Detail = cov.Detail("GPU instances")
+	if cov.OK() {
+		return c
 	}
 	c.Status = providers.CheckWarn
-	c.Detail = fmt.Sprintf("%d of %d running GPU instances have no GPU metrics: install the CloudWatch agent with the nvidia_gpu block", missing, len(want))
+	c.Detail += ": install the CloudWatch agent with the nvidia_gpu block"
 	c.Fix = "save as /opt/aws/amazon-cloudwatch-agent/etc/gpufinops.json" + namespaceNote(p.aws.metricsNamespace) + ":\n" + AgentConfig + "\nand load it with:\n" + AgentLoad
-	return []providers.Check{c}
+	return c
 }
 
 // namespaceNote says to change the snippet's namespace when gpufinops reads

@@ -81,15 +81,15 @@ func TestDoctorCoverage(t *testing.T) {
 		}
 	}
 	cs := p.CheckCoverage(context.Background(), scope)
-	if len(cs) != 1 {
-		t.Fatalf("%d checks", len(cs))
+	if len(cs) != 2 || cs[1].Action != "ec2:StopInstances" {
+		t.Fatalf("%d checks: %+v", len(cs), cs)
 	}
 	c := cs[0]
 	if c.Status != providers.CheckWarn {
 		t.Fatalf("status %s: %s", c.Status, c.Detail)
 	}
-	want := fmt.Sprintf("%d of %d running GPU instances have no GPU metrics: install the CloudWatch agent with the nvidia_gpu block", without, running)
-	if c.Detail != want {
+	want := fmt.Sprintf("%d of %d running GPU instances publish GPU metrics for every GPU; without: ", running-without, running)
+	if !strings.HasPrefix(c.Detail, want) || !strings.HasSuffix(c.Detail, ": install the CloudWatch agent with the nvidia_gpu block") || strings.Count(c.Detail, ", ")+1 != without {
 		t.Errorf("detail %q\nwant %q", c.Detail, want)
 	}
 	if !strings.Contains(c.Fix, `"nvidia_gpu"`) || !strings.Contains(c.Fix, "amazon-cloudwatch-agent-ctl") {

@@ -54,9 +54,10 @@ func Registration() *providers.RegInfo {
 			CredentialsFix: "configure credentials (see docs/aws.md and 'gpufinops help environment')",
 			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
 (EC2 calls with DryRun, which change nothing; one cheap read each for
-CloudWatch, the Price List and Savings Plans), and how many running GPU
-instances publish GPU metrics, with the CloudWatch agent configuration that
-adds them.`,
+CloudWatch, the Price List and Savings Plans; for idle-stop, a DryRun
+StopInstances on one running GPU instance), and how many running GPU
+instances publish GPU metrics for every GPU (some GPUs only: partial), with
+the CloudWatch agent configuration that adds them.`,
 		},
 		Policy:      Policy(),
 		OwnerRules:  OwnerRules,
@@ -145,11 +146,19 @@ accounts with --role-arn:
 
 // OwnerRules are the tags AWS services put on the instances they manage,
 // most specific first (an EKS managed node is also an Auto Scaling group
-// member; it is named as the node group).
+// member; it is named as the node group). The tags that name the pool or
+// group come before the prefixes that also match markers and cluster tags
+// (karpenter.sh/discovery, alpha.eksctl.io/cluster-name): the owner is the
+// pool, in its cluster.
 var OwnerRules = []fleet.OwnerRule{
+	{Provider: fleet.AWS, Key: "karpenter.sh/nodepool", Kind: fleet.OwnerKarpenter, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "karpenter.sh/provisioner-name", Kind: fleet.OwnerKarpenter, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "eks:nodegroup-name", Kind: fleet.OwnerEKSNodeGroup, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "alpha.eksctl.io/nodegroup-name", Kind: fleet.OwnerEKSNodeGroup, ClusterKeys: eksClusterKeys},
+	{Provider: fleet.AWS, Key: "aws:elasticmapreduce:job-flow-id", Kind: fleet.OwnerEMR},
+	{Provider: fleet.AWS, Key: "parallelcluster:cluster-name", Kind: fleet.OwnerParallelCluster},
 	{Provider: fleet.AWS, Key: "karpenter.sh/", Prefix: true, Kind: fleet.OwnerKarpenter},
 	{Provider: fleet.AWS, Key: "karpenter.k8s.aws/", Prefix: true, Kind: fleet.OwnerKarpenter},
-	{Provider: fleet.AWS, Key: "eks:nodegroup-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "eks:cluster-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "eks:eks-cluster-name", Kind: fleet.OwnerEKSNodeGroup},
 	{Provider: fleet.AWS, Key: "alpha.eksctl.io/", Prefix: true, Kind: fleet.OwnerEKSNodeGroup},
@@ -180,3 +189,6 @@ func Accelerated(instanceType string) bool {
 }
 
 var acceleratorFamily = regexp.MustCompile(`^(p|g|gr|inf|trn|dl)\d[a-z0-9-]*$`)
+
+// eksClusterKeys are the tags that name an EKS node's cluster.
+var eksClusterKeys = []string{"eks:cluster-name", "eks:eks-cluster-name", "alpha.eksctl.io/cluster-name", "karpenter.sh/managed-by"}

@@ -12,11 +12,20 @@ import "github.com/gpufinops/gpufinops/pkg/fleet"
 func init() { register() }
 
 // OwnerRules are the tags of AKS node pools, Azure Machine Learning and
-// scale sets.
+// scale sets. The tags that name the pool come first: an AKS node carries
+// several aks-managed-* tags (cluster name, operation id, orchestrator) and
+// the owner is the pool, in its cluster.
 var OwnerRules = []fleet.OwnerRule{
+	{Provider: fleet.Azure, Key: "aks-managed-poolName", Kind: fleet.OwnerAKSNodePool, ClusterKeys: aksClusterKeys},
+	{Provider: fleet.Azure, Key: "kubernetes.azure.com/agentpool", Kind: fleet.OwnerAKSNodePool, ClusterKeys: aksClusterKeys},
+	{Provider: fleet.Azure, Key: "aks-managed-cluster-name", Kind: fleet.OwnerAKSNodePool},
+	{Provider: fleet.Azure, Key: "kubernetes.azure.com/cluster", Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "aks-managed-", Prefix: true, Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "kubernetes.azure.com/", Prefix: true, Kind: fleet.OwnerAKSNodePool},
 	{Provider: fleet.Azure, Key: "azureml", Prefix: true, Kind: fleet.OwnerAzureML},
 	{Provider: fleet.Azure, Key: "virtualMachineScaleSet", Kind: fleet.OwnerVMSS},
 	{Provider: fleet.Azure, IDContains: "/virtualMachineScaleSets/", Kind: fleet.OwnerVMSS},
 }
+
+// aksClusterKeys are the tags that name an AKS node's cluster.
+var aksClusterKeys = []string{"aks-managed-cluster-name", "kubernetes.azure.com/cluster"}

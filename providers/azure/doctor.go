@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -92,7 +91,8 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 }
 
 // CheckCoverage implements providers.Doctor: how many of the scope's
-// running GPU VMs publish GPU metrics over the last day.
+// running GPU VMs publish GPU metrics over the last week, for every GPU (a
+// VM some of whose GPUs are missing is partial, not publishing).
 func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	if scope.Region == "" {
 		return []providers.Check{{Name: "metrics", Status: providers.CheckOK, Detail: "checked per region"}}
@@ -109,22 +109,10 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 	if _, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: now.Add(-7 * 24 * time.Hour), End: now}); err != nil {
 		return []providers.Check{{Name: "metrics", Status: providers.CheckError, Detail: err.Error()}}
 	}
-	var without []string
-	running := 0
-	for _, in := range listed {
-		if in.State == fleet.Stopped {
-			continue
-		}
-		running++
-		if in.Utilization == nil {
-			without = append(without, in.ID)
-		}
-	}
-	c := providers.Check{Name: "metrics", Method: "metrics:getBatch, " + p.az.namespace, Status: providers.CheckOK,
-		Detail: fmt.Sprintf("%d of %d running GPU VMs publish GPU metrics", running-len(without), running)}
-	if len(without) > 0 {
+	cov := providers.CoverageOf(listed, func(i int) int { return providers.SamplesReporting(&listed[i]) })
+	c := providers.Check{Name: "metrics", Method: "metrics:getBatch, " + p.az.namespace, Status: providers.CheckOK, Detail: cov.Detail("GPU VMs")}
+	if !cov.OK() {
 		c.Status = providers.CheckWarn
-		c.Detail += "; without: " + strings.Join(without, ", ")
 		c.Fix = "install Telegraf with this configuration on each VM:\n" + TelegrafConfig
 	}
 	return []providers.Check{c}

@@ -89,7 +89,9 @@ func check(action string, call func() error) providers.Check {
 
 // CheckCoverage implements providers.Doctor: how many of the scope's
 // running GPU VMs published the Ops Agent's GPU utilization in the last
-// day.
+// day, for every GPU (a VM some of whose GPUs are missing is partial, not
+// publishing); then compute.instances.stop, which idle-stop needs, with
+// testIamPermissions on one of the listed VMs (a dry run).
 func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	c := providers.Check{Name: "metrics", Action: MetricGPUUtil, Method: "ListTimeSeries, last 24 h"}
 	listed, err := p.ListGPUInstances(ctx, scope)
@@ -101,27 +103,21 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 		cat, _ := catalog.Embedded()
 		checks = append(checks, providers.UnknownTypesCheck(listed, cat)...)
 	}()
+	stop := providers.StopCheck(ctx, p, scope, listed, permStop, "testIamPermissions", "gpufinops iam-policy gcp --idle-stop")
 	end := p.opts.Now().UTC().Truncate(time.Hour)
-	notes, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: end.Add(-24 * time.Hour), End: end})
-	if err != nil {
+	if _, err := p.ReadUtilization(ctx, scope, listed, fleet.TimeRange{Start: end.Add(-24 * time.Hour), End: end}); err != nil {
 		c.Status, c.Detail = providers.CheckError, err.Error()
-		return []providers.Check{c}
+		return []providers.Check{c, stop}
 	}
-	running := 0
-	for _, in := range listed {
-		if in.State != fleet.Stopped {
-			running++
-		}
-	}
-	if len(notes) == 0 {
-		c.Status, c.Detail = providers.CheckOK, fmt.Sprintf("%d of %d running GPU VMs publish GPU metrics", running, running)
-		return []providers.Check{c}
+	cov := providers.CoverageOf(listed, func(i int) int { return providers.SamplesReporting(&listed[i]) })
+	c.Status, c.Detail = providers.CheckOK, cov.Detail("GPU VMs")
+	if cov.OK() {
+		return []providers.Check{c, stop}
 	}
 	c.Status = providers.CheckWarn
-	c.Detail = fmt.Sprintf("%d of %d running GPU VMs publish no GPU metrics", len(notes), running)
 	c.Fix = `install the Ops Agent on each GPU VM; its default configuration collects the NVML GPU metrics:
   curl -sSO https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh
   sudo bash add-google-cloud-ops-agent-repo.sh --also-install
 (DCGM metrics: add the dcgm receiver to /etc/google-cloud-ops-agent/config.yaml; see ` + opsAgentDoc + `)`
-	return []providers.Check{c}
+	return []providers.Check{c, stop}
 }

@@ -10,7 +10,15 @@ import "github.com/gpufinops/gpufinops/pkg/fleet"
 // OwnerRules are the labels of GKE node pools, Dataproc, Vertex AI and
 // managed instance groups (whose created-by metadata the adapter reads into
 // a tag of the same name).
+//
+// The labels that name the pool or cluster come first: a GKE node carries
+// the marker goog-gke-node (no value) beside goog-k8s-node-pool-name, and
+// the owner is the pool, in its cluster, not the marker.
 var OwnerRules = []fleet.OwnerRule{
+	{Provider: fleet.GCP, Key: "goog-k8s-node-pool-name", Kind: fleet.OwnerGKENodePool, ClusterKeys: gkeClusterKeys},
+	{Provider: fleet.GCP, Key: "cloud.google.com/gke-nodepool", Kind: fleet.OwnerGKENodePool, ClusterKeys: gkeClusterKeys},
+	{Provider: fleet.GCP, Key: "goog-k8s-cluster-name", Kind: fleet.OwnerGKENodePool},
+	{Provider: fleet.GCP, Key: "goog-dataproc-cluster-name", Kind: fleet.OwnerDataproc},
 	{Provider: fleet.GCP, Key: "goog-gke-", Prefix: true, Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "goog-k8s-", Prefix: true, Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "gke-", Prefix: true, Kind: fleet.OwnerGKENodePool},
@@ -19,3 +27,6 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.GCP, Key: "created-by", ValueContains: "instanceGroupManagers", Kind: fleet.OwnerMIG},
 	{Provider: fleet.GCP, IDContains: "/instanceGroupManagers/", Kind: fleet.OwnerMIG},
 }
+
+// gkeClusterKeys are the labels that name a GKE node's cluster.
+var gkeClusterKeys = []string{"goog-k8s-cluster-name"}

@@ -56,7 +56,8 @@ func Registration() *providers.RegInfo {
 permission the commands need (one cheap read each: the aggregated instance
 listing, Cloud Monitoring time series and the Billing Catalog; for idle-stop,
 testIamPermissions on an instance), and how many running GPU VMs publish the
-Ops Agent's GPU metrics, with the agent configuration that adds them.`,
+Ops Agent's GPU metrics for every GPU (some GPUs only: partial), with the
+agent configuration that adds them.`,
 		},
 		Policy:     Policy(),
 		OwnerRules: OwnerRules,
@@ -114,7 +115,7 @@ func Policy() *providers.Policy {
 		Notes: `The same roles are in docs/iam/ (gcp-analyze.yaml, gcp-idle-stop.yaml), in the
 format 'gcloud iam roles create --file' reads. roles/compute.viewer plus
 roles/monitoring.viewer also cover analyze:
-  $ gpufinops iam-policy gcp > gpufinops-analyze.yaml
+  $ gpufinops iam-policy gcp -o yaml > gpufinops-analyze.yaml
   $ gcloud iam roles create gpufinopsAnalyze --project PROJECT --file gpufinops-analyze.yaml
   $ gcloud projects add-iam-policy-binding PROJECT --member serviceAccount:SA --role projects/PROJECT/roles/gpufinopsAnalyze`,
 	}

@@ -164,7 +164,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		},
 	}
 	cmdutil.AddFleetFlags(cmd, &opts.Input)
-	cmd.Flags().Var(&opts.Input.Shard, "shard", "scan only slice I of N of the scopes (a stable hash of cloud, account and region) and write a partial report for gpufinops report merge, e.g. 2/8")
+	cmd.Flags().Var(&opts.Input.Shard, "shard", "scan only slice I of N of the scopes (a stable hash of cloud and region: every account of a region in one shard) and write a partial report for gpufinops report merge, e.g. 2/8")
 	out = cmdutil.AddOutputFlags(cmd, append(slices.Clone(report.Formats), report.FormatFOCUS)...)
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")

@@ -7,11 +7,13 @@ package iampolicy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -56,7 +58,8 @@ type IAMPolicyOptions struct {
 	Cloud string
 	// IdleStop adds the permission to stop idle instances.
 	IdleStop bool
-	// Output is json (the policy document) or table (the actions and why).
+	// Output is json (the policy document as JSON), yaml (as YAML) or table
+	// (the actions and why).
 	Output string
 	// Filter is the --jq or --template filter of the JSON output; nil prints it whole.
 	Filter cmdutil.Filter
@@ -75,6 +78,7 @@ instances tagged AutoShutdown=true and denied on instances tagged
 auto-shutdown-exempt=true. Clouds: ` + strings.Join(Clouds(), ", ") + "." + policyNotes(),
 		Example: `  $ gpufinops iam-policy aws > gpufinops-analyze.json
   $ gpufinops iam-policy aws --idle-stop
+  $ gpufinops iam-policy gcp -o yaml > gpufinops-analyze.yaml
   $ gpufinops iam-policy aws -o table`,
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 			return Clouds(), cobra.ShellCompDirectiveNoFileComp
@@ -98,7 +102,7 @@ auto-shutdown-exempt=true. Clouds: ` + strings.Join(Clouds(), ", ") + "." + poli
 		},
 	}
 	cmd.Flags().BoolVar(&opts.IdleStop, "idle-stop", false, "add the permission to stop idle instances tagged AutoShutdown=true")
-	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatJSON, cmdutil.FormatTable)
+	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatJSON, cmdutil.FormatYAML, cmdutil.FormatTable)
 	return cmd
 }
 
@@ -107,11 +111,36 @@ func iamPolicyRun(opts *IAMPolicyOptions) error {
 	if err != nil {
 		return err
 	}
-	// The JSON document is the cloud's own policy format, to hand to the
-	// cloud as it is: it has no gpufinops envelope.
+	// The document is the cloud's own policy, to hand to the cloud as it is:
+	// it has no gpufinops envelope. A cloud writes it in JSON (AWS, Azure)
+	// or YAML (GCP's custom role); -o json and -o yaml each print it in the
+	// format they name, which the cloud's CLI reads either way.
 	return cmdutil.Print(context.Background(), opts.IO.Out, opts.Output, opts.Filter, nil, cmdutil.Printers{
 		cmdutil.FormatJSON: func(w io.Writer) error {
-			_, err := w.Write(doc)
+			if json.Valid(doc) {
+				_, err := w.Write(doc)
+				return err
+			}
+			j, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				return fmt.Errorf("the %s policy is neither JSON nor YAML: %w", opts.Cloud, err)
+			}
+			var v any
+			if err := json.Unmarshal(j, &v); err != nil {
+				return err
+			}
+			return cmdutil.WriteJSON(w, v)
+		},
+		cmdutil.FormatYAML: func(w io.Writer) error {
+			if !json.Valid(doc) {
+				_, err := w.Write(doc)
+				return err
+			}
+			y, err := yaml.JSONToYAML(doc)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(y)
 			return err
 		},
 		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts) },

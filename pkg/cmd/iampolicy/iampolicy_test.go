@@ -47,7 +47,7 @@ func TestNewCmdIAMPolicy(t *testing.T) {
 		{name: "two clouds", args: []string{"acme", "gcp"}, wantErr: "give one cloud: acme"},
 		{name: "registered without a policy", args: []string{"nopolicy"}, wantErr: `no IAM policy for "nopolicy": clouds with a policy: acme`},
 		{name: "unknown", args: []string{"oracle"}, wantErr: `no IAM policy for "oracle": clouds with a policy: acme`},
-		{name: "bad output", args: []string{"acme", "-o", "yaml"}, wantErr: `"yaml" is not one of json, table`},
+		{name: "bad output", args: []string{"acme", "-o", "xml"}, wantErr: `"xml" is not one of json, yaml, table`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ios, _, _, _ := iostreams.Test()
