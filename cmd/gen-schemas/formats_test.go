@@ -47,6 +47,7 @@ func formatCases(t *testing.T) map[string][][]string {
 		"prices":          {{"prices", "--gpu", "H100"}},
 		"diff":            {{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json"}},
 		"catalog status":  {{"catalog", "status"}},
+		"catalog diff":    {{"catalog", "diff", "embedded", "embedded"}},
 		"billing summary": {{"billing", "summary", "--billing", "../../testdata/billing/focus-1.0-sample.csv"}},
 		"iam-policy":      {{"iam-policy", "aws"}, {"iam-policy", "azure"}, {"iam-policy", "gcp"}, {"iam-policy", "aws", "--idle-stop"}, {"iam-policy", "azure", "--idle-stop"}, {"iam-policy", "gcp", "--idle-stop"}},
 		"report merge":    {{"report", "merge", part}},

@@ -62,6 +62,7 @@ var Schemas = []Schema{
 	document("fit.schema.json", "gpufinops fit -o json", &fit.Document{}, fit.Kind, fit.SchemaVersion),
 	document("billing-summary.schema.json", "gpufinops billing summary -o json", &billing.Document{}, billing.Kind, billing.SchemaVersion),
 	document("catalog-status.schema.json", "gpufinops catalog status -o json", &catalogcmd.Document{}, catalogcmd.Kind, catalogcmd.SchemaVersion),
+	document("catalog-diff.schema.json", "gpufinops catalog diff -o json", &catalogcmd.DiffDocument{}, catalogcmd.DiffKind, catalogcmd.DiffSchemaVersion),
 	document("models.schema.json", "gpufinops fit --list-models -o json", &envelope.List[llm.Model]{}, fit.ModelListKind, fit.SchemaVersion),
 }
 

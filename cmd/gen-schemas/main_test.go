@@ -122,6 +122,7 @@ var outputCases = []struct {
 	{"fleet.schema.json", []string{"inventory", "--demo", "-o", "json"}, "Fleet"},
 	{"diff.schema.json", []string{"diff", "../../pkg/reportdiff/testdata/old.json", "../../pkg/reportdiff/testdata/new.json", "-o", "json"}, "ReportDiff"},
 	{"catalog-status.schema.json", []string{"catalog", "status", "-o", "json"}, "CatalogStatus"},
+	{"catalog-diff.schema.json", []string{"catalog", "diff", "-o", "json", "embedded", "embedded"}, "CatalogDiff"},
 	{"billing-summary.schema.json", []string{"billing", "summary", "--billing", "../../testdata/billing/focus-1.0-sample.csv", "-o", "json"}, "BillingSummary"},
 }
 

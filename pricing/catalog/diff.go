@@ -67,7 +67,8 @@ func (c Changes) Empty() bool {
 func Diff(old, new pricing.Catalog) Changes {
 	oldOffers, oldTypes := index(old)
 	newOffers, newTypes := index(new)
-	var ch Changes
+	// Empty lists, never nil: a JSON document lists nothing as [].
+	ch := Changes{AddedTypes: []TypeRef{}, RemovedTypes: []TypeRef{}, AddedOffers: []OfferRef{}, RemovedOffers: []OfferRef{}, Moved: []PriceMove{}}
 	for k, t := range newTypes {
 		if _, ok := oldTypes[k]; !ok {
 			ch.AddedTypes = append(ch.AddedTypes, t)

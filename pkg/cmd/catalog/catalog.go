@@ -21,12 +21,14 @@ and commitment rates) from the clouds' public price APIs into an overlay file in
 your cache folder, which every command then lays over the snapshot: an
 overlay price wins over the snapshot's for the same cloud, region and type, and
 a live scan's own prices win over both. 'catalog status' shows each cloud's
-sources, their age and coverage. See docs/catalog-update.md.`,
+sources, their age and coverage; 'catalog diff' what changed between two catalogs.
+See docs/catalog-update.md.`,
 		Example: `  $ gpufinops catalog update --provider aws --region us-east-1,us-west-2
-  $ gpufinops catalog status`,
+  $ gpufinops catalog status
+  $ gpufinops catalog diff`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(NewCmdUpdate(f, nil), NewCmdStatus(f, nil))
+	cmd.AddCommand(NewCmdUpdate(f, nil), NewCmdStatus(f, nil), NewCmdDiff(f, nil))
 	return cmd
 }
