@@ -133,6 +133,7 @@ func TestCatalogUpdateRoundTrip(t *testing.T) {
 		worst                 float64 // the largest relative difference of sameAs's
 	}
 	tallies := map[string]*tally{}
+	cuds := map[string]int{} // GCP resource-based CUD rates that came back, by term
 	for _, o := range cat.Offers(pricing.Query{}) {
 		p := o.Type.Provider
 		if !read[string(p)+" "+o.Region] {
@@ -179,6 +180,24 @@ func TestCatalogUpdateRoundTrip(t *testing.T) {
 				t.Errorf("%s: the overlay has %s, the catalog %s", k, g.Hourly, w.Hourly)
 			}
 		}
+		if p == fleet.GCP && gcpBundled[family] && o.Type.GPUCount == math.Trunc(o.Type.GPUCount) {
+			// The catalog's resource-based CUD rates come back exactly
+			// too, from the simulator's Commit1Yr and Commit3Yr SKUs.
+			for _, c := range []struct {
+				term string
+				opt  pricing.Option
+			}{{"1y", pricing.SavingsPlan1y}, {"3y", pricing.SavingsPlan3y}} {
+				r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.GCP, Region: o.Region, InstanceType: o.Type.Name, Kind: pricing.ResourceCUD, Term: c.term})
+				if !ok {
+					continue
+				}
+				if g, gok := got[overlayKey(p, o.Region, o.Type.Name, c.opt)]; !gok || !g.Hourly.Equal(r.Hourly) {
+					t.Errorf("gcp %s %s %s CUD: the overlay has %v, the catalog %s", o.Region, o.Type.Name, c.term, g.Hourly, r.Hourly)
+				} else {
+					cuds[c.term]++
+				}
+			}
+		}
 		if p == fleet.AWS && o.OnDemand != nil {
 			for _, opt := range []pricing.Option{pricing.SavingsPlan1y, pricing.SavingsPlan3y} {
 				if sp, ok := got[overlayKey(p, o.Region, o.Type.Name, opt)]; !ok || !sp.Hourly.LessThan(o.OnDemand.Hourly) {
@@ -187,6 +206,7 @@ func TestCatalogUpdateRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("gcp resource-based CUD: %d 1-year and %d 3-year rates exact", cuds["1y"], cuds["3y"])
 	for _, k := range []string{"aws on-demand", "aws spot", "azure on-demand", "azure spot", "gcp on-demand", "gcp spot"} {
 		tl := tallies[k]
 		if tl == nil {
