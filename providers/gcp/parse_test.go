@@ -180,3 +180,20 @@ func TestNoProvisioningModelIsCommitted(t *testing.T) {
 		}
 	}
 }
+
+// TestMegaGPUKeepsItsRate: the Billing Catalog prices the a3-megagpu's
+// H100 ("Nvidia H100 80GB Mega GPU") under SKUs of its own, at another
+// rate than the a3-highgpu's H100, so its rates are kept apart although
+// the catalog says it is the same GPU; the g4's two spellings of one GPU
+// still meet.
+func TestMegaGPUKeepsItsRate(t *testing.T) {
+	if got := gpuKey("H100-MEGA"); got != "H100-MEGA" {
+		t.Errorf("gpuKey(H100-MEGA) = %q", got)
+	}
+	if got := gpuKey("H100"); got != "H100" {
+		t.Errorf("gpuKey(H100) = %q", got)
+	}
+	if a, b := gpuKey("RTX PRO Server 6000"), gpuKey("RTXPRO6000"); a != b {
+		t.Errorf("the g4's GPU is keyed %q from its SKU and %q from the catalog", a, b)
+	}
+}

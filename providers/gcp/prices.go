@@ -202,8 +202,15 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 // gpuKey is the name a GPU's rates are kept under: the catalog's spec name
 // where the catalog knows the model, so that the names a SKU, a machine
 // type and the catalog give one GPU (the g4's "RTX PRO Server 6000" and
-// "RTXPRO6000") find the same rate.
+// "RTXPRO6000") find the same rate. A model the Billing Catalog prices
+// under SKUs of its own keeps its name even where the catalog says which
+// GPU it is: "Nvidia H100 80GB Mega GPU" (a3-megagpu) is priced apart from
+// "Nvidia H100 80GB GPU" (a3-highgpu, a3-edgegpu), at another rate, and
+// keyed as H100 both would take the lower of the two.
 func gpuKey(model string) string {
+	if skuModels[model] {
+		return model
+	}
 	if cat, err := catalog.Embedded(); err == nil {
 		if g, ok := cat.GPU(model); ok {
 			return g.Name
@@ -211,6 +218,26 @@ func gpuKey(model string) string {
 	}
 	return model
 }
+
+// skuModels are the models gpuNames reads from SKU descriptions whose spec
+// name (the catalog's) is another of them: products with SKUs of their own.
+var skuModels = func() map[string]bool {
+	names := map[string]bool{}
+	for _, g := range gpuNames {
+		names[g.model] = true
+	}
+	out := map[string]bool{}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		return out
+	}
+	for m := range names {
+		if g, ok := cat.GPU(m); ok && g.Name != m && names[g.Name] {
+			out[m] = true
+		}
+	}
+	return out
+}()
 
 var (
 	familyWord = regexp.MustCompile(`(?i)\b(a2|a3|a4x|a4|g2|g4|n1)\b`)

@@ -9,6 +9,7 @@ package simcat
 import (
 	"flag"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -57,10 +58,18 @@ func init() {
 //     the fleet's own types the catalog lacks (from the fleet's figures).
 //   - SKUs: per region and family, core and RAM rates, and per region and
 //     GPU model a GPU rate, for on-demand, spot and 1- and 3-year
-//     commitments, chosen so that the family's first type in the region
-//     (the fleet's types there first) prices exactly as in the catalog: the GPUs take 60 % of
-//     the price, the vCPUs three quarters of the rest and the RAM a quarter.
-//     Other types of the family price close to, not exactly at, the catalog.
+//     commitments. A first guess splits the family's first type in the
+//     region (the fleet's types there first): the GPUs take 60 % of its
+//     price, the vCPUs three quarters of the rest and the RAM a quarter.
+//     Then solveRates solves the rates from every type of the family in
+//     the region (and the other families sharing a GPU model), nearest the
+//     guess where the prices leave a choice, so that every type prices as
+//     in the catalog, to the last of its 6 places, wherever the catalog's
+//     prices are linear in vCPUs, GiB and GPUs, as the Billing Catalog's
+//     are. Where they are not (a3-edgegpu-8g, from SkyPilot, beside
+//     a3-highgpu-8g, from the Billing Catalog, with the same 208 vCPUs,
+//     1,872 GiB and 8 H100s at another price), the Billing Catalog's
+//     price wins (weightOf).
 //     A fleet type the catalog lacks is priced the same way from the fleet's
 //     own hourlyPrice (fleetOffers), as the Billing Catalog prices every
 //     machine Compute Engine sells.
@@ -154,6 +163,71 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 			set(key{o.Region, "ram:" + family, usage}, r)
 		}
 	}
+	// Refine the first types' rates into those that price all the
+	// family's types (solveRates), per region and purchase option.
+	type system struct {
+		region, usage string
+		unknowns      []string // key.what
+		index         map[string]int
+		eqs           []equation
+	}
+	systems := map[[2]string]*system{}
+	var sysOrder [][2]string
+	for _, o := range offers {
+		t := o.Type
+		family, _, _ := strings.Cut(t.Name, "-")
+		if t.GPUCount <= 0 || t.GPUCount != math.Trunc(t.GPUCount) || t.VCPUs <= 0 || t.MemoryGiB <= 0 {
+			// A share of a GPU (g4-standard-6/12/24) is no count
+			// machineTypes can state, so no price the rates must give.
+			continue
+		}
+		for _, usage := range []string{"OnDemand", "Preemptible", "Commit1Yr", "Commit3Yr"} {
+			price, ok := priceOf(cat, o, usage)
+			if !ok || !price.IsPositive() {
+				continue
+			}
+			sk := [2]string{o.Region, usage}
+			sys := systems[sk]
+			if sys == nil {
+				sys = &system{region: o.Region, usage: usage, index: map[string]int{}}
+				systems[sk] = sys
+				sysOrder = append(sysOrder, sk)
+			}
+			eq := equation{coef: map[int]decimal.Decimal{}, price: price, weight: weightOf(o, usage)}
+			for what, units := range map[string]float64{"family:" + family: t.VCPUs, "ram:" + family: t.MemoryGiB, "gpu:" + t.GPUModel: t.GPUCount} {
+				i, ok := sys.index[what]
+				if !ok {
+					i = len(sys.unknowns)
+					sys.index[what] = i
+					sys.unknowns = append(sys.unknowns, what)
+				}
+				eq.coef[i] = decimal.NewFromFloat(units)
+			}
+			sys.eqs = append(sys.eqs, eq)
+		}
+	}
+	for _, sk := range sysOrder {
+		sys := systems[sk]
+		x0 := make([]decimal.Decimal, len(sys.unknowns))
+		for i, what := range sys.unknowns {
+			x0[i] = rates[key{sys.region, what, sys.usage}]
+		}
+		x := solveRates(len(x0), sys.eqs, x0)
+		ok := true
+		for _, v := range x {
+			ok = ok && v.Round(9).IsPositive()
+		}
+		if !ok {
+			continue // keep the first types' rates
+		}
+		for i, what := range sys.unknowns {
+			k := key{sys.region, what, sys.usage}
+			if _, had := rates[k]; !had {
+				order = append(order, k)
+			}
+			rates[k] = x[i].Round(9)
+		}
+	}
 	for i, k := range order {
 		what, name, _ := strings.Cut(k.what, ":")
 		sku := sim.SKU{ID: fmt.Sprintf("%04X-%04X-%04X", i/65536%65536, i%65536, len(k.region)), UsageType: k.usage, Regions: []string{k.region}, Unit: "h", Price: rates[k].String()}
@@ -231,6 +305,23 @@ func priceOf(cat pricing.Catalog, o pricing.Offer, usage string) (decimal.Decima
 		}
 	}
 	return decimal.Decimal{}, false
+}
+
+// weightOf is how much an offer's price counts in solveRates: a price the
+// Billing Catalog gave for the whole machine (Cyclenerd's) or the fleet's
+// own outweighs, a million to one, one put together elsewhere (SkyPilot's
+// host + accelerator), so that where the two disagree beyond any rates
+// (a3-edgegpu-8g and a3-highgpu-8g have the same 208 vCPUs, 1,872 GiB and
+// 8 H100s at different prices) the rates give the Billing Catalog's.
+func weightOf(o pricing.Offer, usage string) int64 {
+	p := o.OnDemand
+	if usage == "Preemptible" {
+		p = o.Spot
+	}
+	if p != nil && (strings.Contains(p.Source, "Billing Catalog") || strings.HasPrefix(p.Source, "fleet file")) {
+		return 1_000_000
+	}
+	return 1
 }
 
 // gpuSKUName is how the Billing Catalog names a GPU model's SKUs.
