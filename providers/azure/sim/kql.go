@@ -57,6 +57,17 @@ type kqlQuery struct {
 
 // splitTop splits s at sep outside quotes and parentheses.
 func splitTop(s string, sep byte) []string {
+	return splitOutside(s, func(i int) int {
+		if s[i] == sep {
+			return 1
+		}
+		return 0
+	})
+}
+
+// splitOutside splits s where sepAt(i) gives a separator's width, looking
+// only outside quotes and parentheses.
+func splitOutside(s string, sepAt func(i int) int) []string {
 	var out []string
 	depth, start := 0, 0
 	var quote byte
@@ -73,9 +84,12 @@ func splitTop(s string, sep byte) []string {
 			depth++
 		case c == ')':
 			depth--
-		case c == sep && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
+		case depth == 0 && i >= start:
+			if w := sepAt(i); w > 0 {
+				out = append(out, s[start:i])
+				start = i + w
+				i = start - 1
+			}
 		}
 	}
 	return append(out, s[start:])
@@ -150,28 +164,12 @@ func parseKQL(q string) (*kqlQuery, error) {
 
 // splitAnd splits a where clause at "and" outside quotes and parentheses.
 func splitAnd(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case depth == 0 && i > 0 && i+5 <= len(s) && isSpace(s[i-1]) && strings.EqualFold(s[i:i+3], "and") && isSpace(s[i+3]):
-			out = append(out, s[start:i])
-			start = i + 4
+	return splitOutside(s, func(i int) int {
+		if i > 0 && i+5 <= len(s) && isSpace(s[i-1]) && strings.EqualFold(s[i:i+3], "and") && isSpace(s[i+3]) {
+			return 4
 		}
-	}
-	return append(out, s[start:])
+		return 0
+	})
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
