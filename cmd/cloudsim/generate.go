@@ -104,16 +104,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	}
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
-		e, err := fleet.NewEncoder(bw, head, format)
-		if err != nil {
-			return err
-		}
-		for in := range all {
-			if err := e.Encode(&in); err != nil {
-				return err
-			}
-		}
-		if err := e.Close(); err != nil {
+		if err := fleet.EncodeSeq(bw, head, all, format); err != nil {
 			return err
 		}
 		return bw.Flush()

@@ -202,16 +202,7 @@ func BenchmarkMixedWrite(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				e, err := fleet.NewEncoder(&n, head, format)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for in := range all {
-					if err := e.Encode(&in); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := e.Close(); err != nil {
+				if err := fleet.EncodeSeq(&n, head, all, format); err != nil {
 					b.Fatal(err)
 				}
 			}

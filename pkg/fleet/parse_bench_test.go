@@ -104,16 +104,7 @@ func generated(b testing.TB, cat pricing.Catalog, n int, format string) []byte {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	e, err := fleet.NewEncoder(&buf, head, format)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for in := range all {
-		if err := e.Encode(&in); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := e.Close(); err != nil {
+	if err := fleet.EncodeSeq(&buf, head, all, format); err != nil {
 		b.Fatal(err)
 	}
 	return buf.Bytes()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"strings"
 
@@ -40,12 +41,25 @@ func Marshal(f *Fleet, format string) ([]byte, error) {
 }
 
 func encodeAll(w io.Writer, f *Fleet, format string) error {
-	e, err := NewEncoder(w, f, format)
+	return EncodeSeq(w, f, func(yield func(Instance) bool) {
+		for _, in := range f.Instances {
+			if !yield(in) {
+				return
+			}
+		}
+	}, format)
+}
+
+// EncodeSeq writes the fleet file of head (its instances left out) with the
+// instances of all, drawn one at a time: a fleet of any size is never held
+// whole (a generated fleet, fleetgen.MixedSeq).
+func EncodeSeq(w io.Writer, head *Fleet, all iter.Seq[Instance], format string) error {
+	e, err := NewEncoder(w, head, format)
 	if err != nil {
 		return err
 	}
-	for i := range f.Instances {
-		if err := e.Encode(&f.Instances[i]); err != nil {
+	for in := range all {
+		if err := e.Encode(&in); err != nil {
 			return err
 		}
 	}
