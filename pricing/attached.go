@@ -38,7 +38,7 @@ func ParseAttachedTypeName(name string) (machineType, gpuModel string, gpuCount 
 // attached (a GCP N1 machine with guestAccelerators), the attached name
 // (AttachedTypeName) when the catalog knows that one. Otherwise the
 // instance type is returned unchanged.
-func TypeNameOf(cat Catalog, in fleet.Instance) string {
+func TypeNameOf(cat Catalog, in *fleet.Instance) string {
 	if cat == nil || in.InstanceType == "" {
 		return in.InstanceType
 	}

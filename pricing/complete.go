@@ -89,7 +89,7 @@ func completeInstance(in *fleet.Instance, cat Catalog, scanned bool) error {
 	}
 	// A GCP N1 host with attached GPUs is priced as its host and GPUs
 	// together (TypeNameOf).
-	t, ok := cat.InstanceType(in.Provider, TypeNameOf(cat, *in))
+	t, ok := cat.InstanceType(in.Provider, TypeNameOf(cat, in))
 	if !ok {
 		return nil // UnknownTypes says what is missing
 	}

@@ -47,7 +47,7 @@ func UnknownTypes(f *fleet.Fleet, base, priced Catalog) []fleet.ScanWarning {
 		if !in.Provider.Valid() || in.InstanceType == "" {
 			continue
 		}
-		if _, ok := base.InstanceType(in.Provider, TypeNameOf(base, *in)); ok {
+		if _, ok := base.InstanceType(in.Provider, TypeNameOf(base, in)); ok {
 			continue
 		}
 		missing := missingFacts(in, priced)
@@ -104,7 +104,7 @@ func hasPrice(in *fleet.Instance, cat Catalog) bool {
 	if in.Lifecycle == fleet.Committed && in.Commitment != nil && in.Commitment.HourlyRate != nil {
 		return true
 	}
-	o, ok := cat.Offer(in.Provider, in.Region, TypeNameOf(cat, *in))
+	o, ok := cat.Offer(in.Provider, in.Region, TypeNameOf(cat, in))
 	if !ok {
 		return false
 	}

@@ -99,7 +99,7 @@ func CheckCatalogFacts(fl *fleet.Fleet, cat pricing.Catalog) error {
 	var errs []error
 	for i := range fl.Instances {
 		in := &fl.Instances[i]
-		t, ok := cat.InstanceType(in.Provider, pricing.TypeNameOf(cat, *in))
+		t, ok := cat.InstanceType(in.Provider, pricing.TypeNameOf(cat, in))
 		if !ok || t.GPUCount <= 0 {
 			continue
 		}

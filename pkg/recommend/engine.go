@@ -658,7 +658,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Source: "fleet file (hourlyPrice)",
 		}, true
 	}
-	offer, ok := e.offer(in.Provider, in.Region, pricing.TypeNameOf(e.cat, *in))
+	offer, ok := e.offer(in.Provider, in.Region, pricing.TypeNameOf(e.cat, in))
 	if !ok {
 		return pricing.Price{}, false
 	}

@@ -52,7 +52,7 @@ func TestPreviousGenerations(t *testing.T) {
 func TestN1AttachedGPUs(t *testing.T) {
 	c := embeddedForTest(t)
 	in := fleet.Instance{Provider: fleet.GCP, Region: "us-central1", InstanceType: "n1-standard-8", GPU: fleet.GPU{Model: "T4", Count: 2}}
-	name := pricing.TypeNameOf(c, in)
+	name := pricing.TypeNameOf(c, &in)
 	if name != "n1-standard-8+2xT4" {
 		t.Fatalf("TypeNameOf = %q", name)
 	}
@@ -72,7 +72,7 @@ func TestN1AttachedGPUs(t *testing.T) {
 	if _, ok := c.InstanceType(fleet.GCP, "n1-standard-16+1xV100"); ok {
 		t.Error("n1-standard-16 with one V100 is offered; GCP allows at most 12 vCPUs with one V100")
 	}
-	if got := pricing.TypeNameOf(c, fleet.Instance{Provider: fleet.GCP, InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Model: "A100", Count: 1}}); got != "a2-highgpu-1g" {
+	if got := pricing.TypeNameOf(c, &fleet.Instance{Provider: fleet.GCP, InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Model: "A100", Count: 1}}); got != "a2-highgpu-1g" {
 		t.Errorf("TypeNameOf(a2-highgpu-1g) = %q", got)
 	}
 	// Every N1 offer's price is host + GPUs from the two named sources.

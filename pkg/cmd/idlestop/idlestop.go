@@ -496,7 +496,7 @@ func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
 	if in.HourlyPrice != nil {
 		p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
 		c.Hourly = &p
-	} else if o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, in)); ok {
+	} else if o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, &in)); ok {
 		switch {
 		case in.Lifecycle == fleet.Spot && o.Spot != nil:
 			c.Hourly = o.Spot
