@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"cloud.google.com/go/billing/apiv1/billingpb"
@@ -208,36 +209,44 @@ func (p *Provider) skuList(ctx context.Context) (*skuTable, error) {
 // "Nvidia H100 80GB GPU" (a3-highgpu, a3-edgegpu), at another rate, and
 // keyed as H100 both would take the lower of the two.
 func gpuKey(model string) string {
-	if skuModels[model] {
-		return model
+	keys := gpuKeys()
+	if k, ok := keys.of[model]; ok {
+		return k
 	}
-	if cat, err := catalog.Embedded(); err == nil {
-		if g, ok := cat.GPU(model); ok {
-			return g.Name
-		}
+	if g, ok := keys.cat.GPU(model); ok {
+		return g.Name
 	}
 	return model
 }
 
-// skuModels are the models gpuNames reads from SKU descriptions whose spec
-// name (the catalog's) is another of them: products with SKUs of their own.
-var skuModels = func() map[string]bool {
+// gpuKeyTable is the key of each model gpuNames reads from SKU
+// descriptions, worked out once, and the catalog for the other names.
+type gpuKeyTable struct {
+	of  map[string]string
+	cat pricing.Catalog
+}
+
+// gpuKeys loads the embedded catalog on the first price read, not when the
+// package loads: a command that reads no GCP price never parses it for this.
+var gpuKeys = sync.OnceValue(func() gpuKeyTable {
+	t := gpuKeyTable{of: map[string]string{}, cat: pricing.Overlay(nil, nil)}
+	if cat, err := catalog.Embedded(); err == nil {
+		t.cat = cat
+	}
 	names := map[string]bool{}
 	for _, g := range gpuNames {
 		names[g.model] = true
 	}
-	out := map[string]bool{}
-	cat, err := catalog.Embedded()
-	if err != nil {
-		return out
-	}
 	for m := range names {
-		if g, ok := cat.GPU(m); ok && g.Name != m && names[g.Name] {
-			out[m] = true
+		t.of[m] = m
+		// A model whose spec name is another SKU model has SKUs of its own
+		// and keeps its name; the rest take the spec name.
+		if g, ok := t.cat.GPU(m); ok && !(g.Name != m && names[g.Name]) {
+			t.of[m] = g.Name
 		}
 	}
-	return out
-}()
+	return t
+})
 
 var (
 	familyWord = regexp.MustCompile(`(?i)\b(a2|a3|a4x|a4|g2|g4|n1)\b`)
