@@ -318,6 +318,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	}
 	url := "http://" + ln.Addr().String()
 	handler := simkit.Mux(kit, append(wh.sims(), sims...)...)
+	var tlsNotes []string
 	if c.tls {
 		var proxied []string
 		for _, reg := range regs {
@@ -332,9 +333,9 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		defer cleanup()
 		ln = simkit.DualListener(ln, tc.Config)
 		handler = simkit.ConnectProxy(handler, tc.Config, proxied...)
-		fmt.Fprintf(stdout, "cloudsim: HTTPS too, on https://%s; its certificate authority is %s (REQUESTS_CA_BUNDLE, AWS_CA_BUNDLE, CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE)\n", ln.Addr(), caFile)
+		tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS too, on https://%s; its certificate authority is %s (REQUESTS_CA_BUNDLE, AWS_CA_BUNDLE, CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE)", ln.Addr(), caFile))
 		if len(proxied) > 0 {
-			fmt.Fprintf(stdout, "cloudsim: HTTPS_PROXY=%s NO_PROXY=127.0.0.1,localhost brings %s to the simulators\n", url, strings.Join(proxied, ", "))
+			tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS_PROXY=%s NO_PROXY=127.0.0.1,localhost brings %s to the simulators", url, strings.Join(proxied, ", ")))
 		}
 	}
 	var empty []string
@@ -346,6 +347,9 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		}
 	}
 	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
+	for _, note := range tlsNotes {
+		fmt.Fprintf(stdout, "cloudsim: %s\n", note)
+	}
 	for _, s := range sims {
 		for _, note := range s.Notes() {
 			fmt.Fprintf(stdout, "cloudsim: %s\n", note)
