@@ -12,15 +12,22 @@ package sim
 // (int64 values as strings).
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+)
 
-	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
+// The Aggregation enums of google/monitoring/v3/common.proto served, by
+// name, as REST spells them.
+var (
+	alignerByName = map[string]int{"ALIGN_NONE": alignNone, "ALIGN_MIN": alignMin, "ALIGN_MAX": alignMax, "ALIGN_MEAN": alignMean,
+		"ALIGN_COUNT": alignCount, "ALIGN_SUM": alignSum}
+	reducerByName = map[string]int{"REDUCE_NONE": reduceNone, "REDUCE_MEAN": reduceMean, "REDUCE_MIN": reduceMin, "REDUCE_MAX": reduceMax,
+		"REDUCE_SUM": reduceSum, "REDUCE_COUNT": reduceCnt}
 )
 
 // restRequest reads a timeSeries.list query into the gRPC request.
@@ -54,14 +61,14 @@ func restRequest(project string, r *http.Request) (request, error) {
 		req.period = d
 	}
 	if v := q.Get("aggregation.perSeriesAligner"); v != "" {
-		n, ok := monitoringpb.Aggregation_Aligner_value[v]
+		n, ok := alignerByName[v]
 		if !ok {
 			return req, fmt.Errorf("Invalid value at 'aggregation.per_series_aligner' (type.googleapis.com/google.monitoring.v3.Aggregation.Aligner), %q", v)
 		}
 		req.aligner = int(n)
 	}
 	if v := q.Get("aggregation.crossSeriesReducer"); v != "" {
-		n, ok := monitoringpb.Aggregation_Reducer_value[v]
+		n, ok := reducerByName[v]
 		if !ok {
 			return req, fmt.Errorf("Invalid value at 'aggregation.cross_series_reducer' (type.googleapis.com/google.monitoring.v3.Aggregation.Reducer), %q", v)
 		}
@@ -93,21 +100,56 @@ func (s *Server) listTimeSeriesREST(w http.ResponseWriter, r *http.Request, m []
 		writeError(w, http.StatusBadRequest, "badRequest", err.Error())
 		return
 	}
-	msg, err := s.listTimeSeries(req, f)
+	page, err := s.timeSeriesPage(req, f)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "badRequest", err.Error())
 		return
 	}
-	var resp monitoringpb.ListTimeSeriesResponse
-	if err := proto.Unmarshal(msg, &resp); err != nil {
-		writeError(w, http.StatusInternalServerError, "backendError", err.Error())
-		return
-	}
-	out, err := protojson.Marshal(&resp)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "backendError", err.Error())
-		return
-	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-	_, _ = w.Write(out)
+	_ = json.NewEncoder(w).Encode(timeSeriesJSON(page, req.headers))
+}
+
+// timeSeriesJSON is a page as proto3 JSON writes a ListTimeSeriesResponse:
+// lowerCamel names, enums by name, timestamps in RFC 3339, int64 values as
+// strings, empty fields left out.
+func timeSeriesJSON(page seriesPage, headers bool) map[string]any {
+	valueType := "DOUBLE"
+	if page.int64Values {
+		valueType = "INT64"
+	}
+	all := make([]map[string]any, 0, len(page.series))
+	for _, se := range page.series {
+		metric := map[string]any{"type": se.metric}
+		if len(se.metricLabels) > 0 {
+			metric["labels"] = se.metricLabels
+		}
+		resource := map[string]any{"type": "gce_instance"}
+		if len(se.resourceLabels) > 0 {
+			resource["labels"] = se.resourceLabels
+		}
+		ts := map[string]any{"metric": metric, "resource": resource, "metricKind": "GAUGE", "valueType": valueType}
+		if !headers {
+			points := make([]map[string]any, 0, len(se.points))
+			for _, p := range se.points {
+				at := p.end.UTC().Format(time.RFC3339Nano)
+				value := map[string]any{"doubleValue": p.v}
+				if page.int64Values {
+					value = map[string]any{"int64Value": strconv.FormatInt(int64(math.Round(p.v)), 10)}
+				}
+				points = append(points, map[string]any{"interval": map[string]any{"startTime": at, "endTime": at}, "value": value})
+			}
+			if len(points) > 0 {
+				ts["points"] = points
+			}
+		}
+		all = append(all, ts)
+	}
+	out := map[string]any{}
+	if len(all) > 0 {
+		out["timeSeries"] = all
+	}
+	if page.next != "" {
+		out["nextPageToken"] = page.next
+	}
+	return out
 }
