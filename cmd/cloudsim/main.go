@@ -333,7 +333,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		defer cleanup()
 		ln = simkit.DualListener(ln, tc.Config)
 		handler = simkit.ConnectProxy(handler, tc.Config, proxied...)
-		tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS too, on https://%s; its certificate authority is %s (REQUESTS_CA_BUNDLE, AWS_CA_BUNDLE, CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE)", ln.Addr(), caFile))
+		tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS too, on https://%s; its certificate authority is %s (REQUESTS_CA_BUNDLE for az, AWS_CA_BUNDLE for aws)", ln.Addr(), caFile))
 		if len(proxied) > 0 {
 			tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS_PROXY=%s NO_PROXY=127.0.0.1,localhost brings %s to the simulators", url, strings.Join(proxied, ", ")))
 		}
