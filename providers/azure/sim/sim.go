@@ -343,6 +343,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := simkit.Call{Service: req.service, Op: req.op, Scope: req.scope, Dialect: dialect,
 		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
 			if status == http.StatusTooManyRequests {
+				// A service throttles in its own words, whoever asked for the 429.
+				_, code = dialect.Throttle(simkit.Call{Service: req.service, Op: req.op})
 				s.retryAfter(w)
 				if s.throttled(w, req, code) {
 					return

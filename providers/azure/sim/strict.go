@@ -44,6 +44,9 @@ func (s *Server) strict(w http.ResponseWriter, r *http.Request, body []byte) (ht
 	s.strictLog.add(s.opts.Contract.CheckRequest(r, body))
 	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 	return rec, func() {
+		if r.Context().Err() != nil {
+			return // the client left: no answer reached it
+		}
 		s.strictLog.add(s.opts.Contract.CheckResponse(r, body, rec.status, w.Header(), rec.body.Bytes()))
 	}
 }
