@@ -1,6 +1,6 @@
 // Package contract checks HTTP requests and answers against the published
 // Azure API models: the OpenAPI (swagger 2.0) documents of
-// azure-rest-api-specs vendored, trimmed, in providers/azure/sim/models,
+// azure-rest-api-specs vendored, trimmed, in providers/azure/sim/contract/models,
 // and the facts no model states (FACTS.md). The simulator's strict mode
 // (sim.Options.Contract) checks every request the adapter sends and every
 // answer it gets; the contract tests drive each simulated operation.
@@ -25,7 +25,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gpufinops/gpufinops/providers/azure/sim/models"
+	"github.com/gpufinops/gpufinops/providers/azure/sim/contract/models"
 )
 
 // Binding ties one operation of the simulator to the model that describes it.

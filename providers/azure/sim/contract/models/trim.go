@@ -15,7 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gpufinops/gpufinops/providers/azure/sim/models"
+	"github.com/gpufinops/gpufinops/providers/azure/sim/contract/models"
 )
 
 func main() {

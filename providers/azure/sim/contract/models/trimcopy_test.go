@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpufinops/gpufinops/providers/azure/sim/models"
+	"github.com/gpufinops/gpufinops/providers/azure/sim/contract/models"
 )
 
 // TestTrimmedCopyIsItsOwnTrim: trimming the vendored copy again changes
