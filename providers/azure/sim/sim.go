@@ -35,8 +35,9 @@ import (
 const DefaultSubscription = "00000000-0000-0000-0000-000000000001"
 
 // DefaultRetryAfter is the Retry-After of a 429 when Options.RetryAfter is
-// zero: Resource Graph's 5-second quota window (FACTS.md).
-const DefaultRetryAfter = 5 * time.Second
+// zero: the shortest Azure Resource Manager gives, whose token buckets
+// refill every second (FACTS.md).
+const DefaultRetryAfter = time.Second
 
 // Size is what Resource SKUs says of a VM size.
 type Size struct {
