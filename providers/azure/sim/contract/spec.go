@@ -12,6 +12,12 @@
 // properties), null is refused unless x-nullable, readOnly properties may
 // not be sent, and a definition the trimmed copy left out refuses any
 // value, so the copy cannot silently accept what it does not describe.
+//
+// It is written here rather than on go-openapi/validate or kin-openapi
+// (openapi2conv), both available: neither knows x-ms-enum, x-nullable or
+// x-ms-skip-url-encoding, both accept undeclared properties, and they would
+// need the documents rewritten before every check; the rules above fit in
+// two files and say exactly what is checked.
 package contract
 
 import (
