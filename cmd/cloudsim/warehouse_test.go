@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/pgserver"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
 )
 
 // --sql-engine postgres serves the export through Athena's and BigQuery's

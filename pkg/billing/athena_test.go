@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
+	"github.com/gpufinops/gpufinops/providers/aws/sim/athenasim"
 )
 
 // TestAthenaPushDown sends the Athena query through the real AWS SDK to the

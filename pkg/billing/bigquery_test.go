@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 )
 
 // TestBigQueryPushDown sends the GoogleSQL query through

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 

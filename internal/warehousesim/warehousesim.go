@@ -1,7 +1,7 @@
 // Package warehousesim serves a FOCUS export the way the warehouses hold
-// it: loaded into a real SQL engine (PostgreSQL, pkg/billing/pgserver) as
+// it: loaded into a real SQL engine (PostgreSQL, internal/pgserver) as
 // an Athena table and a BigQuery table, and queried through the simulated
-// Athena (pkg/billing/athenasim) and BigQuery (pkg/billing/bqsim) APIs.
+// Athena (providers/aws/sim/athenasim) and BigQuery (providers/gcp/sim/bqsim) APIs.
 // Each API is a simkit.Sim, so cmd/cloudsim mounts both on its one port,
 // behind its fault flags and request counters.
 package warehousesim
@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
+	"github.com/gpufinops/gpufinops/internal/pgserver"
+	"github.com/gpufinops/gpufinops/providers/aws/sim/athenasim"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
