@@ -227,12 +227,7 @@ func athenaCall(r *http.Request) simkit.Call {
 		region = m[1]
 	}
 	return simkit.Call{Service: "athena", Op: op, Scope: region, Dialect: athenaDialect,
-		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
-			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-			w.Header().Set("X-Amzn-ErrorType", code)
-			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(map[string]string{"__type": code, "message": msg})
-		}}
+		WriteError: athenasim.WriteError}
 }
 
 // bigQueryDialect words injected faults as BigQuery does: throttling is a
