@@ -8,7 +8,6 @@ package warehousesim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -246,12 +245,5 @@ func bigQueryCall(r *http.Request) simkit.Call {
 		op = "jobs.getQueryResults"
 	}
 	return simkit.Call{Service: "bigquery", Op: op, Scope: project, Dialect: bigQueryDialect,
-		WriteError: func(w http.ResponseWriter, status int, reason, msg string) {
-			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-				"code": status, "message": msg, "status": http.StatusText(status),
-				"errors": []map[string]string{{"reason": reason, "message": msg, "domain": "global"}},
-			}})
-		}}
+		WriteError: bqsim.WriteError}
 }
