@@ -1,4 +1,4 @@
-package billing
+package aws
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/athena"
 	"github.com/aws/aws-sdk-go-v2/service/athena/types"
+
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // AthenaAPI is the part of the Athena client the push-down calls.
@@ -25,13 +27,16 @@ type AthenaSource struct {
 	WorkGroup, Database, Table string
 }
 
+// AthenaForm is an Athena --billing source's syntax.
+const AthenaForm = "athena://WORKGROUP/DATABASE.TABLE"
+
 // ParseAthena reads athena://WORKGROUP/DATABASE.TABLE.
 func ParseAthena(source string) (AthenaSource, error) {
 	rest, ok := strings.CutPrefix(source, "athena://")
 	wg, tbl, ok2 := strings.Cut(rest, "/")
 	db, t, ok3 := strings.Cut(tbl, ".")
 	if !ok || !ok2 || !ok3 || wg == "" || db == "" || t == "" || strings.ContainsAny(t, "./\"") || strings.ContainsAny(db, "/\"") {
-		return AthenaSource{}, fmt.Errorf("%w: --billing %s: want athena://WORKGROUP/DATABASE.TABLE", ErrSource, source)
+		return AthenaSource{}, fmt.Errorf("%w: --billing %s: want %s", providers.ErrBillingSource, source, AthenaForm)
 	}
 	return AthenaSource{WorkGroup: wg, Database: db, Table: t}, nil
 }
@@ -39,30 +44,55 @@ func ParseAthena(source string) (AthenaSource, error) {
 // AthenaPoll is how often the push-down asks whether its query is done.
 var AthenaPoll = 500 * time.Millisecond
 
-// ReadAthena runs AggregateSQL in Athena (StartQueryExecution, polled with
-// GetQueryExecution, the result read with GetQueryResults page by page)
-// and folds the result: one query, however large the bill.
-func ReadAthena(ctx context.Context, api AthenaAPI, src AthenaSource, version string, o Options) (*Summary, error) {
-	if version == "" {
-		version = V12
-	}
-	query, err := AggregateSQL(Athena, src.Database+"."+src.Table, version, o)
+// athenaWarehouse is the adapter's billing capability: the FOCUS export in
+// an Athena table, queried in Athena's (Trino) SQL.
+func athenaWarehouse() *providers.Warehouse {
+	return &providers.Warehouse{Scheme: "athena", Form: AthenaForm, Dialect: "trino", Open: openAthena}
+}
+
+// openAthena reads an athena:// source with the default AWS configuration
+// (AWS_ENDPOINT_URL_ATHENA points it elsewhere, e.g. at a simulator).
+func openAthena(ctx context.Context, source string) (providers.WarehouseTable, error) {
+	src, err := ParseAthena(source)
 	if err != nil {
 		return nil, err
 	}
-	name := "athena://" + src.WorkGroup + "/" + src.Database + "." + src.Table
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	return &AthenaTable{API: athena.NewFromConfig(cfg), Source: src}, nil
+}
+
+// AthenaTable is an export's table in Athena, queried through API.
+type AthenaTable struct {
+	API    AthenaAPI
+	Source AthenaSource
+}
+
+// Table is DATABASE.TABLE.
+func (a *AthenaTable) Table() string { return a.Source.Database + "." + a.Source.Table }
+
+// Close does nothing: the client holds no connection of its own.
+func (a *AthenaTable) Close() error { return nil }
+
+// Query runs sql in the source's workgroup and database
+// (StartQueryExecution, polled with GetQueryExecution every AthenaPoll,
+// the result read with GetQueryResults page by page as next asks).
+func (a *AthenaTable) Query(ctx context.Context, sql string) ([]string, func() ([]string, error), error) {
+	api, src := a.API, a.Source
 	start, err := api.StartQueryExecution(ctx, &athena.StartQueryExecutionInput{
-		QueryString: aws.String(query), WorkGroup: aws.String(src.WorkGroup),
+		QueryString: aws.String(sql), WorkGroup: aws.String(src.WorkGroup),
 		QueryExecutionContext: &types.QueryExecutionContext{Database: aws.String(src.Database)},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: StartQueryExecution: %w", name, err)
+		return nil, nil, fmt.Errorf("StartQueryExecution: %w", err)
 	}
 	id := aws.ToString(start.QueryExecutionId)
 	for {
 		qe, err := api.GetQueryExecution(ctx, &athena.GetQueryExecutionInput{QueryExecutionId: aws.String(id)})
 		if err != nil {
-			return nil, fmt.Errorf("%s: GetQueryExecution %s: %w", name, id, err)
+			return nil, nil, fmt.Errorf("GetQueryExecution %s: %w", id, err)
 		}
 		var state types.QueryExecutionState
 		reason := ""
@@ -73,11 +103,11 @@ func ReadAthena(ctx context.Context, api AthenaAPI, src AthenaSource, version st
 			break
 		}
 		if state == types.QueryExecutionStateFailed || state == types.QueryExecutionStateCancelled {
-			return nil, fmt.Errorf("%s: query %s %s: %s", name, id, strings.ToLower(string(state)), reason)
+			return nil, nil, fmt.Errorf("query %s %s: %s", id, strings.ToLower(string(state)), reason)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(AthenaPoll):
 		}
 	}
@@ -88,7 +118,7 @@ func ReadAthena(ctx context.Context, api AthenaAPI, src AthenaSource, version st
 	fetch := func() error {
 		out, err := api.GetQueryResults(ctx, &athena.GetQueryResultsInput{QueryExecutionId: aws.String(id), NextToken: token, MaxResults: aws.Int32(1000)})
 		if err != nil {
-			return fmt.Errorf("%s: GetQueryResults %s: %w", name, id, err)
+			return fmt.Errorf("GetQueryResults %s: %w", id, err)
 		}
 		token = out.NextToken
 		if out.ResultSet == nil {
@@ -111,7 +141,7 @@ func ReadAthena(ctx context.Context, api AthenaAPI, src AthenaSource, version st
 		return nil
 	}
 	if err := fetch(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	next := func() ([]string, error) {
 		for len(page) == 0 {
@@ -132,19 +162,5 @@ func ReadAthena(ctx context.Context, api AthenaAPI, src AthenaSource, version st
 		}
 		return rec, nil
 	}
-	return FoldAggregates(ctx, name, header, next, o)
-}
-
-// loadAthena reads an athena:// source with the default AWS configuration
-// (AWS_ENDPOINT_URL_ATHENA points it elsewhere, e.g. at a simulator).
-func loadAthena(ctx context.Context, source string, o Options) (*Summary, error) {
-	src, err := ParseAthena(source)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%s: AWS configuration: %w", source, err)
-	}
-	return ReadAthena(ctx, athena.NewFromConfig(cfg), src, o.Version, o)
+	return header, next, nil
 }

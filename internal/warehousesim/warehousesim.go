@@ -1,23 +1,22 @@
 // Package warehousesim serves a FOCUS export the way the warehouses hold
-// it: loaded into a real SQL engine (PostgreSQL, pkg/billing/pgserver) as
+// it: loaded into a real SQL engine (PostgreSQL, internal/pgserver) as
 // an Athena table and a BigQuery table, and queried through the simulated
-// Athena (pkg/billing/athenasim) and BigQuery (pkg/billing/bqsim) APIs.
+// Athena (providers/aws/sim/athenasim) and BigQuery (providers/gcp/sim/bqsim) APIs.
 // Each API is a simkit.Sim, so cmd/cloudsim mounts both on its one port,
 // behind its fault flags and request counters.
 package warehousesim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
+	"github.com/gpufinops/gpufinops/internal/pgserver"
+	"github.com/gpufinops/gpufinops/providers/aws/sim/athenasim"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -227,12 +226,7 @@ func athenaCall(r *http.Request) simkit.Call {
 		region = m[1]
 	}
 	return simkit.Call{Service: "athena", Op: op, Scope: region, Dialect: athenaDialect,
-		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
-			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-			w.Header().Set("X-Amzn-ErrorType", code)
-			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(map[string]string{"__type": code, "message": msg})
-		}}
+		WriteError: athenasim.WriteError}
 }
 
 // bigQueryDialect words injected faults as BigQuery does: throttling is a
@@ -251,12 +245,5 @@ func bigQueryCall(r *http.Request) simkit.Call {
 		op = "jobs.getQueryResults"
 	}
 	return simkit.Call{Service: "bigquery", Op: op, Scope: project, Dialect: bigQueryDialect,
-		WriteError: func(w http.ResponseWriter, status int, reason, msg string) {
-			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
-				"code": status, "message": msg, "status": http.StatusText(status),
-				"errors": []map[string]string{{"reason": reason, "message": msg, "domain": "global"}},
-			}})
-		}}
+		WriteError: bqsim.WriteError}
 }

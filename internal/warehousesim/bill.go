@@ -5,7 +5,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 )

@@ -1,4 +1,4 @@
-package billing_test
+package gcp
 
 import (
 	"context"
@@ -7,22 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/billingtest"
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 )
 
-// TestBigQueryPushDown sends the GoogleSQL query through
-// cloud.google.com/go/bigquery to bqsim over PostgreSQL: the local
-// reader's summary, in one query and a few pages.
+// TestBigQueryPushDown sends the bill reader's GoogleSQL query through the
+// adapter's billing capability (cloud.google.com/go/bigquery) to bqsim over
+// PostgreSQL: the local reader's summary, in one query and a few pages.
 func TestBigQueryPushDown(t *testing.T) {
 	db := pgtest.Start(t)
-	fl, path := loadedExport(t, db, "billing.focus")
+	fl, path := billingtest.LoadedExport(t, db, "billing.focus")
 	sim := bqsim.New(pgtest.GoogleSQL(db), "proj")
 	sim.PageSize = 3
 	srv := httptest.NewServer(sim)
 	defer srv.Close()
-	t.Setenv(billing.BigQueryEndpointEnv, srv.URL+"/")
+	t.Setenv(BigQueryEndpointEnv, srv.URL+"/")
 	o := billing.Options{Keep: billing.Keys(fl), End: time.Date(2025, 1, 2, 12, 0, 0, 0, time.UTC)}
 	local, err := billing.Read(context.Background(), path, o)
 	if err != nil {
@@ -32,7 +33,7 @@ func TestBigQueryPushDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalSummaries(local, pushed) {
+	if !billingtest.EqualSummaries(local, pushed) {
 		t.Errorf("BigQuery differs from local:\n local  %+v\n pushed %+v", local.Resources, pushed.Resources)
 	}
 	calls := sim.Calls()

@@ -1,4 +1,4 @@
-package billing
+package gcp
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"cloud.google.com/go/bigquery"
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
+
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // BigQuerySource is bigquery://PROJECT.DATASET.TABLE.
@@ -21,12 +23,15 @@ type BigQuerySource struct {
 	Project, Dataset, Table string
 }
 
+// BigQueryForm is a BigQuery --billing source's syntax.
+const BigQueryForm = "bigquery://PROJECT.DATASET.TABLE"
+
 // ParseBigQuery reads bigquery://PROJECT.DATASET.TABLE.
 func ParseBigQuery(source string) (BigQuerySource, error) {
 	rest, ok := strings.CutPrefix(source, "bigquery://")
 	parts := strings.Split(rest, ".")
 	if !ok || len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" || strings.ContainsAny(rest, "`/ ") {
-		return BigQuerySource{}, fmt.Errorf("%w: --billing %s: want bigquery://PROJECT.DATASET.TABLE", ErrSource, source)
+		return BigQuerySource{}, fmt.Errorf("%w: --billing %s: want %s", providers.ErrBillingSource, source, BigQueryForm)
 	}
 	return BigQuerySource{Project: parts[0], Dataset: parts[1], Table: parts[2]}, nil
 }
@@ -35,27 +40,56 @@ func ParseBigQuery(source string) (BigQuerySource, error) {
 // simulator) without credentials.
 const BigQueryEndpointEnv = "GPUFINOPS_BIGQUERY_ENDPOINT"
 
-// ReadBigQuery runs AggregateSQL in BigQuery (jobs.query, then
-// jobs.getQueryResults page by page, through cloud.google.com/go/bigquery)
-// and folds the result.
-func ReadBigQuery(ctx context.Context, client *bigquery.Client, src BigQuerySource, version string, o Options) (*Summary, error) {
-	if version == "" {
-		version = V12
-	}
-	name := "bigquery://" + src.Project + "." + src.Dataset + "." + src.Table
-	query, err := AggregateSQL(BigQuery, src.Project+"."+src.Dataset+"."+src.Table, version, o)
+// bigQueryWarehouse is the adapter's billing capability: the FOCUS export
+// in a BigQuery table, queried in GoogleSQL.
+func bigQueryWarehouse() *providers.Warehouse {
+	return &providers.Warehouse{Scheme: "bigquery", Form: BigQueryForm, Dialect: "googlesql", Open: openBigQuery}
+}
+
+// openBigQuery reads a bigquery:// source with Application Default
+// Credentials, or without any against BigQueryEndpointEnv.
+func openBigQuery(ctx context.Context, source string) (providers.WarehouseTable, error) {
+	src, err := ParseBigQuery(source)
 	if err != nil {
 		return nil, err
 	}
-	it, err := client.Query(query).Read(ctx)
+	var opts []option.ClientOption
+	if ep := os.Getenv(BigQueryEndpointEnv); ep != "" {
+		opts = append(opts, option.WithEndpoint(ep), option.WithoutAuthentication())
+	}
+	client, err := bigquery.NewClient(ctx, src.Project, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: query: %w", name, err)
+		return nil, fmt.Errorf("BigQuery client: %w", err)
+	}
+	return &BigQueryTable{Client: client, Source: src}, nil
+}
+
+// BigQueryTable is an export's table in BigQuery, queried through Client.
+type BigQueryTable struct {
+	Client *bigquery.Client
+	Source BigQuerySource
+}
+
+// Table is PROJECT.DATASET.TABLE.
+func (b *BigQueryTable) Table() string {
+	return b.Source.Project + "." + b.Source.Dataset + "." + b.Source.Table
+}
+
+// Close closes the client.
+func (b *BigQueryTable) Close() error { return b.Client.Close() }
+
+// Query runs sql (jobs.query, then jobs.getQueryResults page by page as
+// next asks, through cloud.google.com/go/bigquery).
+func (b *BigQueryTable) Query(ctx context.Context, sql string) ([]string, func() ([]string, error), error) {
+	it, err := b.Client.Query(sql).Read(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("query: %w", err)
 	}
 	var row []bigquery.Value
 	err = it.Next(&row)
 	done := errors.Is(err, iterator.Done)
 	if err != nil && !done {
-		return nil, fmt.Errorf("%s: reading the result: %w", name, err)
+		return nil, nil, fmt.Errorf("reading the result: %w", err)
 	}
 	header := make([]string, len(it.Schema))
 	for i, f := range it.Schema {
@@ -77,7 +111,7 @@ func ReadBigQuery(ctx context.Context, client *bigquery.Client, src BigQuerySour
 		}
 		return rec, nil
 	}
-	return FoldAggregates(ctx, name, header, next, o)
+	return header, next, nil
 }
 
 // bqText is a result value as the fold reads it: decimals exactly.
@@ -108,23 +142,4 @@ func ratText(r *big.Rat) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
-}
-
-// loadBigQuery reads a bigquery:// source with Application Default
-// Credentials, or without any against BigQueryEndpointEnv.
-func loadBigQuery(ctx context.Context, source string, o Options) (*Summary, error) {
-	src, err := ParseBigQuery(source)
-	if err != nil {
-		return nil, err
-	}
-	var opts []option.ClientOption
-	if ep := os.Getenv(BigQueryEndpointEnv); ep != "" {
-		opts = append(opts, option.WithEndpoint(ep), option.WithoutAuthentication())
-	}
-	client, err := bigquery.NewClient(ctx, src.Project, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: BigQuery client: %w", source, err)
-	}
-	defer client.Close()
-	return ReadBigQuery(ctx, client, src, o.Version, o)
 }

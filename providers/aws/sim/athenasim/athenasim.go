@@ -69,11 +69,17 @@ func (s *Server) Queries() []string {
 	return out
 }
 
-func fail(w http.ResponseWriter, status int, typ, msg string) {
+func fail(w http.ResponseWriter, status int, typ, msg string) { WriteError(w, status, typ, msg) }
+
+// WriteError writes an Athena error: the status, X-Amzn-ErrorType and the
+// json protocol's body, {"__type": typ, "Message": msg}.
+func WriteError(w http.ResponseWriter, status int, typ, msg string) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	w.Header().Set("X-Amzn-ErrorType", typ)
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	// The member is Message, as the model's error shapes name it (the SDKs
+	// also read "message").
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "Message": msg})
 }
 
 func reply(w http.ResponseWriter, v any) {

@@ -1,4 +1,4 @@
-package billing_test
+package aws
 
 import (
 	"context"
@@ -8,17 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/billingtest"
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
+	"github.com/gpufinops/gpufinops/providers/aws/sim/athenasim"
 )
 
-// TestAthenaPushDown sends the Athena query through the real AWS SDK to the
-// simulator, which runs it unchanged on PostgreSQL: the summary is the
-// local reader's, read in one query and a few pages.
+// TestAthenaPushDown sends the bill reader's Athena query through the
+// adapter's billing capability (the real AWS SDK) to the simulator, which
+// runs it unchanged on PostgreSQL: the summary is the local reader's, read
+// in one query and a few pages.
 func TestAthenaPushDown(t *testing.T) {
 	db := pgtest.Start(t)
-	fl, path := loadedExport(t, db, "focus_db.focus_export")
+	fl, path := billingtest.LoadedExport(t, db, "focus_db.focus_export")
 	sim := athenasim.New(db.Query)
 	sim.PageSize, sim.Polls = 4, 2
 	srv := httptest.NewServer(sim)
@@ -29,7 +31,7 @@ func TestAthenaPushDown(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	billing.AthenaPoll = time.Millisecond
+	AthenaPoll = time.Millisecond
 	o := billing.Options{Keep: billing.Keys(fl), Start: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
 	local, err := billing.Read(context.Background(), path, o)
 	if err != nil {
@@ -39,7 +41,7 @@ func TestAthenaPushDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalSummaries(local, pushed) {
+	if !billingtest.EqualSummaries(local, pushed) {
 		t.Errorf("Athena differs from local:\n local  %+v\n pushed %+v", local.Resources, pushed.Resources)
 	}
 	calls := sim.Calls()

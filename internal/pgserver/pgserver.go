@@ -2,7 +2,7 @@
 // PostgreSQL's programs on PATH) on a Unix socket in a temporary folder,
 // loads FOCUS exports into it and runs queries with psql: the real SQL
 // engine behind the simulated warehouses (cmd/cloudsim --sql-engine
-// postgres) and the push-down tests (pkg/billing/pgtest). Stop stops the
+// postgres) and the push-down tests (internal/pgtest). Stop stops the
 // server and removes its folder; on Linux the server also dies with the
 // process that started it.
 package pgserver
@@ -24,7 +24,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 )
 
 // NotInstalledError is Start's error when a PostgreSQL program is missing.

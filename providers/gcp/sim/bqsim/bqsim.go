@@ -68,6 +68,26 @@ func (s *Server) Queries() []string {
 	return append([]string(nil), s.sqls...)
 }
 
+// rpcStatus is the google.rpc.Code name Google's JSON errors give an HTTP
+// status (https://cloud.google.com/apis/design/errors).
+var rpcStatus = map[int]string{
+	http.StatusBadRequest: "INVALID_ARGUMENT", http.StatusUnauthorized: "UNAUTHENTICATED", http.StatusForbidden: "PERMISSION_DENIED",
+	http.StatusNotFound: "NOT_FOUND", http.StatusConflict: "ALREADY_EXISTS", http.StatusTooManyRequests: "RESOURCE_EXHAUSTED",
+	http.StatusInternalServerError: "INTERNAL", http.StatusNotImplemented: "UNIMPLEMENTED", http.StatusServiceUnavailable: "UNAVAILABLE",
+	http.StatusGatewayTimeout: "DEADLINE_EXCEEDED",
+}
+
+// WriteError writes a BigQuery error: the HTTP status code and Google's
+// JSON error body, its status the code's google.rpc.Code name and its one
+// entry the BigQuery reason (notFound, invalidQuery, rateLimitExceeded, …).
+func WriteError(w http.ResponseWriter, code int, reason, msg string) {
+	status, ok := rpcStatus[code]
+	if !ok {
+		status = "UNKNOWN"
+	}
+	fail(w, code, reason, status, msg)
+}
+
 func fail(w http.ResponseWriter, code int, reason, status, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	w.WriteHeader(code)

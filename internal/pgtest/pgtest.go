@@ -1,4 +1,4 @@
-// Package pgtest starts a throwaway PostgreSQL (pkg/billing/pgserver) for
+// Package pgtest starts a throwaway PostgreSQL (internal/pgserver) for
 // tests and loads FOCUS exports into it: the real SQL engine the
 // push-down's queries run on. A test skips when PostgreSQL is not
 // installed.
@@ -8,8 +8,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
+	"github.com/gpufinops/gpufinops/internal/pgserver"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim/bqsim"
 )
 
 // DB is a running server, stopped and removed when its test ends.
