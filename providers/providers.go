@@ -403,6 +403,10 @@ type RegInfo struct {
 	// cloud's GPU or accelerator families, for a bill naming a type the
 	// catalog lacks; nil knows none.
 	Accelerated func(instanceType string) bool
+	// Billing is what the cloud's bills say about it (FOCUS provider names,
+	// resource ids) and the warehouse the adapter reads them from; nil
+	// knows none.
+	Billing *Billing
 }
 
 var (

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 )

@@ -45,7 +45,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
+	"github.com/gpufinops/gpufinops/internal/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"

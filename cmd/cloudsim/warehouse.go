@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
-	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/pgserver"
+	"github.com/gpufinops/gpufinops/internal/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers/simkit"

@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/pgserver"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
+	"github.com/gpufinops/gpufinops/providers/aws"
+	"github.com/gpufinops/gpufinops/providers/gcp"
 )
 
 // --sql-engine postgres serves the export through Athena's and BigQuery's
@@ -33,8 +35,8 @@ func TestServeWarehouse(t *testing.T) {
 	t.Setenv("AWS_REGION", "us-east-1")
 	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
-	t.Setenv(billing.BigQueryEndpointEnv, url+"/")
-	billing.AthenaPoll = time.Millisecond
+	t.Setenv(gcp.BigQueryEndpointEnv, url+"/")
+	aws.AthenaPoll = time.Millisecond
 	ctx := context.Background()
 	local, err := billing.Read(ctx, path, billing.Options{})
 	if err != nil {

@@ -94,7 +94,9 @@ func TestImportRules(t *testing.T) {
 				fail("nothing imports cmd/")
 			case ours && under(dep, "pkg/cmd") && !under(me, "pkg/cmd", "cmd"):
 				fail("only commands import command packages")
-			case ours && under(dep, adapters...) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, adapterRoot(dep)):
+			case ours && isSim(dep) && !under(me, adapterRoot(dep)) && !under(me, "cmd/cloudsim", "internal"):
+				fail("simulators are mounted by cmd/cloudsim and the test helpers under internal/ only")
+			case ours && under(dep, adapters...) && !isSim(dep) && !under(me, "pkg/cmd/factory", "providers/all", "cmd/cloudsim") && !under(me, adapterRoot(dep)):
 				fail("adapters are reached through providers/all and the factory only")
 			case me == "pkg/config" && ours && dep != "providers" && !under(dep, "pkg/fleet", "pkg/recommend", "pkg/idlestop", "pkg/suggest"):
 				fail("pkg/config reads the policies it fills, the provider registry's option declarations and the leaf pkg/suggest, nothing else of gpufinops")

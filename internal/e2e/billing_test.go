@@ -13,13 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgserver"
-	"github.com/gpufinops/gpufinops/pkg/billing/warehousesim"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/pgserver"
+	"github.com/gpufinops/gpufinops/internal/warehousesim"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers/aws"
 	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/gcp"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -76,8 +77,8 @@ func TestBillThroughTheWarehouses(t *testing.T) {
 		sims = append(sims, s)
 	}
 	url := h2cServer(t, simkit.Mux(kit, sims...))
-	allCloudsEnv(t, url, map[string]string{billing.BigQueryEndpointEnv: url + "/"})
-	billing.AthenaPoll = 10 * time.Millisecond
+	allCloudsEnv(t, url, map[string]string{gcp.BigQueryEndpointEnv: url + "/"})
+	aws.AthenaPoll = 10 * time.Millisecond
 
 	athena, bigquery := wh.Sources()
 	reports := map[string]string{}

@@ -140,10 +140,23 @@ type aggregator struct {
 	commits  map[string]*Commitment
 	sum      Summary
 	versions map[string]bool
+	// providers memoizes ProviderOf: a bill names few providers, in many rows.
+	providers map[string]fleet.Provider
 }
 
 func newAggregator(o Options) *aggregator {
-	return &aggregator{opts: o, res: map[string]*Resource{}, commits: map[string]*Commitment{}, versions: map[string]bool{}}
+	return &aggregator{opts: o, res: map[string]*Resource{}, commits: map[string]*Commitment{}, versions: map[string]bool{},
+		providers: map[string]fleet.Provider{}}
+}
+
+// providerOf is ProviderOf, memoized.
+func (a *aggregator) providerOf(name string) fleet.Provider {
+	p, ok := a.providers[name]
+	if !ok {
+		p = ProviderOf(name)
+		a.providers[name] = p
+	}
+	return p
 }
 
 // gpuType is the row's GPU instance type and count; ok false when the row
@@ -177,7 +190,7 @@ func (a *aggregator) add(r *Row) error {
 	if (!a.opts.Start.IsZero() && r.Start.Before(a.opts.Start)) || (!a.opts.End.IsZero() && !r.Start.Before(a.opts.End)) {
 		return nil
 	}
-	p := ProviderOf(r.ProviderName)
+	p := a.providerOf(r.ProviderName)
 	if strings.EqualFold(r.CommitmentStatus, "Unused") && r.CommitmentID != "" {
 		typ, _, gpu := a.gpuType(p, r)
 		c := a.commits[r.CommitmentID]

@@ -13,8 +13,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/gpufinops/gpufinops/internal/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 

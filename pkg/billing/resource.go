@@ -5,60 +5,35 @@ import (
 	"unicode"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // ProviderOf maps a FOCUS ProviderName (or 1.3 ServiceProviderName) to the
-// fleet's provider: AWS, Microsoft and Google by their usual spellings;
-// any other provider is its name in lower case.
+// fleet's provider: the registered cloud whose billing facts name it
+// (providers.Billing: FOCUSName, FOCUSNames, FOCUSNameWords); any other
+// provider is its name in lower case.
 func ProviderOf(name string) fleet.Provider {
-	n := strings.ToLower(strings.TrimSpace(name))
-	switch {
-	case n == "aws" || strings.Contains(n, "amazon"):
-		return fleet.AWS
-	case strings.Contains(n, "microsoft") || strings.Contains(n, "azure"):
-		return fleet.Azure
-	case strings.Contains(n, "google") || n == "gcp":
-		return fleet.GCP
+	if p, ok := providers.ProviderOfFOCUS(name); ok {
+		return p
 	}
-	return fleet.Provider(n)
+	return fleet.Provider(strings.ToLower(strings.TrimSpace(name)))
 }
 
 // NormalizeID is the form of a resource id that the bill and the fleet
-// share: an EC2 ARN becomes its instance id, an Azure resource id is lower
-// case, and a GCP self-link or full resource name becomes
-// projects/P/zones/Z/instances/NAME.
+// share, as the provider's registration gives it
+// (providers.Billing.NormalizeResourceID: e.g. an ARN's instance id);
+// spaces around it and slashes at its end are dropped.
 func NormalizeID(p fleet.Provider, id string) string {
-	return trim(normalize(p, trim(id)))
+	id = trim(id)
+	if b := providers.BillingOf(p); b != nil && b.NormalizeResourceID != nil {
+		id = b.NormalizeResourceID(id)
+	}
+	return trim(id)
 }
 
 // trim drops spaces around an id and slashes at its end.
 func trim(id string) string {
 	return strings.TrimLeftFunc(strings.TrimRightFunc(id, func(r rune) bool { return r == '/' || unicode.IsSpace(r) }), unicode.IsSpace)
-}
-
-func normalize(p fleet.Provider, id string) string {
-	switch p {
-	case fleet.AWS:
-		if strings.HasPrefix(id, "arn:") {
-			parts := strings.SplitN(id, ":", 6)
-			if len(parts) == 6 {
-				res := parts[5]
-				if i := strings.LastIndexAny(res, "/:"); i >= 0 {
-					res = res[i+1:]
-				}
-				return res
-			}
-		}
-		return id
-	case fleet.Azure:
-		return strings.ToLower(id)
-	case fleet.GCP:
-		if i := strings.Index(id, "projects/"); i >= 0 && strings.Contains(id[:i], "googleapis.com") {
-			id = id[i:]
-		}
-		return id
-	}
-	return id
 }
 
 // Key is the join key of a resource: provider and normalised id.

@@ -17,10 +17,10 @@ type Dialect string
 
 // The dialects AggregateSQL writes.
 const (
-	// Athena is Amazon Athena's (Trino) SQL.
-	Athena Dialect = "athena"
-	// BigQuery is GoogleSQL.
-	BigQuery Dialect = "bigquery"
+	// Trino is Trino's (and Presto's) SQL, e.g. in Amazon Athena.
+	Trino Dialect = "trino"
+	// GoogleSQL is Google's SQL, e.g. in BigQuery.
+	GoogleSQL Dialect = "googlesql"
 	// Postgres is PostgreSQL's, for a FOCUS table loaded there.
 	Postgres Dialect = "postgres"
 )
@@ -42,18 +42,18 @@ func AggregateSQL(d Dialect, table, version string, o Options) (string, error) {
 		return "", fmt.Errorf("FOCUS version %q is not one of %s", version, strings.Join(Versions, ", "))
 	}
 	q := func(c string) string {
-		if d == BigQuery {
+		if d == GoogleSQL {
 			return "`" + c + "`"
 		}
 		return `"` + c + `"`
 	}
 	num := "DECIMAL(38,12)"
 	switch d {
-	case BigQuery:
+	case GoogleSQL:
 		num = "BIGNUMERIC"
 	case Postgres:
 		num = "NUMERIC"
-	case Athena:
+	case Trino:
 	default:
 		return "", fmt.Errorf("unknown SQL dialect %q", d)
 	}
@@ -63,7 +63,7 @@ func AggregateSQL(d Dialect, table, version string, o Options) (string, error) {
 		}
 		return q(c)
 	}
-	if d == BigQuery {
+	if d == GoogleSQL {
 		since11 = func(c string) string {
 			if version == V10 {
 				return "CAST(NULL AS STRING)"
@@ -92,7 +92,7 @@ func AggregateSQL(d Dialect, table, version string, o Options) (string, error) {
 		fmt.Fprintf(&b, "  %s AS %s%s", e, aggregateColumns[i], sep)
 	}
 	tableRef := table
-	if d == BigQuery {
+	if d == GoogleSQL {
 		tableRef = "`" + table + "`"
 	} else {
 		parts := strings.Split(table, ".")
@@ -106,7 +106,7 @@ func AggregateSQL(d Dialect, table, version string, o Options) (string, error) {
 		q(colCommitmentStatus), q(colCommitmentID), q(colResourceID), q(colChargeCategory), q(colChargeCategory))
 	ts := func(t time.Time) string {
 		s := t.UTC().Format("2006-01-02 15:04:05")
-		if d == BigQuery {
+		if d == GoogleSQL {
 			return "TIMESTAMP '" + s + "+00'"
 		}
 		return "TIMESTAMP '" + s + "'"

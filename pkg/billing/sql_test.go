@@ -11,16 +11,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/billingtest"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 
 // TestAggregateSQLGolden keeps each dialect's query in testdata, for review.
 func TestAggregateSQLGolden(t *testing.T) {
 	o := billing.Options{Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), End: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
-	for d, table := range map[billing.Dialect]string{billing.Athena: "focus_db.focus_export", billing.BigQuery: "proj.billing.focus", billing.Postgres: "focus"} {
+	for d, table := range map[billing.Dialect]string{billing.Trino: "focus_db.focus_export", billing.GoogleSQL: "proj.billing.focus", billing.Postgres: "focus"} {
 		q, err := billing.AggregateSQL(d, table, billing.V12, o)
 		if err != nil {
 			t.Fatal(err)
@@ -30,10 +31,10 @@ func TestAggregateSQLGolden(t *testing.T) {
 	if _, err := billing.AggregateSQL("mysql", "t", billing.V12, o); err == nil || !strings.Contains(err.Error(), `unknown SQL dialect "mysql"`) {
 		t.Errorf("dialect: %v", err)
 	}
-	if _, err := billing.AggregateSQL(billing.Athena, "t", "0.9", o); err == nil {
+	if _, err := billing.AggregateSQL(billing.Trino, "t", "0.9", o); err == nil {
 		t.Error("version 0.9 accepted")
 	}
-	q10, _ := billing.AggregateSQL(billing.Athena, "t", billing.V10, billing.Options{})
+	q10, _ := billing.AggregateSQL(billing.Trino, "t", billing.V10, billing.Options{})
 	if strings.Contains(q10, "SkuPriceDetails") || strings.Contains(q10, "ChargePeriodStart\" >=") {
 		t.Errorf("1.0 query names a 1.1 column or a window:\n%s", q10)
 	}
@@ -50,8 +51,8 @@ func TestAggregateSQLOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := genFleet()
-	if _, err := focusgen.WriteCSV(f, fl, genOptions()); err != nil {
+	fl := billingtest.Fleet()
+	if _, err := focusgen.WriteCSV(f, fl, billingtest.Options()); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -86,7 +87,7 @@ func TestAggregateSQLOnPostgres(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !equalSummaries(local, pushed) {
+			if !billingtest.EqualSummaries(local, pushed) {
 				t.Errorf("pushed down differs from local:\n local  %+v\n pushed %+v", local.Resources, pushed.Resources)
 			}
 			if len(pushed.Resources) != 5 || pushed.GPURows != local.GPURows || !pushed.EffectiveCost.Equal(local.EffectiveCost) {
@@ -95,28 +96,4 @@ func TestAggregateSQLOnPostgres(t *testing.T) {
 			}
 		})
 	}
-}
-
-// equalSummaries compares what the push-down must reproduce, decimals by value.
-func equalSummaries(a, b *billing.Summary) bool {
-	if a.GPURows != b.GPURows || !a.EffectiveCost.Equal(b.EffectiveCost) || !a.BilledCost.Equal(b.BilledCost) ||
-		!a.ListCost.Equal(b.ListCost) || !a.Hours.Equal(b.Hours) || len(a.Resources) != len(b.Resources) || len(a.Unused) != len(b.Unused) {
-		return false
-	}
-	for i := range a.Resources {
-		x, y := a.Resources[i], b.Resources[i]
-		if x.Key != y.Key || x.InstanceType != y.InstanceType || x.GPUCount != y.GPUCount || x.Account != y.Account || x.Region != y.Region ||
-			!x.BilledCost.Equal(y.BilledCost) || !x.EffectiveCost.Equal(y.EffectiveCost) || !x.ListCost.Equal(y.ListCost) ||
-			!x.ContractedCost.Equal(y.ContractedCost) || !x.Hours.Equal(y.Hours) || !x.CommittedHours.Equal(y.CommittedHours) ||
-			!x.SpotHours.Equal(y.SpotHours) || !x.ReservedHours.Equal(y.ReservedHours) || x.Rows != y.Rows ||
-			!x.First.Equal(y.First) || !x.Last.Equal(y.Last) || strings.Join(x.Commitments, ",") != strings.Join(y.Commitments, ",") {
-			return false
-		}
-	}
-	for i := range a.Unused {
-		if a.Unused[i].ID != b.Unused[i].ID || !a.Unused[i].UnusedEffectiveCost.Equal(b.Unused[i].UnusedEffectiveCost) || a.Unused[i].Rows != b.Unused[i].Rows {
-			return false
-		}
-	}
-	return true
 }

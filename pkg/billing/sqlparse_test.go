@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpufinops/gpufinops/internal/focusgen"
+	"github.com/gpufinops/gpufinops/internal/pgtest"
 	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
 )
 
 // parserDir holds the pinned node-sql-parser (npm ci there installs it).
@@ -33,9 +33,9 @@ func aggregateCases(t *testing.T) []aggregateCase {
 	t.Helper()
 	start, end := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	windows := map[string]billing.Options{"open": {}, "from": {Start: start}, "until": {End: end}, "window": {Start: start, End: end}}
-	tables := map[billing.Dialect]string{billing.Athena: "cur.focus_export", billing.BigQuery: "my-proj.billing.focus_v1", billing.Postgres: "focus.gpu_bill"}
+	tables := map[billing.Dialect]string{billing.Trino: "cur.focus_export", billing.GoogleSQL: "my-proj.billing.focus_v1", billing.Postgres: "focus.gpu_bill"}
 	var out []aggregateCase
-	for _, d := range []billing.Dialect{billing.Athena, billing.BigQuery, billing.Postgres} {
+	for _, d := range []billing.Dialect{billing.Trino, billing.GoogleSQL, billing.Postgres} {
 		for _, v := range billing.Versions {
 			for wname, o := range windows {
 				q, err := billing.AggregateSQL(d, tables[d], v, o)
@@ -52,9 +52,9 @@ func aggregateCases(t *testing.T) []aggregateCase {
 // parserFor is node-sql-parser's database option for a dialect: Athena's
 // engine is Trino, whose grammar and Athena's are both checked.
 var parserFor = map[billing.Dialect][]string{
-	billing.Athena:   {"trino", "athena"},
-	billing.BigQuery: {"bigquery"},
-	billing.Postgres: {"postgresql"},
+	billing.Trino:     {"trino", "athena"},
+	billing.GoogleSQL: {"bigquery"},
+	billing.Postgres:  {"postgresql"},
 }
 
 type parseResult struct {
@@ -123,7 +123,7 @@ func TestAggregateSQLParses(t *testing.T) {
 	for _, c := range cases {
 		for _, db := range parserFor[c.dialect] {
 			statements[c.name+"@"+db] = [2]string{db, c.sql}
-			if c.dialect == billing.BigQuery {
+			if c.dialect == billing.GoogleSQL {
 				statements[c.name+"@"+db+"/numeric"] = [2]string{db, strings.ReplaceAll(c.sql, "BIGNUMERIC", "NUMERIC")}
 			}
 			// The same query with its WHERE clause's parenthesis left open.
@@ -140,14 +140,14 @@ func TestAggregateSQLParses(t *testing.T) {
 			key := c.name + "@" + db
 			r := got[key]
 			switch {
-			case c.dialect == billing.BigQuery && r.Error != "":
+			case c.dialect == billing.GoogleSQL && r.Error != "":
 				if r.Offset < 0 || !strings.HasPrefix(c.sql[r.Offset:], "BIGNUMERIC") {
 					t.Errorf("%s: refused, not at a BIGNUMERIC (offset %d): %s\n%s", key, r.Offset, r.Error, c.sql)
 				}
 				if n := got[key+"/numeric"]; n.Error != "" {
 					t.Errorf("%s (NUMERIC for BIGNUMERIC): %s at offset %d", key, n.Error, n.Offset)
 				}
-			case c.dialect == billing.BigQuery:
+			case c.dialect == billing.GoogleSQL:
 				t.Logf("%s: node-sql-parser now accepts BIGNUMERIC: the NUMERIC stand-in and its note can go", key)
 			case r.Error != "":
 				t.Errorf("%s: %s at offset %d\n%s", key, r.Error, r.Offset, c.sql)

@@ -81,6 +81,8 @@ type Fleet struct {
 	Kind       string     `json:"kind"`
 	Metadata   Metadata   `json:"metadata,omitzero"`
 	Instances  []Instance `json:"instances"`
+	// Commitments are what the accounts have already bought; see Held.
+	Commitments []Held `json:"commitments,omitempty"`
 }
 
 // Metadata describes where and when a snapshot was taken.
@@ -138,6 +140,9 @@ type Instance struct {
 // Commitment is the reservation or savings plan an instance (lifecycle
 // committed) is covered by.
 type Commitment struct {
+	// ID names the fleet-level commitment (Held.ID) that covers the
+	// instance, when known.
+	ID string `json:"id,omitempty"`
 	// Kind is what was bought, e.g. "compute-savings-plan",
 	// "ec2-instance-savings-plan", "standard-reserved-instance",
 	// "reservation" (Azure) or "resource-cud" (GCP).

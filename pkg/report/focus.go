@@ -26,19 +26,6 @@ var FOCUSHeader = []string{
 	"x_OptimizedMonthlyCost", "x_PriceBasis", "x_RecommendationIds", "x_Priced", "x_UnitPrice", "x_PriceSource",
 }
 
-// focusProvider is the FOCUS ProviderName of a provider.
-func focusProvider(p string) string {
-	switch p {
-	case "aws":
-		return "AWS"
-	case "azure":
-		return "Microsoft"
-	case "gcp":
-		return "Google Cloud"
-	}
-	return p
-}
-
 // focusCategory is the PricingCategory of a lifecycle.
 func focusCategory(lifecycle string) string {
 	switch lifecycle {
@@ -59,13 +46,21 @@ func focusCategory(lifecycle string) string {
 // instance has null costs and savings (x_Priced false), and one whose GPUs
 // are unknown null x_GpuCount and x_GpuHours: unknown is never written as 0.
 //
+// ProviderName and PublisherName are providerName(the instance's
+// provider): the name the cloud's own FOCUS export gives it, which its
+// adapter registers (providers.FOCUSName); a nil providerName writes the
+// provider as it is.
+//
 // The month is the one every monthly figure of the report uses,
 // fleet.HoursPerMonth (730) hours, from the first of the calendar month the
 // report was generated in: the billing and charge periods span exactly
 // those hours (to the 31st at 10:00 UTC, or 3 March at 10:00 after a
 // February), so that BilledCost is the unit price times the period's hours
 // for an instance that runs all of it.
-func WriteFOCUS(w io.Writer, r *Report) error {
+func WriteFOCUS(w io.Writer, r *Report, providerName func(provider string) string) error {
+	if providerName == nil {
+		providerName = func(p string) string { return p }
+	}
 	cw := csv.NewWriter(w)
 	if err := cw.Write(FOCUSHeader); err != nil {
 		return err
@@ -103,7 +98,7 @@ func WriteFOCUS(w io.Writer, r *Report) error {
 			in.Account, r.Currency, start.Format(stamp), end.Format(stamp), start.Format(stamp), end.Format(stamp),
 			"Usage", "", "GPU instance " + in.InstanceType + " (" + in.State + ")", "Usage-Based", "0", "0", "",
 			num(in.MonthlyHours), "Hours", focusCategory(in.Lifecycle), num(in.MonthlyHours), "Hours",
-			focusProvider(in.Provider), focusProvider(in.Provider), in.Region, in.ResourceID, "Virtual Machine", "Compute",
+			providerName(in.Provider), providerName(in.Provider), in.Region, in.ResourceID, "Virtual Machine", "Compute",
 			string(sku), in.Account, in.GPUModel, num(in.GPUCount), num(in.GPUCount * in.MonthlyHours), "",
 			"", "0", "0", in.PriceBasis, "", strconv.FormatBool(in.Priced), "", "",
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestFOCUSPeriodMatchesHoursPerMonth(t *testing.T) {
 		r := loadTestReport(t)
 		r.GeneratedAt, _ = time.Parse(time.RFC3339, at)
 		var b bytes.Buffer
-		if err := WriteFOCUS(&b, r); err != nil {
+		if err := WriteFOCUS(&b, r, nil); err != nil {
 			t.Fatal(err)
 		}
 		rows, err := csv.NewReader(&b).ReadAll()
@@ -71,6 +72,42 @@ func TestFOCUSPeriodMatchesHoursPerMonth(t *testing.T) {
 		}
 		if checked == 0 {
 			t.Logf("%s: no list-priced instance running the whole month", at)
+		}
+	}
+}
+
+// -o focus names each provider as the caller's providerName says (the
+// adapters' registrations, in the binary), and as it is without one: the
+// report knows no cloud's FOCUS name.
+func TestFOCUSProviderNameIsGiven(t *testing.T) {
+	r := loadTestReport(t)
+	for _, tc := range []struct {
+		names func(string) string
+		want  func(string) string
+	}{
+		{nil, func(p string) string { return p }},
+		{func(p string) string { return "Cloud " + strings.ToUpper(p) }, func(p string) string { return "Cloud " + strings.ToUpper(p) }},
+	} {
+		var b bytes.Buffer
+		if err := WriteFOCUS(&b, r, tc.names); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&b).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col := map[string]int{}
+		for i, h := range rows[0] {
+			col[h] = i
+		}
+		if len(rows) != len(r.Instances)+1 {
+			t.Fatalf("%d rows for %d instances", len(rows)-1, len(r.Instances))
+		}
+		for i, row := range rows[1:] {
+			want := tc.want(r.Instances[i].Provider)
+			if row[col["ProviderName"]] != want || row[col["PublisherName"]] != want {
+				t.Errorf("%s: ProviderName %q, PublisherName %q, want %q", row[col["ResourceId"]], row[col["ProviderName"]], row[col["PublisherName"]], want)
+			}
 		}
 	}
 }

@@ -30,7 +30,8 @@ const TelegrafConfig = `[[inputs.nvidia_smi]]
 // the Retail Prices API, and the role's effective permissions: the reads of
 // RoleAnalyze, and the deallocate action idle-stop needs (a warning when
 // missing: analyze works without it). With a region: the region's VM
-// listing (Resource Graph, one row) and Resource SKUs (one page).
+// listing (Resource Graph, one row), its Uniform scale-set members (the
+// ComputeResources table) and Resource SKUs (one page).
 func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
 	var out []providers.Check
 	add := func(action, method string, err error) {
@@ -80,6 +81,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 	}
 	_, err := p.query(ctx, []string{scope.Account}, graphQuery(scope.Region))
 	add("Microsoft.Compute/virtualMachines/read", "Resource Graph, one query", err)
+	out = append(out, p.checkComputeResources(ctx, scope))
 	f, err := p.compute(scope.Account)
 	if err == nil {
 		pager := f.NewResourceSKUsClient().NewListPager(&armcompute.ResourceSKUsClientListOptions{Filter: to.Ptr("location eq '" + scope.Region + "'")})
@@ -116,4 +118,25 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 		c.Fix = "install Telegraf with this configuration on each VM:\n" + TelegrafConfig
 	}
 	return []providers.Check{c}
+}
+
+// checkComputeResources reads the region's Uniform scale-set members from
+// Resource Graph's ComputeResources table, the only place Azure lists them
+// (AKS GPU node pools among them; FACTS.md): a caller that cannot query the
+// table would miss those GPU nodes. Resource Graph leaves out the rows the
+// caller may not read rather than failing, so the check reports how many
+// members it sees; the effective permissions check covers the action.
+func (p *Provider) checkComputeResources(ctx context.Context, scope providers.Scope) providers.Check {
+	c := providers.Check{Name: "permission", Action: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read",
+		Method: "Resource Graph, ComputeResources table, one query", Status: providers.CheckOK}
+	rows, err := p.query(ctx, []string{scope.Account}, membersQuery(scope.Region))
+	switch {
+	case err == nil:
+		c.Detail = fmt.Sprintf("%d Uniform scale-set GPU VMs (AKS node pools among them) visible", len(rows))
+	case errors.Is(err, providers.ErrPermission):
+		c.Status, c.Detail, c.Fix = providers.CheckMissing, err.Error(), "grant Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read ('gpufinops iam-policy azure'): without it AKS and other Uniform scale-set GPU nodes are not listed"
+	default:
+		c.Status, c.Detail = providers.CheckError, "the ComputeResources table cannot be queried, so Uniform scale-set (AKS) GPU nodes would not be listed: "+err.Error()
+	}
+	return c
 }

@@ -62,7 +62,7 @@ func priceRows(regions, sizes []string) []sim.PriceRow {
 
 func startPriceSim(t *testing.T, rows []sim.PriceRow, refuseOr bool) (*priceSim, string) {
 	t.Helper()
-	ps := &priceSim{h: sim.New(&fleet.Fleet{}, sim.Options{Prices: rows, Subscription: subA}), refuseOr: refuseOr}
+	ps := &priceSim{h: strictSim(t, &fleet.Fleet{}, sim.Options{Prices: rows, Subscription: subA}), refuseOr: refuseOr}
 	srv := httptest.NewServer(ps)
 	t.Cleanup(srv.Close)
 	return ps, srv.URL

@@ -148,7 +148,7 @@ func TestThrottlingLowersTheBucket(t *testing.T) {
 		return 0, ""
 	}
 	_, clean := scan(sim.Options{})
-	p, throttled := scan(sim.Options{ThrottleRate: 0.2, Seed: 3, Fault: first})
+	p, throttled := scan(sim.Options{ThrottleRate: 0.2, Seed: 3, Fault: first, RetryAfter: 10 * time.Millisecond})
 	if string(clean) != string(throttled) {
 		t.Fatal("the throttled scan's instances differ from the clean scan's")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
+	"github.com/gpufinops/gpufinops/providers/azure/sim/contract"
 	"github.com/gpufinops/gpufinops/providers/azure/simcat"
 	"github.com/gpufinops/gpufinops/providers/providertest"
 )
@@ -102,10 +103,25 @@ func testSim(t testing.TB, f *fleet.Fleet, opts sim.Options) (*httptest.Server, 
 	if opts.Subscription == "" {
 		opts.Subscription = subA
 	}
-	s := sim.New(f, opts)
+	s := strictSim(t, f, opts)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, s
+}
+
+// strictSim is a simulator in strict mode: every request the adapter sends
+// and every answer it gets is checked against the published Azure models
+// (providers/azure/sim/contract); a violation fails the test at its end.
+func strictSim(t testing.TB, f *fleet.Fleet, opts sim.Options) *sim.Server {
+	t.Helper()
+	opts.Contract = contract.New()
+	s := sim.New(f, opts)
+	t.Cleanup(func() {
+		for _, v := range s.Violations() {
+			t.Errorf("contract: %s", v)
+		}
+	})
+	return s
 }
 
 // testProvider is the adapter pointed at url with azcore's fake credential.
@@ -153,7 +169,7 @@ func TestSimConformance(t *testing.T) {
 // builds the adapter against it.
 func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider, error) {
 	ft := s.Faults
-	opts := sim.Options{ThrottleRate: ft.ThrottleRate, FailScopes: ft.FailRegions, Latency: ft.Latency, Seed: 3}
+	opts := sim.Options{ThrottleRate: ft.ThrottleRate, FailScopes: ft.FailRegions, Latency: ft.Latency, Seed: 3, RetryAfter: 10 * time.Millisecond}
 	if ft.DenyList {
 		opts.DenyActions = append(opts.DenyActions, "Microsoft.Compute/virtualMachines/read")
 	}
@@ -174,7 +190,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 	base := simcat.Options(s.Fleet, testCatalog(t))
 	opts.Sizes, opts.Prices, opts.Subscription = base.Sizes, base.Prices, subA
 	opts.Now = func() time.Time { return simNow }
-	url := providertest.Backend(t, sim.New(s.Fleet, opts), httptestServe(t))
+	url := providertest.Backend(t, strictSim(t, s.Fleet, opts), httptestServe(t))
 	now := simNow
 	if !s.Now.IsZero() {
 		now = s.Now

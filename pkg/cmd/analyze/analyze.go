@@ -275,7 +275,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	for _, format := range report.Formats {
 		printers[format] = func(w io.Writer) error { return report.Write(w, printed, format, popts) }
 	}
-	printers[report.FormatFOCUS] = func(w io.Writer) error { return report.WriteFOCUS(w, printed) }
+	printers[report.FormatFOCUS] = func(w io.Writer) error { return report.WriteFOCUS(w, printed, focusProviderName) }
 	if err := cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Format, opts.Filter, nil, printers); err != nil {
 		return err
 	}

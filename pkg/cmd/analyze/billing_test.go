@@ -2,21 +2,15 @@ package analyze
 
 import (
 	"encoding/json"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
-	"github.com/gpufinops/gpufinops/pkg/billing"
-	"github.com/gpufinops/gpufinops/pkg/billing/athenasim"
-	"github.com/gpufinops/gpufinops/pkg/billing/bqsim"
-	"github.com/gpufinops/gpufinops/pkg/billing/focusgen"
-	"github.com/gpufinops/gpufinops/pkg/billing/pgtest"
+	"github.com/gpufinops/gpufinops/internal/focusgen"
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
@@ -158,82 +152,6 @@ func TestAnalyzeBillingErrors(t *testing.T) {
 			t.Errorf("%s: %+v", args, got)
 		}
 	}
-}
-
-// The same bill through the Athena push-down (the real AWS SDK against
-// athenasim, the query run on PostgreSQL) gives the identical report.
-func TestAnalyzeBillingAthenaIdentical(t *testing.T) {
-	db := pgtest.Start(t)
-	path, _ := demoBill(t, false)
-	db.LoadFOCUS(t, "focus_db.focus_export", focusgen.Header, path)
-	sim := athenasim.New(db.Query)
-	sim.PageSize = 10
-	srv := httptest.NewServer(sim)
-	defer srv.Close()
-	t.Setenv("AWS_ENDPOINT_URL_ATHENA", srv.URL)
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDSIMULATED")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "simulated")
-	t.Setenv("AWS_REGION", "us-east-1")
-	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
-	billing.AthenaPoll = time.Millisecond
-	const source = "athena://primary/focus_db.focus_export"
-	run := func(src string) string {
-		opts, out := demoOptions(t, "json", false)
-		opts.Billing = src
-		opts.Ctx = t.Context()
-		if err := analyzeRun(opts); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
-	local, pushed := strings.ReplaceAll(run(path), path, source), run(source)
-	if local != pushed {
-		t.Errorf("the Athena report differs from the file's:\n%s", firstDiff(local, pushed))
-	}
-	if c := sim.Calls(); c["StartQueryExecution"] != 1 {
-		t.Errorf("calls %v: want one query", c)
-	}
-}
-
-// The same bill through the BigQuery push-down (cloud.google.com/go/bigquery
-// against bqsim, the query run on PostgreSQL) gives the identical report.
-func TestAnalyzeBillingBigQueryIdentical(t *testing.T) {
-	db := pgtest.Start(t)
-	path, _ := demoBill(t, false)
-	db.LoadFOCUS(t, "billing.focus", focusgen.Header, path)
-	sim := bqsim.New(pgtest.GoogleSQL(db), "proj")
-	sim.PageSize = 10
-	srv := httptest.NewServer(sim)
-	defer srv.Close()
-	t.Setenv(billing.BigQueryEndpointEnv, srv.URL+"/")
-	const source = "bigquery://proj.billing.focus"
-	run := func(src string) string {
-		opts, out := demoOptions(t, "json", false)
-		opts.Billing, opts.Ctx = src, t.Context()
-		if err := analyzeRun(opts); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
-	local, pushed := strings.ReplaceAll(run(path), path, source), run(source)
-	if local != pushed {
-		t.Errorf("the BigQuery report differs from the file's:\n%s", firstDiff(local, pushed))
-	}
-	if c := sim.Calls(); c["jobs.query"] != 1 || c["jobs.getQueryResults"] < 1 {
-		t.Errorf("calls %v: want one query read in pages", c)
-	}
-}
-
-// firstDiff shows the first line where a and b differ.
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return "line " + strconv.Itoa(i+1) + ":\n file:   " + al[i] + "\n athena: " + bl[i]
-		}
-	}
-	return "lengths differ"
 }
 
 // Markdown and HTML print the bill line too.

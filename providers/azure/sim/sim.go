@@ -36,6 +36,11 @@ import (
 // DefaultSubscription owns the fleet's Azure instances that name no account.
 const DefaultSubscription = "00000000-0000-0000-0000-000000000001"
 
+// DefaultRetryAfter is the Retry-After of a 429 when Options.RetryAfter is
+// zero: the shortest Azure Resource Manager gives, whose token buckets
+// refill every second (FACTS.md).
+const DefaultRetryAfter = time.Second
+
 // Size is what Resource SKUs says of a VM size.
 type Size struct {
 	Name             string
@@ -66,7 +71,7 @@ type Options struct {
 	// with 429 and with 500.
 	ThrottleRate, ErrorRate float64
 	// RetryAfter is the Retry-After of a 429 (whole seconds, or
-	// retry-after-ms below a second); zero sends "Retry-After: 0".
+	// retry-after-ms below a second); zero sends DefaultRetryAfter.
 	RetryAfter time.Duration
 	// FailScopes answer every request for those regions or subscriptions
 	// with 500.
@@ -102,6 +107,8 @@ type Options struct {
 	// Kit, when set, is shared with other simulators (cmd/cloudsim); the
 	// fault fields above are then unused.
 	Kit *simkit.Kit
+	// Contract, when set, makes the simulator strict (strict.go).
+	Contract Contract
 }
 
 // KitOptions are the simkit options of the fault fields of o.
@@ -148,17 +155,20 @@ type Server struct {
 	ops    map[string]*operation // async operation → its VM and polls left
 	quota  []time.Time
 	series seriesState
+
+	strictLog violations
 }
 
 // dialect throttles as each service does (FACTS.md): the Compute resource
-// provider answers 429 OperationNotAllowed, Resource Graph 429
+// provider answers 429 OperationNotAllowed on the reads whose throttling
+// policy Microsoft documents (computePolicies), Resource Graph 429
 // RateLimiting, Azure Resource Manager and the others 429 TooManyRequests.
 var dialect = &simkit.Dialect{
 	Throttle: func(c simkit.Call) (int, string) {
-		switch c.Service {
-		case "compute":
+		switch {
+		case c.Service == "compute" && computePolicies[c.Op] != "":
 			return http.StatusTooManyRequests, "OperationNotAllowed"
-		case "resourcegraph":
+		case c.Service == "resourcegraph":
 			return http.StatusTooManyRequests, "RateLimiting"
 		}
 		return http.StatusTooManyRequests, "TooManyRequests"
@@ -330,6 +340,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
 		return
 	}
+	if s.opts.Contract != nil {
+		var done func()
+		w, done = s.strict(w, r, body)
+		defer done()
+	}
 	req, status, code, msg := s.classify(r, body)
 	if status != 0 {
 		writeError(w, status, code, msg)
@@ -338,6 +353,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	call := simkit.Call{Service: req.service, Op: req.op, Scope: req.scope, Dialect: dialect,
 		WriteError: func(w http.ResponseWriter, status int, code, msg string) {
 			if status == http.StatusTooManyRequests {
+				// A service throttles in its own words, whoever asked for the 429.
+				_, code = dialect.Throttle(simkit.Call{Service: req.service, Op: req.op})
 				s.retryAfter(w)
 				if s.throttled(w, req, code) {
 					return
@@ -350,9 +367,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) retryAfter(w http.ResponseWriter) {
 	d := s.opts.RetryAfter
+	if d <= 0 {
+		d = DefaultRetryAfter
+	}
 	switch {
-	case d <= 0:
-		w.Header().Set("Retry-After", "0")
 	case d < time.Second:
 		w.Header().Set("retry-after-ms", strconv.FormatInt(d.Milliseconds(), 10))
 	default:
@@ -873,12 +891,15 @@ func (s *Server) serveAction(w http.ResponseWriter, req request) {
 
 func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 	op := strings.TrimPrefix(req.r.URL.Path, opPath)
+	monitor := req.r.URL.Query().Get("monitor") == "true"
 	s.mu.Lock()
 	o, ok := s.ops[op]
 	status := "Succeeded"
-	if ok && o.left > 0 && req.r.URL.Query().Get("monitor") != "true" {
-		o.left--
+	if ok && o.left > 0 {
 		status = "InProgress"
+		if !monitor {
+			o.left--
+		}
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -888,8 +909,15 @@ func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 	if status == "Succeeded" {
 		s.inv.SetState(o.vm.in.ID, o.final)
 	}
-	if req.r.URL.Query().Get("monitor") == "true" {
-		w.WriteHeader(http.StatusOK)
+	if monitor {
+		// The Location URL: 202 while running, 204 once done (an action
+		// has no result body; FACTS.md).
+		if status == "InProgress" {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
 	now := s.opts.Now().UTC().Format(time.RFC3339)
