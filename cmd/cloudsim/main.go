@@ -12,7 +12,11 @@
 //	AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test \
 //	  gpufinops analyze --provider aws --region us-east-1
 //
-// docs/azure.md and docs/gcp.md show the other clouds' settings.
+// docs/azure.md and docs/gcp.md show the other clouds' settings. --tls
+// serves HTTPS on the same port too, with a certificate authority made at
+// start (--ca-file), and proxies the public hosts a client cannot be
+// pointed away from (Azure CLI's login.microsoftonline.com), so the clouds'
+// CLIs run unchanged against it (docs/aws.md, docs/azure.md, docs/gcp.md).
 // --focus-export FILE writes the fleet's FOCUS billing export (CSV or
 // Parquet) with known totals; with --sql-engine postgres cloudsim also loads
 // it into a private PostgreSQL and serves Athena's and BigQuery's query
@@ -35,6 +39,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -96,6 +101,9 @@ type config struct {
 	focusHours int
 	// warehouse serves the export through Athena and BigQuery (--sql-engine).
 	warehouse warehouseConfig
+	// tls also serves HTTPS on the port, trusted through caFile (--tls).
+	tls    bool
+	caFile string
 }
 
 // usageError is a bad flag or argument: exit 2.
@@ -150,6 +158,8 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil
 	})
 	fs.Int64Var(&c.seed, "seed", 1, "seed of the fault injection, for repeatable runs")
+	fs.BoolVar(&c.tls, "tls", false, "serve HTTPS too, on the same port, with a certificate authority made at start (clients that accept only https: az), and proxy the public hosts such clients must reach (HTTPS_PROXY)")
+	fs.StringVar(&c.caFile, "ca-file", "", "with --tls, write the authority's certificate (PEM) here for clients to trust (default: a file in a temporary folder, removed on exit)")
 	fs.StringVar(&c.focusPath, "focus-export", "", "write the fleet's FOCUS 1.2 billing export to this .csv or .parquet file before serving")
 	focusStart := fs.String("focus-start", "", "first hour of the FOCUS export, YYYY-MM-DD or RFC 3339 (default: --focus-hours before now)")
 	fs.IntVar(&c.focusHours, "focus-hours", 720, "hours the FOCUS export bills each running instance")
@@ -164,7 +174,7 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		}
 	}
 	usage := func() {
-		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--focus-export FILE [--sql-engine postgres]] [simulator flags]")
+		fmt.Fprintln(stdout, "Usage: cloudsim (--fleet FILE | --demo) [--addr HOST:PORT] [--tls [--ca-file FILE]] [--latency D] [--throttle-rate R] [--error-rate R] [--fail-region REGION] [--delay OP=D] [--hang OP] [--seed N] [--focus-export FILE [--sql-engine postgres]] [simulator flags]")
 		fmt.Fprintf(stdout, "\nServes a fleet file's instances as local clouds on one port (simulators: %s).\n\nFlags:\n", strings.Join(titles, ", "))
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -197,6 +207,9 @@ func parseFlags(args []string, stdout io.Writer) (*config, error) {
 		return nil, &usageError{fmt.Sprintf("--error-rate %g is not between 0 and 1", c.errorRate)}
 	case c.throttleRate+c.errorRate > 1:
 		return nil, &usageError{fmt.Sprintf("--throttle-rate and --error-rate add up to %g, more than 1", c.throttleRate+c.errorRate)}
+	}
+	if c.caFile != "" && !c.tls {
+		return nil, &usageError{"--ca-file needs --tls"}
 	}
 	if c.focusPath != "" && focusKind(c.focusPath) == "" {
 		return nil, &usageError{fmt.Sprintf("--focus-export %q: want a .csv or .parquet file", c.focusPath)}
@@ -304,6 +317,27 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		return exitError
 	}
 	url := "http://" + ln.Addr().String()
+	handler := simkit.Mux(kit, append(wh.sims(), sims...)...)
+	var tlsNotes []string
+	if c.tls {
+		var proxied []string
+		for _, reg := range regs {
+			proxied = append(proxied, reg.ProxyHosts...)
+		}
+		tc, caFile, cleanup, err := startTLS(c.caFile, proxied)
+		if err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "cloudsim: --tls: %s\n", oneLine(err))
+			return exitError
+		}
+		defer cleanup()
+		ln = simkit.DualListener(ln, tc.Config)
+		handler = simkit.ConnectProxy(handler, tc.Config, proxied...)
+		tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS too, on https://%s; its certificate authority is %s (REQUESTS_CA_BUNDLE for az, AWS_CA_BUNDLE for aws)", ln.Addr(), caFile))
+		if len(proxied) > 0 {
+			tlsNotes = append(tlsNotes, fmt.Sprintf("HTTPS_PROXY=%s NO_PROXY=127.0.0.1,localhost brings %s to the simulators", url, strings.Join(proxied, ", ")))
+		}
+	}
 	var empty []string
 	for i, reg := range regs {
 		n := len(sims[i].State())
@@ -313,6 +347,9 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 		}
 	}
 	fmt.Fprintf(stdout, "cloudsim: instance states at %s/_sim/state, request counts at %s/_sim/requests\n", url, url)
+	for _, note := range tlsNotes {
+		fmt.Fprintf(stdout, "cloudsim: %s\n", note)
+	}
 	for _, s := range sims {
 		for _, note := range s.Notes() {
 			fmt.Fprintf(stdout, "cloudsim: %s\n", note)
@@ -328,7 +365,7 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: simkit.Mux(kit, append(wh.sims(), sims...)...), ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, Protocols: protocols}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -345,6 +382,30 @@ func serve(ctx context.Context, c *config, stdin io.Reader, stdout, stderr io.Wr
 	}
 	fmt.Fprintf(stdout, "cloudsim: stopped after %d requests\n", simkit.Total(kit.Counts()))
 	return exitOK
+}
+
+// startTLS makes the certificate authority of --tls, for the loopback
+// names and the proxied hosts, and writes its certificate to caFile (or a
+// temporary file cleanup removes).
+func startTLS(caFile string, proxied []string) (*simkit.TLS, string, func(), error) {
+	tc, err := simkit.NewTLS(proxied...)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	cleanup := func() {}
+	if caFile == "" {
+		dir, err := os.MkdirTemp("", "cloudsim-tls-")
+		if err != nil {
+			return nil, "", nil, err
+		}
+		caFile = filepath.Join(dir, "ca.pem")
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	if err := tc.WriteCA(caFile); err != nil {
+		cleanup()
+		return nil, "", nil, err
+	}
+	return tc, caFile, cleanup, nil
 }
 
 // loadFleet reads the fleet the flags name and says what to call it.

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,6 +51,7 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{"no fleet", nil, "give a fleet: --fleet FILE or --demo"},
 		{"both", []string{"--demo", "--fleet", "x.yaml"}, "--fleet and --demo exclude each other"},
+		{"ca file without tls", []string{"--demo", "--ca-file", "ca.pem"}, "--ca-file needs --tls"},
 		{"unknown flag", []string{"--demo", "--bogus"}, "flag provided but not defined: -bogus"},
 		{"argument", []string{"--demo", "extra"}, `unexpected argument "extra"`},
 		{"throttle rate", []string{"--demo", "--throttle-rate", "1.5"}, "--throttle-rate 1.5 is not between 0 and 1"},
@@ -331,5 +335,44 @@ func TestServeWritesFOCUSExport(t *testing.T) {
 	}
 	if totals[0] != totals[1] {
 		t.Errorf("csv %s, parquet %s", totals[0], totals[1])
+	}
+}
+
+// TestServeTLS: --tls answers https and http on one port, writes the
+// authority clients trust to --ca-file, and is the HTTPS proxy that takes
+// Entra ID's host to the Azure simulator.
+func TestServeTLS(t *testing.T) {
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	url, stop := startRun(t, "--demo", "--tls", "--ca-file", caFile)
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("--ca-file holds no certificate: %q", pem)
+	}
+	httpsURL := "https://" + strings.TrimPrefix(url, "http://")
+	proxy, _ := neturl.Parse(url)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, Proxy: http.ProxyURL(proxy)}}
+	for _, u := range []string{httpsURL + "/metadata/endpoints?api-version=2015-01-01", url + "/_sim/state",
+		"https://login.microsoftonline.com/00000000-0000-0000-0000-0000000000aa/v2.0/.well-known/openid-configuration"} {
+		cl := c
+		if strings.HasPrefix(u, httpsURL) || strings.HasPrefix(u, url) {
+			cl = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		}
+		resp, err := cl.Get(u)
+		if err != nil {
+			t.Fatalf("GET %s: %v", u, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %s", u, resp.Status)
+		}
+	}
+	code, stdout, stderr := stop()
+	if code != exitOK || !strings.Contains(stdout, "cloudsim: HTTPS too, on "+httpsURL+"; its certificate authority is "+caFile) ||
+		!strings.Contains(stdout, "HTTPS_PROXY="+url+" NO_PROXY=127.0.0.1,localhost brings login.microsoftonline.com") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }

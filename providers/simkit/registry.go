@@ -47,6 +47,10 @@ type Simulator struct {
 	// Flags adds the simulator's own flags to cmd/cloudsim's and returns a
 	// check run after parsing (nil: none), whose error is a usage error.
 	Flags func(fs *flag.FlagSet) (check func() error)
+	// ProxyHosts are public hosts a client cannot be pointed away from
+	// (Azure CLI's login.microsoftonline.com): cloudsim --tls serves them
+	// through itself as an HTTPS proxy (simkit.ConnectProxy).
+	ProxyHosts []string
 	// Ops are the operations the simulator answers, as "service:Op"
 	// ("ec2:StopInstances"): the names --delay and --hang may use.
 	Ops []string

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -107,13 +108,13 @@ func parseMetricQuery(r *http.Request, batch bool) (metricQuery, error) {
 	if batch {
 		start, end = q.Get("starttime"), q.Get("endtime")
 	} else {
-		start, end, _ = strings.Cut(q.Get("timespan"), "/")
+		start, end, _ = strings.Cut(timespanOf(q.Get("timespan")), "/")
 	}
 	var err error
-	if m.from, err = time.Parse(time.RFC3339, start); err != nil {
+	if m.from, err = parseISOTime(start); err != nil {
 		return m, fmt.Errorf("start time %q: %v", start, err)
 	}
-	if m.to, err = time.Parse(time.RFC3339, end); err != nil {
+	if m.to, err = parseISOTime(end); err != nil {
 		return m, fmt.Errorf("end time %q: %v", end, err)
 	}
 	if !m.to.After(m.from) {
@@ -310,4 +311,28 @@ type metricPoint struct {
 
 func round(v float64) json.Number {
 	return json.Number(strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64))
+}
+
+// timespanOf is a timespan query value as Azure Monitor reads it: one
+// percent-encoded a second time (azure-cli's monitor metrics list sends it
+// so) is decoded again (FACTS.md).
+func timespanOf(v string) string {
+	if strings.Contains(v, "%") {
+		if u, err := url.QueryUnescape(v); err == nil {
+			return u
+		}
+	}
+	return v
+}
+
+// parseISOTime reads an ISO 8601 date-time: with its UTC offset, or
+// without one, as UTC (FACTS.md).
+func parseISOTime(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		if t2, err2 := time.Parse("2006-01-02T15:04:05.999999999", v); err2 == nil {
+			return t2.UTC(), nil
+		}
+	}
+	return t, err
 }

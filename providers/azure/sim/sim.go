@@ -7,7 +7,9 @@
 // $skipToken, with the user quota headers); Azure Monitor metrics, single
 // (GET {resource}/providers/Microsoft.Insights/metrics) and batch
 // (POST /subscriptions/{id}/metrics:getBatch); and the Retail Prices API
-// (GET /api/retail/prices, OData $filter, NextPageLink). It serves one fleet
+// (GET /api/retail/prices, OData $filter, NextPageLink); and, for clients
+// that log in for themselves (the Azure CLI), a minimal Entra ID and ARM's
+// cloud metadata (entra.go). It serves one fleet
 // snapshot, keeps VM state so that a deallocation is visible, counts
 // requests, and injects latency, 429 with Retry-After, server errors and
 // failing subscriptions or regions through providers/simkit.
@@ -99,6 +101,9 @@ type Options struct {
 	// permissions API lists them as notActions and the calls they guard
 	// answer 403 AuthorizationFailed.
 	DenyActions []string
+	// Clients are the service principals Entra ID knows (entra.go):
+	// client ID → secret; nil accepts any client with a secret.
+	Clients map[string]string
 	// Kit, when set, is shared with other simulators (cmd/cloudsim); the
 	// fault fields above are then unused.
 	Kit *simkit.Kit
@@ -277,12 +282,12 @@ func (s *Server) Notes() []string {
 	return []string{"Azure subscriptions " + strings.Join(s.subs, ", ") + "; any bearer token is accepted (azcore's fake credential in tests)"}
 }
 
-// Claims implements simkit.Sim: ARM, Resource Graph, metrics and Retail
-// Prices paths.
+// Claims implements simkit.Sim: ARM, Resource Graph, metrics, Retail
+// Prices, Entra ID and cloud metadata paths.
 func (s *Server) Claims(r *http.Request, _ []byte) bool {
 	p := r.URL.Path
 	return strings.HasPrefix(p, "/subscriptions") || strings.HasPrefix(p, "/providers/Microsoft.ResourceGraph") ||
-		strings.HasPrefix(p, "/api/retail/prices") || strings.HasPrefix(p, opPath)
+		strings.HasPrefix(p, "/api/retail/prices") || strings.HasPrefix(p, opPath) || isIdentity(r)
 }
 
 // Counts returns the requests served: service → operation → count.
@@ -324,6 +329,10 @@ var (
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if simkit.IsControl(r) {
 		s.control.ServeHTTP(w, r)
+		return
+	}
+	if isIdentity(r) {
+		s.serveIdentity(w, r)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -625,7 +634,7 @@ func (s *Server) serveSubscriptions(w http.ResponseWriter) {
 
 func subscriptionBody(sub string) map[string]any {
 	return map[string]any{"id": "/subscriptions/" + sub, "subscriptionId": sub, "displayName": "gpufinops sim " + sub[:8],
-		"state": "Enabled", "tenantId": "00000000-0000-0000-0000-0000000000aa"}
+		"state": "Enabled", "tenantId": Tenant}
 }
 
 func (s *Server) serveSubscription(w http.ResponseWriter, sub string) {

@@ -111,7 +111,7 @@ var subscription string
 func init() {
 	simkit.Register(simkit.Simulator{
 		Name: "azure", Title: "Azure", Provider: fleet.Azure, EndpointEnv: "GPUFINOPS_PROVIDERS_AZURE_ENDPOINT",
-		Ops: sim.Ops,
+		Ops: sim.Ops, ProxyHosts: []string{sim.EntraHost},
 		Flags: func(fs *flag.FlagSet) func() error {
 			fs.StringVar(&subscription, "subscription", "", "Azure subscription of the fleet's instances that name none (default "+sim.DefaultSubscription+")")
 			return func() error {

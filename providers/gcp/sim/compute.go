@@ -362,21 +362,68 @@ func (s *Server) getMachineType(w http.ResponseWriter, r *http.Request, m []stri
 	writeJSON(w, s.machineTypeJSON(m[1], m[2], t))
 }
 
-// aggregatedMachineTypes serves machineTypes.aggregatedList filtered by
-// name (the simulator does not list every type): the type in the first
-// zone of the first region.
+// aggregatedMachineTypes serves machineTypes.aggregatedList: every type
+// the simulator knows (Options.Types), or the one a name filter asks for,
+// in every zone it serves, paged by maxResults as instances are; a zone
+// without one on the last page answers the NO_RESULTS_ON_PAGE warning.
 func (s *Server) aggregatedMachineTypes(w http.ResponseWriter, r *http.Request, m []string) {
+	size, ok := maxResults(r)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'maxResults': must be between 0 and 500")
+		return
+	}
 	name, ok := parseFilter(r.URL.Query().Get("filter"))
-	if !ok || name == "" {
+	if !ok {
 		writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'filter': the simulator lists machine types only by name = \"NAME\"")
 		return
 	}
-	items := map[string]any{}
-	if t, ok := s.machineType(name); ok && len(s.opts.Regions) > 0 {
-		zone := s.zones[s.opts.Regions[0]][0]
-		items["zones/"+zone] = map[string]any{"machineTypes": []map[string]any{s.machineTypeJSON(m[1], zone, t)}}
+	var types []MachineType
+	if name != "" {
+		if t, ok := s.machineType(name); ok {
+			types = append(types, t)
+		}
+	} else {
+		for _, t := range s.types {
+			types = append(types, t)
+		}
+		sort.Slice(types, func(i, j int) bool { return types[i].Name < types[j].Name })
 	}
-	writeJSON(w, map[string]any{"kind": "compute#machineTypeAggregatedList", "items": items})
+	var zones []string
+	for _, region := range s.opts.Regions {
+		zones = append(zones, s.zones[region]...)
+	}
+	sort.Strings(zones)
+	query := simkit.Fingerprint(m[1], "machineTypes", name)
+	offset, ok := simkit.DecodeToken(r.URL.Query().Get("pageToken"), query)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "invalid", "Invalid value for field 'pageToken'")
+		return
+	}
+	from, to, next := simkit.Page(len(zones)*len(types), offset, size)
+	items := map[string]any{}
+	for i := from; i < to; i++ {
+		zone, t := zones[i/len(types)], types[i%len(types)]
+		key := "zones/" + zone
+		z, _ := items[key].(map[string]any)
+		if z == nil {
+			z = map[string]any{"machineTypes": []map[string]any{}}
+			items[key] = z
+		}
+		z["machineTypes"] = append(z["machineTypes"].([]map[string]any), s.machineTypeJSON(m[1], zone, t))
+	}
+	if next < 0 {
+		for _, zone := range zones {
+			if _, ok := items["zones/"+zone]; !ok {
+				items["zones/"+zone] = map[string]any{"warning": map[string]any{"code": "NO_RESULTS_ON_PAGE", "message": "There are no results for scope 'zones/" + zone + "' on this page."}}
+			}
+		}
+	}
+	out := map[string]any{"kind": "compute#machineTypeAggregatedList", "id": "projects/" + m[1] + "/aggregated/machineTypes", "items": items,
+		"selfLink": base + "projects/" + m[1] + "/aggregated/machineTypes"}
+	if next >= 0 {
+		out["nextPageToken"] = simkit.EncodeToken(next, query)
+	}
+	writeJSON(w, out)
 }
 
 func (s *Server) listRegions(w http.ResponseWriter, r *http.Request, m []string) {

@@ -491,12 +491,28 @@ type outSeries struct {
 
 // listTimeSeries answers a request.
 func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
+	page, err := s.timeSeriesPage(req, f)
+	if err != nil {
+		return nil, err
+	}
+	return encodeResponse(page.series, page.next, req.headers, page.int64Values), nil
+}
+
+// seriesPage is one page of a ListTimeSeries answer.
+type seriesPage struct {
+	series      []outSeries
+	next        string
+	int64Values bool
+}
+
+// timeSeriesPage computes a request's page, for gRPC and REST alike.
+func (s *Server) timeSeriesPage(req request, f filter) (seriesPage, error) {
 	project := strings.TrimPrefix(req.name, "projects/")
 	if !s.hasProject(project) {
-		return nil, fmt.Errorf("project %s not found", project)
+		return seriesPage{}, fmt.Errorf("project %s not found", project)
 	}
 	if f.resource != "" && f.resource != "gce_instance" {
-		return encodeResponse(nil, "", req.headers, false), nil
+		return seriesPage{}, nil
 	}
 	if !req.end.After(req.start) {
 		if req.start.IsZero() {
@@ -505,7 +521,7 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 	}
 	aligned := req.aligner != alignNone
 	if aligned && (req.period < time.Minute || req.period%time.Minute != 0) {
-		return nil, fmt.Errorf("the alignment period must be a whole number of minutes, at least 60 s")
+		return seriesPage{}, fmt.Errorf("the alignment period must be a whole number of minutes, at least 60 s")
 	}
 	now := s.opts.Now().UTC().Truncate(time.Minute)
 	end := req.end.UTC().Truncate(time.Minute)
@@ -515,7 +531,7 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 	query := simkit.Fingerprint(req.name, req.filter, req.start.String(), req.end.String(), strconv.Itoa(req.aligner), strconv.Itoa(req.reducer), strings.Join(req.groupBy, ","))
 	offset, ok := simkit.DecodeToken(req.pageToken, query)
 	if !ok {
-		return nil, fmt.Errorf("invalid page token")
+		return seriesPage{}, fmt.Errorf("invalid page token")
 	}
 	snapshot := query + "\x00" + req.period.String() + "\x00" + strconv.FormatBool(req.headers)
 	series, ok := s.pages.get(snapshot, req.pageToken)
@@ -544,7 +560,7 @@ func (s *Server) listTimeSeries(req request, f filter) ([]byte, error) {
 		next = simkit.EncodeToken(to, query)
 		s.pages.put(snapshot, series)
 	}
-	return encodeResponse(series[min(offset, len(series)):to], next, req.headers, int64Output(req.aligner, req.reducer)), nil
+	return seriesPage{series[min(offset, len(series)):to], next, int64Output(req.aligner, req.reducer)}, nil
 }
 
 // int64Output is true when the aggregation's values are INT64, as the

@@ -2,7 +2,8 @@
 // real services to the real clients: Compute Engine's REST/JSON
 // (instances.aggregatedList, get, stop, testIamPermissions, zone
 // operations, machine types, regions), Cloud Monitoring's gRPC
-// ListTimeSeries with alignment and cross-series reduction, the Cloud
+// ListTimeSeries with alignment and cross-series reduction (and the same
+// method over REST, projects.timeSeries.list, for curl), the Cloud
 // Billing Catalog's REST ListSkus and Resource Manager's projects.search.
 // REST and gRPC are served on one address: gRPC needs HTTP/2, so the server
 // must accept cleartext HTTP/2 (http.Protocols.SetUnencryptedHTTP2), as
@@ -277,6 +278,7 @@ var routes = []route{
 	{"GET", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/regions$`), "compute", "regions.list", false, (*Server).listRegions},
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
 	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
+	{"GET", regexp.MustCompile(`^/v3/projects/([^/]+)/timeSeries$`), "monitoring", "projects.timeSeries.list", false, (*Server).listTimeSeriesREST},
 }
 
 // Ops are the operations the simulator answers, as "service:Op": the REST
