@@ -105,6 +105,10 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 			continue
 		}
 		cur := conv(*in.CurrentMonthlyCost)
+		if in.CommitmentMonthlyCost != nil {
+			c := conv(*in.CommitmentMonthlyCost)
+			in.CommitmentMonthlyCost = &c
+		}
 		sav := mk(byResource[in.ResourceID])
 		opt := mk(cur.d.Sub(sav.d))
 		in.CurrentMonthlyCost, in.MonthlySavings, in.OptimizedMonthlyCost = &cur, &sav, &opt
@@ -114,6 +118,11 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 	}
 
 	s := &out.Summary
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		c := conv(*u)
+		s.UnusedCommitmentMonthlyCost = &c
+		current = current.Add(c.d)
+	}
 	s.CurrentMonthlyCost = mk(current)
 	s.MonthlySavings = mk(savings)
 	s.OptimizedMonthlyCost = mk(current.Sub(savings))
