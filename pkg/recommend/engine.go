@@ -229,6 +229,7 @@ type engine struct {
 	// unattributed the unused commitment no instance carries.
 	held         coverage.Result
 	heldWarnings []Warning
+	uncovered    map[familyKey]*idList
 	heldByID     map[string]*coverage.Usage
 	unattributed decimal.Decimal
 }

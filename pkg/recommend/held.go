@@ -125,7 +125,7 @@ func (e *engine) unusedFindings() {
 		}
 		use := "no uncovered running usage in its scope could use it: sell it, exchange it (convertible RIs, Azure reservations) or let it expire"
 		if len(u.Candidates) > 0 {
-			use = "uncovered running usage in its scope could use it: " + listSome(u.Candidates, 5)
+			use = "uncovered running usage in its scope could use it: " + listOf(u.Candidates, 5, u.CandidateCount)
 		}
 		if !u.Priced {
 			e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s%% used, at a price the fleet does not give (set hourlyRate or hourlyCommitment); %s",
@@ -241,8 +241,12 @@ func (e *engine) freesText(s *state) string {
 		if u := e.heldByID[p.CommitmentID]; u != nil {
 			if c := slices.DeleteFunc(slices.Clone(u.Candidates), func(id string) bool { return id == s.inst.ID }); len(c) > 0 {
 				use = "it could cover " + listSome(c, 3)
-			} else if others := e.uncoveredLike(s); len(others) > 0 {
-				use = "it could cover " + listSome(others, 3)
+			} else if others, n := e.uncoveredLike(s); len(others) > 0 {
+				shown := others[:min(3, len(others))]
+				use = "it could cover " + strings.Join(shown, ", ")
+				if n > len(shown) {
+					use += fmt.Sprintf(" and %d more", n-len(shown))
+				}
 			}
 		}
 		parts = append(parts, fmt.Sprintf("frees %s of commitment %s (%s), which is still paid: it saves money only once other usage takes it", h, p.CommitmentID, use))
@@ -254,20 +258,49 @@ func (e *engine) freesText(s *state) string {
 }
 
 // uncoveredLike are running instances of the same provider, region and
-// type family as s that no commitment fully covers.
-func (e *engine) uncoveredLike(s *state) []string {
-	var out []string
-	fam := coverage.Family(s.inst.InstanceType)
-	for _, o := range e.all {
-		if o == s || o.inst.Provider != s.inst.Provider || o.inst.Region != s.inst.Region || o.inst.State != fleet.Running || o.inst.Lifecycle == fleet.Spot {
-			continue
+// type family as s that no commitment fully covers (at most four, and
+// how many in all), from an index built on first use.
+func (e *engine) uncoveredLike(s *state) (ids []string, total int) {
+	if e.uncovered == nil {
+		e.uncovered = map[familyKey]*idList{}
+		for _, o := range e.all {
+			in := o.inst
+			if in.State != fleet.Running || in.Lifecycle != fleet.OnDemand || o.cov != nil && o.cov.Share >= 1-1e-9 {
+				continue
+			}
+			k := familyKey{in.Provider, in.Region, coverage.Family(in.InstanceType)}
+			l := e.uncovered[k]
+			if l == nil {
+				l = &idList{}
+				e.uncovered[k] = l
+			}
+			if len(l.ids) < 4 {
+				l.ids = append(l.ids, in.ID)
+			}
+			l.n++
 		}
-		if coverage.Family(o.inst.InstanceType) != fam || o.cov != nil && o.cov.Share >= 1-1e-9 || o.inst.Lifecycle == fleet.Committed {
-			continue
-		}
-		out = append(out, o.inst.ID)
 	}
-	return out
+	l := e.uncovered[familyKey{s.inst.Provider, s.inst.Region, coverage.Family(s.inst.InstanceType)}]
+	if l == nil {
+		return nil, 0
+	}
+	ids = slices.DeleteFunc(slices.Clone(l.ids), func(id string) bool { return id == s.inst.ID })
+	total = l.n
+	if len(ids) < len(l.ids) {
+		total--
+	}
+	return ids, total
+}
+
+type familyKey struct {
+	provider       fleet.Provider
+	region, family string
+}
+
+// idList is a few IDs and how many there are in all.
+type idList struct {
+	ids []string
+	n   int
 }
 
 // heldNote is what a change to a covered instance says of its commitments.
@@ -286,9 +319,13 @@ func commitmentWords(ids []string) string {
 }
 
 // listSome lists up to n names, then how many more.
-func listSome(names []string, n int) string {
-	if len(names) <= n {
-		return strings.Join(names, ", ")
+func listSome(names []string, n int) string { return listOf(names, n, len(names)) }
+
+// listOf lists up to n of names, then how many more of total there are.
+func listOf(names []string, n, total int) string {
+	shown := names[:min(n, len(names))]
+	if total <= len(shown) {
+		return strings.Join(shown, ", ")
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+	return fmt.Sprintf("%s and %d more", strings.Join(shown, ", "), total-len(shown))
 }
