@@ -41,11 +41,17 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 		}
 	}
 	named := map[string][]*state{}
+	repriced := map[*state]bool{}
 	for _, s := range states {
 		if !s.priced {
 			continue
 		}
 		in := s.inst
+		if _, billed := e.opts.Billed[in.ID]; billed {
+			// The bill's effective rate already is what its commitments
+			// leave it paying (RunWith's CommittedShare).
+			continue
+		}
 		id := ""
 		if in.Commitment != nil {
 			id = in.Commitment.ID
@@ -54,8 +60,9 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 		case c != nil || held[id]:
 			if in.Lifecycle == fleet.Committed {
 				// Its hours no commitment covers are billed on demand.
-				if od, ok := e.onDemandOf(in); ok {
+				if od, ok := e.onDemandOf(in); ok && in.HourlyPrice == nil {
 					s.price, s.hourly0 = od, e.shared(od)
+					repriced[s] = true
 				}
 			}
 			if held[id] {
@@ -104,7 +111,7 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 		}
 	}
 	for _, s := range states {
-		if !s.priced || s.fixed.IsZero() && s.coveredHours == 0 {
+		if !s.priced || s.fixed.IsZero() && s.coveredHours == 0 && !repriced[s] {
 			continue
 		}
 		s.monthly0 = e.costOf(s)

@@ -137,6 +137,21 @@ func TestHeldCoverage(t *testing.T) {
 			t.Errorf("warnings %+v", p.Warnings)
 		}
 	})
+	t.Run("a named reservation running 200 hours costs all its hours", func(t *testing.T) {
+		p := runHeld(t, []fleet.Held{ri("ri-1", "g5.xlarge", 1, "0.6", false)}, inst("part", "g5.xlarge", busyUtil, func(in *fleet.Instance) {
+			h := 200.0
+			in.Usage.HoursPerMonth = &h
+			in.Lifecycle, in.Commitment = fleet.Committed, &fleet.Commitment{ID: "ri-1"}
+		}))
+		// 0.6 × 730 = 438: 200 h used (120.00) and 530 h unused (318.00), all on it.
+		ic := p.Instances[0]
+		if !ic.MonthlyCost.Equal(decimal.NewFromInt(438)) || !ic.CommitmentMonthly.Equal(decimal.NewFromInt(438)) || ic.CoveredShare != 1 || !p.Summary.UnusedCommitmentMonthly.IsZero() {
+			t.Errorf("cost %+v, summary %+v", ic, p.Summary)
+		}
+		if w := warningsOf(p, WarnUnusedCommitment); len(w) != 1 || !strings.Contains(w[0].Message, "$318.00 of the $438.00") {
+			t.Errorf("warnings %+v", w)
+		}
+	})
 	t.Run("an implicit reservation is paid every hour", func(t *testing.T) {
 		rate := heldDec("3.75")
 		p := runHeld(t, nil, inst("ri", "g5.xlarge", func(in *fleet.Instance) {
