@@ -177,6 +177,11 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money, mk f
 	}
 	if a := r.Allocation; a != nil {
 		a.CurrentMonthlyCost, a.OptimizedMonthlyCost = r.Summary.CurrentMonthlyCost, r.Summary.OptimizedMonthlyCost
+		if u := r.Summary.UnusedCommitmentMonthlyCost; u != nil {
+			// The allocation splits the instances' costs only.
+			a.CurrentMonthlyCost = Money{d: a.CurrentMonthlyCost.d.Sub(u.d), cur: a.CurrentMonthlyCost.cur}
+			a.OptimizedMonthlyCost = Money{d: a.OptimizedMonthlyCost.d.Sub(u.d), cur: a.OptimizedMonthlyCost.cur}
+		}
 		for _, dim := range []*[]CostBucket{&a.ByTeam, &a.ByProject, &a.ByWorkloadType, &a.ByEnvironment, &a.ByProvider} {
 			b := *dim
 			cur, opt := make([]decimal.Decimal, len(b)), make([]decimal.Decimal, len(b))
