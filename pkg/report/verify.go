@@ -150,15 +150,15 @@ func (r *Report) verifyAllocation(bad badFunc) {
 	s := r.Summary
 	// The allocation splits the instances' costs; unused commitment no
 	// instance carries belongs to none of its buckets.
-	current, optimized := s.CurrentMonthlyCost.d, s.OptimizedMonthlyCost.d
+	current, optimized, less := s.CurrentMonthlyCost.d, s.OptimizedMonthlyCost.d, ""
 	if u := s.UnusedCommitmentMonthlyCost; u != nil {
-		current, optimized = current.Sub(u.d), optimized.Sub(u.d)
+		current, optimized, less = current.Sub(u.d), optimized.Sub(u.d), " less unusedCommitmentMonthlyCost"
 	}
 	if !a.CurrentMonthlyCost.d.Equal(current) {
-		bad("allocation.currentMonthlyCost is %s, but the instances' current cost is %s", a.CurrentMonthlyCost, current.StringFixed(2))
+		bad("allocation.currentMonthlyCost is %s, but summary.currentMonthlyCost%s is %s", a.CurrentMonthlyCost, less, current.StringFixed(2))
 	}
 	if !a.OptimizedMonthlyCost.d.Equal(optimized) {
-		bad("allocation.optimizedMonthlyCost is %s, but the instances' optimized cost is %s", a.OptimizedMonthlyCost, optimized.StringFixed(2))
+		bad("allocation.optimizedMonthlyCost is %s, but summary.optimizedMonthlyCost%s is %s", a.OptimizedMonthlyCost, less, optimized.StringFixed(2))
 	}
 	for _, dim := range []struct {
 		name    string
