@@ -222,6 +222,16 @@ type Plan struct {
 	// Governance is the tag audit, cost allocation and AI cost metrics.
 	Governance governance.Report `json:"governance"`
 	// Held is the allocation of the commitments the fleet holds: what each
-	// pays, uses and leaves unused.
-	Held []coverage.Usage `json:"-"`
+	// pays, uses and leaves unused; HeldCoverage how much of the fleet's
+	// usage they cover.
+	Held         []coverage.Usage `json:"-"`
+	HeldCoverage HeldCoverage     `json:"-"`
+}
+
+// HeldCoverage is the on-demand value of the running usage commitments
+// cover (Covered), of all running usage with an on-demand price (OnDemand),
+// monthly, and their ratio (0–1).
+type HeldCoverage struct {
+	Covered, OnDemand decimal.Decimal
+	Share             float64
 }

@@ -124,6 +124,13 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 	if s.CurrentMonthly.String() != "33642.78" || s.MonthlySavings.String() != "2865.79" || s.OptimizedMonthly.String() != "30776.99" || s.UnusedCommitmentMonthly.String() != "1606" {
 		t.Errorf("summary %+v", s)
 	}
+	hc := p.HeldCoverage
+	if hc.Covered.String() != "49366.89" || hc.OnDemand.String() != "53152.66" {
+		t.Errorf("coverage %+v", hc)
+	}
+	stated(usd(hc.Covered))
+	stated(usd(hc.OnDemand))
+	stated("coverage " + decimal.NewFromFloat(hc.Share*100).StringFixed(1) + " %")
 	machines := s.CurrentMonthly.Sub(s.UnusedCommitmentMonthly)
 	for _, d := range []decimal.Decimal{s.CurrentMonthly, s.MonthlySavings, s.OptimizedMonthly, s.UnusedCommitmentMonthly, machines, paid} {
 		stated(usd(d))

@@ -234,6 +234,7 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money, mk f
 		}
 		sh.FreedMonthlyCost = mk(target)
 	}
+	r.CommitmentsHeld.convert(k, conv)
 	if c := r.Commitments; c != nil {
 		// The groups' savings at the policy's term add up to the commitment
 		// recommendations'; the other terms are converted one by one.

@@ -1,9 +1,17 @@
 package report
 
 import (
+	"bytes"
+	"os"
 	"testing"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 )
 
 // TestUnusedCommitmentsAddUp: the unused commitment no instance carries is
@@ -37,5 +45,62 @@ func TestUnusedCommitmentsAddUp(t *testing.T) {
 	r.Summary.UnusedCommitmentMonthlyCost = nil
 	if r.Verify() == nil {
 		t.Error("Verify accepts a summary above its instances")
+	}
+}
+
+// TestCommitmentsHeldSection: the worked example's commitments reach the
+// report with their figures, through JSON, Load and currency conversion.
+func TestCommitmentsHeldSection(t *testing.T) {
+	const path = "../../testdata/commitments/worked-example.yaml"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.Parse(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	r := New(recommend.Run(f, cat, recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())), testMeta())
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	h := r.CommitmentsHeld
+	if h == nil || len(h.Commitments) != 5 {
+		t.Fatalf("section %+v", h)
+	}
+	a := h.Commitments[3]
+	if a.ID != "res-a100" || a.PaidMonthlyCost.String() != "3212.00" || a.UnusedMonthlyCost.String() != "1606.00" || a.UnusedHourlyCost.d.String() != "2.2" || a.UtilizationPercent != 50 {
+		t.Errorf("res-a100: %+v", a)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, r, "json", PrintOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.CommitmentsHeld == nil || back.CommitmentsHeld.Commitments[3].UnusedMonthlyCost.String() != "1606.00" || back.CommitmentsHeld.CoveragePercent.d.String() != h.CoveragePercent.d.String() {
+		t.Errorf("read back: %+v", back.CommitmentsHeld)
+	}
+	eur, err := Convert(r, Conversion{Currency: "EUR", Rate: decimal.RequireFromString("0.5"), Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eur.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if c := eur.CommitmentsHeld.Commitments[3]; c.UnusedMonthlyCost.String() != "803.00" || c.UnusedHourlyCost.d.String() != "1.1" {
+		t.Errorf("converted: %+v", c)
+	}
+	if r.CommitmentsHeld.Commitments[3].UnusedMonthlyCost.String() != "1606.00" {
+		t.Error("Convert changed the USD report")
 	}
 }

@@ -162,6 +162,7 @@ func Merge(parts []Part) (*Report, error) {
 				out.Catalog = append(out.Catalog, c) // a live source of this shard's scopes
 			}
 		}
+		out.CommitmentsHeld = mergeHeld(out.CommitmentsHeld, r.CommitmentsHeld)
 		if r.Allocation == nil {
 			allocOK = false
 		} else {

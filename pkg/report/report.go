@@ -48,9 +48,11 @@ import (
 // (analyze --shard I/N), which `report merge` joins.
 //
 // 1.7 added what commitments the fleet already holds pay: per instance
-// commitmentMonthlyCost, coveredShare and coveredBy, and in the summary
-// unusedCommitmentMonthlyCost (commitments no instance carries), with the
-// warning codes unused-commitment, stopped-committed and covered-no-saving.
+// commitmentMonthlyCost, coveredShare and coveredBy, in the summary
+// unusedCommitmentMonthlyCost (commitments no instance carries), and
+// commitmentsHeld (each commitment's paid, used and unused cost, and the
+// fleet's coverage), with the warning codes unused-commitment,
+// stopped-committed and covered-no-saving.
 const SchemaVersion = "1.7"
 
 // ToolName is the tool named in every report.
@@ -129,6 +131,9 @@ type Report struct {
 	// Commitments is the commitment plan behind the commitment
 	// recommendations, without its hourly curves (since 1.1).
 	Commitments *Commitments `json:"commitments,omitempty"`
+	// CommitmentsHeld is what the commitments the fleet holds cover, pay
+	// and leave unused (since 1.7).
+	CommitmentsHeld *CommitmentsHeld `json:"commitmentsHeld,omitempty"`
 	// Billing reconciles the costs with a FOCUS billing export given with
 	// --billing (since 1.6).
 	Billing *Billing `json:"billing,omitempty"`
@@ -652,6 +657,7 @@ func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
 	r.TagAudit = newTagAudit(gov.Audit)
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
+	r.CommitmentsHeld = newCommitmentsHeld(plan.Held, plan.HeldCoverage)
 	return r, c
 }
 
