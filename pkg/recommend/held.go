@@ -116,8 +116,13 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 		}
 		s.monthly0 = e.costOf(s)
 		if s.inst.State == fleet.Stopped && s.fixed.IsPositive() {
-			e.warn(s.inst.ID, WarnStoppedCommitted, "stopped, but %s still paid: $%s a month whether it runs or not; run usage on it, or sell or exchange it where the cloud allows",
-				commitmentWords(s.coveredBy()), s.fixed.StringFixed(2))
+			by := s.coveredBy()
+			is := "is"
+			if len(by) > 1 {
+				is = "are"
+			}
+			e.warn(s.inst.ID, WarnStoppedCommitted, "stopped, but %s %s still paid: $%s a month whether it runs or not; run usage on it, or sell or exchange it where the cloud allows",
+				commitmentWords(by), is, s.fixed.StringFixed(2))
 		}
 	}
 	e.unusedFindings()

@@ -133,7 +133,7 @@ func TestHeldCoverage(t *testing.T) {
 		if ic := p.Instances[0]; !ic.MonthlyCost.Equal(decimal.NewFromInt(438)) {
 			t.Errorf("stopped reserved machine costs %s, want the RI's 438", ic.MonthlyCost)
 		}
-		if len(warningsOf(p, WarnStoppedCommitted)) != 1 || len(warningsOf(p, WarnUnusedCommitment)) != 1 {
+		if w := warningsOf(p, WarnStoppedCommitted); len(w) != 1 || !strings.Contains(w[0].Message, "stopped, but commitment ri-1 is still paid: $438.00 a month") || len(warningsOf(p, WarnUnusedCommitment)) != 1 {
 			t.Errorf("warnings %+v", p.Warnings)
 		}
 	})
