@@ -104,3 +104,29 @@ func TestCommitmentsHeldSection(t *testing.T) {
 		t.Error("Convert changed the USD report")
 	}
 }
+
+// TestMergeCommitmentsHeld: each shard's commitments and unused line join
+// in the merge, and its coverage is recomputed from the sums.
+func TestMergeCommitmentsHeld(t *testing.T) {
+	shard := func(i int, id, covered, od, unused string) Part {
+		u := NewMoney(decimal.RequireFromString(unused))
+		r := &Report{SchemaVersion: SchemaVersion, Shard: &Shard{Index: i, Count: 2}, Instances: []Instance{}, Recommendations: []Recommendation{},
+			CommitmentsHeld: &CommitmentsHeld{CoveredOnDemandMonthlyCost: NewMoney(decimal.RequireFromString(covered)), OnDemandMonthlyCost: NewMoney(decimal.RequireFromString(od)),
+				Commitments: []HeldCommitment{{ID: id, UnusedMonthlyCost: u}}}}
+		r.Summary = sumSummary(r)
+		r.Summary.UnusedCommitmentMonthlyCost = &u
+		r.Summary.CurrentMonthlyCost, r.Summary.OptimizedMonthlyCost = u, u
+		return Part{Name: id + ".json", Report: r}
+	}
+	m, err := Merge([]Part{shard(1, "ri-1", "30", "100", "10"), shard(2, "ri-2", "0", "100", "5")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	h := m.CommitmentsHeld
+	if h == nil || len(h.Commitments) != 2 || h.CoveragePercent.d.String() != "15" || m.Summary.UnusedCommitmentMonthlyCost.String() != "15.00" || m.Summary.CurrentMonthlyCost.String() != "15.00" {
+		t.Errorf("merged %+v, summary %+v", h, m.Summary)
+	}
+}
