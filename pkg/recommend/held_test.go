@@ -60,6 +60,9 @@ func checkHeld(t *testing.T, p Plan) {
 	}
 	paid := decimal.Zero
 	for _, u := range p.Held {
+		if !(u.Utilization >= 0 && u.Utilization <= 1) || u.UsedMonthly.GreaterThan(u.PaidMonthly) {
+			t.Errorf("%s: used %s of %s, utilization %v", u.ID, u.UsedMonthly, u.PaidMonthly, u.Utilization)
+		}
 		if u.Active && u.Priced && u.Kind != fleet.HeldCapacityReservation && u.Kind != fleet.HeldGCPReservation {
 			paid = paid.Add(u.PaidMonthly)
 		}
