@@ -2,6 +2,7 @@ package coverage
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -303,4 +304,25 @@ func TestGCPCommitments(t *testing.T) {
 			t.Errorf("reservation %+v", u)
 		}
 	})
+}
+
+// TestUnvalidatedCommitments: a scan's commitments are not checked as a
+// file's are; nonsense is ignored with a note, never a panic or a NaN.
+func TestUnvalidatedCommitments(t *testing.T) {
+	neg := decimal.NewFromInt(-1)
+	f := &fleet.Fleet{Instances: []fleet.Instance{inst("big", fleet.GCP, "europe-west4", "g2-standard-48"), inst("p5", fleet.AWS, "us-east-1", "p5.48xlarge")},
+		Commitments: []fleet.Held{
+			{ID: "cud", Provider: fleet.GCP, Kind: fleet.HeldResourceCUD, Resources: []fleet.HeldResource{{Type: "gpu", GPUModel: "L4", Amount: 0}}},
+			{ID: "ri", Provider: fleet.AWS, Kind: fleet.HeldStandardRI, InstanceType: "p5.48xlarge", Count: math.NaN()},
+			{ID: "sp", Provider: fleet.AWS, Kind: fleet.HeldComputeSavingsPlan, HourlyCommitment: &neg},
+		}}
+	r := Allocate(Input{Fleet: f, Catalog: testCatalog(), Now: now})
+	if len(r.Instances) != 0 {
+		t.Errorf("covered by nonsense: %+v", r.Instances)
+	}
+	for _, u := range r.Commitments {
+		if u.Active || len(u.Notes) == 0 || !strings.HasPrefix(u.Notes[0], "ignored: ") {
+			t.Errorf("%s: %+v", u.ID, u)
+		}
+	}
 }
