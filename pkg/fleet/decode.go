@@ -92,6 +92,11 @@ func headerOf(root map[string]any) (*Fleet, error) {
 			return nil, err
 		}
 	}
+	if cs := root["commitments"]; cs != nil {
+		if err := redecode(cs, &f.Commitments); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
 

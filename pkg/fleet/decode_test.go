@@ -103,6 +103,8 @@ func FuzzParsePiecewise(f *testing.F) {
 	f.Add([]byte(validDoc))
 	f.Add([]byte(`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "instances": [null, 1, {"id": "a", "x": 2}]}`))
 	f.Add([]byte(`{"instances": [], "kind": "Fleet", "apiVersion": "gpufinops/v1", "metadata": {"name": "n"}}`))
+	f.Add([]byte(`{"apiVersion": "gpufinops/v1", "kind": "Fleet", "commitments": [{"id": "c", "provider": "gcp", "kind": "resource-cud", "term": "1y",
+	 "scope": {"region": "r"}, "resources": [{"type": "gpu", "gpuModel": "L4", "amount": 4}], "hourlyCommitment": 1e400}], "instances": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameResult(t, "fleet.json", data)
 	})

@@ -8,6 +8,33 @@ import (
 	"testing"
 )
 
+// heldYAML is a fleet with a commitments section before its instances.
+const heldYAML = `apiVersion: gpufinops/v1
+kind: Fleet
+commitments:
+  - id: ri-1
+    provider: aws
+    kind: standard-reserved-instance
+    term: 1y
+    instanceType: g5.xlarge
+    count: 2
+    sizeFlexible: true
+    hourlyRate: 0.62
+  - id: cud-1
+    provider: gcp
+    kind: resource-cud
+    term: 3y
+    scope: {level: region, region: europe-west4}
+    resources: [{type: gpu, gpuModel: L4, amount: 4}, {type: vcpu, amount: 48}]
+instances:
+  - id: a
+    provider: aws
+    region: us-east-1
+    instanceType: g5.xlarge
+    lifecycle: committed
+    commitment: {id: ri-1}
+`
+
 // FuzzFleet: the reader never panics; every error is an *Error on one line
 // naming the file; every fleet it accepts passes Validate and round-trips:
 // written as JSON and as YAML it reads back, and writes the same bytes again;
@@ -29,6 +56,9 @@ func FuzzFleet(f *testing.F) {
 		strings.Replace(oneYAML, "instanceType: g5.xlarge", "instanceType: g5.xlarge\n    usage: {schedule: {timezone: Europe/Berlin, windows: [{days: [sat], start: \"23:00\", end: \"23:59\"}]}}", 1),
 		strings.Replace(oneYAML, "instanceType: g5.xlarge", "instanceType: g5.xlarge\n    utilization:\n      samples:\n        - {time: \"2026-11-30T00:00:00Z\", gpu: [1, 2]}", 1),
 		"apiVersion: gpufinops/v1\nkind: Fleet\ninstances: []\n",
+		heldYAML,
+		strings.Replace(heldYAML, "count: 2", "count: .nan", 1),
+		strings.Replace(heldYAML, "term: 1y", "term: 2y", 1),
 		"instances: [{id: a}]\n",
 		"\t- x\n",
 		"a: &a [*a]\n",

@@ -97,6 +97,7 @@ func (f *Fleet) Validate() error {
 		}
 		c.instance(in)
 	}
+	c.commitments(f)
 	if c.first == nil {
 		return nil
 	}

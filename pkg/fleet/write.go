@@ -79,8 +79,11 @@ type Encoder struct {
 	// when there is none.
 	head  []byte
 	empty string
-	n     int
-	buf   bytes.Buffer
+	// tail follows the list of instances: the commitments, when there are
+	// any, and the end of the document.
+	tail []byte
+	n    int
+	buf  bytes.Buffer
 }
 
 // emptyInstancesJSON and emptyInstancesYAML end a fleet without instances;
@@ -120,7 +123,46 @@ func NewEncoder(w io.Writer, head *Fleet, format string) (*Encoder, error) {
 		return nil, fmt.Errorf("fleet header does not end in its instance list: %q", e.head)
 	}
 	e.head, e.empty = e.head[:len(e.head)-len(empty)], empty
+	if len(head.Commitments) > 0 {
+		if err := e.commitmentsTail(&g, head.Commitments); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// commitmentsTail encodes the document g with commitments and keeps what
+// follows its (empty) instance list: the commitments section, written
+// after the instances as the whole-document encoding orders the fields.
+func (e *Encoder) commitmentsTail(g *Fleet, commitments []Held) error {
+	g.Commitments = commitments
+	var b []byte
+	var err error
+	if e.format == FormatJSON {
+		b, err = e.json(g, "", "  ")
+	} else if b, err = e.json(g, "", ""); err == nil {
+		b, err = jsonToYAML(b)
+	}
+	if err != nil {
+		return err
+	}
+	b = bytes.Clone(b)
+	mark := "instances: []\n"
+	if e.format == FormatJSON {
+		b, mark = append(b, '\n'), "\"instances\": [],\n"
+	}
+	_, after, ok := bytes.Cut(b, []byte(mark))
+	if !ok {
+		return fmt.Errorf("fleet document has no instance list before its commitments: %q", b)
+	}
+	if e.format == FormatJSON {
+		e.empty = mark[:len(mark)-2] + ",\n" + string(after)
+		e.tail = append([]byte("\n  ],\n"), after...)
+	} else {
+		e.empty = mark + string(after)
+		e.tail = after
+	}
+	return nil
 }
 
 // json encodes v as the whole-document encoder does (no HTML escaping),
@@ -189,6 +231,8 @@ func (e *Encoder) Close() error {
 		if _, err = e.w.Write(e.head); err == nil {
 			_, err = io.WriteString(e.w, e.empty)
 		}
+	case e.tail != nil:
+		_, err = e.w.Write(e.tail)
 	case e.format == FormatJSON:
 		_, err = io.WriteString(e.w, "\n  ]\n}\n")
 	}
@@ -293,6 +337,30 @@ func (cm Commitment) MarshalJSON() ([]byte, error) {
 		out.HourlyRate = json.Number(cm.HourlyRate.String())
 	}
 	return json.Marshal(out)
+}
+
+// MarshalJSON writes hourlyCommitment and hourlyRate as JSON numbers, as the
+// file format has them.
+func (h Held) MarshalJSON() ([]byte, error) {
+	type plain Held
+	out := struct {
+		plain
+		HourlyCommitment json.Number `json:"hourlyCommitment,omitempty"`
+		HourlyRate       json.Number `json:"hourlyRate,omitempty"`
+	}{plain: plain(h)}
+	if h.HourlyCommitment != nil {
+		out.HourlyCommitment = json.Number(h.HourlyCommitment.String())
+	}
+	if h.HourlyRate != nil {
+		out.HourlyRate = json.Number(h.HourlyRate.String())
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // MarshalJSON writes the instance in the file format, with hourlyPrice as a

@@ -354,6 +354,8 @@ func FuzzYAMLItem(f *testing.F) {
 func FuzzParseYAMLStream(f *testing.F) {
 	f.Add([]byte(validYAML))
 	f.Add([]byte(oneYAML))
+	f.Add([]byte(heldYAML))
+	f.Add([]byte(oneYAML + "commitments:\n  - {id: sp, provider: aws, kind: compute-savings-plan, term: 1y, hourlyCommitment: 2.5}\n"))
 	for _, e := range yamlEdits(validYAML) {
 		f.Add([]byte(e))
 	}

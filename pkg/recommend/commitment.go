@@ -165,6 +165,14 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		if b, ok := e.opts.Billed[it.ID]; ok && it.Eligible && b.CommittedShare >= CommittedEnough {
 			it.Eligible, it.Reason = false, commitplan.ReasonCommitted
 		}
+		if it.Eligible && s.cov != nil {
+			// Net of what is held: usage commitments cover is not bought again.
+			if sh := s.cov.Share; sh >= CommittedEnough {
+				it.Eligible, it.Reason = false, commitplan.ReasonCommitted+" ("+strings.Join(s.coveredBy(), ", ")+")"
+			} else {
+				it.OnDemandHourly = it.OnDemandHourly.Mul(decimal.NewFromFloat(1 - sh)).Round(6)
+			}
+		}
 		if it.Eligible && !s.typ.MoveTarget() {
 			it.Eligible, it.Reason = false, "a retired, retiring or promotional size: no commitment is bought for it"
 		}
@@ -363,7 +371,7 @@ func (ta *termAdvice) buy(g *commitplan.GroupPlan, tp *commitplan.TermPlan, pu *
 
 func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitplan.TermPlan, a commitplan.Allocation, cr commitRate, ta *termAdvice) *change {
 	term, kind, dPct := ta.term, ta.kind, ta.dPct
-	projected := s.cost().Sub(a.SavingsMonthly)
+	projected := s.variable().Sub(a.SavingsMonthly)
 	if projected.IsNegative() {
 		// The plan caps every instance's usage at its billed hours, so this
 		// cannot happen; never promise a negative cost if it does.

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
+	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
@@ -48,6 +50,14 @@ type state struct {
 	hourly0  *pricing.Price
 	// basis is the InstanceCost.PriceBasis: "" without a bill.
 	basis string
+	// fixed is what commitments charge the instance a month whatever is
+	// done with it (see held.go); coveredHours are the hours of its type
+	// they cover, billed in fixed rather than at price; cov is its part of
+	// the fleet's commitments, nil for an implicit one.
+	fixed        decimal.Decimal
+	coveredHours float64
+	coveredType  string
+	cov          *coverage.Covered
 }
 
 // initialCost is what the instance costs as the fleet has it, before any
@@ -83,9 +93,29 @@ func (s *state) initialCost() InstanceCost {
 
 func (s *state) cost() decimal.Decimal {
 	if s.override != nil {
-		return *s.override
+		return s.fixed.Add(*s.override)
 	}
-	return monthly(s.price.Hourly, s.hours)
+	if s.fixed.IsZero() && s.coveredHours == 0 {
+		return monthly(s.price.Hourly, s.hours)
+	}
+	return s.fixed.Add(monthly(s.price.Hourly, s.billedHours()))
+}
+
+// variable is the part of the cost a change can save: all of it but what
+// commitments charge.
+func (s *state) variable() decimal.Decimal { return s.cost().Sub(s.fixed) }
+
+// billedHours are the monthly hours billed at the state's price: those no
+// commitment covers. A commitment covers its instance's type on demand; on
+// another type or on spot, every hour is billed.
+func (s *state) billedHours() float64 {
+	if s.coveredHours == 0 || s.stopped {
+		return s.hours
+	}
+	if s.typ.Name != s.coveredType || s.lifecycle == fleet.Spot {
+		return s.hours
+	}
+	return max(0, s.hours-s.coveredHours)
 }
 
 // monthly is hourly × hours, rounded to cents.
@@ -195,6 +225,13 @@ type engine struct {
 	// spotQuotes holds the spot quote of each type and region (see
 	// spotQuote).
 	spotQuotes memo[offerKey, spotQuote]
+	// held is the allocation of the fleet's commitments (held.go);
+	// unattributed the unused commitment no instance carries.
+	held         coverage.Result
+	heldWarnings []Warning
+	uncovered    map[familyKey]*idList
+	heldByID     map[string]*coverage.Usage
+	unattributed decimal.Decimal
 }
 
 type offerKey struct {
@@ -326,7 +363,7 @@ func (e *engine) difference(a, b decimal.Decimal) decimal.Decimal {
 // costOf is e.amount(s.cost()), without making the decimal when the plan
 // holds the amount already.
 func (e *engine) costOf(s *state) decimal.Decimal {
-	if s.override == nil {
+	if s.override == nil && s.fixed.IsZero() && s.coveredHours == 0 {
 		if c, ok := monthlyCents(s.price.Hourly, s.hours); ok {
 			return e.amountOf(c, -2)
 		}
@@ -405,6 +442,9 @@ type Options struct {
 	// detail already; for a large fleet a second copy is a large part of the
 	// plan.
 	AuditSummary bool
+	// Now is the report's clock, against which commitments' start and end
+	// are read; zero takes the fleet's generatedAt.
+	Now time.Time
 	// Billed are the rates a billing export says instances pay, by instance
 	// id: such an instance is priced at its rate, the others at their list
 	// price, and each says which (InstanceCost.PriceBasis). Nil prices every
@@ -447,6 +487,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 		states[i] = e.newState(&f.Instances[i])
 	}
 	e.all = states
+	e.applyHeld(f, states)
 	for _, ph := range phases {
 		active := make([]*state, 0, len(states))
 		for _, s := range states {
@@ -493,6 +534,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	for i, s := range states {
 		ic := s.initialCost()
 		if ic.Priced {
+			s.describeCoverage(&ic)
 			ic.OptimizedCost = e.costOf(s)
 			ic.MonthlySavings = e.difference(ic.MonthlyCost, ic.OptimizedCost)
 			ic.Final = s.final()
@@ -510,11 +552,21 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 		plan.Recommendations = []Recommendation{}
 	}
 	sortRecommendations(plan.Recommendations)
-	plan.Warnings = e.warnings
+	plan.Warnings = append(e.warnings, e.heldWarnings...)
 	if plan.Warnings == nil {
 		plan.Warnings = []Warning{}
 	}
 	plan.Summary = summarize(plan.Instances, plan.Recommendations)
+	if e.unattributed.IsPositive() {
+		plan.Summary.UnusedCommitmentMonthly = e.unattributed
+		plan.Summary.CurrentMonthly = plan.Summary.CurrentMonthly.Add(e.unattributed)
+		plan.Summary.OptimizedMonthly = plan.Summary.OptimizedMonthly.Add(e.unattributed)
+		if plan.Summary.CurrentMonthly.IsPositive() {
+			plan.Summary.SavingsPercent = plan.Summary.MonthlySavings.Mul(decimal.NewFromInt(100)).Div(plan.Summary.CurrentMonthly).Round(1)
+		}
+	}
+	plan.Held = e.held.Commitments
+	plan.HeldCoverage = HeldCoverage{Covered: e.held.CoveredOnDemandMonthly, OnDemand: e.held.OnDemandMonthly, Share: e.held.Coverage}
 	plan.Sharing = e.sharing
 	plan.Governance = gov
 	plan.Commitments = e.commits
@@ -564,8 +616,13 @@ func (e *engine) newState(in *fleet.Instance) *state {
 // priced and its GPUs are known.
 func (s *state) advisable() bool { return s.priced && !s.noGPU }
 
-// record applies a change to a state and writes its recommendation.
+// record applies a change to a state and writes its recommendation; a
+// change that saves nothing because commitments pay for the instance is a
+// warning instead (coveredWithoutSaving).
 func (e *engine) record(s *state, c *change) {
+	if e.coveredWithoutSaving(s, c) {
+		return
+	}
 	in := s.inst
 	before := e.costOf(s)
 	hoursBefore := s.hours
@@ -591,6 +648,11 @@ func (e *engine) record(s *state, c *change) {
 		Rationale:        c.rationale,
 		Evidence:         c.evidence,
 		After:            s.last,
+	}
+	if s.covered() && c.kind != KindCommitment && !c.keep {
+		note := e.heldNote(s)
+		rec.Evidence.Notes = append(slices.Clip(rec.Evidence.Notes), note)
+		rec.Action += " (" + e.freesText(s) + ")"
 	}
 	rec.Evidence.HoursBefore = round2(hoursBefore)
 	rec.Evidence.HoursAfter = round2(s.hours)

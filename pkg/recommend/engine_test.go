@@ -114,6 +114,7 @@ func checkSums(t *testing.T, p Plan) {
 			t.Errorf("%s: current − projected ≠ savings", r.ID)
 		}
 	}
+	cur = cur.Add(p.Summary.UnusedCommitmentMonthly)
 	if !cur.Equal(p.Summary.CurrentMonthly) || !sav.Equal(p.Summary.MonthlySavings) || !sav.Equal(instSav) {
 		t.Errorf("summary current %s savings %s; parts: current %s, rec savings %s, instance savings %s",
 			p.Summary.CurrentMonthly, p.Summary.MonthlySavings, cur, sav, instSav)

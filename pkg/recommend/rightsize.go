@@ -56,7 +56,7 @@ func rightsizeRule(e *engine, s *state) *change {
 	if !found || best.Name == s.typ.Name {
 		return nil
 	}
-	before := s.cost()
+	before := s.variable()
 	eq, basis := e.comparable(s, bestPrice)
 	after := monthly(eq, s.hours)
 	if before.IsZero() || before.Sub(after).Mul(decimal.NewFromInt(100)).Div(before).LessThan(decimal.NewFromFloat(pol.MinSavingsPercent)) {

@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
+	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
@@ -124,6 +125,16 @@ const (
 	// WarnCommitmentRateUnknown: a committed instance's rate is not in the
 	// fleet; it is priced at an assumed rate, said so in its price source.
 	WarnCommitmentRateUnknown = "commitment-rate-unknown"
+	// WarnUnusedCommitment: a commitment the fleet holds is paid for hours
+	// nothing uses; the message gives the USD a month and what could use it.
+	WarnUnusedCommitment = "unused-commitment"
+	// WarnStoppedCommitted: a stopped instance still carries a commitment,
+	// which is paid whether it runs or not.
+	WarnStoppedCommitted = "stopped-committed"
+	// WarnCoveredNoSaving: a change (stop, schedule, rightsize, spot) would
+	// save nothing because commitments pay for the instance's hours; it
+	// would only free commitment for other usage.
+	WarnCoveredNoSaving = "covered-no-saving"
 )
 
 // InstanceCost is what one instance costs now.
@@ -149,11 +160,18 @@ type InstanceCost struct {
 	Hourly *pricing.Price `json:"hourlyPrice,omitempty"`
 	// PriceBasis is "bill" when Hourly is the effective rate a billing
 	// export gave, "list" when the bill had none for it; "" without a bill.
-	PriceBasis     string          `json:"priceBasis,omitempty"`
-	MonthlyCost    decimal.Decimal `json:"monthlyCost"`
-	Priced         bool            `json:"priced"`
-	OptimizedCost  decimal.Decimal `json:"optimizedMonthlyCost"`
-	MonthlySavings decimal.Decimal `json:"monthlySavings"`
+	PriceBasis string `json:"priceBasis,omitempty"`
+	// CommitmentMonthly is the part of MonthlyCost commitments charge,
+	// paid whatever is done with the instance; CoveredShare the part (0–1)
+	// of its hours they cover and CoveredBy their IDs ("implicit" for a
+	// commitment the instance names without one in the fleet).
+	CommitmentMonthly decimal.Decimal `json:"commitmentMonthlyCost,omitzero"`
+	CoveredShare      float64         `json:"coveredShare,omitempty"`
+	CoveredBy         []string        `json:"coveredBy,omitempty"`
+	MonthlyCost       decimal.Decimal `json:"monthlyCost"`
+	Priced            bool            `json:"priced"`
+	OptimizedCost     decimal.Decimal `json:"optimizedMonthlyCost"`
+	MonthlySavings    decimal.Decimal `json:"monthlySavings"`
 	// Final is the instance as the plan leaves it; nil when unpriced.
 	Final *FinalState `json:"final,omitempty"`
 }
@@ -184,6 +202,10 @@ type Summary struct {
 	GPUCount       float64                  `json:"gpuCount"`
 	UnpricedCount  int                      `json:"unpricedCount"`
 	SavingsByKind  map[Kind]decimal.Decimal `json:"savingsByKind"`
+	// UnusedCommitmentMonthly is what commitments that cover no instance
+	// cost a month; it is part of CurrentMonthly and OptimizedMonthly (a
+	// commitment is paid whatever the plan does).
+	UnusedCommitmentMonthly decimal.Decimal `json:"unusedCommitmentMonthlyCost,omitzero"`
 }
 
 // Plan is the engine's whole answer for one fleet.
@@ -199,4 +221,17 @@ type Plan struct {
 	Commitments commitplan.Plan `json:"commitments"`
 	// Governance is the tag audit, cost allocation and AI cost metrics.
 	Governance governance.Report `json:"governance"`
+	// Held is the allocation of the commitments the fleet holds: what each
+	// pays, uses and leaves unused; HeldCoverage how much of the fleet's
+	// usage they cover.
+	Held         []coverage.Usage `json:"-"`
+	HeldCoverage HeldCoverage     `json:"-"`
+}
+
+// HeldCoverage is the on-demand value of the running usage commitments
+// cover (Covered), of all running usage with an on-demand price (OnDemand),
+// monthly, and their ratio (0–1).
+type HeldCoverage struct {
+	Covered, OnDemand decimal.Decimal
+	Share             float64
 }

@@ -512,6 +512,15 @@ func (a *appender) instance(in *Instance) {
 		a.price(in.HourlyPrice)
 	}
 	a.optString("priceBasis", in.PriceBasis)
+	a.optMoney("commitmentMonthlyCost", in.CommitmentMonthlyCost)
+	if in.CoveredShare != 0 {
+		a.key("coveredShare")
+		a.float(in.CoveredShare)
+	}
+	if len(in.CoveredBy) > 0 {
+		a.key("coveredBy")
+		a.strings(in.CoveredBy)
+	}
 	a.optMoney("currentMonthlyCost", in.CurrentMonthlyCost)
 	a.optMoney("optimizedMonthlyCost", in.OptimizedMonthlyCost)
 	a.optMoney("monthlySavings", in.MonthlySavings)

@@ -105,6 +105,10 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 			continue
 		}
 		cur := conv(*in.CurrentMonthlyCost)
+		if in.CommitmentMonthlyCost != nil {
+			c := conv(*in.CommitmentMonthlyCost)
+			in.CommitmentMonthlyCost = &c
+		}
 		sav := mk(byResource[in.ResourceID])
 		opt := mk(cur.d.Sub(sav.d))
 		in.CurrentMonthlyCost, in.MonthlySavings, in.OptimizedMonthlyCost = &cur, &sav, &opt
@@ -114,6 +118,11 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 	}
 
 	s := &out.Summary
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		c := conv(*u)
+		s.UnusedCommitmentMonthlyCost = &c
+		current = current.Add(c.d)
+	}
 	s.CurrentMonthlyCost = mk(current)
 	s.MonthlySavings = mk(savings)
 	s.OptimizedMonthlyCost = mk(current.Sub(savings))
@@ -168,6 +177,11 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money, mk f
 	}
 	if a := r.Allocation; a != nil {
 		a.CurrentMonthlyCost, a.OptimizedMonthlyCost = r.Summary.CurrentMonthlyCost, r.Summary.OptimizedMonthlyCost
+		if u := r.Summary.UnusedCommitmentMonthlyCost; u != nil {
+			// The allocation splits the instances' costs only.
+			a.CurrentMonthlyCost = Money{d: a.CurrentMonthlyCost.d.Sub(u.d), cur: a.CurrentMonthlyCost.cur}
+			a.OptimizedMonthlyCost = Money{d: a.OptimizedMonthlyCost.d.Sub(u.d), cur: a.OptimizedMonthlyCost.cur}
+		}
 		for _, dim := range []*[]CostBucket{&a.ByTeam, &a.ByProject, &a.ByWorkloadType, &a.ByEnvironment, &a.ByProvider} {
 			b := *dim
 			cur, opt := make([]decimal.Decimal, len(b)), make([]decimal.Decimal, len(b))
@@ -220,6 +234,7 @@ func (r *Report) convertSections(k decimal.Decimal, conv func(Money) Money, mk f
 		}
 		sh.FreedMonthlyCost = mk(target)
 	}
+	r.CommitmentsHeld.convert(k, conv)
 	if c := r.Commitments; c != nil {
 		// The groups' savings at the policy's term add up to the commitment
 		// recommendations'; the other terms are converted one by one.

@@ -71,14 +71,21 @@ func writeHTML(w io.Writer, r *Report) error {
 	if s.UnpricedCount > 0 {
 		instances += fmt.Sprintf(" (%d unpriced)", s.UnpricedCount)
 	}
-	for _, c := range [][3]string{
+	cards := [][3]string{
 		{"current", "Current monthly cost", usd(s.CurrentMonthlyCost)},
 		{"optimized", "Optimized monthly cost", usd(s.OptimizedMonthlyCost)},
 		{"savings", "Monthly savings", usd(s.MonthlySavings)},
 		{"savings-percent", "Savings", percent(s.SavingsPercent)},
 		{"instances", "Instances", instances},
 		{"gpus", "GPUs", strconv.FormatFloat(s.GPUCount, 'f', -1, 64)},
-	} {
+	}
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		cards = append(cards, [3]string{"unused-commitments", "Unused commitments (in the costs)", usd(*u)})
+	}
+	if h := r.CommitmentsHeld; h != nil {
+		cards = append(cards, [3]string{"commitment-coverage", "Covered by commitments", percent(h.CoveragePercent)})
+	}
+	for _, c := range cards {
 		fmt.Fprintf(&b, "<div class=\"card\" id=\"summary-%s\"><div class=\"label\">%s</div><div class=\"value\">%s</div></div>\n",
 			c[0], esc(c[1]), esc(c[2]))
 	}

@@ -81,6 +81,9 @@ func markdownHead(b textWriter, r *Report) {
 	fmt.Fprintf(b, "## GPU cost report: %s\n\n", mdText(name))
 	fmt.Fprintf(b, "**Current %s/mo → optimized %s/mo, saving %s/mo (%s)**\n\n",
 		mdMoney(s.CurrentMonthlyCost), mdMoney(s.OptimizedMonthlyCost), mdMoney(s.MonthlySavings), percent(s.SavingsPercent))
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		fmt.Fprintf(b, "> Current and optimized include %s/mo of commitments paid for nothing (`unused-commitment`).\n\n", mdMoney(*u))
+	}
 	if line := partialScanLine(r); line != "" {
 		fmt.Fprintf(b, "> **Warning:** %s\n\n", mdText(line))
 	}

@@ -116,8 +116,18 @@ func Merge(parts []Part) (*Report, error) {
 	instances, recs, warnings := map[string]string{}, map[string]string{}, map[string]bool{}
 	alloc := map[string]map[string]*CostBucket{}
 	allocOK := true
+	var unused *Money
 	for _, p := range sorted {
 		r := p.Report
+		if u := r.Summary.UnusedCommitmentMonthlyCost; u != nil {
+			// A commitment belongs to the scope that holds it: each part
+			// reports its own.
+			sum := *u
+			if unused != nil {
+				sum = addMoney(*unused, *u)
+			}
+			unused = &sum
+		}
 		if r.GeneratedAt.After(out.GeneratedAt) {
 			out.GeneratedAt = r.GeneratedAt
 		}
@@ -152,6 +162,7 @@ func Merge(parts []Part) (*Report, error) {
 				out.Catalog = append(out.Catalog, c) // a live source of this shard's scopes
 			}
 		}
+		out.CommitmentsHeld = mergeHeld(out.CommitmentsHeld, r.CommitmentsHeld)
 		if r.Allocation == nil {
 			allocOK = false
 		} else {
@@ -159,6 +170,15 @@ func Merge(parts []Part) (*Report, error) {
 		}
 	}
 	out.Summary = sumSummary(out)
+	if unused != nil {
+		s := &out.Summary
+		s.UnusedCommitmentMonthlyCost = unused
+		s.CurrentMonthlyCost = addMoney(s.CurrentMonthlyCost, *unused)
+		s.OptimizedMonthlyCost = Money{d: s.CurrentMonthlyCost.d.Sub(s.MonthlySavings.d), cur: s.CurrentMonthlyCost.cur}
+		if !s.CurrentMonthlyCost.d.IsZero() {
+			s.SavingsPercent = NewNumber(s.MonthlySavings.d.Mul(decimal.NewFromInt(100)).Div(s.CurrentMonthlyCost.d).Round(1))
+		}
+	}
 	if allocOK {
 		out.Allocation = buildAllocation(alloc, out.Summary)
 	}

@@ -9,6 +9,7 @@ package report
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,7 +46,14 @@ import (
 // bill's effective rate or the list price.
 // 1.6 also added shard: a partial report of one slice of a scan's scopes
 // (analyze --shard I/N), which `report merge` joins.
-const SchemaVersion = "1.6"
+//
+// 1.7 added what commitments the fleet already holds pay: per instance
+// commitmentMonthlyCost, coveredShare and coveredBy, in the summary
+// unusedCommitmentMonthlyCost (commitments no instance carries), and
+// commitmentsHeld (each commitment's paid, used and unused cost, and the
+// fleet's coverage), with the warning codes unused-commitment,
+// stopped-committed and covered-no-saving.
+const SchemaVersion = "1.7"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -123,6 +131,9 @@ type Report struct {
 	// Commitments is the commitment plan behind the commitment
 	// recommendations, without its hourly curves (since 1.1).
 	Commitments *Commitments `json:"commitments,omitempty"`
+	// CommitmentsHeld is what the commitments the fleet holds cover, pay
+	// and leave unused (since 1.7).
+	CommitmentsHeld *CommitmentsHeld `json:"commitmentsHeld,omitempty"`
 	// Billing reconciles the costs with a FOCUS billing export given with
 	// --billing (since 1.6).
 	Billing *Billing `json:"billing,omitempty"`
@@ -321,6 +332,10 @@ type Summary struct {
 	UnpricedCount int `json:"unpricedCount"`
 	// SavingsByKind maps every recommendation kind to its monthly savings.
 	SavingsByKind map[string]Money `json:"savingsByKind"`
+	// UnusedCommitmentMonthlyCost is what commitments that no instance
+	// carries cost a month, unused; it is part of the current and optimized
+	// costs (since 1.7).
+	UnusedCommitmentMonthlyCost *Money `json:"unusedCommitmentMonthlyCost,omitempty"`
 }
 
 // Recommendation is one change to one instance, with its price and evidence.
@@ -493,6 +508,13 @@ type Instance struct {
 	// export gave (--billing), "list" when the bill had none for the
 	// instance; absent without a bill (since 1.6).
 	PriceBasis string `json:"priceBasis,omitempty"`
+	// CommitmentMonthlyCost is the part of its cost the commitments covering
+	// it charge, paid whatever is done with it; CoveredShare the part (0–1)
+	// of its hours they cover; CoveredBy their IDs, "implicit" for a
+	// commitment it names without one in the fleet (since 1.7).
+	CommitmentMonthlyCost *Money   `json:"commitmentMonthlyCost,omitempty"`
+	CoveredShare          float64  `json:"coveredShare,omitempty"`
+	CoveredBy             []string `json:"coveredBy,omitempty"`
 	// CurrentMonthlyCost is what the instance costs a month now.
 	CurrentMonthlyCost *Money `json:"currentMonthlyCost,omitempty"`
 	// OptimizedMonthlyCost is the cost after every recommendation for it.
@@ -635,6 +657,7 @@ func skeleton(plan *recommend.Plan, meta Meta) (*Report, *converter) {
 	r.TagAudit = newTagAudit(gov.Audit)
 	r.Sharing = newSharing(plan.Sharing)
 	r.Commitments = newCommitments(plan.Commitments, plan.Policy.Commitment.Term)
+	r.CommitmentsHeld = newCommitmentsHeld(plan.Held, plan.HeldCoverage)
 	return r, c
 }
 
@@ -774,7 +797,7 @@ func newSummary(s recommend.Summary) Summary {
 	for k, v := range s.SavingsByKind {
 		byKind[string(k)] = NewMoney(v)
 	}
-	return Summary{
+	out := Summary{
 		CurrentMonthlyCost:   NewMoney(s.CurrentMonthly),
 		OptimizedMonthlyCost: NewMoney(s.OptimizedMonthly),
 		MonthlySavings:       NewMoney(s.MonthlySavings),
@@ -784,6 +807,11 @@ func newSummary(s recommend.Summary) Summary {
 		UnpricedCount:        s.UnpricedCount,
 		SavingsByKind:        byKind,
 	}
+	if s.UnusedCommitmentMonthly.IsPositive() {
+		m := NewMoney(s.UnusedCommitmentMonthly)
+		out.UnusedCommitmentMonthlyCost = &m
+	}
+	return out
 }
 
 // newRecommendation is rec in the report's types. Its maps and lists are
@@ -881,6 +909,12 @@ func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) In
 		UtilizationSource:   ic.UtilizationSource,
 		UtilizationCoverage: ic.UtilizationCoverage,
 		GPUUtilP95:          ic.GPUUtilP95,
+		CoveredShare:        ic.CoveredShare,
+		CoveredBy:           slices.Clone(ic.CoveredBy),
+	}
+	if ic.Priced && !ic.CommitmentMonthly.IsZero() {
+		m := NewMoney(ic.CommitmentMonthly)
+		in.CommitmentMonthlyCost = &m
 	}
 	if ic.Priced {
 		costs := &[3]Money{NewMoney(ic.MonthlyCost), NewMoney(ic.OptimizedCost), NewMoney(ic.MonthlySavings)}

@@ -133,6 +133,9 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	fmt.Fprintf(&b, "Current %s → optimized %s, saving %s (%s)\n",
 		perMonth(s.CurrentMonthlyCost), perMonth(s.OptimizedMonthlyCost),
 		c.green(perMonth(s.MonthlySavings)), percent(s.SavingsPercent))
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		b.WriteString(c.yellow("! current and optimized include "+perMonth(*u)+" of commitments paid for nothing (unused-commitment)") + "\n")
+	}
 	if line := exchangeRateLine(r); line != "" {
 		b.WriteString(line + "\n")
 	}

@@ -80,6 +80,9 @@ func (r *Report) Verify() error {
 		}
 	}
 
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		current = current.Add(u.d)
+	}
 	eq("summary.currentMonthlyCost", s.CurrentMonthlyCost, current)
 	eq("summary.monthlySavings", s.MonthlySavings, savings)
 	eq("summary.optimizedMonthlyCost", s.OptimizedMonthlyCost, s.CurrentMonthlyCost.d.Sub(s.MonthlySavings.d))
@@ -145,11 +148,17 @@ func (r *Report) verifyAllocation(bad badFunc) {
 		return
 	}
 	s := r.Summary
-	if !a.CurrentMonthlyCost.d.Equal(s.CurrentMonthlyCost.d) {
-		bad("allocation.currentMonthlyCost is %s, but summary.currentMonthlyCost is %s", a.CurrentMonthlyCost, s.CurrentMonthlyCost)
+	// The allocation splits the instances' costs; unused commitment no
+	// instance carries belongs to none of its buckets.
+	current, optimized, less := s.CurrentMonthlyCost.d, s.OptimizedMonthlyCost.d, ""
+	if u := s.UnusedCommitmentMonthlyCost; u != nil {
+		current, optimized, less = current.Sub(u.d), optimized.Sub(u.d), " less unusedCommitmentMonthlyCost"
 	}
-	if !a.OptimizedMonthlyCost.d.Equal(s.OptimizedMonthlyCost.d) {
-		bad("allocation.optimizedMonthlyCost is %s, but summary.optimizedMonthlyCost is %s", a.OptimizedMonthlyCost, s.OptimizedMonthlyCost)
+	if !a.CurrentMonthlyCost.d.Equal(current) {
+		bad("allocation.currentMonthlyCost is %s, but summary.currentMonthlyCost%s is %s", a.CurrentMonthlyCost, less, current.StringFixed(2))
+	}
+	if !a.OptimizedMonthlyCost.d.Equal(optimized) {
+		bad("allocation.optimizedMonthlyCost is %s, but summary.optimizedMonthlyCost%s is %s", a.OptimizedMonthlyCost, less, optimized.StringFixed(2))
 	}
 	for _, dim := range []struct {
 		name    string

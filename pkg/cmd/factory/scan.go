@@ -198,6 +198,10 @@ func (sc *scanner) readFile(fl *fleet.Fleet) (*fleet.Fleet, error) {
 		return nil, fmt.Errorf("%s: %d of %d instances read", fl.Metadata.Name, len(res.Fleet.Instances), len(fl.Instances))
 	}
 	res.Fleet.Instances = fileOrder(res.Fleet.Instances, fl.Instances)
+	if res.Fleet.Commitments == nil {
+		// What the file holds is applied before any saving (docs/commitments.md).
+		res.Fleet.Commitments = fl.Commitments
+	}
 	return res.Fleet, nil
 }
 

@@ -107,9 +107,13 @@ func TestFileIsReadThroughTheProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	demo.Metadata.Warnings = []fleet.ScanWarning{{Code: fleet.ScanScopeFailed, Provider: "aws", Account: "1", Region: "us-east-1", Reason: "x"}}
+	demo.Commitments = []fleet.Held{{ID: "ri-1", Provider: fleet.AWS, Kind: fleet.HeldStandardRI, Term: "1y", InstanceType: "p5.48xlarge", Count: 1}}
 	got, err := (&scanner{streams: func() *iostreams.IOStreams { return ios }}).readFile(demo)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(got.Commitments) != 1 || got.Commitments[0].ID != "ri-1" {
+		t.Errorf("the file's commitments are lost: %+v", got.Commitments)
 	}
 	if len(got.Instances) != len(demo.Instances) || got.Metadata.Name != demo.Metadata.Name || len(got.Metadata.Warnings) != 1 {
 		t.Fatalf("read %d of %d instances, metadata %+v", len(got.Instances), len(demo.Instances), got.Metadata)
