@@ -1,0 +1,800 @@
+// Package coverage works out which running instance-hours the commitments a
+// fleet already holds (fleet.Fleet.Commitments) pay for, by each cloud's
+// rules, and what each commitment leaves unused. It is pure: the same
+// fleet, catalog and clock give the same allocation.
+//
+// Usage is counted in monthly hours (fleet.HoursPerMonth a month): an
+// instance running 200 hours a month uses 200 of a reservation's 730. The
+// allocation assumes usage that fits a commitment month by month also fits
+// it hour by hour (two instances on 365 hours each share one reservation);
+// docs/commitments.md says so.
+package coverage
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+)
+
+// Input is what an allocation reads.
+type Input struct {
+	Fleet   *fleet.Fleet
+	Catalog pricing.Catalog
+	// Now is the report's clock: a commitment counts when Now lies
+	// between its start and end. Zero counts every commitment, with a note.
+	Now time.Time
+	// FallbackDiscount, when set, gives the discount (0–1) to assume for a
+	// savings plan or spend-based commitment on a type whose rate under it
+	// the catalog lacks (the policy's configured discount).
+	FallbackDiscount func(p fleet.Provider, term string) (float64, bool)
+}
+
+// Result is the allocation of a fleet's commitments to its instances.
+type Result struct {
+	// Instances are the instances any commitment covers, by instance ID.
+	Instances map[string]*Covered
+	// Commitments are the fleet's commitments in fleet order, each with
+	// what it pays and what of it is used.
+	Commitments []Usage
+	// CoveredOnDemandMonthly and OnDemandMonthly are the on-demand value
+	// of the covered usage and of all running usage with an on-demand
+	// price; Coverage is their ratio (0–1).
+	CoveredOnDemandMonthly decimal.Decimal
+	OnDemandMonthly        decimal.Decimal
+	Coverage               float64
+}
+
+// Covered is the part of one instance's usage commitments pay for.
+type Covered struct {
+	InstanceID string
+	// Share is the part (0–1) of the instance's monthly usage covered.
+	Share float64
+	// Parts are the commitments covering it, in the order they applied.
+	Parts []Part
+}
+
+// Part is one commitment's share of one instance.
+type Part struct {
+	CommitmentID string
+	Kind         string
+	// Share is the part (0–1) of the instance's usage it covers.
+	Share float64
+	// Monthly is what the commitment charges a month for that part (its
+	// paid amount × the part of its capacity used); Priced is false when
+	// the commitment's price is unknown (Monthly is then zero).
+	Monthly decimal.Decimal
+	Priced  bool
+	// Hourly is Monthly per running hour of the instance: what stopping or
+	// shrinking the instance frees of the commitment each hour.
+	Hourly decimal.Decimal
+	// Fixed is false for a capacity reservation's part on usage no
+	// discount covers: billed at the reservation's rate, it is paid
+	// whether used or not, like the rest.
+	Fixed bool
+}
+
+// Usage is one commitment: what it pays a month and how much of it is used.
+type Usage struct {
+	ID       string
+	Provider fleet.Provider
+	Kind     string
+	Region   string
+	// Active is false when the report's clock lies outside its term: it is
+	// then neither paid nor applied.
+	Active bool
+	// Priced is false when neither the fleet nor the catalog gives its
+	// price; PaidMonthly, UsedMonthly and UnusedMonthly are then zero.
+	Priced bool
+	// PaidMonthly is what it costs a month, used or not.
+	PaidMonthly   decimal.Decimal
+	UsedMonthly   decimal.Decimal
+	UnusedMonthly decimal.Decimal
+	// Utilization is the part (0–1) of its capacity used.
+	Utilization float64
+	// Capacity says what it buys, e.g. "2 × p5.48xlarge (768 normalized units)".
+	Capacity string
+	// Covers are the instances it covers, in allocation order.
+	Covers []string
+	// Notes say how it was priced or matched where that was not exact.
+	Notes []string
+	// Candidates are uncovered running instances it could cover (same
+	// provider, scope and kind of usage), for its unused part: the first
+	// maxCandidates of CandidateCount.
+	Candidates     []string
+	CandidateCount int
+}
+
+// maxCandidates bounds Usage.Candidates.
+const maxCandidates = 20
+
+// usage is one instance as the allocation sees it.
+type usage struct {
+	in       *fleet.Instance
+	hours    float64
+	typ      pricing.InstanceType
+	known    bool
+	onDemand decimal.Decimal
+	hasOD    bool
+	share    float64 // covered so far (discounting commitments)
+	matched  float64 // share matched by capacity reservations
+	held     float64 // share capacity reservations bill, no discount covering it
+	named    string
+	cov      *Covered
+}
+
+// maxShare is the share past which an instance counts as fully covered
+// (float rounding).
+const maxShare = 1 - 1e-9
+
+// Allocate allocates every active commitment of the fleet, cloud by cloud,
+// in the order the clouds apply them: AWS zonal then regional reserved
+// instances and capacity blocks, EC2 Instance Savings Plans, Compute
+// Savings Plans; Azure reservations, then savings plans; GCP resource-based
+// CUDs, then spend-based CUDs. Capacity reservations (AWS, Azure) and GCP
+// reservations come last: no discount, but paid whether used or not.
+func Allocate(in Input) Result {
+	res := Result{Instances: map[string]*Covered{}}
+	f := in.Fleet
+	if f == nil {
+		return res
+	}
+	us := make([]*usage, 0, len(f.Instances))
+	for i := range f.Instances {
+		inst := &f.Instances[i]
+		u := &usage{in: inst, hours: inst.MonthlyHours()}
+		if inst.StoppedAllocated {
+			u.hours = inst.Usage.MonthlyHours()
+		}
+		if !(u.hours > 0) || math.IsInf(u.hours, 0) {
+			u.hours = 0
+		}
+		if inst.Commitment != nil {
+			u.named = inst.Commitment.ID
+		}
+		if in.Catalog != nil {
+			u.typ, u.known = in.Catalog.InstanceType(inst.Provider, pricing.TypeNameOf(in.Catalog, inst))
+			u.onDemand, u.hasOD = onDemand(in.Catalog, inst)
+		}
+		us = append(us, u)
+	}
+	order := make([]int, len(f.Commitments))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(rank(&f.Commitments[a]), rank(&f.Commitments[b]))
+	})
+	res.Commitments = make([]Usage, len(f.Commitments))
+	a := &allocator{in: in, us: us}
+	for _, i := range order {
+		res.Commitments[i] = a.apply(&f.Commitments[i])
+	}
+	for _, u := range us {
+		if u.cov != nil {
+			u.cov.Share = min(1, u.share+u.held)
+			res.Instances[u.in.ID] = u.cov
+		}
+		if u.hours > 0 && u.hasOD {
+			od := u.onDemand.Mul(decimal.NewFromFloat(u.hours))
+			res.OnDemandMonthly = res.OnDemandMonthly.Add(od)
+			res.CoveredOnDemandMonthly = res.CoveredOnDemandMonthly.Add(od.Mul(decimal.NewFromFloat(min(1, u.share+u.held))))
+		}
+	}
+	res.OnDemandMonthly = res.OnDemandMonthly.Round(2)
+	res.CoveredOnDemandMonthly = res.CoveredOnDemandMonthly.Round(2)
+	if res.OnDemandMonthly.IsPositive() {
+		res.Coverage = res.CoveredOnDemandMonthly.Div(res.OnDemandMonthly).InexactFloat64()
+	}
+	for i := range res.Commitments {
+		c := &res.Commitments[i]
+		if c.Active && c.Utilization < 1 {
+			c.Candidates, c.CandidateCount = a.candidates(&f.Commitments[i])
+		}
+	}
+	return res
+}
+
+// rank is a commitment's place in the order the clouds apply them.
+func rank(h *fleet.Held) int {
+	switch h.Kind {
+	case fleet.HeldStandardRI, fleet.HeldConvertibleRI, fleet.HeldCapacityBlock:
+		if h.Scope.Level == "zone" || h.Scope.Zone != "" {
+			return 0
+		}
+		if !h.SizeFlexible {
+			return 1
+		}
+		return 2
+	case fleet.HeldReservation, fleet.HeldResourceCUD:
+		return 1
+	case fleet.HeldEC2SavingsPlan:
+		return 3
+	case fleet.HeldComputeSavingsPlan, fleet.HeldSavingsPlan, fleet.HeldSpendCUD:
+		return 4
+	}
+	return 5 // capacity reservations, GCP reservations
+}
+
+type allocator struct {
+	in Input
+	us []*usage
+	// byRegion and byProvider index us, in fleet order.
+	byRegion   map[regionKey][]*usage
+	byProvider map[fleet.Provider][]*usage
+}
+
+type regionKey struct {
+	p      fleet.Provider
+	region string
+}
+
+// inScope are the instances h's provider and region (when it names one)
+// may hold: the rest of the scope is inScope's to check.
+func (a *allocator) inScope(h *fleet.Held) []*usage {
+	if a.byProvider == nil {
+		a.byRegion, a.byProvider = map[regionKey][]*usage{}, map[fleet.Provider][]*usage{}
+		for _, u := range a.us {
+			k := regionKey{u.in.Provider, strings.ToLower(u.in.Region)}
+			a.byRegion[k] = append(a.byRegion[k], u)
+			a.byProvider[u.in.Provider] = append(a.byProvider[u.in.Provider], u)
+		}
+	}
+	if h.Scope.Region != "" {
+		return a.byRegion[regionKey{h.Provider, strings.ToLower(h.Scope.Region)}]
+	}
+	return a.byProvider[h.Provider]
+}
+
+func (a *allocator) apply(h *fleet.Held) Usage {
+	out := Usage{ID: h.ID, Provider: h.Provider, Kind: h.Kind, Region: h.Scope.Region, Active: a.in.Now.IsZero() || h.Active(a.in.Now)}
+	if a.in.Now.IsZero() && (h.Start != nil || h.End != nil) {
+		out.Notes = append(out.Notes, "no report date: counted as active whatever its start and end")
+	}
+	if !out.Active {
+		out.Notes = append(out.Notes, "outside its term at the report's date: not paid, not applied")
+		return out
+	}
+	if h.End != nil && !a.in.Now.IsZero() && h.End.Sub(a.in.Now) < time.Duration(fleet.HoursPerMonth*float64(time.Hour)) {
+		out.Notes = append(out.Notes, "ends "+h.End.Format("2006-01-02")+", within the month: counted for the whole month")
+	}
+	if why := insane(h); why != "" {
+		out.Active = false
+		out.Notes = append(out.Notes, "ignored: "+why)
+		return out
+	}
+	switch {
+	case h.Kind == fleet.HeldResourceCUD:
+		a.resourceCUD(h, &out)
+	case h.PerHour():
+		a.spend(h, &out)
+	case h.Kind == fleet.HeldCapacityReservation || h.Kind == fleet.HeldGCPReservation:
+		a.capacity(h, &out)
+	default:
+		a.reserved(h, &out)
+	}
+	out.UnusedMonthly = out.PaidMonthly.Sub(out.UsedMonthly)
+	if out.UnusedMonthly.IsNegative() {
+		out.UnusedMonthly = decimal.Zero
+	}
+	return out
+}
+
+// insane says why a commitment cannot be allocated (a scan's, not checked
+// as a fleet file is); "" when it can.
+func insane(h *fleet.Held) string {
+	bad := func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) || v < 0 }
+	if bad(h.Count) || h.PerInstance() && !(h.Count > 0) {
+		return "its count is not a positive number"
+	}
+	for _, r := range h.Resources {
+		if bad(r.Amount) || !(r.Amount > 0) {
+			return "a resource amount is not a positive number"
+		}
+	}
+	for _, d := range []*decimal.Decimal{h.HourlyCommitment, h.HourlyRate} {
+		if d != nil && (d.IsNegative() || d.GreaterThan(decimal.NewFromInt(fleet.MaxHourlyCommitment))) {
+			return "an hourly amount is out of range"
+		}
+	}
+	return ""
+}
+
+// eligible are the instances h may apply to, named ones first, then in
+// fleet order.
+func (a *allocator) eligible(h *fleet.Held, fits func(u *usage) bool) []*usage {
+	var named, rest []*usage
+	for _, u := range a.inScope(h) {
+		if u.hours <= 0 || u.in.Lifecycle == fleet.Spot || !inScope(h, u.in) || !fits(u) {
+			continue
+		}
+		if u.named == h.ID {
+			named = append(named, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	return append(named, rest...)
+}
+
+// inScope reports whether the instance lies in the commitment's scope:
+// provider, region, zone and accounts.
+func inScope(h *fleet.Held, in *fleet.Instance) bool {
+	if in.Provider != h.Provider {
+		return false
+	}
+	if h.Scope.Region != "" && !strings.EqualFold(h.Scope.Region, in.Region) {
+		return false
+	}
+	if h.Scope.Zone != "" && !strings.EqualFold(h.Scope.Zone, in.Zone) {
+		return false
+	}
+	switch h.Scope.Level {
+	case "account":
+		if len(h.Scope.Accounts) > 0 {
+			return slices.ContainsFunc(h.Scope.Accounts, func(a string) bool { return strings.EqualFold(a, in.Account) })
+		}
+		return h.Account == "" || strings.EqualFold(h.Account, in.Account)
+	case "resource-group":
+		rg := resourceGroup(in.ID)
+		return slices.ContainsFunc(h.Scope.Accounts, func(a string) bool {
+			return rg != "" && strings.EqualFold(a, rg) || strings.EqualFold(a, in.Account)
+		})
+	}
+	return len(h.Scope.Accounts) == 0 || slices.ContainsFunc(h.Scope.Accounts, func(a string) bool { return strings.EqualFold(a, in.Account) })
+}
+
+// resourceGroup is the resource group an Azure resource ID names, or "".
+func resourceGroup(id string) string {
+	parts := strings.Split(id, "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if strings.EqualFold(parts[i], "resourceGroups") {
+			return parts[i+1]
+		}
+	}
+	return ""
+}
+
+// cover records that h covers share of u at monthly.
+func (u *usage) cover(h *fleet.Held, out *Usage, share float64, monthly decimal.Decimal, priced, fixed bool) {
+	if share <= 0 {
+		return
+	}
+	if u.cov == nil {
+		u.cov = &Covered{InstanceID: u.in.ID}
+	}
+	p := Part{CommitmentID: h.ID, Kind: h.Kind, Share: share, Monthly: monthly, Priced: priced, Fixed: fixed}
+	if u.hours > 0 {
+		p.Hourly = monthly.Div(decimal.NewFromFloat(u.hours)).Round(6)
+	}
+	u.cov.Parts = append(u.cov.Parts, p)
+	out.Covers = append(out.Covers, u.in.ID)
+}
+
+// part is paid × used / capacity, in cents.
+func part(paid decimal.Decimal, used, capacity float64) decimal.Decimal {
+	if !(capacity > 0) {
+		return decimal.Zero
+	}
+	return paid.Mul(decimal.NewFromFloat(used / capacity)).Round(2)
+}
+
+var hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
+
+// reserved allocates a reserved instance, an Azure reservation or a capacity
+// block: Count instances of one type, or, size-flexible (AWS regional RIs),
+// Count × its normalization factor of units across its family.
+func (a *allocator) reserved(h *fleet.Held, out *Usage) {
+	unit := func(typ string) (float64, bool) { return 1, strings.EqualFold(typ, h.InstanceType) }
+	flexible := h.SizeFlexible && h.Provider == fleet.AWS && h.Scope.Zone == "" && h.Scope.Level != "zone"
+	heldNF := 1.0
+	if flexible {
+		nf, ok := NormalizationFactor(h.InstanceType)
+		if !ok {
+			flexible = false
+			out.Notes = append(out.Notes, "size flexibility not applied: no normalization factor for "+h.InstanceType)
+		} else {
+			heldNF = nf
+			fam := Family(h.InstanceType)
+			unit = func(typ string) (float64, bool) {
+				n, ok := NormalizationFactor(typ)
+				return n, ok && Family(typ) == fam
+			}
+		}
+	}
+	if h.SizeFlexible && h.Provider == fleet.Azure {
+		out.Notes = append(out.Notes, "instance size flexibility not applied: the catalog has no size-flexibility ratios, so the reservation covers its own size only")
+	}
+	capacity := h.Count * heldNF * fleet.HoursPerMonth
+	out.Capacity = fmt.Sprintf("%s × %s", num(h.Count), h.InstanceType)
+	if flexible {
+		out.Capacity += fmt.Sprintf(" (%s normalized units, family %s)", num(h.Count*heldNF), Family(h.InstanceType))
+	}
+	rate, priced, note := a.perInstanceRate(h)
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	out.Priced = priced
+	if priced {
+		out.PaidMonthly = rate.Mul(decimal.NewFromFloat(h.Count)).Mul(hoursPerMonth).Round(2)
+	}
+	left := capacity
+	for _, u := range a.eligible(h, func(u *usage) bool { _, ok := unit(u.in.InstanceType); return ok }) {
+		if left <= 0 {
+			break
+		}
+		nf, _ := unit(u.in.InstanceType)
+		need := nf * u.hours * (1 - u.share)
+		if need <= 0 || u.share >= maxShare {
+			continue
+		}
+		use := min(need, left)
+		left -= use
+		share := use / (nf * u.hours)
+		u.share += share
+		u.cover(h, out, share, part(out.PaidMonthly, use, capacity), priced, true)
+	}
+	a.finish(out, capacity-left, capacity)
+}
+
+func (a *allocator) finish(out *Usage, used, capacity float64) {
+	if capacity > 0 {
+		out.Utilization = min(1, used/capacity)
+	}
+	out.UsedMonthly = part(out.PaidMonthly, used, capacity)
+}
+
+// perInstanceRate is the USD per instance-hour of h's type: the fleet's
+// hourlyRate, else the catalog's rate of its kind, term and payment.
+func (a *allocator) perInstanceRate(h *fleet.Held) (decimal.Decimal, bool, string) {
+	if h.HourlyRate != nil {
+		return *h.HourlyRate, true, ""
+	}
+	if a.in.Catalog != nil {
+		q := pricing.CommitmentQuery{Provider: h.Provider, Region: h.Scope.Region, InstanceType: h.InstanceType,
+			Kind: pricing.CommitmentKind(h.Kind), Term: h.Term, Payment: h.Payment}
+		if h.Kind == fleet.HeldCapacityReservation || h.Kind == fleet.HeldGCPReservation {
+			if o, ok := a.in.Catalog.Offer(h.Provider, h.Scope.Region, h.InstanceType); ok && o.OnDemand != nil {
+				return o.OnDemand.Hourly, true, "priced at the on-demand rate of " + h.InstanceType + " (no hourlyRate in the fleet)"
+			}
+		} else if r, ok := pricing.LookupCommitment(a.in.Catalog, q); ok {
+			return r.Hourly, true, fmt.Sprintf("priced at the catalog's %s %s rate %s/h (%s), no hourlyRate in the fleet", h.Term, h.Kind, r.Hourly, r.Source)
+		}
+	}
+	return decimal.Zero, false, "unpriced: no hourlyRate in the fleet and no catalog rate for " + h.InstanceType
+}
+
+// capacity allocates a capacity reservation or a GCP reservation: Count
+// instances of one type, paid at its rate whether used or not, with no
+// discount. Usage a discount already covers still fills it.
+func (a *allocator) capacity(h *fleet.Held, out *Usage) {
+	capacity := h.Count * fleet.HoursPerMonth
+	out.Capacity = fmt.Sprintf("%s × %s", num(h.Count), h.InstanceType)
+	rate, priced, note := a.perInstanceRate(h)
+	if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
+	out.Priced = priced
+	if priced {
+		out.PaidMonthly = rate.Mul(decimal.NewFromFloat(h.Count)).Mul(hoursPerMonth).Round(2)
+	}
+	left := capacity
+	for _, u := range a.eligible(h, func(u *usage) bool { return strings.EqualFold(u.in.InstanceType, h.InstanceType) }) {
+		if left <= 0 {
+			break
+		}
+		need := u.hours * (1 - u.matched)
+		if need <= 0 {
+			continue
+		}
+		use := min(need, left)
+		left -= use
+		share := use / u.hours
+		u.matched += share
+		// The part no discount covers is billed at the reservation's rate.
+		free := max(0, min(share, 1-u.share-u.held))
+		u.held += free
+		var m decimal.Decimal
+		if priced {
+			m = rate.Mul(decimal.NewFromFloat(u.hours * free)).Round(2)
+		}
+		if free > 0 {
+			u.cover(h, out, free, m, priced, true)
+		} else {
+			out.Covers = append(out.Covers, u.in.ID)
+		}
+	}
+	a.finish(out, capacity-left, capacity)
+}
+
+// GCP's documented spend-based (flexible) committed use discounts.
+var spendCUDDiscount = map[string]float64{"1y": 0.28, "3y": 0.46}
+
+// spend allocates a savings plan or a spend-based CUD: a USD amount per hour
+// at the commitment's rates, over eligible usage in descending order of
+// discount (AWS EC2 Instance SP: its family in its region; Compute SP, Azure
+// savings plan, GCP spend CUD: any type in scope).
+func (a *allocator) spend(h *fleet.Held, out *Usage) {
+	commit := decimal.Zero
+	if h.HourlyCommitment != nil {
+		commit = *h.HourlyCommitment
+	}
+	out.Capacity = "$" + commit.String() + "/h"
+	out.Priced = true
+	out.PaidMonthly = commit.Mul(hoursPerMonth).Round(2)
+	capacity := commit.Mul(hoursPerMonth).InexactFloat64()
+	type cand struct {
+		u        *usage
+		rate     float64 // commitment USD per instance-hour
+		discount float64
+	}
+	var cands []cand
+	var assumed []string
+	for _, u := range a.eligible(h, func(u *usage) bool {
+		return h.Kind != fleet.HeldEC2SavingsPlan || strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
+	}) {
+		if !u.hasOD || !u.onDemand.IsPositive() || u.share >= maxShare {
+			continue
+		}
+		od := u.onDemand.InexactFloat64()
+		d, how, ok := a.discount(h, u)
+		if !ok {
+			continue
+		}
+		if how != "" {
+			assumed = append(assumed, how)
+		}
+		cands = append(cands, cand{u, od * (1 - d), d})
+	}
+	slices.SortStableFunc(cands, func(x, y cand) int { return cmp.Compare(y.discount, x.discount) })
+	left := capacity
+	for _, c := range cands {
+		if left <= 0 {
+			break
+		}
+		need := c.rate * c.u.hours * (1 - c.u.share)
+		if need <= 0 {
+			continue
+		}
+		use := min(need, left)
+		left -= use
+		share := use / (c.rate * c.u.hours)
+		c.u.share += share
+		c.u.cover(h, out, share, part(out.PaidMonthly, use, capacity), true, true)
+	}
+	slices.Sort(assumed)
+	assumed = slices.Compact(assumed)
+	out.Notes = append(out.Notes, assumed...)
+	a.finish(out, capacity-left, capacity)
+}
+
+// discount is the discount (0–1) h gives u's type, and how it was found
+// when not from the catalog's rate for the kind.
+func (a *allocator) discount(h *fleet.Held, u *usage) (float64, string, bool) {
+	od := u.onDemand
+	lookup := func(kind pricing.CommitmentKind) (float64, bool) {
+		if a.in.Catalog == nil {
+			return 0, false
+		}
+		r, ok := pricing.LookupCommitment(a.in.Catalog, pricing.CommitmentQuery{Provider: u.in.Provider, Region: u.in.Region,
+			InstanceType: pricing.TypeNameOf(a.in.Catalog, u.in), Kind: kind, Term: h.Term, Payment: h.Payment})
+		if !ok || !r.Hourly.IsPositive() || r.Hourly.GreaterThan(od) {
+			return 0, false
+		}
+		return 1 - r.Hourly.Div(od).InexactFloat64(), true
+	}
+	switch h.Kind {
+	case fleet.HeldSpendCUD:
+		d, ok := spendCUDDiscount[h.Term]
+		return d, fmt.Sprintf("GCP's published %s spend-based CUD discount of %s %%", h.Term, num(d*100)), ok
+	case fleet.HeldSavingsPlan:
+		if d, ok := lookup(pricing.Reservation); ok {
+			return d, "Azure savings plan rates taken as the reservation rates of the same term (an upper bound of its discount: coverage is not understated)", true
+		}
+	default:
+		if d, ok := lookup(pricing.CommitmentKind(h.Kind)); ok {
+			return d, "", true
+		}
+	}
+	if a.in.FallbackDiscount != nil {
+		if d, ok := a.in.FallbackDiscount(h.Provider, h.Term); ok && d >= 0 && d < 1 {
+			return d, fmt.Sprintf("no catalog rate for some types: the policy's %s discount of %s %% assumed", h.Term, num(d*100)), true
+		}
+	}
+	return 0, "", false
+}
+
+// resourceCUD allocates a GCP resource-based CUD: per resource (vCPUs,
+// memory GiB, GPUs of one model) in its region. A machine is covered in
+// proportion to what the commitment has left of the scarcest committed
+// resource it uses; resources the commitment does not name do not limit
+// its share (the catalog has no per-resource price to split the machine's).
+func (a *allocator) resourceCUD(h *fleet.Held, out *Usage) {
+	capacity := map[string]float64{}
+	var names []string
+	for _, r := range h.Resources {
+		k := resourceKey(r.Type, r.GPUModel)
+		if _, ok := capacity[k]; !ok {
+			names = append(names, k)
+		}
+		capacity[k] += r.Amount * fleet.HoursPerMonth
+	}
+	out.Capacity = strings.Join(func() []string {
+		var s []string
+		for _, r := range h.Resources {
+			s = append(s, num(r.Amount)+" "+resourceKey(r.Type, r.GPUModel))
+		}
+		return s
+	}(), " + ")
+	left := map[string]float64{}
+	for k, v := range capacity {
+		left[k] = v
+	}
+	if h.HourlyCommitment != nil {
+		out.Priced = true
+		out.PaidMonthly = h.HourlyCommitment.Mul(hoursPerMonth).Round(2)
+	} else {
+		out.Notes = append(out.Notes, "unpriced: the fleet gives no hourlyCommitment (the USD an hour the commitment bills)")
+	}
+	need := func(u *usage) map[string]float64 {
+		n := map[string]float64{}
+		vcpus, mem := u.in.VCPUs, u.in.MemoryGiB
+		model, gpus := u.in.GPU.Model, u.in.GPU.Count
+		if u.known {
+			vcpus, mem = cmp.Or(vcpus, u.typ.VCPUs), cmp.Or(mem, u.typ.MemoryGiB)
+			model, gpus = cmp.Or(model, u.typ.GPUModel), cmp.Or(gpus, u.typ.GPUCount)
+		}
+		for k, v := range map[string]float64{"vcpu": vcpus, "memory": mem, resourceKey("gpu", model): gpus} {
+			if _, ok := capacity[k]; ok && v > 0 {
+				n[k] = v
+			}
+		}
+		return n
+	}
+	usedFrac := 0.0
+	for _, u := range a.eligible(h, func(u *usage) bool { return len(need(u)) > 0 }) {
+		if u.share >= maxShare {
+			continue
+		}
+		n := need(u)
+		share := 1 - u.share
+		for k, v := range n {
+			share = min(share, left[k]/(v*u.hours))
+		}
+		if share <= 0 {
+			continue
+		}
+		frac := 0.0
+		for k, v := range n {
+			use := v * u.hours * share
+			left[k] -= use
+			frac += use / capacity[k]
+		}
+		frac /= float64(len(names))
+		usedFrac += frac
+		u.share += share
+		u.cover(h, out, share, part(out.PaidMonthly, frac, 1), out.Priced, true)
+	}
+	a.finish(out, usedFrac, 1)
+}
+
+// resourceKey names a committed resource: "vcpu", "memory", "gpu:L4".
+func resourceKey(typ, model string) string {
+	if typ != "gpu" {
+		return typ
+	}
+	return "gpu:" + normModel(model)
+}
+
+func normModel(m string) string {
+	m = strings.ToUpper(strings.TrimSpace(m))
+	m = strings.TrimPrefix(m, "NVIDIA-")
+	m = strings.TrimPrefix(m, "NVIDIA ")
+	m = strings.TrimPrefix(m, "TESLA-")
+	return strings.ReplaceAll(m, " ", "-")
+}
+
+// candidates are running instances in h's scope that no commitment fully
+// covers and that h could cover: what its unused part could pay for.
+func (a *allocator) candidates(h *fleet.Held) ([]string, int) {
+	fam := Family(h.InstanceType)
+	var out []string
+	n := 0
+	for _, u := range a.inScope(h) {
+		if u.hours <= 0 || u.in.Lifecycle == fleet.Spot || u.share+u.held >= maxShare || !inScope(h, u.in) {
+			continue
+		}
+		ok := false
+		switch {
+		case h.Kind == fleet.HeldResourceCUD:
+			ok = true
+			for _, r := range h.Resources {
+				if r.Type == "gpu" && normModel(r.GPUModel) != normModel(cmp.Or(u.in.GPU.Model, u.typ.GPUModel)) {
+					ok = false
+				}
+			}
+		case h.Kind == fleet.HeldEC2SavingsPlan:
+			ok = strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
+		case h.PerHour():
+			ok = true
+		case h.SizeFlexible && h.Provider == fleet.AWS:
+			ok = Family(u.in.InstanceType) == fam
+		default:
+			ok = strings.EqualFold(u.in.InstanceType, h.InstanceType)
+		}
+		if ok {
+			if len(out) < maxCandidates {
+				out = append(out, u.in.ID)
+			}
+			n++
+		}
+	}
+	return out, n
+}
+
+// onDemand is the instance's uncovered hourly price: the fleet's hourlyPrice
+// (a negotiated rate) for an instance not on a commitment, else the
+// catalog's on-demand price.
+func onDemand(cat pricing.Catalog, in *fleet.Instance) (decimal.Decimal, bool) {
+	if in.HourlyPrice != nil && in.Lifecycle != fleet.Committed {
+		return *in.HourlyPrice, true
+	}
+	o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, in))
+	if !ok || o.OnDemand == nil {
+		return decimal.Zero, false
+	}
+	return o.OnDemand.Hourly, true
+}
+
+// Family is an AWS instance type's family ("p5" of "p5.48xlarge"); other
+// names are their own family.
+func Family(typ string) string {
+	if f, _, ok := strings.Cut(typ, "."); ok {
+		return strings.ToLower(f)
+	}
+	return strings.ToLower(typ)
+}
+
+// NormalizationFactor is AWS's normalization factor of an instance size
+// (nano 0.25, micro 0.5, small 1, medium 2, large 4, xlarge 8, Nxlarge 8N:
+// 48xlarge is 384), which size-flexible reserved instances are counted in.
+// Metal sizes have a factor per family that this table does not know.
+func NormalizationFactor(typ string) (float64, bool) {
+	_, size, ok := strings.Cut(strings.ToLower(typ), ".")
+	if !ok {
+		return 0, false
+	}
+	switch size {
+	case "nano":
+		return 0.25, true
+	case "micro":
+		return 0.5, true
+	case "small":
+		return 1, true
+	case "medium":
+		return 2, true
+	case "large":
+		return 4, true
+	case "xlarge":
+		return 8, true
+	}
+	n, found := strings.CutSuffix(size, "xlarge")
+	if !found {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(n, 64)
+	if err != nil || !(v >= 2) || v > 1024 || v != math.Trunc(v) {
+		return 0, false
+	}
+	return 8 * v, true
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
