@@ -1,0 +1,350 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	pricingtypes "github.com/aws/aws-sdk-go-v2/service/pricing/types"
+	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
+	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/gpufinops/gpufinops/providers/aws/sim/models"
+)
+
+// Contract tests: every exchange with the simulator, driven by the real SDK,
+// is checked against botocore's models (providers/aws/sim/models), and the
+// checks are shown to fail on corrupted answers.
+
+// contractRecorder checks each request and answer that passes through it
+// and records which operations were checked and how.
+type contractRecorder struct {
+	h          http.Handler
+	mu         sync.Mutex
+	checked    map[string]map[string]int // "service:Op" → "request"/"answer"/"error" → count
+	violations []string
+	answers    map[string][]byte // "service:Op" → the last 2xx answer
+}
+
+func newContractRecorder(h http.Handler) *contractRecorder {
+	return &contractRecorder{h: h, checked: map[string]map[string]int{}, answers: map[string][]byte{}}
+}
+
+func (c *contractRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	service, op, reqErr := CheckRequest(r, body)
+	rec := httptest.NewRecorder()
+	c.h.ServeHTTP(rec, r)
+	ansErr := CheckAnswer(r, body, rec.Code, rec.Header(), rec.Body.Bytes())
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
+
+	key := service + ":" + op
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.checked[key] == nil {
+		c.checked[key] = map[string]int{}
+	}
+	c.checked[key]["request"]++
+	kind := "answer"
+	if rec.Code >= 300 {
+		kind = "error"
+	} else {
+		c.answers[key] = rec.Body.Bytes()
+	}
+	c.checked[key][kind]++
+	if reqErr != nil {
+		c.violations = append(c.violations, fmt.Sprintf("%s request: %v", key, reqErr))
+	}
+	if ansErr != nil {
+		c.violations = append(c.violations, fmt.Sprintf("%s %s (HTTP %d): %v", key, kind, rec.Code, ansErr))
+	}
+}
+
+// pageProblems walks a paginated operation from its first page and says
+// what breaks paging semantics: a token on the last page that leads nowhere,
+// a token seen twice (a loop), an empty token, more pages than limit.
+func pageProblems(call func(token *string) (items int, next *string, err error), limit int) (items, pages int, problems []string) {
+	seen := map[string]bool{}
+	var token *string
+	for {
+		n, next, err := call(token)
+		if err != nil {
+			return items, pages, append(problems, fmt.Sprintf("page %d: %v", pages+1, err))
+		}
+		items += n
+		pages++
+		if next == nil {
+			return items, pages, problems
+		}
+		if *next == "" {
+			return items, pages, append(problems, fmt.Sprintf("page %d: empty next token (absent is the end)", pages))
+		}
+		if seen[*next] {
+			return items, pages, append(problems, fmt.Sprintf("page %d: token %q seen before: the pages loop", pages, *next))
+		}
+		if pages >= limit {
+			return items, pages, append(problems, fmt.Sprintf("more than %d pages", limit))
+		}
+		seen[*next] = true
+		token = next
+	}
+}
+
+// checkPaging walks call in small pages and in one, and fails the test
+// unless both see the same items through sound tokens.
+func checkPaging(t *testing.T, name string, small, whole func(token *string) (int, *string, error)) {
+	t.Helper()
+	n, pages, problems := pageProblems(small, 1000)
+	for _, p := range problems {
+		t.Errorf("%s paging: %s", name, p)
+	}
+	all, _, problems := pageProblems(whole, 1000)
+	for _, p := range problems {
+		t.Errorf("%s paging (one page): %s", name, p)
+	}
+	if n != all || pages < 2 {
+		t.Errorf("%s: %d items in %d small pages, %d in one page; want the same items over several pages", name, n, pages, all)
+	}
+}
+
+func TestContractEveryOperation(t *testing.T) {
+	var strict []string
+	var strictMu sync.Mutex
+	var failNext atomic.Bool
+	opts := Options{
+		AccountID: fixtureAccount, Types: fixtureTypes, Prices: fixturePrices, Now: func() time.Time { return fixtureNow },
+		Strict: func(service, op string, err error) {
+			strictMu.Lock()
+			defer strictMu.Unlock()
+			strict = append(strict, fmt.Sprintf("%s:%s: %v", service, op, err))
+		},
+		Fault: func(service, op, region string) (int, string) {
+			if failNext.CompareAndSwap(true, false) {
+				return Throttle(service)
+			}
+			return 0, ""
+		},
+	}
+	rec := newContractRecorder(New(generatedFleet(40), opts))
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	ec := ec2Client(srv, "us-east-1", signedCreds)
+	bad := aws.String("bm90LWEtdG9rZW4")
+	wantErr := func(what string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Errorf("%s: no error", what)
+		}
+	}
+	throttled := func(what string, call func() error) {
+		t.Helper()
+		failNext.Store(true)
+		wantErr(what+" throttled", call())
+	}
+
+	// EC2.
+	if _, err := ec.DescribeRegions(ctx, &ec2.DescribeRegionsInput{AllRegions: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	throttled("DescribeRegions", func() error { _, err := ec.DescribeRegions(ctx, &ec2.DescribeRegionsInput{}); return err })
+	instances := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(max), NextToken: tok,
+				Filters: []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: []string{"running", "stopped"}}}})
+			if err != nil {
+				return 0, nil, err
+			}
+			n := 0
+			for _, r := range out.Reservations {
+				n += len(r.Instances)
+			}
+			return n, out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeInstances", instances(5), instances(1000))
+	_, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{NextToken: bad})
+	wantErr("DescribeInstances bad token", err)
+	types := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := ec.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{MaxResults: aws.Int32(max), NextToken: tok})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.InstanceTypes), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeInstanceTypes", types(5), types(100))
+	_, err = ec.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{NextToken: bad})
+	wantErr("DescribeInstanceTypes bad token", err)
+	spot := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := ec.DescribeSpotPriceHistory(ctx, &ec2.DescribeSpotPriceHistoryInput{MaxResults: aws.Int32(max), NextToken: tok,
+				StartTime: aws.Time(fixtureNow.Add(-72 * time.Hour)), EndTime: aws.Time(fixtureNow), ProductDescriptions: []string{"Linux/UNIX"}})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.SpotPriceHistory), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeSpotPriceHistory", spot(5), spot(1000))
+	_, err = ec.DescribeSpotPriceHistory(ctx, &ec2.DescribeSpotPriceHistoryInput{NextToken: bad})
+	wantErr("DescribeSpotPriceHistory bad token", err)
+	if _, err := ec.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{"i-0000000000000100a"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ec.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{"i-0000000000000100a"}, DryRun: aws.Bool(true)})
+	wantErr("StopInstances dry run", err)
+
+	// STS.
+	sc := stsClient(srv, signedCreds)
+	if _, err := sc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); err != nil {
+		t.Fatal(err)
+	}
+	throttled("GetCallerIdentity", func() error { _, err := sc.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{}); return err })
+	role := "arn:aws:iam::" + secondAccount + ":role/gpufinops-read"
+	if _, err := sc.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("contract"), DurationSeconds: aws.Int32(900)}); err != nil {
+		t.Fatal(err)
+	}
+	throttled("AssumeRole", func() error {
+		_, err := sc.AssumeRole(ctx, &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String("contract")})
+		return err
+	})
+
+	// CloudWatch in each of its three protocols.
+	for _, proto := range []string{"cbor", "json", "query"} {
+		cw := cwClient(srv, proto)
+		var metrics []cwtypes.Metric
+		list := func(tok *string) (int, *string, error) {
+			out, err := cw.ListMetrics(ctx, &cloudwatch.ListMetricsInput{Namespace: aws.String("AWS/EC2"), MetricName: aws.String("CPUUtilization"), NextToken: tok})
+			if err != nil {
+				return 0, nil, err
+			}
+			metrics = append(metrics, out.Metrics...)
+			return len(out.Metrics), out.NextToken, nil
+		}
+		if _, _, problems := pageProblems(list, 100); len(problems) > 0 {
+			t.Errorf("%s ListMetrics: %v", proto, problems)
+		}
+		if len(metrics) < 3 {
+			t.Fatalf("%s ListMetrics: %d metrics", proto, len(metrics))
+		}
+		_, err := cw.ListMetrics(ctx, &cloudwatch.ListMetricsInput{NextToken: bad})
+		wantErr(proto+" ListMetrics bad token", err)
+		throttled(proto+" ListMetrics", func() error { _, err := cw.ListMetrics(ctx, &cloudwatch.ListMetricsInput{}); return err })
+		var queries []cwtypes.MetricDataQuery
+		for i, m := range metrics[:3] {
+			queries = append(queries, cwtypes.MetricDataQuery{Id: aws.String(fmt.Sprintf("q%d", i)),
+				MetricStat: &cwtypes.MetricStat{Metric: &m, Period: aws.Int32(300), Stat: aws.String("Average")}})
+		}
+		data := func(max int32) func(*string) (int, *string, error) {
+			return func(tok *string) (int, *string, error) {
+				out, err := cw.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{MetricDataQueries: queries, NextToken: tok, MaxDatapoints: aws.Int32(max),
+					StartTime: aws.Time(fixtureNow.Add(-6 * time.Hour)), EndTime: aws.Time(fixtureNow), ScanBy: cwtypes.ScanByTimestampAscending})
+				if err != nil {
+					return 0, nil, err
+				}
+				n := 0
+				for _, r := range out.MetricDataResults {
+					n += len(r.Values)
+				}
+				return n, out.NextToken, nil
+			}
+		}
+		checkPaging(t, proto+" GetMetricData", data(100), data(100800))
+		_, err = cw.GetMetricData(ctx, &cloudwatch.GetMetricDataInput{MetricDataQueries: queries, NextToken: bad,
+			StartTime: aws.Time(fixtureNow.Add(-time.Hour)), EndTime: aws.Time(fixtureNow)})
+		wantErr(proto+" GetMetricData bad token", err)
+	}
+
+	// Pricing.
+	pc := pricingClient(srv)
+	products := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := pc.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), MaxResults: aws.Int32(max), NextToken: tok,
+				Filters: []pricingtypes.Filter{{Type: pricingtypes.FilterTypeTermMatch, Field: aws.String("operatingSystem"), Value: aws.String("Linux")}}})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.PriceList), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "GetProducts", products(2), products(100))
+	_, err = pc.GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), NextToken: bad})
+	wantErr("GetProducts bad token", err)
+	if _, err := pc.DescribeServices(ctx, &pricing.DescribeServicesInput{ServiceCode: aws.String("AmazonEC2")}); err != nil {
+		t.Fatal(err)
+	}
+	throttled("DescribeServices", func() error { _, err := pc.DescribeServices(ctx, &pricing.DescribeServicesInput{}); return err })
+
+	// Savings Plans.
+	spc := savingsPlansClient(srv)
+	rates := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := spc.DescribeSavingsPlansOfferingRates(ctx, &savingsplans.DescribeSavingsPlansOfferingRatesInput{MaxResults: max, NextToken: tok,
+				SavingsPlanTypes: []sptypes.SavingsPlanType{sptypes.SavingsPlanTypeCompute}, Products: []sptypes.SavingsPlanProductType{sptypes.SavingsPlanProductTypeEc2}})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.SearchResults), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeSavingsPlansOfferingRates", rates(2), rates(1000))
+	throttled("DescribeSavingsPlansOfferingRates", func() error {
+		_, err := spc.DescribeSavingsPlansOfferingRates(ctx, &savingsplans.DescribeSavingsPlansOfferingRatesInput{})
+		return err
+	})
+
+	for _, v := range rec.violations {
+		t.Error(v)
+	}
+	for _, v := range strict {
+		t.Errorf("strict mode: %s", v)
+	}
+	var covered []string
+	for _, op := range Ops {
+		c := rec.checked[op]
+		if c["answer"] == 0 || c["error"] == 0 {
+			t.Errorf("%s: %d answers and %d errors checked; want both", op, c["answer"], c["error"])
+			continue
+		}
+		covered = append(covered, op)
+	}
+	var extra []string
+	for op := range rec.checked {
+		if !slices.Contains(Ops, op) {
+			extra = append(extra, op)
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) > 0 {
+		t.Errorf("operations served but not in Ops: %v", extra)
+	}
+	t.Logf("AWS contract: %d of %d simulated operations checked against botocore (request, answer and error envelope): %s", len(covered), len(Ops), strings.Join(covered, " "))
+	if len(covered) != len(Ops) {
+		t.Errorf("%d operations checked, the simulator registers %d", len(covered), len(Ops))
+	}
+	_ = models.Services
+}
