@@ -25,8 +25,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
 	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
-
-	"github.com/gpufinops/gpufinops/providers/aws/sim/models"
 )
 
 // Contract tests: every exchange with the simulator, driven by the real SDK,
@@ -40,11 +38,12 @@ type contractRecorder struct {
 	mu         sync.Mutex
 	checked    map[string]map[string]int // "service:Op" → "request"/"answer"/"error" → count
 	violations []string
-	answers    map[string][]byte // "service:Op" → the last 2xx answer
+	answers    map[string]recorded // "service:Op answer" or "service:Op error" → the last such answer
+	cbor       map[string]recorded // CloudWatch operation → its last CBOR 2xx answer
 }
 
 func newContractRecorder(h http.Handler) *contractRecorder {
-	return &contractRecorder{h: h, checked: map[string]map[string]int{}, answers: map[string][]byte{}}
+	return &contractRecorder{h: h, checked: map[string]map[string]int{}, answers: map[string]recorded{}, cbor: map[string]recorded{}}
 }
 
 func (c *contractRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -70,8 +69,11 @@ func (c *contractRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := "answer"
 	if rec.Code >= 300 {
 		kind = "error"
-	} else {
-		c.answers[key] = rec.Body.Bytes()
+	}
+	x := recorded{r: r, req: body, status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
+	c.answers[key+" "+kind] = x
+	if _, cop, ok := strings.Cut(r.URL.Path, "/operation/"); ok && kind == "answer" {
+		c.cbor[cop] = x
 	}
 	c.checked[key][kind]++
 	if reqErr != nil {
@@ -80,6 +82,15 @@ func (c *contractRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ansErr != nil {
 		c.violations = append(c.violations, fmt.Sprintf("%s %s (HTTP %d): %v", key, kind, rec.Code, ansErr))
 	}
+}
+
+// recorded is one request and its answer.
+type recorded struct {
+	r      *http.Request
+	req    []byte
+	status int
+	header http.Header
+	body   []byte
 }
 
 // pageProblems walks a paginated operation from its first page and says
@@ -130,6 +141,42 @@ func checkPaging(t *testing.T, name string, small, whole func(token *string) (in
 }
 
 func TestContractEveryOperation(t *testing.T) {
+	rec, strict := driveEveryOperation(t)
+	for _, v := range rec.violations {
+		t.Error(v)
+	}
+	for _, v := range strict {
+		t.Errorf("strict mode: %s", v)
+	}
+	var covered []string
+	for _, op := range Ops {
+		c := rec.checked[op]
+		if c["answer"] == 0 || c["error"] == 0 {
+			t.Errorf("%s: %d answers and %d errors checked; want both", op, c["answer"], c["error"])
+			continue
+		}
+		covered = append(covered, op)
+	}
+	var extra []string
+	for op := range rec.checked {
+		if !slices.Contains(Ops, op) {
+			extra = append(extra, op)
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) > 0 {
+		t.Errorf("operations served but not in Ops: %v", extra)
+	}
+	t.Logf("AWS contract: %d of %d simulated operations checked against botocore (request, answer and error envelope): %s", len(covered), len(Ops), strings.Join(covered, " "))
+	if len(covered) != len(Ops) {
+		t.Errorf("%d operations checked, the simulator registers %d", len(covered), len(Ops))
+	}
+}
+
+// driveEveryOperation serves a strict simulator behind a contract recorder
+// and calls every operation through the SDK: each paginated one in small
+// pages and with a broken token, each once throttled.
+func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	var strict []string
 	var strictMu sync.Mutex
 	var failNext atomic.Bool
@@ -317,34 +364,7 @@ func TestContractEveryOperation(t *testing.T) {
 		return err
 	})
 
-	for _, v := range rec.violations {
-		t.Error(v)
-	}
-	for _, v := range strict {
-		t.Errorf("strict mode: %s", v)
-	}
-	var covered []string
-	for _, op := range Ops {
-		c := rec.checked[op]
-		if c["answer"] == 0 || c["error"] == 0 {
-			t.Errorf("%s: %d answers and %d errors checked; want both", op, c["answer"], c["error"])
-			continue
-		}
-		covered = append(covered, op)
-	}
-	var extra []string
-	for op := range rec.checked {
-		if !slices.Contains(Ops, op) {
-			extra = append(extra, op)
-		}
-	}
-	sort.Strings(extra)
-	if len(extra) > 0 {
-		t.Errorf("operations served but not in Ops: %v", extra)
-	}
-	t.Logf("AWS contract: %d of %d simulated operations checked against botocore (request, answer and error envelope): %s", len(covered), len(Ops), strings.Join(covered, " "))
-	if len(covered) != len(Ops) {
-		t.Errorf("%d operations checked, the simulator registers %d", len(covered), len(Ops))
-	}
-	_ = models.Services
+	strictMu.Lock()
+	defer strictMu.Unlock()
+	return rec, slices.Clone(strict)
 }

@@ -485,7 +485,11 @@ func (m *Model) fromXMLAnswer(o *Operation, proto string, body []byte) (any, []V
 	}
 	var c checker
 	c.m = m
-	v := m.xmlValue(&c, o.Output.ResultWrapper, out, o.Output.Shape)
+	path := o.Output.ResultWrapper
+	if path == "" {
+		path = o.Output.Shape
+	}
+	v := m.xmlValue(&c, path, out, o.Output.Shape)
 	return v, append(vs, c.out...)
 }
 
