@@ -368,3 +368,40 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	defer strictMu.Unlock()
 	return rec, slices.Clone(strict)
 }
+
+func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
+	var got []string
+	s := New(fixtureFleet(), Options{AccountID: fixtureAccount, Types: fixtureTypes, Prices: fixturePrices, Now: func() time.Time { return fixtureNow },
+		Strict: func(service, op string, err error) { got = append(got, service+":"+op+": "+err.Error()) }})
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	for _, c := range []struct{ body, code string }{
+		{"Action=DescribeInstanceTypes&Version=2016-11-15&MaxResults=4", "InvalidParameterValue"},
+		{"Action=DescribeInstances&Version=2016-11-15&MaxResults=5&InstanceId.1=i-0a1", "InvalidParameterValue"},
+		{"Action=GetCallerIdentity&Version=2011-06-15&Bogus=1", "ValidationError"},
+	} {
+		got = nil
+		resp, err := http.Post(srv.URL, "application/x-www-form-urlencoded", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "<Code>"+c.code+"</Code>") {
+			t.Errorf("%s: HTTP %d %s; want 400 %s", c.body, resp.StatusCode, b, c.code)
+		}
+		if len(got) != 1 {
+			t.Errorf("%s: Strict heard %q; want one violation", c.body, got)
+		}
+	}
+	// A valid request is served and heard of by no one.
+	got = nil
+	resp, err := http.Post(srv.URL, "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeInstanceTypes&Version=2016-11-15&MaxResults=5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(got) != 0 {
+		t.Errorf("valid request: HTTP %d, violations %q", resp.StatusCode, got)
+	}
+}

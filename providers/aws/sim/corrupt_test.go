@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -180,6 +181,9 @@ func TestContractCatchesBadRequests(t *testing.T) {
 		{"bad enum", cw, "GetMetricData", models.Query, "Action=GetMetricData&Version=2010-08-01&StartTime=2026-03-15T00:00:00Z&EndTime=2026-03-15T01:00:00Z&MetricDataQueries.member.1.Id=q0&ScanBy=Sideways", ""},
 		{"bad timestamp", cw, "GetMetricData", models.Query, "Action=GetMetricData&Version=2010-08-01&StartTime=today&EndTime=2026-03-15T01:00:00Z&MetricDataQueries.member.1.Id=q0", ""},
 		{"period below minimum", cw, "GetMetricData", models.Query, "Action=GetMetricData&Version=2010-08-01&StartTime=2026-03-15T00:00:00Z&EndTime=2026-03-15T01:00:00Z&MetricDataQueries.member.1.Id=q0&MetricDataQueries.member.1.Period=0", ""},
+		{"documented period", cw, "GetMetricData", models.Query, "Action=GetMetricData&Version=2010-08-01&StartTime=2026-03-15T00:00:00Z&EndTime=2026-03-15T01:00:00Z&MetricDataQueries.member.1.Id=q0&MetricDataQueries.member.1.MetricStat.Period=90&MetricDataQueries.member.1.MetricStat.Stat=Average&MetricDataQueries.member.1.MetricStat.Metric.MetricName=m", ""},
+		{"501 queries", cw, "GetMetricData", models.Query, "Action=GetMetricData&Version=2010-08-01&StartTime=2026-03-15T00:00:00Z&EndTime=2026-03-15T01:00:00Z" + manyQueries(501), ""},
+		{"documented MaxResults", ec2m, "DescribeInstances", models.EC2, "Action=DescribeInstances&Version=2016-11-15&MaxResults=1001", ""},
 		{"json unknown member", sp, "DescribeSavingsPlansOfferingRates", models.RESTJSON, "", `{"MaxResults":10}`},
 		{"json page size", sp, "DescribeSavingsPlansOfferingRates", models.RESTJSON, "", `{"maxResults":1001}`},
 		{"json bad enum", sp, "DescribeSavingsPlansOfferingRates", models.RESTJSON, "", `{"savingsPlanTypes":["Everything"]}`},
@@ -209,6 +213,15 @@ func TestPageChecksCatchBrokenTokens(t *testing.T) {
 	if _, _, problems := pageProblems(endless, 10); len(problems) == 0 {
 		t.Error("endless pages pass")
 	}
+}
+
+// manyQueries is n GetMetricData queries in query-protocol form.
+func manyQueries(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "&MetricDataQueries.member.%d.Id=q%d&MetricDataQueries.member.%d.Expression=SEARCH", i, i, i)
+	}
+	return b.String()
 }
 
 func stringPtr(s string) *string { return &s }

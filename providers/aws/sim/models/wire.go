@@ -79,7 +79,8 @@ func (m *Model) Request(op, proto string, form url.Values, body []byte) []Violat
 		}
 		return vs
 	}
-	return append(vs, m.Validate(o.Input.Shape, v)...)
+	vs = append(vs, m.Validate(o.Input.Shape, v)...)
+	return append(vs, m.documentedLimits(op, v)...)
 }
 
 // Answer checks a successful answer's body.
