@@ -25,6 +25,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
 	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // Contract tests: every exchange with the simulator, driven by the real SDK,
@@ -93,45 +95,15 @@ type recorded struct {
 	body   []byte
 }
 
-// pageProblems walks a paginated operation from its first page and says
-// what breaks paging semantics: a token on the last page that leads nowhere,
-// a token seen twice (a loop), an empty token, more pages than limit.
-func pageProblems(call func(token *string) (items int, next *string, err error), limit int) (items, pages int, problems []string) {
-	seen := map[string]bool{}
-	var token *string
-	for {
-		n, next, err := call(token)
-		if err != nil {
-			return items, pages, append(problems, fmt.Sprintf("page %d: %v", pages+1, err))
-		}
-		items += n
-		pages++
-		if next == nil {
-			return items, pages, problems
-		}
-		if *next == "" {
-			return items, pages, append(problems, fmt.Sprintf("page %d: empty next token (absent is the end)", pages))
-		}
-		if seen[*next] {
-			return items, pages, append(problems, fmt.Sprintf("page %d: token %q seen before: the pages loop", pages, *next))
-		}
-		if pages >= limit {
-			return items, pages, append(problems, fmt.Sprintf("more than %d pages", limit))
-		}
-		seen[*next] = true
-		token = next
-	}
-}
-
 // checkPaging walks call in small pages and in one, and fails the test
 // unless both see the same items through sound tokens.
 func checkPaging(t *testing.T, name string, small, whole func(token *string) (int, *string, error)) {
 	t.Helper()
-	n, pages, problems := pageProblems(small, 1000)
+	n, pages, problems := simkit.PageProblems(small, 1000)
 	for _, p := range problems {
 		t.Errorf("%s paging: %s", name, p)
 	}
-	all, _, problems := pageProblems(whole, 1000)
+	all, _, problems := simkit.PageProblems(whole, 1000)
 	for _, p := range problems {
 		t.Errorf("%s paging (one page): %s", name, p)
 	}
@@ -292,7 +264,7 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 			metrics = append(metrics, out.Metrics...)
 			return len(out.Metrics), out.NextToken, nil
 		}
-		if _, _, problems := pageProblems(list, 100); len(problems) > 0 {
+		if _, _, problems := simkit.PageProblems(list, 100); len(problems) > 0 {
 			t.Errorf("%s ListMetrics: %v", proto, problems)
 		}
 		if len(metrics) < 3 {

@@ -199,22 +199,6 @@ func TestContractCatchesBadRequests(t *testing.T) {
 	}
 }
 
-func TestPageChecksCatchBrokenTokens(t *testing.T) {
-	loop := func(tok *string) (int, *string, error) { return 1, stringPtr("same"), nil }
-	if _, _, problems := pageProblems(loop, 10); len(problems) == 0 {
-		t.Error("a token that repeats passes")
-	}
-	empty := func(tok *string) (int, *string, error) { return 1, stringPtr(""), nil }
-	if _, _, problems := pageProblems(empty, 10); len(problems) == 0 {
-		t.Error("an empty token passes")
-	}
-	n := 0
-	endless := func(tok *string) (int, *string, error) { n++; return 1, stringPtr(strings.Repeat("x", n)), nil }
-	if _, _, problems := pageProblems(endless, 10); len(problems) == 0 {
-		t.Error("endless pages pass")
-	}
-}
-
 // manyQueries is n GetMetricData queries in query-protocol form.
 func manyQueries(n int) string {
 	var b strings.Builder
@@ -223,5 +207,3 @@ func manyQueries(n int) string {
 	}
 	return b.String()
 }
-
-func stringPtr(s string) *string { return &s }

@@ -122,8 +122,8 @@ func trim(model, pages map[string]any, ops []string) map[string]any {
 func undocumented(v map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, x := range v {
-		if k == "documentation" || k == "documentationUrl" {
-			continue
+		if _, isString := x.(string); isString && (k == "documentation" || k == "documentationUrl") {
+			continue // a member named "documentation" is a map and stays
 		}
 		if m, ok := x.(map[string]any); ok {
 			x = undocumented(m)

@@ -1,0 +1,303 @@
+package models
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	_ "google.golang.org/genproto/googleapis/rpc/errdetails" // registers the google.rpc detail types
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// The gRPC checks read the descriptors compiled into monitoringpb (and any
+// other registered service): the method's input and output messages, their
+// field_behavior REQUIRED fields and enum values, and google.rpc.Status
+// with its detail types in grpc-status-details-bin.
+
+// ListTimeSeries is the gRPC method the simulator serves.
+const ListTimeSeries = "/google.monitoring.v3.MetricService/ListTimeSeries"
+
+var _ = monitoringpb.ListTimeSeriesRequest{} // the descriptors must be linked in
+
+// grpcMethod finds a method by its gRPC path.
+func grpcMethod(path string) (protoreflect.MethodDescriptor, error) {
+	svc, method, ok := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	if !ok {
+		return nil, fmt.Errorf("%q is not a gRPC method path", path)
+	}
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc))
+	if err != nil {
+		return nil, fmt.Errorf("no service %s: %w", svc, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a service", svc)
+	}
+	md := sd.Methods().ByName(protoreflect.Name(method))
+	if md == nil {
+		return nil, fmt.Errorf("service %s has no method %s", svc, method)
+	}
+	return md, nil
+}
+
+// frames splits a gRPC body into its uncompressed messages.
+func frames(body []byte) ([][]byte, error) {
+	var out [][]byte
+	for len(body) > 0 {
+		if len(body) < 5 {
+			return nil, fmt.Errorf("truncated gRPC frame header")
+		}
+		if body[0] != 0 {
+			return nil, fmt.Errorf("compressed gRPC frame")
+		}
+		n := int(binary.BigEndian.Uint32(body[1:5]))
+		if len(body) < 5+n {
+			return nil, fmt.Errorf("gRPC frame of %d bytes holds %d", n, len(body)-5)
+		}
+		out = append(out, body[5:5+n])
+		body = body[5+n:]
+	}
+	return out, nil
+}
+
+// GRPCRequest checks a unary gRPC request body against the method's input
+// message.
+func GRPCRequest(path string, body []byte) []Violation {
+	md, err := grpcMethod(path)
+	if err != nil {
+		return []Violation{{path, err.Error()}}
+	}
+	msgs, err := frames(body)
+	if err != nil {
+		return []Violation{{path, err.Error()}}
+	}
+	if len(msgs) != 1 {
+		return []Violation{{path, fmt.Sprintf("%d request messages in a unary call", len(msgs))}}
+	}
+	return checkMessage(string(md.Input().FullName()), md.Input(), msgs[0])
+}
+
+// GRPCAnswer checks a unary gRPC answer: HTTP 200, application/grpc, a
+// grpc-status trailer, and either one output message (status 0) or a
+// grpc-message and, when present, a google.rpc.Status in
+// grpc-status-details-bin with the same code and registered detail types.
+// h holds the trailers too, as the http.TrailerPrefix keys a handler sets
+// or as plain keys.
+func GRPCAnswer(path string, status int, h http.Header, body []byte) []Violation {
+	md, err := grpcMethod(path)
+	if err != nil {
+		return []Violation{{path, err.Error()}}
+	}
+	var vs []Violation
+	bad := func(where, format string, args ...any) {
+		vs = append(vs, Violation{where, fmt.Sprintf(format, args...)})
+	}
+	trailer := func(k string) string {
+		if v := h.Get(http.TrailerPrefix + k); v != "" {
+			return v
+		}
+		return h.Get(k)
+	}
+	if status != http.StatusOK {
+		bad("HTTP status", "%d; gRPC answers 200 and puts the outcome in grpc-status", status)
+	}
+	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "application/grpc") {
+		bad("Content-Type", "%q, want application/grpc", ct)
+	}
+	code, err := strconv.Atoi(trailer("Grpc-Status"))
+	if err != nil || code < 0 || code > 16 {
+		bad("grpc-status", "%q is not a gRPC code", trailer("Grpc-Status"))
+		return vs
+	}
+	msgs, err := frames(body)
+	if err != nil {
+		return append(vs, Violation{path, err.Error()})
+	}
+	if code == 0 {
+		if len(msgs) != 1 {
+			return append(vs, Violation{path, fmt.Sprintf("%d answer messages with status OK, want 1", len(msgs))})
+		}
+		return append(vs, checkMessage(string(md.Output().FullName()), md.Output(), msgs[0])...)
+	}
+	if len(msgs) > 0 {
+		bad(path, "an error with %d answer messages", len(msgs))
+	}
+	if msg := trailer("Grpc-Message"); msg == "" {
+		bad("grpc-message", "missing")
+	} else if _, err := url.PathUnescape(msg); err != nil {
+		bad("grpc-message", "not percent-encoded: %v", err)
+	}
+	if bin := trailer("Grpc-Status-Details-Bin"); bin != "" {
+		raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(bin, "="))
+		if err != nil {
+			return append(vs, Violation{"grpc-status-details-bin", "not base64: " + err.Error()})
+		}
+		var st spb.Status
+		if err := proto.Unmarshal(raw, &st); err != nil {
+			return append(vs, Violation{"grpc-status-details-bin", "not a google.rpc.Status: " + err.Error()})
+		}
+		vs = append(vs, checkMessage("google.rpc.Status", st.ProtoReflect().Descriptor(), raw)...)
+		if int(st.GetCode()) != code {
+			bad("grpc-status-details-bin", "code %d, grpc-status %d", st.GetCode(), code)
+		}
+		for i, d := range st.GetDetails() {
+			vs = append(vs, checkAny(fmt.Sprintf("grpc-status-details-bin.details[%d]", i), d)...)
+		}
+	}
+	return vs
+}
+
+// checkAny checks a packed detail: a registered type whose bytes hold
+// only its fields.
+func checkAny(where string, a *anypb.Any) []Violation {
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(a.GetTypeUrl())
+	if err != nil {
+		return []Violation{{where, fmt.Sprintf("type %q is not a known detail type", a.GetTypeUrl())}}
+	}
+	if !strings.HasPrefix(a.GetTypeUrl(), "type.googleapis.com/google.rpc.") {
+		return []Violation{{where, fmt.Sprintf("type %q is not a google.rpc detail", a.GetTypeUrl())}}
+	}
+	return checkMessage(where, mt.Descriptor(), a.GetValue())
+}
+
+// checkDetail checks one JSON detail of a REST error: an @type naming a
+// google.rpc detail type and that type's fields only.
+func checkDetail(where string, raw json.RawMessage) []Violation {
+	var head struct {
+		Type string `json:"@type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Type == "" {
+		return []Violation{{where, "detail without @type"}}
+	}
+	if !strings.HasPrefix(head.Type, "type.googleapis.com/google.rpc.") {
+		return []Violation{{where, fmt.Sprintf("@type %q is not a google.rpc detail", head.Type)}}
+	}
+	var a anypb.Any
+	if err := protojson.Unmarshal(raw, &a); err != nil {
+		return []Violation{{where, err.Error()}}
+	}
+	return nil
+}
+
+// checkMessage decodes b as desc and walks it: no unknown fields, every
+// REQUIRED field set, every enum value defined, and each TimeSeries'
+// points of its value_type.
+func checkMessage(where string, desc protoreflect.MessageDescriptor, b []byte) []Violation {
+	m := dynamicpb.NewMessage(desc)
+	if err := proto.Unmarshal(b, m); err != nil {
+		return []Violation{{where, err.Error()}}
+	}
+	var vs []Violation
+	walk(&vs, where, m)
+	return vs
+}
+
+func walk(vs *[]Violation, where string, m protoreflect.Message) {
+	bad := func(path, format string, args ...any) {
+		*vs = append(*vs, Violation{path, fmt.Sprintf(format, args...)})
+	}
+	desc := m.Descriptor()
+	if u := m.GetUnknown(); len(u) > 0 {
+		bad(where, "%d bytes of fields %s does not define", len(u), desc.FullName())
+	}
+	fields := desc.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if required(fd) && !m.Has(fd) && !zeroIsAValue(fd) {
+			bad(where+"."+string(fd.Name()), "REQUIRED field is not set")
+		}
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		path := where + "." + string(fd.Name())
+		switch {
+		case fd.IsList():
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				walkValue(vs, fmt.Sprintf("%s[%d]", path, i), fd, l.Get(i))
+			}
+		case fd.IsMap():
+			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
+				walkValue(vs, path+"["+k.String()+"]", fd.MapValue(), mv)
+				return true
+			})
+		default:
+			walkValue(vs, path, fd, v)
+		}
+		return true
+	})
+	if desc.FullName() == "google.monitoring.v3.TimeSeries" {
+		checkPointTypes(vs, where, m)
+	}
+}
+
+func walkValue(vs *[]Violation, path string, fd protoreflect.FieldDescriptor, v protoreflect.Value) {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		walk(vs, path, v.Message())
+	case protoreflect.EnumKind:
+		if fd.Enum().Values().ByNumber(v.Enum()) == nil {
+			*vs = append(*vs, Violation{path, fmt.Sprintf("%d is not a value of %s", v.Enum(), fd.Enum().FullName())})
+		}
+	}
+}
+
+// zeroIsAValue: a proto3 scalar without presence is "unset" at its zero,
+// which for an enum whose zero is a real value (ListTimeSeriesRequest.view
+// FULL) or a number is indistinguishable from sending it.
+func zeroIsAValue(fd protoreflect.FieldDescriptor) bool {
+	if fd.HasPresence() || fd.IsList() || fd.IsMap() {
+		return false
+	}
+	switch fd.Kind() {
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return false
+	case protoreflect.EnumKind:
+		zero := fd.Enum().Values().ByNumber(0)
+		return zero != nil && !strings.HasSuffix(string(zero.Name()), "_UNSPECIFIED")
+	}
+	return true
+}
+
+func required(fd protoreflect.FieldDescriptor) bool {
+	bs, _ := proto.GetExtension(fd.Options(), annotations.E_FieldBehavior).([]annotations.FieldBehavior)
+	for _, b := range bs {
+		if b == annotations.FieldBehavior_REQUIRED {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPointTypes: a TimeSeries' points carry the value of its value_type
+// (metric.proto: "the value type of the time series", the points'
+// TypedValue must be of it).
+func checkPointTypes(vs *[]Violation, where string, ts protoreflect.Message) {
+	fields := ts.Descriptor().Fields()
+	vt := fields.ByName("value_type")
+	if !ts.Has(vt) {
+		return
+	}
+	want := strings.ToLower(string(vt.Enum().Values().ByNumber(ts.Get(vt).Enum()).Name())) + "_value"
+	points := ts.Get(fields.ByName("points")).List()
+	for i := 0; i < points.Len(); i++ {
+		p := points.Get(i).Message()
+		val := p.Get(p.Descriptor().Fields().ByName("value")).Message()
+		oneof := val.Descriptor().Oneofs().ByName("value")
+		if got := val.WhichOneof(oneof); got != nil && string(got.Name()) != want {
+			*vs = append(*vs, Violation{fmt.Sprintf("%s.points[%d].value", where, i), fmt.Sprintf("%s in a series of value_type %s", got.Name(), strings.ToUpper(strings.TrimSuffix(want, "_value")))})
+		}
+	}
+}
