@@ -242,6 +242,13 @@ func (d *Doc) Request(id string, r *http.Request, body []byte) []Violation {
 			vs = append(vs, checkParam(id+" query "+k, p, v)...)
 		}
 	}
+	if strings.HasPrefix(id, "compute.") && q.Has("maxResults") {
+		// The document gives maxResults a minimum only; its description
+		// says "Acceptable values are 0 to 500, inclusive" (FACTS.md).
+		if n, err := strconv.Atoi(q.Get("maxResults")); err == nil && n > 500 {
+			bad("query maxResults", "%d is above the documented maximum 500", n)
+		}
+	}
 	for name, p := range m.Parameters {
 		if p.Required && p.Location == "query" && !q.Has(name) {
 			bad("query "+name, "required parameter is missing")
@@ -512,8 +519,11 @@ func ErrorAnswer(status int, h http.Header, body []byte) []Violation {
 	if err := dec.Decode(&e); err != nil {
 		return append(vs, Violation{"error", err.Error()})
 	}
-	if e.Code == nil || *e.Code != status {
-		bad("error.code", "%v, want the HTTP status %d", e.Code, status)
+	switch {
+	case e.Code == nil:
+		bad("error.code", "missing")
+	case *e.Code != status:
+		bad("error.code", "%d, want the HTTP status %d", *e.Code, status)
 	}
 	if e.Message == nil || *e.Message == "" {
 		bad("error.message", "missing")
