@@ -224,7 +224,7 @@ func (d *Doc) Request(id string, r *http.Request, body []byte) []Violation {
 		}
 		if p == nil && strings.HasPrefix(k, "$") && k != "$.xgafv" {
 			// System parameters may be given as $name; the GAPIC REST
-			// clients send $alt=json;enum-encoding=int (FACTS.md).
+			// clients (Cloud Billing) send $alt=json;enum-encoding=int (FACTS.md).
 			if p = d.Parameters[k[1:]]; p != nil && k == "$alt" {
 				if v, ok := strings.CutSuffix(q.Get(k), ";enum-encoding=int"); ok && slices.Contains(p.Enum, v) {
 					continue
