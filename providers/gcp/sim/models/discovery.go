@@ -2,10 +2,12 @@
 // the REST methods the GCP simulator serves (Compute Engine v1, Cloud
 // Billing v1, Resource Manager v3) and checks requests, answers and error
 // bodies against them; Monitoring's gRPC ListTimeSeries is checked against
-// the monitoringpb descriptors (grpc.go).
+// Google's descriptors of it, embedded as monitoring.binpb (grpc.go).
 //
-// The documents are data from google.golang.org/api (see LICENSE and
-// README.md); go run ./providers/gcp/sim/models/trim writes them again.
+// The documents are data from google.golang.org/api and the descriptors
+// from the monitoringpb and genproto packages (see README.md and the
+// licences beside it); go run ./providers/gcp/sim/models/trim and
+// descriptors_gen.go write them again.
 package models
 
 import (

@@ -1,6 +1,7 @@
 package models
 
 import (
+	_ "embed"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -9,28 +10,51 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
-	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
-	"google.golang.org/genproto/googleapis/api/annotations"
-	_ "google.golang.org/genproto/googleapis/rpc/errdetails" // registers the google.rpc detail types
-	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// The gRPC checks read the descriptors compiled into monitoringpb (and any
-// other registered service): the method's input and output messages, their
-// field_behavior REQUIRED fields and enum values, and google.rpc.Status
-// with its detail types in grpc-status-details-bin.
+// The gRPC checks read monitoring.binpb, Google's descriptors of
+// google.monitoring.v3.MetricService and of google.rpc.Status and its
+// details with every file they import (written by descriptors_gen.go from
+// the generated packages in the module graph): the method's input and
+// output messages, their field_behavior REQUIRED fields and enum values,
+// and the detail types in grpc-status-details-bin.
 
 // ListTimeSeries is the gRPC method the simulator serves.
 const ListTimeSeries = "/google.monitoring.v3.MetricService/ListTimeSeries"
 
-var _ = monitoringpb.ListTimeSeriesRequest{} // the descriptors must be linked in
+//go:embed monitoring.binpb
+var descriptorSet []byte
+
+// registry is the embedded descriptors: files and their message types.
+var registry = sync.OnceValues(func() (*protoregistry.Files, *dynamicpb.Types) {
+	var set descriptorpb.FileDescriptorSet
+	if err := proto.Unmarshal(descriptorSet, &set); err != nil {
+		panic("models: monitoring.binpb: " + err.Error())
+	}
+	files, err := protodesc.NewFiles(&set)
+	if err != nil {
+		panic("models: monitoring.binpb: " + err.Error())
+	}
+	return files, dynamicpb.NewTypes(files)
+})
+
+// fieldBehaviorNumber is google.api.field_behavior, an extension of
+// FieldOptions (google/api/field_behavior.proto); REQUIRED is 2.
+const (
+	fieldBehaviorNumber = 1052
+	behaviorRequired    = 2
+)
 
 // grpcMethod finds a method by its gRPC path.
 func grpcMethod(path string) (protoreflect.MethodDescriptor, error) {
@@ -38,7 +62,8 @@ func grpcMethod(path string) (protoreflect.MethodDescriptor, error) {
 	if !ok {
 		return nil, fmt.Errorf("%q is not a gRPC method path", path)
 	}
-	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc))
+	files, _ := registry()
+	d, err := files.FindDescriptorByName(protoreflect.FullName(svc))
 	if err != nil {
 		return nil, fmt.Errorf("no service %s: %w", svc, err)
 	}
@@ -145,16 +170,26 @@ func GRPCAnswer(path string, status int, h http.Header, body []byte) []Violation
 		if err != nil {
 			return append(vs, Violation{"grpc-status-details-bin", "not base64: " + err.Error()})
 		}
-		var st spb.Status
-		if err := proto.Unmarshal(raw, &st); err != nil {
+		_, types := registry()
+		mt, err := types.FindMessageByName("google.rpc.Status")
+		if err != nil {
+			return append(vs, Violation{"grpc-status-details-bin", err.Error()})
+		}
+		st := mt.New()
+		if err := proto.Unmarshal(raw, st.Interface()); err != nil {
 			return append(vs, Violation{"grpc-status-details-bin", "not a google.rpc.Status: " + err.Error()})
 		}
-		vs = append(vs, checkMessage("google.rpc.Status", st.ProtoReflect().Descriptor(), raw)...)
-		if int(st.GetCode()) != code {
-			bad("grpc-status-details-bin", "code %d, grpc-status %d", st.GetCode(), code)
+		vs = append(vs, checkMessage("google.rpc.Status", mt.Descriptor(), raw)...)
+		fields := mt.Descriptor().Fields()
+		if got := st.Get(fields.ByName("code")).Int(); int(got) != code {
+			bad("grpc-status-details-bin", "code %d, grpc-status %d", got, code)
 		}
-		for i, d := range st.GetDetails() {
-			vs = append(vs, checkAny(fmt.Sprintf("grpc-status-details-bin.details[%d]", i), d)...)
+		details := st.Get(fields.ByName("details")).List()
+		for i := 0; i < details.Len(); i++ {
+			d := details.Get(i).Message()
+			df := d.Descriptor().Fields()
+			a := &anypb.Any{TypeUrl: d.Get(df.ByName("type_url")).String(), Value: d.Get(df.ByName("value")).Bytes()}
+			vs = append(vs, checkAny(fmt.Sprintf("grpc-status-details-bin.details[%d]", i), a)...)
 		}
 	}
 	return vs
@@ -163,7 +198,8 @@ func GRPCAnswer(path string, status int, h http.Header, body []byte) []Violation
 // checkAny checks a packed detail: a registered type whose bytes hold
 // only its fields.
 func checkAny(where string, a *anypb.Any) []Violation {
-	mt, err := protoregistry.GlobalTypes.FindMessageByURL(a.GetTypeUrl())
+	_, types := registry()
+	mt, err := types.FindMessageByURL(a.GetTypeUrl())
 	if err != nil {
 		return []Violation{{where, fmt.Sprintf("type %q is not a known detail type", a.GetTypeUrl())}}
 	}
@@ -185,8 +221,9 @@ func checkDetail(where string, raw json.RawMessage) []Violation {
 	if !strings.HasPrefix(head.Type, "type.googleapis.com/google.rpc.") {
 		return []Violation{{where, fmt.Sprintf("@type %q is not a google.rpc detail", head.Type)}}
 	}
+	_, types := registry()
 	var a anypb.Any
-	if err := protojson.Unmarshal(raw, &a); err != nil {
+	if err := (protojson.UnmarshalOptions{Resolver: types}).Unmarshal(raw, &a); err != nil {
 		return []Violation{{where, err.Error()}}
 	}
 	return nil
@@ -271,14 +308,67 @@ func zeroIsAValue(fd protoreflect.FieldDescriptor) bool {
 	return true
 }
 
+// required reads google.api.field_behavior REQUIRED from a field's
+// options: an extension field where the extension is linked into the
+// binary, else its unknown bytes.
 func required(fd protoreflect.FieldDescriptor) bool {
-	bs, _ := proto.GetExtension(fd.Options(), annotations.E_FieldBehavior).([]annotations.FieldBehavior)
-	for _, b := range bs {
-		if b == annotations.FieldBehavior_REQUIRED {
-			return true
+	opts := fd.Options()
+	if opts == nil {
+		return false
+	}
+	m := opts.ProtoReflect()
+	found := false
+	m.Range(func(f protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if f.Number() == fieldBehaviorNumber && f.IsList() {
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				found = found || l.Get(i).Enum() == behaviorRequired
+			}
+		}
+		return !found
+	})
+	for b := m.GetUnknown(); len(b) > 0 && !found; {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			break
+		}
+		b = b[n:]
+		var val []byte
+		switch typ {
+		case protowire.VarintType:
+			v, k := protowire.ConsumeVarint(b)
+			if k < 0 {
+				return found
+			}
+			if num == fieldBehaviorNumber && v == behaviorRequired {
+				found = true
+			}
+			b = b[k:]
+			continue
+		case protowire.BytesType:
+			v, k := protowire.ConsumeBytes(b)
+			if k < 0 {
+				return found
+			}
+			val, b = v, b[k:]
+		default:
+			k := protowire.ConsumeFieldValue(num, typ, b)
+			if k < 0 {
+				return found
+			}
+			b = b[k:]
+			continue
+		}
+		for num == fieldBehaviorNumber && len(val) > 0 { // packed
+			v, k := protowire.ConsumeVarint(val)
+			if k < 0 {
+				break
+			}
+			found = found || v == behaviorRequired
+			val = val[k:]
 		}
 	}
-	return false
+	return found
 }
 
 // checkPointTypes: a TimeSeries' points carry the value of its value_type
