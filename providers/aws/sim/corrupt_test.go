@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -77,6 +78,7 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 		{"xml bad timestamp", instances, corruptText(t, string(instances.body), `<timestamp>[^<]*</timestamp>|<launchTime>[^<]*</launchTime>`, `<launchTime>yesterday</launchTime>`)},
 		{"xml wrong list item", regions, corruptText(t, string(regions.body), `(?s)<item>(.*?)</item>`, `<member>$1</member>`)},
 		{"xml wrong root", regions, []byte(strings.ReplaceAll(string(regions.body), "DescribeRegionsResponse", "DescribeRegionResponse"))},
+		{"xml wrong namespace", regions, []byte(strings.ReplaceAll(string(regions.body), "ec2.amazonaws.com/doc/2016-11-15", "ec2.amazonaws.com/doc/2015-10-01"))},
 		{"query missing required", role, corruptText(t, string(role.body), `<AccessKeyId>[^<]*</AccessKeyId>`, ``)},
 		{"query unwrapped result", role, []byte(strings.ReplaceAll(string(role.body), "AssumeRoleResult>", "AssumeRoleOutput>"))},
 		{"query list not in members", data, corruptText(t, string(data.body), `<Timestamps>(\s*)<member>([^<]*)</member>`, `<Timestamps>$1<item>$2</item>`)},
@@ -115,6 +117,23 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 
 	// Error envelopes broken outside the body.
 	cborErr := answer("monitoring:ListMetrics error")
+	cw := models.MustLoad("monitoring")
+	w := httptest.NewRecorder()
+	writeCBORError(w, http.StatusBadRequest, "InvalidParameterValue", "bad token")
+	if vs := cw.ErrorAnswer("ListMetrics", models.CBOR, w.Code, w.Header(), w.Body.Bytes()); len(vs) > 0 {
+		t.Fatalf("the simulator's CBOR error fails: %v", vs)
+	}
+	h0 := w.Header().Clone()
+	h0.Set("X-Amzn-Query-Error", "InvalidNextToken;Sender")
+	if vs := cw.ErrorAnswer("ListMetrics", models.CBOR, w.Code, h0, w.Body.Bytes()); len(vs) == 0 {
+		t.Error("a CBOR error whose x-amzn-query-error code is another than its __type's passes")
+	} else {
+		t.Logf("query error of another code: %v", models.Join(vs))
+	}
+	h0.Del("Smithy-Protocol")
+	if vs := cw.ErrorAnswer("ListMetrics", models.CBOR, w.Code, h0, w.Body.Bytes()); len(vs) == 0 {
+		t.Error("a CBOR error without Smithy-Protocol passes")
+	}
 	h := cborErr.header.Clone()
 	h.Set("Content-Type", "application/json")
 	if err := CheckAnswer(pricingErr.r, pricingErr.req, pricingErr.status, h, pricingErr.body); err == nil {

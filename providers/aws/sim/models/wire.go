@@ -228,6 +228,9 @@ func (m *Model) ErrorAnswer(op, proto string, status int, h http.Header, body []
 			case fault != faultOf(status):
 				bad("x-amzn-query-error fault %q for HTTP %d, want %s", fault, status, faultOf(status))
 			default:
+				if sh := m.Shapes[code]; sh != nil && sh.Exception && sh.Error != nil && sh.Error.Code != "" && sh.Error.Code != qcode {
+					bad("__type %s is the error %s, x-amzn-query-error says %s", code, sh.Error.Code, qcode)
+				}
 				code = qcode
 			}
 		}
@@ -410,9 +413,9 @@ func scalarText(sh *Shape, s string) any {
 // ---- XML answers ----
 
 type xnode struct {
-	name string
-	kids []*xnode
-	text string
+	name, space string
+	kids        []*xnode
+	text        string
 }
 
 func parseXML(body []byte) (*xnode, error) {
@@ -429,7 +432,7 @@ func parseXML(body []byte) (*xnode, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			n := &xnode{name: t.Name.Local}
+			n := &xnode{name: t.Name.Local, space: t.Name.Space}
 			if len(stack) > 0 {
 				p := stack[len(stack)-1]
 				p.kids = append(p.kids, n)
@@ -461,6 +464,10 @@ func (m *Model) fromXMLAnswer(o *Operation, proto string, body []byte) (any, []V
 	var vs []Violation
 	if want := o.Name + "Response"; root.name != want {
 		return nil, []Violation{{o.Name, fmt.Sprintf("root element <%s>, want <%s>", root.name, want)}}
+	}
+	// The model's namespace; EC2 writes it with a trailing slash.
+	if ns := m.Metadata.XMLNamespace; strings.TrimSuffix(root.space, "/") != strings.TrimSuffix(ns, "/") {
+		vs = append(vs, Violation{o.Name, fmt.Sprintf("namespace %q, the model's is %q", root.space, ns)})
 	}
 	out := &xnode{name: "result"}
 	for _, k := range root.kids {
