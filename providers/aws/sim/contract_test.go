@@ -377,3 +377,36 @@ func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
 		t.Errorf("valid request: HTTP %d, violations %q", resp.StatusCode, got)
 	}
 }
+
+// TestSimRefusesPagesBeyondTheModel: a page size outside the model's range
+// (or the documented one) is refused by the simulator itself, not only by
+// strict mode, and a token is good only for the query that issued it.
+func TestSimRefusesPagesBeyondTheModel(t *testing.T) {
+	_, srv := serveFixture(t, generatedFleet(20), Options{})
+	ctx := context.Background()
+	ec := ec2Client(srv, "us-east-1", signedCreds)
+	if _, err := ec.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{MaxResults: aws.Int32(101)}); err == nil {
+		t.Error("DescribeInstanceTypes MaxResults 101 (model: 5 to 100) served")
+	}
+	if _, err := ec.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{MaxResults: aws.Int32(4)}); err == nil {
+		t.Error("DescribeInstanceTypes MaxResults 4 (model: 5 to 100) served")
+	}
+	if _, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(1001)}); err == nil {
+		t.Error("DescribeInstances MaxResults 1001 (documented: 5 to 1000) served")
+	}
+	if _, err := pricingClient(srv).GetProducts(ctx, &pricing.GetProductsInput{ServiceCode: aws.String("AmazonEC2"), MaxResults: aws.Int32(101)}); err == nil {
+		t.Error("GetProducts MaxResults 101 (model: 1 to 100) served")
+	}
+	if _, err := savingsPlansClient(srv).DescribeSavingsPlansOfferingRates(ctx, &savingsplans.DescribeSavingsPlansOfferingRatesInput{MaxResults: 1001}); err == nil {
+		t.Error("DescribeSavingsPlansOfferingRates maxResults 1001 (model: 0 to 1000) served")
+	}
+	page, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5)})
+	if err != nil || page.NextToken == nil {
+		t.Fatalf("first page: %v, token %v", err, page.NextToken)
+	}
+	_, err = ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5), NextToken: page.NextToken,
+		Filters: []ec2types.Filter{{Name: aws.String("instance-state-name"), Values: []string{"running"}}}})
+	if err == nil {
+		t.Error("a DescribeInstances token served another query's next page")
+	}
+}
