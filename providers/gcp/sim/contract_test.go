@@ -427,3 +427,28 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	defer strictMu.Unlock()
 	return rec, slices.Clone(strict)
 }
+
+// TestSimRefusesPagesBeyondTheModel: Compute Engine's maxResults beyond
+// the documented 0 to 500 is refused by the simulator itself, and a page
+// token is good only for the listing that issued it.
+func TestSimRefusesPagesBeyondTheModel(t *testing.T) {
+	opts := sim.Options{Project: "proj-contract", Now: func() time.Time { return contractNow }}
+	srv := httptest.NewServer(sim.New(contractFleet(), opts))
+	t.Cleanup(srv.Close)
+	c := contractClient{t: t, url: srv.URL, http: http.DefaultClient}
+	const p = "/compute/v1/projects/proj-contract/aggregated/instances"
+	if st := c.rest("GET", p+"?maxResults=501", "", nil); st != http.StatusBadRequest {
+		t.Errorf("maxResults 501: HTTP %d, want 400", st)
+	}
+	var page struct{ NextPageToken string }
+	if st := c.rest("GET", p+"?maxResults=2", "", &page); st != 200 || page.NextPageToken == "" {
+		t.Fatalf("first page: HTTP %d, token %q", st, page.NextPageToken)
+	}
+	if st := c.rest("GET", p+"?filter="+url.QueryEscape(`name = "vm-01"`), "", nil); st != 200 {
+		t.Fatalf("a name filter: HTTP %d", st)
+	}
+	q := url.Values{"maxResults": {"2"}, "pageToken": {page.NextPageToken}, "filter": {`name = "vm-01"`}}
+	if st := c.rest("GET", p+"?"+q.Encode(), "", nil); st != http.StatusBadRequest {
+		t.Errorf("another listing's token: HTTP %d, want 400", st)
+	}
+}
