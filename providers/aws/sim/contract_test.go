@@ -342,9 +342,24 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 }
 
 func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
-	var got []string
+	var mu sync.Mutex
+	var heard []string
 	s := New(fixtureFleet(), Options{AccountID: fixtureAccount, Types: fixtureTypes, Prices: fixturePrices, Now: func() time.Time { return fixtureNow },
-		Strict: func(service, op string, err error) { got = append(got, service+":"+op+": "+err.Error()) }})
+		Strict: func(service, op string, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			heard = append(heard, service+":"+op+": "+err.Error())
+		}})
+	got := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(heard)
+	}
+	reset := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		heard = nil
+	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	for _, c := range []struct{ body, code string }{
@@ -352,7 +367,7 @@ func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
 		{"Action=DescribeInstances&Version=2016-11-15&MaxResults=5&InstanceId.1=i-0a1", "InvalidParameterValue"},
 		{"Action=GetCallerIdentity&Version=2011-06-15&Bogus=1", "ValidationError"},
 	} {
-		got = nil
+		reset()
 		resp, err := http.Post(srv.URL, "application/x-www-form-urlencoded", strings.NewReader(c.body))
 		if err != nil {
 			t.Fatal(err)
@@ -362,19 +377,19 @@ func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "<Code>"+c.code+"</Code>") {
 			t.Errorf("%s: HTTP %d %s; want 400 %s", c.body, resp.StatusCode, b, c.code)
 		}
-		if len(got) != 1 {
-			t.Errorf("%s: Strict heard %q; want one violation", c.body, got)
+		if h := got(); len(h) != 1 {
+			t.Errorf("%s: Strict heard %q; want one violation", c.body, h)
 		}
 	}
 	// A valid request is served and heard of by no one.
-	got = nil
+	reset()
 	resp, err := http.Post(srv.URL, "application/x-www-form-urlencoded", strings.NewReader("Action=DescribeInstanceTypes&Version=2016-11-15&MaxResults=5"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || len(got) != 0 {
-		t.Errorf("valid request: HTTP %d, violations %q", resp.StatusCode, got)
+	if h := got(); resp.StatusCode != http.StatusOK || len(h) != 0 {
+		t.Errorf("valid request: HTTP %d, violations %q", resp.StatusCode, h)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -229,66 +230,206 @@ func checkDetail(where string, raw json.RawMessage) []Violation {
 	return nil
 }
 
-// checkMessage decodes b as desc and walks it: no unknown fields, every
-// REQUIRED field set, every enum value defined, and each TimeSeries'
-// points of its value_type.
+// checkMessage walks the wire bytes of a desc message: no field desc does
+// not define, each field's wire type its kind's, every REQUIRED field set,
+// every enum value defined, strings UTF-8, and each TimeSeries' points of
+// its value_type. It reads the bytes in place (no message is built), so
+// that strict mode keeps pace with large ListTimeSeries answers.
 func checkMessage(where string, desc protoreflect.MessageDescriptor, b []byte) []Violation {
-	m := dynamicpb.NewMessage(desc)
-	if err := proto.Unmarshal(b, m); err != nil {
-		return []Violation{{where, err.Error()}}
-	}
 	var vs []Violation
-	walk(&vs, where, m)
+	walk(&vs, where, desc, b)
 	return vs
 }
 
-func walk(vs *[]Violation, where string, m protoreflect.Message) {
+// requiredCache maps a message's full name to its REQUIRED fields.
+var requiredCache sync.Map
+
+func requiredFields(desc protoreflect.MessageDescriptor) []protoreflect.FieldDescriptor {
+	if v, ok := requiredCache.Load(desc.FullName()); ok {
+		return v.([]protoreflect.FieldDescriptor)
+	}
+	var out []protoreflect.FieldDescriptor
+	fields := desc.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		if fd := fields.Get(i); required(fd) && !zeroIsAValue(fd) {
+			out = append(out, fd)
+		}
+	}
+	requiredCache.Store(desc.FullName(), out)
+	return out
+}
+
+func walk(vs *[]Violation, where string, desc protoreflect.MessageDescriptor, b []byte) {
 	bad := func(path, format string, args ...any) {
 		*vs = append(*vs, Violation{path, fmt.Sprintf(format, args...)})
 	}
-	desc := m.Descriptor()
-	if u := m.GetUnknown(); len(u) > 0 {
-		bad(where, "%d bytes of fields %s does not define", len(u), desc.FullName())
-	}
 	fields := desc.Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		if required(fd) && !m.Has(fd) && !zeroIsAValue(fd) {
-			bad(where+"."+string(fd.Name()), "REQUIRED field is not set")
+	req := requiredFields(desc)
+	seen := make([]bool, len(req))
+	series := desc.FullName() == "google.monitoring.v3.TimeSeries"
+	valueType := protoreflect.EnumNumber(-1)
+	var pointValues []protoreflect.Name
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			bad(where, "malformed field tag")
+			return
+		}
+		b = b[n:]
+		fd := fields.ByNumber(num)
+		if fd == nil {
+			bad(where, "field %d is not one %s defines", num, desc.FullName())
+			if m := protowire.ConsumeFieldValue(num, typ, b); m >= 0 {
+				b = b[m:]
+				continue
+			}
+			return
+		}
+		for i, r := range req {
+			if r == fd {
+				seen[i] = true
+			}
+		}
+		kind := fd.Kind()
+		switch typ {
+		case protowire.VarintType:
+			v, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				bad(where+"."+string(fd.Name()), "malformed varint")
+				return
+			}
+			b = b[m:]
+			if !varintKind(kind) {
+				bad(where+"."+string(fd.Name()), "varint where %s is %s", fd.FullName(), kind)
+			}
+			if kind == protoreflect.EnumKind {
+				checkEnum(vs, where, fd, v)
+				if series && fd.Name() == "value_type" {
+					valueType = protoreflect.EnumNumber(v)
+				}
+			}
+		case protowire.Fixed32Type, protowire.Fixed64Type:
+			m := protowire.ConsumeFieldValue(num, typ, b)
+			if m < 0 {
+				bad(where+"."+string(fd.Name()), "malformed fixed-size value")
+				return
+			}
+			b = b[m:]
+			if want := fixedType(kind); want != typ {
+				bad(where+"."+string(fd.Name()), "fixed-size value where %s is %s", fd.FullName(), kind)
+			}
+		case protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				bad(where+"."+string(fd.Name()), "malformed length-delimited value")
+				return
+			}
+			b = b[m:]
+			switch {
+			case kind == protoreflect.MessageKind:
+				walk(vs, where+"."+string(fd.Name()), fd.Message(), v)
+				if series && fd.Name() == "points" {
+					pointValues = append(pointValues, pointValue(fd.Message(), v))
+				}
+			case kind == protoreflect.StringKind:
+				if !utf8.Valid(v) {
+					bad(where+"."+string(fd.Name()), "string is not UTF-8")
+				}
+			case kind == protoreflect.BytesKind:
+			case fd.IsList() && varintKind(kind): // packed
+				for len(v) > 0 {
+					x, k := protowire.ConsumeVarint(v)
+					if k < 0 {
+						bad(where+"."+string(fd.Name()), "malformed packed varint")
+						break
+					}
+					v = v[k:]
+					if kind == protoreflect.EnumKind {
+						checkEnum(vs, where, fd, x)
+					}
+				}
+			case fd.IsList() && fixedType(kind) == protowire.Fixed32Type && len(v)%4 == 0:
+			case fd.IsList() && fixedType(kind) == protowire.Fixed64Type && len(v)%8 == 0:
+			default:
+				bad(where+"."+string(fd.Name()), "length-delimited value where %s is %s", fd.FullName(), kind)
+			}
+		default:
+			bad(where+"."+string(fd.Name()), "wire type %d is not used by proto3", typ)
+			m := protowire.ConsumeFieldValue(num, typ, b)
+			if m < 0 {
+				return
+			}
+			b = b[m:]
 		}
 	}
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		path := where + "." + string(fd.Name())
-		switch {
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				walkValue(vs, fmt.Sprintf("%s[%d]", path, i), fd, l.Get(i))
-			}
-		case fd.IsMap():
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				walkValue(vs, path+"["+k.String()+"]", fd.MapValue(), mv)
-				return true
-			})
-		default:
-			walkValue(vs, path, fd, v)
+	for i, r := range req {
+		if !seen[i] {
+			bad(where+"."+string(r.Name()), "REQUIRED field is not set")
 		}
-		return true
-	})
-	if desc.FullName() == "google.monitoring.v3.TimeSeries" {
-		checkPointTypes(vs, where, m)
+	}
+	if series && valueType >= 0 {
+		vt := fields.ByName("value_type").Enum().Values().ByNumber(valueType)
+		if vt == nil {
+			return
+		}
+		want := protoreflect.Name(strings.ToLower(string(vt.Name())) + "_value")
+		for i, got := range pointValues {
+			if got != "" && got != want {
+				bad(fmt.Sprintf("%s.points[%d].value", where, i), "%s in a series of value_type %s", got, vt.Name())
+			}
+		}
 	}
 }
 
-func walkValue(vs *[]Violation, path string, fd protoreflect.FieldDescriptor, v protoreflect.Value) {
-	switch fd.Kind() {
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		walk(vs, path, v.Message())
-	case protoreflect.EnumKind:
-		if fd.Enum().Values().ByNumber(v.Enum()) == nil {
-			*vs = append(*vs, Violation{path, fmt.Sprintf("%d is not a value of %s", v.Enum(), fd.Enum().FullName())})
+// pointValue names the TypedValue field a Point's value sets ("" when none).
+func pointValue(point protoreflect.MessageDescriptor, b []byte) protoreflect.Name {
+	valueField := point.Fields().ByName("value")
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return ""
 		}
+		b = b[n:]
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return ""
+		}
+		if num == valueField.Number() && typ == protowire.BytesType {
+			v, _ := protowire.ConsumeBytes(b)
+			if tnum, _, k := protowire.ConsumeTag(v); k > 0 {
+				if f := valueField.Message().Fields().ByNumber(tnum); f != nil {
+					return f.Name()
+				}
+			}
+		}
+		b = b[m:]
 	}
+	return ""
+}
+
+func checkEnum(vs *[]Violation, where string, fd protoreflect.FieldDescriptor, v uint64) {
+	if fd.Enum().Values().ByNumber(protoreflect.EnumNumber(int32(v))) == nil {
+		*vs = append(*vs, Violation{where + "." + string(fd.Name()), fmt.Sprintf("%d is not a value of %s", int32(v), fd.Enum().FullName())})
+	}
+}
+
+func varintKind(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.BoolKind, protoreflect.EnumKind, protoreflect.Int32Kind, protoreflect.Int64Kind, protoreflect.Uint32Kind,
+		protoreflect.Uint64Kind, protoreflect.Sint32Kind, protoreflect.Sint64Kind:
+		return true
+	}
+	return false
+}
+
+func fixedType(k protoreflect.Kind) protowire.Type {
+	switch k {
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		return protowire.Fixed32Type
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		return protowire.Fixed64Type
+	}
+	return -1
 }
 
 // zeroIsAValue: a proto3 scalar without presence is "unset" at its zero,
@@ -369,25 +510,4 @@ func required(fd protoreflect.FieldDescriptor) bool {
 		}
 	}
 	return found
-}
-
-// checkPointTypes: a TimeSeries' points carry the value of its value_type
-// (metric.proto: "the value type of the time series", the points'
-// TypedValue must be of it).
-func checkPointTypes(vs *[]Violation, where string, ts protoreflect.Message) {
-	fields := ts.Descriptor().Fields()
-	vt := fields.ByName("value_type")
-	if !ts.Has(vt) {
-		return
-	}
-	want := strings.ToLower(string(vt.Enum().Values().ByNumber(ts.Get(vt).Enum()).Name())) + "_value"
-	points := ts.Get(fields.ByName("points")).List()
-	for i := 0; i < points.Len(); i++ {
-		p := points.Get(i).Message()
-		val := p.Get(p.Descriptor().Fields().ByName("value")).Message()
-		oneof := val.Descriptor().Oneofs().ByName("value")
-		if got := val.WhichOneof(oneof); got != nil && string(got.Name()) != want {
-			*vs = append(*vs, Violation{fmt.Sprintf("%s.points[%d].value", where, i), fmt.Sprintf("%s in a series of value_type %s", got.Name(), strings.ToUpper(strings.TrimSuffix(want, "_value")))})
-		}
-	}
 }
