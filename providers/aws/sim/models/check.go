@@ -31,11 +31,8 @@ func Join(vs []Violation) error {
 	return errors.Join(errs...)
 }
 
-// null is a JSON or CBOR null in a decoded value.
+// null is a JSON or CBOR null in a decoded value, which no shape allows.
 type null struct{}
-
-// Null is the decoded form of a wire null.
-var Null any = null{}
 
 // Validate checks a decoded value against the named shape: a structure is a
 // map[string]any keyed by member name, a list []any, a map

@@ -594,7 +594,7 @@ func (m *Model) jsonValue(v any, name string) any {
 		return v
 	}
 	if v == nil {
-		return Null
+		return null{}
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -722,7 +722,7 @@ func (m *Model) cborValue(v cbor.Value, name string) any {
 	case cbor.Bool:
 		return bool(x)
 	case *cbor.Nil:
-		return Null
+		return null{}
 	case *cbor.Tag:
 		if x.ID == 1 {
 			if t, err := cbor.AsTime(x); err == nil {
