@@ -150,7 +150,7 @@ func denyHandler(next http.Handler, deny ...string) http.Handler {
 func TestDoctorPermissionMissing(t *testing.T) {
 	f := scanFleet(t, 10)
 	opts := sim.Options{Types: scanTypes(t, f), Now: func() time.Time { return simNow }, AccountID: "111122223333"}
-	srv := httptest.NewServer(denyHandler(sim.New(f, opts), "DescribeSpotPriceHistory"))
+	srv := httptest.NewServer(denyHandler(sim.New(f, strict(t, opts)), "DescribeSpotPriceHistory"))
 	t.Cleanup(srv.Close)
 	p := scanProvider(t, srv.URL, "us-east-1")
 	cs := checksBy(p.CheckPermissions(context.Background(), scopeOf(t, p, "us-east-1")))

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
 	"github.com/shopspring/decimal"
 
@@ -1019,8 +1020,16 @@ func priceSimRows(n int) []sim.PriceRow {
 		{Region: "us-east-1", InstanceType: "p5.48xlarge", OnDemand: "98.32",
 			Spot: map[string]string{"us-east-1b": "40.1234"}, SavingsPlan3y: "55.0000"},
 	}
-	for i := range n {
-		rows = append(rows, sim.PriceRow{Region: "us-east-1", InstanceType: fmt.Sprintf("g6.x%d", i), OnDemand: fmt.Sprintf("%d.25", i+1),
+	// Real type names (the SDK's InstanceType enum, from the EC2 model):
+	// the strict simulator refuses a request naming a type EC2 does not.
+	var names []string
+	for _, v := range ec2types.InstanceType("").Values() {
+		if v != "g5.xlarge" && v != "p5.48xlarge" && len(names) < n {
+			names = append(names, string(v))
+		}
+	}
+	for i, name := range names {
+		rows = append(rows, sim.PriceRow{Region: "us-east-1", InstanceType: name, OnDemand: fmt.Sprintf("%d.25", i+1),
 			Spot: map[string]string{"us-east-1c": "0.3"}, SavingsPlan1y: "0.5"})
 	}
 	return rows
@@ -1029,7 +1038,7 @@ func priceSimRows(n int) []sim.PriceRow {
 // priceSimProvider starts the simulator and an adapter built by New on it.
 func priceSimProvider(t *testing.T, rows []sim.PriceRow, opts providers.Options) (*Provider, *sim.Server) {
 	t.Helper()
-	s := sim.New(&fleet.Fleet{}, sim.Options{Regions: []string{"us-east-1"}, Prices: rows, Now: func() time.Time { return priceNow }})
+	s := sim.New(&fleet.Fleet{}, strict(t, sim.Options{Regions: []string{"us-east-1"}, Prices: rows, Now: func() time.Time { return priceNow }}))
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	opts.Endpoint, opts.Regions = srv.URL, []string{"us-east-1"}
@@ -1189,7 +1198,7 @@ func TestReadPricesSimFiftyTypes(t *testing.T) {
 }
 
 func TestReadPricesSimThrottled(t *testing.T) {
-	s := sim.New(&fleet.Fleet{}, sim.Options{Regions: []string{"us-east-1"}, Prices: priceSimRows(0), Now: func() time.Time { return priceNow }, ThrottleRate: 0.3, Seed: 7})
+	s := sim.New(&fleet.Fleet{}, strict(t, sim.Options{Regions: []string{"us-east-1"}, Prices: priceSimRows(0), Now: func() time.Time { return priceNow }, ThrottleRate: 0.3, Seed: 7}))
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	// Built by hand: New's own STS call would be throttled too.

@@ -133,7 +133,7 @@ func scanSim(t testing.TB, f *fleet.Fleet, opts sim.Options) (*httptest.Server, 
 	if opts.AccountID == "" {
 		opts.AccountID = "111122223333"
 	}
-	s := sim.New(f, opts)
+	s := sim.New(f, strict(t, opts))
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, s
@@ -773,6 +773,16 @@ func withDefaults(t testing.TB, f *fleet.Fleet, opts sim.Options) sim.Options {
 	}
 	if opts.AccountID == "" {
 		opts.AccountID = "111122223333"
+	}
+	return strict(t, opts)
+}
+
+// strict turns on the simulator's strict mode: every request the adapter
+// sends and every answer it gets is checked against botocore's model, and a
+// violation fails the test.
+func strict(t testing.TB, opts sim.Options) sim.Options {
+	opts.Strict = func(service, op string, err error) {
+		t.Errorf("%s:%s breaks the botocore model: %v", service, op, err)
 	}
 	return opts
 }

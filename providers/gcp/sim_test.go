@@ -68,6 +68,12 @@ func simOptions(t testing.TB, f *fleet.Fleet) sim.Options {
 	}
 	opts := simcat.Options(f, cat)
 	opts.Now = func() time.Time { return simNow }
+	// Strict mode: every request the adapter sends and every answer it
+	// reads is checked against the discovery documents and the
+	// monitoringpb descriptors; a violation fails the test.
+	opts.Strict = func(service, op string, err error) {
+		t.Errorf("%s:%s breaks the API model: %v", service, op, err)
+	}
 	return opts
 }
 

@@ -1,6 +1,7 @@
 package simkit
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -130,4 +131,36 @@ func FuzzDecodeToken(f *testing.F) {
 			t.Fatalf("offset %d's token continued another query", off)
 		}
 	})
+}
+
+func TestPageProblemsCatchBrokenTokens(t *testing.T) {
+	same := "same"
+	if _, _, p := PageProblems(func(*string) (int, *string, error) { return 1, &same, nil }, 10); len(p) == 0 {
+		t.Error("a token that repeats passes")
+	}
+	empty := ""
+	if _, _, p := PageProblems(func(*string) (int, *string, error) { return 1, &empty, nil }, 10); len(p) == 0 {
+		t.Error("an empty token passes")
+	}
+	n := 0
+	endless := func(*string) (int, *string, error) {
+		n++
+		tok := fmt.Sprint(n)
+		return 1, &tok, nil
+	}
+	if _, _, p := PageProblems(endless, 10); len(p) == 0 {
+		t.Error("endless pages pass")
+	}
+	pages := []string{"a", "b"}
+	i := 0
+	sound := func(*string) (int, *string, error) {
+		if i == len(pages) {
+			return 2, nil, nil
+		}
+		i++
+		return 2, &pages[i-1], nil
+	}
+	if items, np, p := PageProblems(sound, 10); len(p) > 0 || items != 6 || np != 3 {
+		t.Errorf("sound pages: %d items, %d pages, %v", items, np, p)
+	}
 }

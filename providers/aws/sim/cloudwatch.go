@@ -85,14 +85,6 @@ func (s *Server) cwFail(w http.ResponseWriter, req request, err error) {
 	if !ok {
 		e = &cwError{http.StatusInternalServerError, "InternalServiceError", err.Error()}
 	}
-	if req.proto == protoJSON10 {
-		typ, fault := cwErrorShape(e.status, e.code)
-		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-		w.Header().Set("X-Amzn-Query-Error", e.code+";"+fault)
-		w.WriteHeader(e.status)
-		json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": e.msg})
-		return
-	}
 	writeError(w, req, e.status, e.code, e.msg)
 }
 
@@ -165,7 +157,9 @@ func (s *Server) listMetrics(region, account string, in map[string]any) (map[str
 	fingerprint := jsonFingerprint([]any{"ListMetrics", region, account, namespace, name, fmt.Sprint(filters), recent})
 	offset, ok := simkit.DecodeToken(str(in["NextToken"]), fingerprint)
 	if !ok {
-		return nil, badRequest("InvalidNextToken", "the NextToken is not one this ListMetrics request issued")
+		// ListMetrics models no InvalidNextToken (GetMetricData does): its
+		// modelled client error is InvalidParameterValue.
+		return nil, badRequest("InvalidParameterValue", "the NextToken is not one this ListMetrics request issued")
 	}
 
 	st := s.cw()

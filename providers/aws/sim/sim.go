@@ -87,6 +87,11 @@ type Options struct {
 	Seed int64
 	// Now is the simulator's clock: metric series end at Now.
 	Now func() time.Time
+	// Strict, when set, checks each request against the vendored botocore
+	// model (providers/aws/sim/models) before it is served, and its answer
+	// after; each violation is passed to Strict, and a request the model
+	// forbids is answered with the service's validation error.
+	Strict func(service, op string, violation error)
 	// Kit, when set, is a fault middleware and counters shared with other
 	// simulators (cmd/cloudsim); the fault fields above are then unused and
 	// the Kit's own options apply (KitOptions maps them).
@@ -212,7 +217,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, req, status, code, msg)
 		},
 	}
-	s.kit.Serve(w, r, call, func(w http.ResponseWriter) { s.serve(w, req) })
+	if s.opts.Strict == nil {
+		s.kit.Serve(w, r, call, func(w http.ResponseWriter) { s.serve(w, req) })
+		return
+	}
+	if _, _, err := CheckRequest(r, body); err != nil {
+		s.opts.Strict(req.service, req.op, fmt.Errorf("request: %w", err))
+		writeError(w, req, http.StatusBadRequest, validationError(req.service), err.Error())
+		return
+	}
+	cw := &captureWriter{ResponseWriter: w}
+	s.kit.Serve(cw, r, call, func(w http.ResponseWriter) { s.serve(w, req) })
+	if r.Context().Err() != nil || cw.status == 0 {
+		return
+	}
+	if err := CheckAnswer(r, body, cw.status, cw.Header(), cw.body.Bytes()); err != nil {
+		s.opts.Strict(req.service, req.op, fmt.Errorf("answer (HTTP %d): %w", cw.status, err))
+	}
 }
 
 // Claims reports whether a request is one of AWS's (simkit.Sim).
@@ -339,12 +360,16 @@ func writeError(w http.ResponseWriter, req request, status int, code, msg string
 			kind = "Receiver"
 		}
 		fmt.Fprintf(w, `<ErrorResponse><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>%s</RequestId></ErrorResponse>`, kind, xmlEscape(code), xmlEscape(msg), requestID)
-	case protoJSON10, protoJSON11:
-		ct := "application/x-amz-json-1.1"
-		if req.proto == protoJSON10 {
-			ct = "application/x-amz-json-1.0"
-		}
-		w.Header().Set("Content-Type", ct)
+	case protoJSON10:
+		// CloudWatch, query-compatible: __type is the modelled shape and
+		// X-Amzn-Query-Error the query code, as in CBOR.
+		typ, fault := cwErrorShape(status, code)
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amzn-Query-Error", code+";"+fault)
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+	case protoJSON11:
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"__type": code, "message": msg})
 	case protoRESTJSON:

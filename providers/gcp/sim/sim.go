@@ -89,6 +89,12 @@ type Options struct {
 	DCGM []string
 	// Now is the simulator's clock: metric series end at Now.
 	Now func() time.Time
+	// Strict, when set, checks each request against the vendored discovery
+	// documents and monitoringpb descriptors (providers/gcp/sim/models)
+	// before it is served, and its answer after; each violation is passed
+	// to Strict, and a request the model forbids is answered with
+	// INVALID_ARGUMENT.
+	Strict func(service, op string, violation error)
 	// Kit, when set, is shared with other simulators (cmd/cloudsim).
 	Kit *simkit.Kit
 }
@@ -298,6 +304,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.control.ServeHTTP(w, r)
 		return
 	}
+	if s.opts.Strict != nil {
+		s.serveStrict(w, r)
+		return
+	}
+	s.serve(w, r)
+}
+
+// serve answers a cloud request.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if isGRPC(r) {
 		s.serveGRPC(w, r)
 		return
