@@ -327,3 +327,31 @@ func utc(t *time.Time) *time.Time {
 	v := t.UTC()
 	return &v
 }
+
+// commitmentProbes are doctor's checks of the commitment reads:
+// account-wide savingsplans:DescribeSavingsPlans (one call of one result;
+// the API has no dry run), per region ec2:DescribeReservedInstances and
+// ec2:DescribeCapacityReservations with DryRun.
+func (p *Provider) commitmentProbes(scope providers.Scope) []probe {
+	if scope.Region == "" {
+		spc, _ := p.savingsPlansClient(scope)
+		return []probe{{apiSavingsPlans, "one call", func(ctx context.Context) error {
+			_, err := spc.DescribeSavingsPlans(ctx, &savingsplans.DescribeSavingsPlansInput{MaxResults: aws.Int32(1)})
+			return err
+		}}}
+	}
+	ec2c, err := p.ec2Client(scope)
+	if err != nil {
+		return nil // the other regional checks say why
+	}
+	return []probe{
+		{apiReservedInstances, "DryRun", func(ctx context.Context) error {
+			_, err := ec2c.DescribeReservedInstances(ctx, &ec2.DescribeReservedInstancesInput{DryRun: aws.Bool(true)})
+			return dryRun(err)
+		}},
+		{apiCapacityReservations, "DryRun", func(ctx context.Context) error {
+			_, err := ec2c.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{DryRun: aws.Bool(true)})
+			return dryRun(err)
+		}},
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -166,5 +167,45 @@ func TestSimCommitmentsDenied(t *testing.T) {
 	if strings.Join(kinds, ",") != "us-east-1 capacity-block,us-east-1 capacity-reservation,us-east-1 standard-reserved-instance,us-west-2 convertible-reserved-instance" &&
 		strings.Join(kinds, ",") != "us-east-1 capacity-block,us-east-1 capacity-reservation,us-east-1 standard-reserved-instance" {
 		t.Errorf("kept commitments %v", kinds)
+	}
+}
+
+// TestDoctorCommitments: doctor checks the three commitment permissions,
+// with dry runs where EC2 has them, and names the one a role lacks.
+func TestDoctorCommitments(t *testing.T) {
+	f := commitmentsFleet(t)
+	_, s := scanSim(t, f, sim.Options{Fault: func(service, op, region string) (int, string) {
+		if op == "DescribeSavingsPlans" {
+			return http.StatusBadRequest, "AccessDeniedException"
+		}
+		return 0, ""
+	}})
+	deny := httptest.NewServer(denyHandler(s, "DescribeCapacityReservations"))
+	t.Cleanup(deny.Close)
+	p := scanProvider(t, deny.URL, "us-east-1")
+	want := map[string]providers.CheckStatus{
+		apiReservedInstances: providers.CheckOK, apiCapacityReservations: providers.CheckMissing, apiSavingsPlans: providers.CheckMissing,
+	}
+	got := map[string]providers.Check{}
+	for _, sc := range doctorScopes(t, p) {
+		for a, c := range checksBy(p.CheckPermissions(context.Background(), sc)) {
+			if _, ok := want[a]; ok {
+				got[a] = c
+			}
+		}
+	}
+	for a, st := range want {
+		c, ok := got[a]
+		switch {
+		case !ok:
+			t.Errorf("%s not checked", a)
+		case c.Status != st:
+			t.Errorf("%s: %s (%s), want %s", a, c.Status, c.Detail, st)
+		case st == providers.CheckMissing && !strings.Contains(c.Fix, a):
+			t.Errorf("%s: fix %q does not name the permission", a, c.Fix)
+		}
+	}
+	if got[apiReservedInstances].Method != "DryRun" {
+		t.Errorf("DescribeReservedInstances checked by %q, want DryRun", got[apiReservedInstances].Method)
 	}
 }
