@@ -113,3 +113,24 @@ func TestSimCommitmentsDenied(t *testing.T) {
 		t.Errorf("kept %v, want the savings plan", res.Fleet.Commitments)
 	}
 }
+
+// TestDoctorCommitments: doctor reads one page of each commitment list; a
+// role without Reservations Reader is a warning naming the role
+// assignment, the savings plans check passes.
+func TestDoctorCommitments(t *testing.T) {
+	f := commitmentsFleet(t)
+	sub := "0b1f6471-1bf0-4dda-aec3-cb9272f09590"
+	srv, _ := testSim(t, f, sim.Options{Subscription: sub, DenyActions: []string{"Microsoft.Capacity/reservationOrders/reservations/read"}})
+	p := testProvider(t, srv.URL, providers.Options{Adapter: providers.Values{OptSubscriptions: []string{sub}}})
+	got := map[string]providers.Check{}
+	for _, c := range p.CheckPermissions(context.Background(), providers.Scope{Provider: fleet.Azure, Account: sub}) {
+		got[c.Action] = c
+	}
+	res := got[RoleCommitments[0].Action]
+	if res.Status != providers.CheckWarn || !strings.Contains(res.Fix, `"Reservations Reader"`) || !strings.Contains(res.Fix, "/providers/Microsoft.Capacity") {
+		t.Errorf("reservations check %+v, want a warning with the role assignment", res)
+	}
+	if sp := got[RoleCommitments[1].Action]; sp.Status != providers.CheckOK {
+		t.Errorf("savings plans check %+v, want ok", sp)
+	}
+}
