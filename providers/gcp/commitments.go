@@ -243,3 +243,26 @@ func rfc3339(s string) (*time.Time, error) {
 	t = t.UTC()
 	return &t, nil
 }
+
+// commitmentChecks are doctor's checks of the two commitment listings of
+// a project: one page of one result each.
+func (p *Provider) commitmentChecks(ctx context.Context, project string) []providers.Check {
+	c, err := p.heldClients(ctx)
+	if err != nil {
+		return []providers.Check{{Name: "permission", Action: "compute.commitments.list", Status: providers.CheckError, Detail: err.Error()}}
+	}
+	return []providers.Check{
+		check("compute.commitments.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			_, err := c.commitments.AggregatedList(ctx, &computepb.AggregatedListRegionCommitmentsRequest{Project: project, MaxResults: proto.Uint32(1)}).Next()
+			return err
+		}),
+		check("compute.reservations.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			_, err := c.reservations.AggregatedList(ctx, &computepb.AggregatedListReservationsRequest{Project: project, MaxResults: proto.Uint32(1)}).Next()
+			return err
+		}),
+	}
+}

@@ -120,3 +120,27 @@ func TestSimCommitmentsDenied(t *testing.T) {
 		t.Errorf("kept %v, want the reservation", res.Fleet.Commitments)
 	}
 }
+
+// TestDoctorCommitments: doctor lists one commitment and one reservation
+// of the project, and names the permission a role lacks.
+func TestDoctorCommitments(t *testing.T) {
+	f := commitmentsFleet(t)
+	opts := simOptions(t, f)
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if op == "reservations.aggregatedList" {
+			return http.StatusForbidden, "forbidden"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), nil)
+	got := map[string]providers.Check{}
+	for _, c := range p.CheckPermissions(context.Background(), providers.Scope{Provider: fleet.GCP, Account: testProject}) {
+		got[c.Action] = c
+	}
+	if c := got["compute.commitments.list"]; c.Status != providers.CheckOK {
+		t.Errorf("commitments check %+v, want ok", c)
+	}
+	if c := got["compute.reservations.list"]; c.Status != providers.CheckMissing {
+		t.Errorf("reservations check %+v, want missing", c)
+	}
+}
