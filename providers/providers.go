@@ -662,7 +662,18 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		}
 	}
 	res.Fleet.Commitments = SortHeld(held)
+	// A scope that could not be listed is a failure already: its
+	// commitment reads failing too say nothing more.
+	listFailed := map[Scope]bool{}
+	for _, f := range res.Failures {
+		if !f.Metrics {
+			listFailed[f.Scope] = true
+		}
+	}
 	for _, f := range heldFailed {
+		if listFailed[f.Scope] {
+			continue
+		}
 		f.Commitments = true
 		f.Err = cutShort(ctx, f.Err)
 		res.Failures = append(res.Failures, f)
