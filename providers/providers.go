@@ -182,6 +182,23 @@ type ScanNoter interface {
 	TakeScanNotes() []string
 }
 
+// CommitmentLister is an optional capability: the commitments the scanned
+// accounts already hold (reserved instances, savings plans, reservations,
+// committed use discounts, capacity reservations), read live. Collect calls
+// it once per scan with every scope of the scan, while the instances are
+// listed; the adapter reads each API once per account, region or tenant as
+// the cloud keeps them, and returns only what is in force (active) now.
+// A part that cannot be read is a ScopeError with Commitments set (the
+// scan goes on; what was read is kept), never an error of the scan.
+type CommitmentLister interface {
+	ListCommitments(ctx context.Context, scopes []Scope) ([]fleet.Held, []*ScopeError)
+}
+
+// ScanCommitmentsFailed is the fleet.ScanWarning code of a commitment API
+// that could not be read: the commitments it holds are missing, so the
+// advice may count savings on capacity already paid for.
+const ScanCommitmentsFailed = "commitments-failed"
+
 // StopResult is the outcome of one stop.
 type StopResult struct {
 	// PreviousState and CurrentState are the cloud's state names.
@@ -244,6 +261,7 @@ type Features struct {
 	Utilization UtilizationReader
 	Prices      PriceReader
 	Stopper     Stopper
+	Commitments CommitmentLister
 }
 
 // FeaturesOf type-asserts p once for every optional capability.
@@ -252,6 +270,7 @@ func FeaturesOf(p Provider) Features {
 	f.Utilization, _ = p.(UtilizationReader)
 	f.Prices, _ = p.(PriceReader)
 	f.Stopper, _ = p.(Stopper)
+	f.Commitments, _ = p.(CommitmentLister)
 	return f
 }
 
@@ -318,12 +337,17 @@ func cutShort(ctx context.Context, err error) error {
 
 // ScopeError is a failure to read one scope: its instances could not be
 // listed (they are missing from the scan), or, when Metrics is set, only
-// their utilization could not be read (they are kept with a nil Utilization).
+// their utilization could not be read (they are kept with a nil Utilization),
+// or, when Commitments is set, the commitments it holds could not be read
+// (the instances are kept; advice may count savings on committed capacity).
 type ScopeError struct {
 	Scope Scope
 	// Metrics is set when the listing worked and the metrics source failed.
 	Metrics bool
-	// Source names the metrics source that failed, e.g. "cloudwatch".
+	// Commitments is set when a commitment API (Source) failed.
+	Commitments bool
+	// Source names the metrics source or commitment API that failed, e.g.
+	// "cloudwatch" or "ec2:DescribeReservedInstances".
 	Source string
 	// Instances are the IDs kept with their utilization unknown.
 	Instances []string
@@ -331,6 +355,10 @@ type ScopeError struct {
 }
 
 func (e *ScopeError) Error() string {
+	if e.Commitments {
+		return e.Scope.String() + ": " + e.Source + ": " + e.Err.Error() +
+			"; the commitments it holds are missing, so the advice may count savings on capacity already committed"
+	}
 	if e.Metrics {
 		return e.Scope.String() + ": " + e.Source + ": " + e.Err.Error()
 	}
@@ -467,6 +495,9 @@ type CollectOptions struct {
 	SkipPrices bool
 	// Shard keeps only the scopes it owns (zero: every scope).
 	Shard Shard
+	// SkipCommitments leaves the commitments already held out (idle-stop
+	// needs none).
+	SkipCommitments bool
 }
 
 // Result is what a scan found: the snapshot, the prices read live, the scopes
@@ -543,6 +574,14 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 	}
 	close(work)
 	var wg sync.WaitGroup
+	// The commitments held are read while the instances are listed.
+	var (
+		held       []fleet.Held
+		heldFailed []*ScopeError
+	)
+	if feat.Commitments != nil && !opts.SkipCommitments && len(scopes) > 0 {
+		wg.Go(func() { held, heldFailed = feat.Commitments.ListCommitments(ctx, scopes) })
+	}
 	scan := func(i int) {
 		sc := scopes[i]
 		r := &results[i]
@@ -626,6 +665,23 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 			}
 		}
 	}
+	res.Fleet.Commitments = SortHeld(held)
+	// A scope that could not be listed is a failure already: its
+	// commitment reads failing too say nothing more.
+	listFailed := map[Scope]bool{}
+	for _, f := range res.Failures {
+		if !f.Metrics {
+			listFailed[f.Scope] = true
+		}
+	}
+	for _, f := range heldFailed {
+		if listFailed[f.Scope] {
+			continue
+		}
+		f.Commitments = true
+		f.Err = cutShort(ctx, f.Err)
+		res.Failures = append(res.Failures, f)
+	}
 	sort.SliceStable(res.Fleet.Instances, func(i, j int) bool {
 		a, b := res.Fleet.Instances[i], res.Fleet.Instances[j]
 		if a.Provider != b.Provider {
@@ -640,6 +696,47 @@ func Collect(ctx context.Context, p Provider, opts CollectOptions) (*Result, err
 		return a.ID < b.ID
 	})
 	return res, nil
+}
+
+// SortHeld drops the commitments listed twice (same provider and ID, e.g. a
+// shared Azure reservation seen from two subscriptions) and sorts the rest
+// by provider, account, region, kind and ID, so that a scan's Commitments
+// do not depend on the order the calls finished in.
+func SortHeld(held []fleet.Held) []fleet.Held {
+	if len(held) == 0 {
+		return nil
+	}
+	type key struct {
+		p  fleet.Provider
+		id string
+	}
+	seen := make(map[key]bool, len(held))
+	out := make([]fleet.Held, 0, len(held))
+	for _, h := range held {
+		k := key{h.Provider, h.ID}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, h)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		if a.Scope.Region != b.Scope.Region {
+			return a.Scope.Region < b.Scope.Region
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.ID < b.ID
+	})
+	return out
 }
 
 func instanceTypes(instances []fleet.Instance) []string {

@@ -45,6 +45,11 @@ func ScanWarningOf(err error) fleet.ScanWarning {
 	// The reason is the whole error less the scope's name, so that what a
 	// caller wrapped around it (e.g. a pointer to the IAM policy) stays.
 	prefix := se.Scope.String() + ": "
+	if se.Commitments {
+		// The reason keeps the API's name: the warning's text (fleet's
+		// Message) names no source for this code.
+		w.Code, w.Source = providers.ScanCommitmentsFailed, se.Source
+	}
 	if se.Metrics {
 		w.Code, w.Source = fleet.ScanMetricsFailed, se.Source
 		w.Instances = append([]string(nil), se.Instances...)

@@ -60,7 +60,7 @@ type probe struct {
 // and savingsplans:DescribeSavingsPlansOfferingRates (one page of one
 // result each; neither API has a dry run). Per region: EC2's
 // DescribeInstances, DescribeInstanceTypes and DescribeSpotPriceHistory with
-// DryRun (DryRunOperation means allowed, UnauthorizedOperation denied), and
+// DryRun (and the commitment reads: commitmentProbes) (DryRunOperation means allowed, UnauthorizedOperation denied), and
 // CloudWatch's ListMetrics and GetMetricData with one cheap call each.
 // Nothing is changed. ec2:StopInstances (idle-stop) needs an instance to
 // dry-run on: CheckCoverage, which lists them, checks it.
@@ -136,6 +136,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			}},
 		}
 	}
+	probes = append(probes, p.commitmentProbes(scope)...)
 	// The probes run at once: a region that answers nothing but errors
 	// costs one call's retries, not one per probe.
 	out := make([]providers.Check, len(probes))

@@ -101,11 +101,14 @@ var iamDocs embed.FS
 var IAMAnalyze = []providers.Permission{
 	{Action: "cloudwatch:GetMetricData", Purpose: "read the CloudWatch agent's GPU, GPU memory and host metrics"},
 	{Action: "cloudwatch:ListMetrics", Purpose: "find which instances publish GPU metrics, and their dimensions"},
+	{Action: "ec2:DescribeCapacityReservations", Purpose: "the Capacity Reservations and Capacity Blocks the account holds (paid whether used or not)"},
 	{Action: "ec2:DescribeInstanceTypes", Purpose: "GPU model, count and memory of each instance type"},
 	{Action: "ec2:DescribeInstances", Purpose: "list GPU instances, their state, lifecycle and tags"},
 	{Action: "ec2:DescribeRegions", Purpose: "find the account's enabled regions"},
+	{Action: "ec2:DescribeReservedInstances", Purpose: "the Reserved Instances the account holds, so no advice saves what they already pay for"},
 	{Action: "ec2:DescribeSpotPriceHistory", Purpose: "live spot prices per zone"},
 	{Action: "pricing:GetProducts", Purpose: "live on-demand prices from the Price List"},
+	{Action: "savingsplans:DescribeSavingsPlans", Purpose: "the Savings Plans the account holds and their hourly commitments"},
 	{Action: "savingsplans:DescribeSavingsPlansOfferingRates", Purpose: "live Savings Plans rates"},
 	{Action: "sts:GetCallerIdentity", Purpose: "check the credentials and name the account"},
 }

@@ -725,7 +725,7 @@ func conformanceProvider(t *testing.T, s providertest.Setup) (providers.Provider
 		switch {
 		case service == "monitoring" && slices.Contains(ft.FailMetricsRegions, region):
 			return 500, "InternalFailure"
-		case ft.FailPrices && (service == "pricing" || service == "savingsplans" || op == "DescribeSpotPriceHistory"):
+		case ft.FailPrices && (service == "pricing" || op == "DescribeSavingsPlansOfferingRates" || op == "DescribeSpotPriceHistory"):
 			return 500, "InternalFailure"
 		case ft.DenyList && op == "DescribeInstances":
 			return 403, "UnauthorizedOperation"

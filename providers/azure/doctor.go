@@ -27,7 +27,8 @@ const TelegrafConfig = `[[inputs.nvidia_smi]]
 
 // CheckPermissions implements providers.Doctor. Without a region: a token
 // for ARM, the subscription (Subscriptions Get), Resource Graph (one row),
-// the Retail Prices API, and the role's effective permissions: the reads of
+// the Retail Prices API, the commitment lists (commitmentChecks), and the
+// role's effective permissions: the reads of
 // RoleAnalyze, and the deallocate action idle-stop needs (a warning when
 // missing: analyze works without it). With a region: the region's VM
 // listing (Resource Graph, one row), its Uniform scale-set members (the
@@ -61,6 +62,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 		add("Microsoft.Compute/virtualMachines/read", "Resource Graph, one query", err)
 		_, err = p.retailItems(ctx, "eastus", priceFilter("eastus", []string{"Standard_NC24ads_A100_v4"}))
 		add("Retail Prices API (public)", "one query", err)
+		out = append(out, p.commitmentChecks(ctx)...)
 		perms, err := p.permissionsOf(ctx, scope.Account, "")
 		if err != nil {
 			add("Microsoft.Authorization/permissions", "one call", err)

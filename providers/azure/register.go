@@ -177,15 +177,25 @@ var RoleIdleStop = []providers.Permission{
 	{Action: "Microsoft.Compute/virtualMachines/deallocate/action", Purpose: "deallocate idle VMs tagged AutoShutdown=true, which ends compute billing; never those tagged auto-shutdown-exempt=true, never scale-set members"},
 }
 
+// RoleCommitments are the reads of the commitments already held
+// (reservations and savings plans). They belong to the tenant's billing,
+// not to a subscription, so no subscription role can grant them: the
+// built-in Reservations Reader (at /providers/Microsoft.Capacity) and
+// Savings plan Reader (at /providers/Microsoft.BillingBenefits) roles do.
+var RoleCommitments = []providers.Permission{
+	{Action: "Microsoft.Capacity/reservationOrders/reservations/read", Purpose: "the VM reservations held, with their scope (built-in Reservations Reader, which also grants Microsoft.Capacity/reservationOrders/read, assigned at /providers/Microsoft.Capacity)"},
+	{Action: "Microsoft.BillingBenefits/savingsPlanOrders/savingsPlans/read", Purpose: "the savings plans held and their hourly commitments (built-in Savings plan Reader, which also grants Microsoft.BillingBenefits/savingsPlanOrders/read, assigned at /providers/Microsoft.BillingBenefits)"},
+}
+
 // Policy is the adapter's least-privilege custom role.
 func Policy() *providers.Policy {
 	return &providers.Policy{
 		Kind:     "Azure custom role",
 		Analyze:  RoleAnalyze,
 		IdleStop: RoleIdleStop,
-		Extra: []providers.Permission{
+		Extra: append([]providers.Permission{
 			{Action: "Reader + Monitoring Reader (built-in roles)", Purpose: "a wider alternative to the custom role for analyze"},
-		},
+		}, RoleCommitments...),
 		Document: func(idleStop bool) ([]byte, error) {
 			if idleStop {
 				return roleDocs.ReadFile("iam/idle-stop.json")
@@ -196,7 +206,11 @@ func Policy() *providers.Policy {
 Replace SUBSCRIPTION_ID in AssignableScopes, then create and assign the role:
   $ gpufinops iam-policy azure > gpufinops-analyze.json
   $ az role definition create --role-definition @gpufinops-analyze.json
-  $ az role assignment create --role "gpufinops analyze" --assignee PRINCIPAL --scope /subscriptions/SUBSCRIPTION_ID`,
+  $ az role assignment create --role "gpufinops analyze" --assignee PRINCIPAL --scope /subscriptions/SUBSCRIPTION_ID
+The reservations and savings plans already bought are the tenant's, not a
+subscription's: two built-in roles read them (without them the scan warns):
+  $ az role assignment create --role "Reservations Reader" --assignee PRINCIPAL --scope /providers/Microsoft.Capacity
+  $ az role assignment create --role "Savings plan Reader" --assignee PRINCIPAL --scope /providers/Microsoft.BillingBenefits`,
 	}
 }
 

@@ -17,6 +17,7 @@ var (
 	_ providers.UtilizationReader  = (*Provider)(nil)
 	_ providers.PriceReader        = (*Provider)(nil)
 	_ providers.MetricsSourceNamer = (*Provider)(nil)
+	_ providers.CommitmentLister   = (*Provider)(nil)
 )
 
 // Name is what a provider serving several clouds' instances calls itself.
@@ -38,6 +39,7 @@ type Options struct {
 // prices are the hourly prices the file records. It never fails but for a
 // cancelled context.
 type Provider struct {
+	opts    Options
 	name    fleet.Provider
 	source  string
 	fl      *fleet.Fleet
@@ -48,7 +50,7 @@ type Provider struct {
 
 // New serves fl; it keeps fl and never changes it.
 func New(fl *fleet.Fleet, opts Options) *Provider {
-	p := &Provider{name: Name, source: fl.Metadata.Name, fl: fl, byScope: map[providers.Scope][]int{}, byID: map[string]int{}}
+	p := &Provider{opts: opts, name: Name, source: fl.Metadata.Name, fl: fl, byScope: map[providers.Scope][]int{}, byID: map[string]int{}}
 	if opts.Cloud != "" {
 		p.name = opts.Cloud
 	}
@@ -173,6 +175,26 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 			Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour,
 			Source: "hourlyPrice in " + p.source, AsOf: asOf,
 		})
+	}
+	return out, nil
+}
+
+// ListCommitments implements providers.CommitmentLister: the commitments
+// the file records (of the provider's cloud and regions, when it is
+// narrowed to them), as they are recorded.
+func (p *Provider) ListCommitments(ctx context.Context, _ []providers.Scope) ([]fleet.Held, []*providers.ScopeError) {
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	var out []fleet.Held
+	for _, h := range p.fl.Commitments {
+		if p.opts.Cloud != "" && h.Provider != p.opts.Cloud {
+			continue
+		}
+		if len(p.opts.Regions) > 0 && h.Scope.Region != "" && !slices.Contains(p.opts.Regions, h.Scope.Region) {
+			continue
+		}
+		out = append(out, h)
 	}
 	return out, nil
 }

@@ -20,7 +20,8 @@ import (
 
 // CheckPermissions implements providers.Doctor with one cheap read each: a
 // project scope (no region) checks the token, the aggregated listing, the
-// project's regions, Cloud Monitoring and the Billing Catalog; a regional
+// project's regions, the commitments and reservations listings
+// (commitmentChecks), Cloud Monitoring and the Billing Catalog; a regional
 // scope checks the listing and Monitoring in the region.
 func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
 	var out []providers.Check
@@ -44,6 +45,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			_, err := p.regions.List(ctx, regionsRequest(scope.Account)).Next()
 			return err
 		}))
+		out = append(out, p.commitmentChecks(ctx, scope.Account)...)
 		out = append(out, check("cloudbilling services.skus.list", func() error {
 			ctx, done := p.withCall(ctx)
 			defer done()

@@ -94,6 +94,9 @@ type Provider struct {
 
 	scanMu sync.Mutex
 	scan   *scanState // what the current scan's scopes share
+
+	// held are the clients of the commitment reads (commitments.go).
+	held heldClients
 }
 
 // Compile-time checks of the capabilities the adapter offers.

@@ -173,6 +173,7 @@ func (sc *scanner) collect(ctx context.Context, provs []providers.Provider, o co
 		} else {
 			out.Fleet.Instances = append(out.Fleet.Instances, res.Fleet.Instances...)
 		}
+		out.Fleet.Commitments = append(out.Fleet.Commitments, res.Fleet.Commitments...)
 		out.Prices = append(out.Prices, res.Prices...)
 		out.Notes = append(out.Notes, res.Notes...)
 		for _, f := range res.Failures {
@@ -194,6 +195,8 @@ func (sc *scanner) readFile(fl *fleet.Fleet) (*fleet.Fleet, error) {
 		return nil, err
 	}
 	res.Fleet.Metadata = fl.Metadata
+	// The file's commitments are its own, in its order.
+	res.Fleet.Commitments = fl.Commitments
 	if len(res.Fleet.Instances) != len(fl.Instances) {
 		return nil, fmt.Errorf("%s: %d of %d instances read", fl.Metadata.Name, len(res.Fleet.Instances), len(fl.Instances))
 	}

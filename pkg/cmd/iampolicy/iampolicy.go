@@ -147,7 +147,9 @@ func iamPolicyRun(opts *IAMPolicyOptions) error {
 	})
 }
 
-// writeTable lists the policy's permissions and why each is needed.
+// writeTable lists the policy's permissions and why each is needed, then
+// those granted outside the document (Policy.Extra: a role on the caller,
+// a built-in role at the tenant's billing scopes), marked so.
 func writeTable(w io.Writer, opts *IAMPolicyOptions) error {
 	p, err := policyOf(opts.Cloud)
 	if err != nil {
@@ -160,6 +162,9 @@ func writeTable(w io.Writer, opts *IAMPolicyOptions) error {
 	t.Truncate(1, 20)
 	for _, p := range perms {
 		t.AddRow(p.Action, p.Purpose)
+	}
+	for _, e := range p.Extra {
+		t.AddRow(e.Action, "outside the document: "+e.Purpose)
 	}
 	return t.Render()
 }

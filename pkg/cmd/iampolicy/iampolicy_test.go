@@ -19,6 +19,7 @@ var acme = &providers.Policy{
 	Kind:     "IAM policy",
 	Analyze:  []providers.Permission{{Action: "acme:List", Purpose: "list"}, {Action: "acme:Read", Purpose: "read"}},
 	IdleStop: []providers.Permission{{Action: "acme:Stop", Purpose: "stop tagged instances"}},
+	Extra:    []providers.Permission{{Action: "acme:ReadBilling", Purpose: "a billing role at the tenant"}},
 	Document: func(idleStop bool) ([]byte, error) {
 		if idleStop {
 			return []byte(`{"stop":true}` + "\n"), nil
@@ -97,8 +98,12 @@ func TestIAMPolicyRun(t *testing.T) {
 		}
 		lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 		perms := acme.Permissions(idle)
-		if len(lines) != 1+len(perms) || !strings.HasPrefix(lines[0], "action") {
+		if len(lines) != 1+len(perms)+len(acme.Extra) || !strings.HasPrefix(lines[0], "action") {
 			t.Fatalf("table:\n%s", stdout)
+		}
+		// What the document cannot grant is listed after it, marked so.
+		if last := lines[len(lines)-1]; !strings.Contains(last, "acme:ReadBilling") || !strings.Contains(last, "outside the document") {
+			t.Errorf("last row %q, want the permission granted outside the document", last)
 		}
 		for _, p := range perms {
 			if !strings.Contains(stdout.String(), p.Action) {

@@ -334,7 +334,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	var scanFailures []error
 	metricsFailed := map[string]*providers.ScopeError{}
 	for _, p := range provs {
-		res, err := providers.Collect(ctx, p, providers.CollectOptions{Window: window, SkipPrices: true, Concurrency: cfg.Concurrency(string(p.Name()))})
+		res, err := providers.Collect(ctx, p, providers.CollectOptions{Window: window, SkipPrices: true, SkipCommitments: true, Concurrency: cfg.Concurrency(string(p.Name()))})
 		if err != nil {
 			if ctx.Err() != nil {
 				return incomplete(ctx, idlestop.Summary{}, false)

@@ -132,6 +132,9 @@ type Server struct {
 	mu sync.Mutex
 	// sessions maps the access keys AssumeRole issued to their role (sts.go).
 	sessions map[string]session
+
+	// held are the fleet's AWS commitments (commitments.go).
+	held []fleet.Held
 }
 
 // New builds a simulator serving the AWS instances of f.
@@ -147,6 +150,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		inv:   simkit.NewInventory(f, fleet.AWS, opts.AccountID),
 		types: map[string]TypeInfo{},
 		kit:   opts.Kit,
+		held:  heldOf(f, opts.AccountID),
 	}
 	if s.kit == nil {
 		s.kit = simkit.MustNew(KitOptions(opts))
@@ -243,16 +247,19 @@ func (s *Server) Claims(r *http.Request, body []byte) bool {
 }
 
 // Ops are the operations the simulator answers, as "service:Op".
-var Ops = []string{
+var Ops = append([]string{
 	"ec2:DescribeRegions", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory", "ec2:StopInstances",
 	"sts:GetCallerIdentity", "sts:AssumeRole",
 	"monitoring:ListMetrics", "monitoring:GetMetricData",
 	"pricing:GetProducts", "pricing:DescribeServices",
 	"savingsplans:DescribeSavingsPlansOfferingRates",
-}
+}, commitmentOps...)
 
 // serve answers a parsed request.
 func (s *Server) serve(w http.ResponseWriter, req request) {
+	if s.serveCommitments(w, req) {
+		return
+	}
 	switch req.service {
 	case "ec2":
 		s.serveEC2(w, req)
@@ -282,7 +289,7 @@ func classify(r *http.Request, body []byte) (request, bool) {
 	case strings.HasPrefix(target, "AWSPriceListService."):
 		req.service, req.proto, req.op = "pricing", protoJSON11, strings.TrimPrefix(target, "AWSPriceListService.")
 		return req, true
-	case r.URL.Path == "/DescribeSavingsPlansOfferingRates" || r.URL.Path == "/DescribeSavingsPlansOfferings":
+	case r.URL.Path == "/DescribeSavingsPlansOfferingRates" || r.URL.Path == "/DescribeSavingsPlansOfferings" || r.URL.Path == "/DescribeSavingsPlans":
 		req.service, req.proto, req.op = "savingsplans", protoRESTJSON, strings.TrimPrefix(r.URL.Path, "/")
 		return req, true
 	}

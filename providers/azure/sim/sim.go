@@ -109,6 +109,9 @@ type Options struct {
 	Kit *simkit.Kit
 	// Contract, when set, makes the simulator strict (strict.go).
 	Contract Contract
+	// CommitmentPage is how many reservations or savings plans a page
+	// lists (reservations.go); zero is 50.
+	CommitmentPage int
 }
 
 // KitOptions are the simkit options of the fault fields of o.
@@ -150,6 +153,9 @@ type Server struct {
 	vms     []*vm
 	byID    map[string]*vm // lower-case resource ID → VM
 	subs    []string
+
+	// held are the fleet's Azure commitments (reservations.go).
+	held []fleet.Held
 
 	mu     sync.Mutex
 	ops    map[string]*operation // async operation → its VM and polls left
@@ -198,7 +204,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		opts.GPUMemoryMetric = "utilization_memory"
 	}
 	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.Azure, opts.Subscription), kit: opts.Kit,
-		sizes: map[string]Size{}, byID: map[string]*vm{}, ops: map[string]*operation{}}
+		sizes: map[string]Size{}, byID: map[string]*vm{}, ops: map[string]*operation{}, held: heldOf(f, opts.Subscription)}
 	// A VM the file says is stopped but allocated is served powered off.
 	for _, in := range s.inv.Instances() {
 		if in.StoppedAllocated {
@@ -287,7 +293,7 @@ func (s *Server) Notes() []string {
 func (s *Server) Claims(r *http.Request, _ []byte) bool {
 	p := r.URL.Path
 	return strings.HasPrefix(p, "/subscriptions") || strings.HasPrefix(p, "/providers/Microsoft.ResourceGraph") ||
-		strings.HasPrefix(p, "/api/retail/prices") || strings.HasPrefix(p, opPath) || isIdentity(r)
+		strings.HasPrefix(p, "/api/retail/prices") || strings.HasPrefix(p, opPath) || isIdentity(r) || claimsCommitments(p)
 }
 
 // Counts returns the requests served: service → operation → count.
@@ -297,7 +303,7 @@ func (s *Server) Counts() map[string]map[string]int { return s.kit.Counts() }
 const opPath = "/_azure/operations/"
 
 // Ops are the operations the simulator answers, as "service:Op".
-var Ops = []string{
+var Ops = append([]string{
 	"subscriptions:ListSubscriptions", "subscriptions:GetSubscription", "subscriptions:ListLocations",
 	"resourcegraph:Resources",
 	"compute:ListAllVMs", "compute:ListAllScaleSets", "compute:ListScaleSetVMs", "compute:ListSKUs",
@@ -305,7 +311,7 @@ var Ops = []string{
 	"monitor:Metrics", "monitor:MetricsBatch",
 	"authorization:ListPermissions",
 	"prices:RetailPrices",
-}
+}, commitmentOps...)
 
 // request is one recognised call.
 type request struct {
@@ -403,6 +409,9 @@ func (s *Server) classify(r *http.Request, body []byte) (req request, status int
 		return req, 0, "", ""
 	case strings.EqualFold(p, "/subscriptions") && r.Method == http.MethodGet:
 		req.service, req.op = "subscriptions", "ListSubscriptions"
+		return req, 0, "", ""
+	}
+	if req, ok := classifyCommitments(r, req); ok {
 		return req, 0, "", ""
 	}
 	if m := reMetr.FindStringSubmatch(p); m != nil && r.Method == http.MethodGet {
@@ -520,6 +529,8 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 		computeRemaining(w, req.op, 159) // informational: no quota is kept
 	}
 	switch req.op {
+	case "ListReservations", "ListSavingsPlans":
+		s.serveCommitments(w, req)
 	case "RetailPrices":
 		s.servePrices(w, req)
 	case "Resources":

@@ -137,6 +137,9 @@ type Server struct {
 
 	monSt monState
 	pages pageCache
+
+	// held are the fleet's GCP commitments (commitments.go).
+	held []fleet.Held
 }
 
 // New builds a simulator serving the GCP instances of f.
@@ -148,6 +151,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 		opts.Project = fleetProject(f)
 	}
 	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
+	s.held = heldOf(f, opts.Project)
 	if s.kit == nil {
 		s.kit = simkit.MustNew(KitOptions(opts))
 	}
@@ -272,7 +276,7 @@ type route struct {
 	serve func(s *Server, w http.ResponseWriter, r *http.Request, m []string)
 }
 
-var routes = []route{
+var routes = append([]route{
 	{"GET", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/aggregated/instances$`), "compute", "instances.aggregatedList", false, (*Server).aggregatedInstances},
 	{"GET", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/instances/([^/]+)$`), "compute", "instances.get", true, (*Server).getInstance},
 	{"POST", regexp.MustCompile(`^/compute/v1/projects/([^/]+)/zones/([^/]+)/instances/([^/]+)/stop$`), "compute", "instances.stop", true, (*Server).stopInstance},
@@ -285,7 +289,7 @@ var routes = []route{
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
 	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
 	{"GET", regexp.MustCompile(`^/v3/projects/([^/]+)/timeSeries$`), "monitoring", "projects.timeSeries.list", false, (*Server).listTimeSeriesREST},
-}
+}, commitmentRoutes...)
 
 // Ops are the operations the simulator answers, as "service:Op": the REST
 // routes and Monitoring's ListTimeSeries.

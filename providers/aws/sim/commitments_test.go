@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
+	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+func heldFixture() *fleet.Fleet {
+	f := fixtureFleet()
+	at := func(y int, m time.Month) *time.Time { t := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC); return &t }
+	rate := func(s string) *decimal.Decimal { d := decimal.RequireFromString(s); return &d }
+	f.Commitments = []fleet.Held{
+		{ID: "ri-all", Provider: fleet.AWS, Kind: "standard-reserved-instance", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "1y", Payment: "all-upfront", Start: at(2026, 1), End: at(2027, 1), InstanceType: "p5.48xlarge", Count: 1, SizeFlexible: true, HourlyRate: rate("10")},
+		{ID: "ri-partial", Provider: fleet.AWS, Kind: "standard-reserved-instance", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "3y", Payment: "partial-upfront", Start: at(2025, 1), End: at(2028, 1), InstanceType: "g5.xlarge", Count: 2, HourlyRate: rate("0.5")},
+		{ID: "ri-none", Provider: fleet.AWS, Kind: "convertible-reserved-instance", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1b"}, Term: "1y", Payment: "no-upfront", Start: at(2026, 1), End: at(2027, 1), InstanceType: "p4d.24xlarge", Count: 1, HourlyRate: rate("20.5")},
+		{ID: "ri-old", Provider: fleet.AWS, Kind: "standard-reserved-instance", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "1y", Payment: "no-upfront", Start: at(2024, 1), End: at(2025, 1), InstanceType: "g5.xlarge", Count: 1, HourlyRate: rate("0.6")},
+		{ID: "sp-old", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "no-upfront", Start: at(2024, 1), End: at(2025, 1), HourlyCommitment: rate("1")},
+		{ID: "sp-new", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "all-upfront", Start: at(2026, 2), End: at(2027, 2), HourlyCommitment: rate("2")},
+	}
+	return f
+}
+
+// TestReservedInstancePrices holds the facts of FACTS.md on how EC2
+// prices a Reserved Instance: an All Upfront RI is a fixed price and no
+// hourly charge, a No Upfront RI an hourly recurring charge and no fixed
+// price, a Partial Upfront RI both ("Reserved Instance pricing": payment
+// options); the term is in seconds (31536000, 94608000); a regional RI is
+// size-flexible only for Linux/UNIX ("Instance size flexibility");
+// retired RIs stay listed unless the state filter drops them.
+func TestReservedInstancePrices(t *testing.T) {
+	_, srv := serveFixture(t, heldFixture(), Options{})
+	c := ec2Client(srv, "us-east-1", signedCreds)
+	out, err := c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ec2types.ReservedInstances{}
+	for _, ri := range out.ReservedInstances {
+		got[aws.ToString(ri.ReservedInstancesId)] = ri
+	}
+	hourly := func(ri ec2types.ReservedInstances) float64 {
+		var h float64
+		for _, rc := range ri.RecurringCharges {
+			if rc.Frequency == ec2types.RecurringChargeFrequencyHourly {
+				h += aws.ToFloat64(rc.Amount)
+			}
+		}
+		return h
+	}
+	for id, want := range map[string]struct {
+		fixed, hourly float64
+		duration      int64
+		offering      ec2types.OfferingTypeValues
+		product       ec2types.RIProductDescription
+		scope         ec2types.Scope
+		state         ec2types.ReservedInstanceState
+	}{
+		"ri-all":     {87600, 0, 31536000, "All Upfront", "Linux/UNIX", ec2types.ScopeRegional, "active"},
+		"ri-partial": {6570, 0.25, 94608000, "Partial Upfront", "Windows", ec2types.ScopeRegional, "active"},
+		"ri-none":    {0, 20.5, 31536000, "No Upfront", "Linux/UNIX", ec2types.ScopeAvailabilityZone, "active"},
+		"ri-old":     {0, 0.6, 31536000, "No Upfront", "Windows", ec2types.ScopeRegional, "retired"},
+	} {
+		ri, ok := got[id]
+		if !ok {
+			t.Errorf("%s not listed", id)
+			continue
+		}
+		if f := aws.ToFloat32(ri.FixedPrice); float64(f) != want.fixed || hourly(ri) != want.hourly || aws.ToInt64(ri.Duration) != want.duration ||
+			ri.OfferingType != want.offering || ri.ProductDescription != want.product || ri.Scope != want.scope || ri.State != want.state {
+			t.Errorf("%s: fixed %v hourly %v duration %d %s %s %s %s, want %+v", id, f, hourly(ri), aws.ToInt64(ri.Duration),
+				ri.OfferingType, ri.ProductDescription, ri.Scope, ri.State, want)
+		}
+	}
+	out, err = c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("state"), Values: []string{"active"}}}})
+	if err != nil || len(out.ReservedInstances) != 3 {
+		t.Errorf("state=active: %d RIs (%v), want 3", len(out.ReservedInstances), err)
+	}
+	if _, err := c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{
+		Filters: []ec2types.Filter{{Name: aws.String("colour"), Values: []string{"x"}}}}); errorCode(t, err) != "InvalidParameterValue" {
+		t.Errorf("an unknown filter was not refused")
+	}
+}
+
+// TestSavingsPlansStates: DescribeSavingsPlans lists every plan of the
+// account with its state, and states selects among them.
+func TestSavingsPlansStates(t *testing.T) {
+	_, srv := serveFixture(t, heldFixture(), Options{})
+	c := savingsPlansClient(srv)
+	all, err := c.DescribeSavingsPlans(context.Background(), &savingsplans.DescribeSavingsPlansInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.SavingsPlans) != 2 {
+		t.Fatalf("%d plans, want 2", len(all.SavingsPlans))
+	}
+	active, err := c.DescribeSavingsPlans(context.Background(), &savingsplans.DescribeSavingsPlansInput{States: []sptypes.SavingsPlanState{"active"}})
+	if err != nil || len(active.SavingsPlans) != 1 {
+		t.Fatalf("active: %v %v", active, err)
+	}
+	sp := active.SavingsPlans[0]
+	if aws.ToString(sp.Commitment) != "2" || aws.ToString(sp.UpfrontPaymentAmount) != "17520" || aws.ToString(sp.RecurringPaymentAmount) != "0" ||
+		sp.TermDurationInSeconds != 31536000 || sp.PaymentOption != "All Upfront" || sp.SavingsPlanType != "Compute" {
+		t.Errorf("plan %+v", sp)
+	}
+}

@@ -1,0 +1,146 @@
+package gcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/gcp/sim"
+)
+
+// commitmentsFleet is testdata/fleets/commitments.yaml, decoded as JSON
+// (fleet.Parse's piecewise readers learn the commitments section in
+// another change of issue 33).
+func commitmentsFleet(t testing.TB) *fleet.Fleet {
+	t.Helper()
+	data, err := os.ReadFile("../../testdata/fleets/commitments.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f fleet.Fleet
+	if err := json.Unmarshal(j, &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// activeGCP is what a scan must read back: the file's GCP commitments in
+// force at simNow, with the API each comes from, sorted as Collect does.
+func activeGCP(f *fleet.Fleet) []fleet.Held {
+	var out []fleet.Held
+	for _, h := range f.Commitments {
+		if h.Provider != fleet.GCP || (h.End != nil && !simNow.Before(*h.End)) || (h.Start != nil && simNow.Before(*h.Start)) {
+			continue
+		}
+		h.Source = apiCommitments
+		if h.Kind == kindGCPReservation {
+			h.Source = apiReservations
+		}
+		out = append(out, h)
+	}
+	return providers.SortHeld(out)
+}
+
+func heldJSON(hs []fleet.Held) []string {
+	var out []string
+	for _, h := range hs {
+		b, _ := json.Marshal(h)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestSimCommitments: the resource-based CUDs (vCPUs, memory in GiB read
+// from MB, GPUs by model) and specific reservations of a fleet file come
+// back from a scan through the real compute client and the simulator
+// exactly, a page per commitment, the expired CUD left out.
+func TestSimCommitments(t *testing.T) {
+	defer func(n uint32) { heldPage = n }(heldPage)
+	heldPage = 1
+	f := commitmentsFleet(t)
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), nil)
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) > 0 {
+		t.Fatalf("failures: %v", res.Failures)
+	}
+	want := activeGCP(f)
+	if len(want) != 3 {
+		t.Fatalf("the fixture has %d active GCP commitments, want 3", len(want))
+	}
+	got, exp := heldJSON(res.Fleet.Commitments), heldJSON(want)
+	if strings.Join(got, "\n") != strings.Join(exp, "\n") {
+		t.Errorf("commitments:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(exp, "\n     "))
+	}
+	if n := s.Counts()["compute"]["regionCommitments.aggregatedList"]; n < 3 {
+		t.Errorf("regionCommitments.aggregatedList called %d times, want a page per commitment", n)
+	}
+}
+
+// TestSimCommitmentsDenied: a project whose commitments may not be listed
+// is a commitments failure naming the API; its VMs and reservations stay.
+func TestSimCommitmentsDenied(t *testing.T) {
+	f := commitmentsFleet(t)
+	opts := simOptions(t, f)
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if op == "regionCommitments.aggregatedList" {
+			return http.StatusForbidden, "forbidden"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), nil)
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil {
+		t.Fatalf("a denied commitment API aborted the scan: %v", err)
+	}
+	if len(res.Fleet.Instances) != 2 {
+		t.Errorf("%d VMs, want 2", len(res.Fleet.Instances))
+	}
+	if len(res.Failures) != 1 || !res.Failures[0].Commitments || res.Failures[0].Source != apiCommitments {
+		t.Fatalf("failures %v, want the commitments listing's", res.Failures)
+	}
+	if !strings.Contains(res.Failures[0].Error(), "permission denied") {
+		t.Errorf("failure %q does not say the permission is missing", res.Failures[0].Error())
+	}
+	if len(res.Fleet.Commitments) != 1 || res.Fleet.Commitments[0].Kind != kindGCPReservation {
+		t.Errorf("kept %v, want the reservation", res.Fleet.Commitments)
+	}
+}
+
+// TestDoctorCommitments: doctor lists one commitment and one reservation
+// of the project, and names the permission a role lacks.
+func TestDoctorCommitments(t *testing.T) {
+	f := commitmentsFleet(t)
+	opts := simOptions(t, f)
+	opts.Fault = func(service, op, scope string) (int, string) {
+		if op == "reservations.aggregatedList" {
+			return http.StatusForbidden, "forbidden"
+		}
+		return 0, ""
+	}
+	p := newProvider(t, startSim(t, sim.New(f, opts)), nil)
+	got := map[string]providers.Check{}
+	for _, c := range p.CheckPermissions(context.Background(), providers.Scope{Provider: fleet.GCP, Account: testProject}) {
+		got[c.Action] = c
+	}
+	if c := got["compute.commitments.list"]; c.Status != providers.CheckOK {
+		t.Errorf("commitments check %+v, want ok", c)
+	}
+	if c := got["compute.reservations.list"]; c.Status != providers.CheckMissing {
+		t.Errorf("reservations check %+v, want missing", c)
+	}
+}
