@@ -137,26 +137,51 @@ func LookupCommitment(c Catalog, q CommitmentQuery) (CommitmentRate, bool) {
 	return cc.CommitmentRate(q)
 }
 
-// CommitmentRate answers from the live Savings Plans rates (no upfront) laid
-// over the base catalog where they fit the query, else from base.
+// CommitmentRate answers from the live commitment rates laid over the base
+// catalog where one fits the query, else from base. A live price fits when
+// it names the kind asked for (Price.Commitment: Azure reservations, GCP
+// resource-based CUDs), or, naming none, when its Source names the Savings
+// Plan asked for (AWS, no upfront).
 func (o *overlay) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
-	if q.Kind.PerHour() && (q.Payment == "" || q.Payment == PayNoUpfront) {
-		if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.commitments[q.Term] != nil {
-			p := s.commitments[q.Term]
-			if strings.Contains(p.Source, q.Kind.Label()+" "+q.Term) {
-				r := CommitmentRate{
-					Provider: q.Provider, Region: p.Region, InstanceType: p.InstanceType, Kind: q.Kind,
-					Term: q.Term, Payment: PayNoUpfront, Hourly: p.Hourly, Source: p.Source, Origin: "live", AsOf: p.AsOf, Live: true,
-				}
-				if s.onDemand != nil && s.onDemand.Hourly.IsPositive() {
-					r.OnDemandHourly = s.onDemand.Hourly
-					r.DiscountPercent = DiscountPercent(p.Hourly, s.onDemand.Hourly)
-				}
-				return r, true
+	if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.commitments[q.Term] != nil {
+		p := s.commitments[q.Term]
+		if payment, ok := liveFits(p, q); ok {
+			r := CommitmentRate{
+				Provider: q.Provider, Region: p.Region, InstanceType: p.InstanceType, Kind: q.Kind,
+				Term: q.Term, Payment: payment, Hourly: p.Hourly, Source: p.Source, Origin: "live", AsOf: p.AsOf, Live: true,
 			}
+			if s.onDemand != nil && s.onDemand.Hourly.IsPositive() {
+				r.OnDemandHourly = s.onDemand.Hourly
+				r.DiscountPercent = DiscountPercent(p.Hourly, s.onDemand.Hourly)
+			}
+			return r, true
 		}
 	}
 	return LookupCommitment(o.Catalog, q)
+}
+
+// livePayment is the one payment option a live commitment rate of a kind
+// is for: Savings Plans rates are read no upfront, an Azure reservation
+// costs the same up front or monthly, a GCP CUD is billed monthly.
+var livePayment = map[CommitmentKind]string{
+	ComputeSavingsPlan: PayNoUpfront, EC2InstanceSavingsPlan: PayNoUpfront,
+	Reservation: PayUpfrontOrMonthly, ResourceCUD: PayMonthly,
+}
+
+// liveFits reports whether a live commitment price answers q, and the
+// payment option it is for.
+func liveFits(p *Price, q CommitmentQuery) (string, bool) {
+	payment, ok := livePayment[q.Kind]
+	if !ok || (q.Payment != "" && q.Payment != payment) {
+		return "", false
+	}
+	switch {
+	case p.Commitment != "":
+		return payment, p.Commitment == q.Kind
+	case q.Kind.PerHour():
+		return payment, strings.Contains(p.Source, q.Kind.Label()+" "+q.Term)
+	}
+	return "", false
 }
 
 // DiscountPercent is 100 × (1 − rate/onDemand) rounded to 2 places.

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -144,10 +145,18 @@ func (t *skuTable) prices(region, typ string, info machineInfo) []pricing.Price 
 			Add(ram.hourly.Mul(decimal.NewFromFloat(info.memoryGiB))).
 			Add(gpu.hourly.Mul(decimal.NewFromFloat(info.gpuCount))).Round(6)
 		asOf := slices.Max([]string{core.asOf, ram.asOf, gpu.asOf})
-		out = append(out, pricing.Price{
+		pr := pricing.Price{
 			Provider: fleet.GCP, Region: region, InstanceType: typ, Option: o, Hourly: hourly,
 			Currency: pricing.Currency, Unit: pricing.UnitHour, Source: priceSource + ", host+accelerator", AsOf: asOf,
-		})
+		}
+		if term, ok := pricing.CommitmentTerm(o); ok {
+			// The "Commitment v1" SKUs: a resource-based CUD's rate per
+			// vCPU, GiB and GPU, summed over the type's resources.
+			pr.Commitment = pricing.ResourceCUD
+			pr.Source = fmt.Sprintf("%s, %s resource-based CUD (Commitment v1: %s vCPU × $%s + %s GiB × $%s + %s GPU × $%s)", priceSource, term,
+				num(info.vcpus), core.hourly, num(info.memoryGiB), ram.hourly, num(info.gpuCount), gpu.hourly)
+		}
+		out = append(out, pr)
 	}
 	return out
 }
@@ -369,6 +378,9 @@ func optionOf(usage, desc string) (pricing.Option, bool) {
 	}
 	return "", false
 }
+
+// num writes a resource count without a needless fraction.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Money is units + nanos/10⁹ exactly, as google.type.Money gives it (the
 // signs of both agree).
