@@ -59,16 +59,16 @@ func (e *engine) commitRatesOf(p fleet.Provider, region, typ string, onDemand de
 		if !ok {
 			continue
 		}
-		d := r.DiscountPercent / 100
-		if !r.OnDemandHourly.IsPositive() {
-			// The source states no on-demand price: the discount is against
-			// the instance's own.
-			byOD = true
-			if !onDemand.IsPositive() {
-				continue
-			}
-			d = 1 - r.Hourly.Div(onDemand).InexactFloat64()
+		// The rate is the public price of the commitment; the discount is
+		// against what the instance pays on demand (its own, negotiated,
+		// price where the fleet states one), never the source's list
+		// price: the purchase then costs the rate, and the saving is
+		// measured on what is paid today.
+		byOD = true
+		if !onDemand.IsPositive() {
+			continue
 		}
+		d := 1 - r.Hourly.Div(onDemand).InexactFloat64()
 		if !(d > 0 && d < 1) {
 			continue
 		}
@@ -83,18 +83,31 @@ type regionType struct {
 	region, typ string
 }
 
-// typeRates is what commitRatesOf answers for a type in a region, with the
-// discounts as an Item takes them; shared by the instances of that type when
-// it does not depend on their on-demand price.
+// pricedType is a type in a region at the on-demand price its instances pay.
+type pricedType struct {
+	regionType
+	od string
+}
+
+// typeRates is what commitRatesOf answers for a type in a region at one
+// on-demand price, with the discounts and public rates as an Item takes
+// them; shared by the instances of that type paying that price.
 type typeRates struct {
 	rates     map[string]commitRate
 	discounts commitplan.Terms
+	hourly    map[string]decimal.Decimal
 }
 
 func newTypeRates(r map[string]commitRate) typeRates {
 	t := typeRates{rates: r, discounts: make(commitplan.Terms, len(r))}
 	for term, cr := range r {
 		t.discounts[term] = cr.discount
+		if cr.rate != nil {
+			if t.hourly == nil {
+				t.hourly = make(map[string]decimal.Decimal, len(r))
+			}
+			t.hourly[term] = cr.rate.Hourly
+		}
 	}
 	return t
 }
@@ -137,7 +150,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	missing := map[string][]string{}   // group → types without a rate
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
 	offers := map[regionType]onDemandOf{}
-	shared := map[regionType]typeRates{}
+	shared := map[pricedType]typeRates{}
 	for _, s := range e.all {
 		if !s.advisable() {
 			continue
@@ -173,18 +186,16 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
 		if it.Eligible {
-			k := regionType{it.Provider, it.Region, it.InstanceType}
+			k := pricedType{regionType{it.Provider, it.Region, it.InstanceType}, od.String()}
 			t, ok := shared[k]
 			if !ok {
-				r, byOD := e.commitRatesOf(it.Provider, it.Region, it.InstanceType, od)
+				r, _ := e.commitRatesOf(it.Provider, it.Region, it.InstanceType, od)
 				t = newTypeRates(r)
-				if !byOD {
-					shared[k] = t
-				}
+				shared[k] = t
 			}
 			r := t.rates
 			rates[it.ID] = r
-			it.Discounts = t.discounts
+			it.Discounts, it.Rates = t.discounts, t.hourly
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
 			if _, ok := r[pol.Term]; !ok {
 				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
@@ -208,7 +219,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
 			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
 	}
-	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent})
+	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent, Term: pol.Term})
 	if err != nil {
 		e.warn("", "commitment-plan", "no commitment plan: %v", err)
 		return nil
@@ -222,7 +233,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		}
 		for ti := range g.Terms {
 			tp := &g.Terms[ti]
-			if tp.Term != pol.Term {
+			if tp.Term != g.Recommended {
 				continue
 			}
 			var ta *termAdvice
@@ -233,6 +244,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 				}
 				if ta == nil {
 					ta = e.termAdvice(s.inst.Provider, &g, tp)
+					ta.unitRate = unitRate(&g, tp, byID, rates)
 				}
 				if c := e.commitmentChange(s, &g, tp, a, rates[a.ID][tp.Term], ta); c != nil {
 					out[s] = c
@@ -302,10 +314,29 @@ type termAdvice struct {
 	dPct                                      float64
 	// unit is the catalog's unit type of a term bought as whole instances.
 	unit *pricing.InstanceType
+	// unitRate is the public rate of the unit bought, where known: the
+	// rate the purchase is priced at and cites.
+	unitRate *pricing.CommitmentRate
 	// buys holds the titled purchase sentence by payment option.
 	buys map[string]string
 	// sources holds committed.Source by catalog rate.
 	sources map[*pricing.CommitmentRate]string
+}
+
+// unitRate is the public commitment rate of a term's unit type, read from
+// an instance of that type in the group.
+func unitRate(g *commitplan.GroupPlan, tp *commitplan.TermPlan, byID map[string]*state, rates map[string]map[string]commitRate) *pricing.CommitmentRate {
+	if tp.Quantity <= 0 || !tp.UnitRate.IsPositive() {
+		return nil
+	}
+	for _, id := range g.Items {
+		if s := byID[id]; s != nil && s.typ.Name == tp.UnitType {
+			if r := rates[id][tp.Term].rate; r != nil && r.Hourly.Equal(tp.UnitRate) {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commitplan.TermPlan) *termAdvice {
@@ -321,6 +352,11 @@ func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commi
 	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
 		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
 	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
+	for _, o := range g.Terms {
+		if o.Term != tp.Term && o.SavingsMonthly.GreaterThan(tp.SavingsMonthly) {
+			ta.groupNote += fmt.Sprintf("; %s: $%s (policy.commitment.term is %s)", o.Term, o.SavingsMonthly.StringFixed(2), tp.Term)
+		}
+	}
 	return ta
 }
 
@@ -347,7 +383,12 @@ func (ta *termAdvice) buy(g *commitplan.GroupPlan, tp *commitplan.TermPlan, pu *
 		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
 			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
 		}
-		buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+		if tp.UnitRate.IsPositive() {
+			buy += fmt.Sprintf(", $%s/h = %d × $%s/h (%s%% off on-demand $%s/h)",
+				tp.PayHourly.StringFixed(3), tp.Quantity, tp.UnitRate.String(), pct(dPct), tp.CommitHourly.StringFixed(3))
+		} else {
+			buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+		}
 	} else {
 		pay := ""
 		if pu.Payment != "" {
@@ -384,6 +425,9 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
 	case cr.rate != nil:
 		r := cr.rate
+		if ta.unitRate != nil {
+			r = ta.unitRate
+		}
 		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
 		src, ok := ta.sources[r]
 		if !ok {
@@ -393,7 +437,10 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		committed.Source = src
 		committed.AsOf = r.AsOf
 		if r.Live {
-			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
+			notes = append(notes, "live "+kind.Label()+" rate read on this scan ("+r.Source+")")
+		}
+		if tp.UnitType != s.typ.Name && r != cr.rate {
+			notes = append(notes, fmt.Sprintf("bought as %s, priced at its public rate $%s/h; this instance's own %s rate is $%s/h", tp.UnitType, r.Hourly.String(), s.typ.Name, cr.rate.Hourly.String()))
 		}
 		if r.Approximation != "" {
 			notes = append(notes, r.Approximation)
