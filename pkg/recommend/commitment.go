@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -561,4 +562,15 @@ func (e *engine) committedPrice(in *fleet.Instance, offer pricing.Offer) (pricin
 	p.Source = fmt.Sprintf("rate unknown: %s (on-demand, an upper bound)", offer.OnDemand.Source)
 	e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but neither the fleet (commitment.hourlyRate) nor the catalog has its rate: priced at on-demand, an upper bound; set commitment.hourlyRate to what it pays")
 	return p, true
+}
+
+// fleetPriceDate dates the prices a fleet file states (an instance's
+// hourlyPrice or commitment.hourlyRate): the day of the file's
+// metadata.generatedAt, when the snapshot was taken; without it the date is
+// unknown, and the price's source says so.
+func fleetPriceDate(f *fleet.Fleet) (asOf, sourceNote string) {
+	if t := f.Metadata.GeneratedAt; t != nil && !t.IsZero() {
+		return t.UTC().Format(time.DateOnly), ""
+	}
+	return "", ", date unknown"
 }

@@ -195,6 +195,8 @@ type engine struct {
 	// spotQuotes holds the spot quote of each type and region (see
 	// spotQuote).
 	spotQuotes memo[offerKey, spotQuote]
+	// fleetAsOf dates the prices the fleet file states (fleetPriceDate).
+	fleetAsOf, fleetSource string
 }
 
 type offerKey struct {
@@ -441,6 +443,7 @@ type pendingChange struct {
 // RunWith is Run with options.
 func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	e := &engine{cat: cat, policy: p, opts: o}
+	e.fleetAsOf, e.fleetSource = fleetPriceDate(f)
 	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
 	states := make([]*state, len(f.Instances))
 	for i := range f.Instances {
@@ -647,7 +650,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
 			Option: pricing.Option(fleet.Committed), Hourly: *in.Commitment.HourlyRate,
 			Currency: pricing.Currency, Unit: pricing.UnitHour,
-			Source: "fleet file (commitment.hourlyRate)",
+			Source: "fleet file (commitment.hourlyRate)" + e.fleetSource, AsOf: e.fleetAsOf,
 		}, true
 	}
 	if in.HourlyPrice != nil {
@@ -655,7 +658,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
 			Option: pricing.Option(in.Lifecycle), Hourly: *in.HourlyPrice,
 			Currency: pricing.Currency, Unit: pricing.UnitHour,
-			Source: "fleet file (hourlyPrice)",
+			Source: "fleet file (hourlyPrice)" + e.fleetSource, AsOf: e.fleetAsOf,
 		}, true
 	}
 	offer, ok := e.offer(in.Provider, in.Region, pricing.TypeNameOf(e.cat, in))
