@@ -191,3 +191,95 @@ func DiscountPercent(rate, onDemand decimal.Decimal) float64 {
 	}
 	return decimal.NewFromInt(1).Sub(rate.Div(onDemand)).Mul(decimal.NewFromInt(100)).Round(2).InexactFloat64()
 }
+
+// The resources a per-resource price (Price.Resource) is for.
+const (
+	ResourceVCPU   = "vcpu"
+	ResourceMemory = "memory"
+	ResourceGPU    = "gpu"
+)
+
+// ResourceQuery selects the price of one unit of a resource: a vCPU or a
+// GiB of memory of a machine family, or one GPU of a model, in a region,
+// under a purchase option (on-demand, or a commitment term's option).
+type ResourceQuery struct {
+	Provider fleet.Provider
+	Region   string
+	Resource string
+	// Name is the machine family ("g2") for vCPUs and memory, the GPU model
+	// ("L4") for GPUs.
+	Name   string
+	Option Option
+}
+
+// ResourceCatalog is implemented by catalogs that know per-resource prices.
+type ResourceCatalog interface {
+	// ResourcePrice returns the price q selects.
+	ResourcePrice(q ResourceQuery) (Price, bool)
+}
+
+// LookupResource asks c for a per-resource price; false when c knows none.
+func LookupResource(c Catalog, q ResourceQuery) (Price, bool) {
+	rc, ok := c.(ResourceCatalog)
+	if !ok {
+		return Price{}, false
+	}
+	return rc.ResourcePrice(q)
+}
+
+// resourceKey indexes an overlay's per-resource prices.
+type resourceKey struct {
+	provider               fleet.Provider
+	region, resource, name string // lower case
+	option                 Option
+}
+
+func resourceKeyOf(p fleet.Provider, region, resource, name string, o Option) resourceKey {
+	return resourceKey{p, strings.ToLower(region), resource, strings.ToLower(name), o}
+}
+
+// ResourcePrice answers from the live per-resource prices, else from base.
+func (o *overlay) ResourcePrice(q ResourceQuery) (Price, bool) {
+	if p, ok := o.resources[resourceKeyOf(q.Provider, q.Region, q.Resource, q.Name, q.Option)]; ok {
+		return *p, true
+	}
+	return LookupResource(o.Catalog, q)
+}
+
+// cudTypes are the commitment types (gcloud compute commitments create
+// --type) of the machine series a GCP resource-based CUD covers, by the
+// series of the type name; a3-megagpu has a type of its own.
+var cudTypes = map[string]string{
+	"a2": "accelerator-optimized", "a3": "accelerator-optimized-a3", "a3-megagpu": "accelerator-optimized-a3-mega",
+	"a3-ultragpu": "accelerator-optimized-a3-ultra", "a4": "accelerator-optimized-a4",
+	"g2": "graphics-optimized", "g4": "graphics-optimized-g4", "n1": "general-purpose",
+}
+
+// CUDSeries is the series a GCP machine type's vCPUs and memory are
+// committed under, and its commitment type ("" when not known): the first
+// word of the type's name, a3-megagpu and a3-ultragpu apart.
+func CUDSeries(instanceType string) (series, commitmentType string) {
+	first, rest, _ := strings.Cut(instanceType, "-")
+	second, _, _ := strings.Cut(rest, "-")
+	if f := first + "-" + second; cudTypes[f] != "" {
+		return f, cudTypes[f]
+	}
+	return first, cudTypes[first]
+}
+
+// cudAccelerators are GCP's accelerator type names of the catalog's GPU
+// models, as a commitment's --resources-accelerator type names them.
+var cudAccelerators = map[string]string{
+	"L4": "nvidia-l4", "T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "P100": "nvidia-tesla-p100", "P4": "nvidia-tesla-p4",
+	"A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb", "H100": "nvidia-h100-80gb", "H100-MEGA": "nvidia-h100-mega-80gb",
+	"H200": "nvidia-h200-141gb", "B200": "nvidia-b200", "RTX PRO Server 6000": "nvidia-rtx-pro-6000",
+}
+
+// CUDAccelerator is GCP's accelerator type name of a GPU model, or the
+// model itself when it is not known.
+func CUDAccelerator(model string) string {
+	if a, ok := cudAccelerators[model]; ok {
+		return a
+	}
+	return model
+}

@@ -52,6 +52,11 @@ type Price struct {
 	// resource-based CUD), so that a query for that kind finds it; empty
 	// where the source says it only in Source (AWS Savings Plans).
 	Commitment CommitmentKind `json:"commitment,omitempty"`
+	// Resource, when set, makes the price one unit of a resource rather than
+	// an instance-hour: "vcpu" or "memory" (one GiB) of the machine family
+	// InstanceType names, or "gpu" of the GPU model it names. GCP's Billing
+	// Catalog prices (and its resource-based CUDs buy) these.
+	Resource string `json:"resource,omitempty"`
 	// History, when set, summarises the price over a trailing window (live
 	// spot prices: the cheapest zone's last 30 days, and the median over
 	// every zone).

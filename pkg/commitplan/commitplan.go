@@ -102,6 +102,12 @@ type Item struct {
 	// bought as whole instances is priced at its unit type's rate: what
 	// the purchase costs, whatever the instances pay on demand.
 	Rates map[string]decimal.Decimal `json:"rates,omitempty"`
+	// Units, when set, makes the item a count of one resource (vCPUs, GiB
+	// of memory, GPUs of a model) rather than an instance: a GCP
+	// resource-based CUD buys these. OnDemandHourly and Rates are then for
+	// all its units, InstanceType names the unit ("vCPU", "GiB", "L4"),
+	// and a group of such items is bought in single units.
+	Units float64 `json:"units,omitempty"`
 }
 
 // Terms maps a commitment term ("1y", "3y") to its discount, a fraction of the
@@ -604,8 +610,15 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 		unit.perInstance = true
 		for _, it := range curveItems {
 			unit.perInstance = unit.perInstance && it.PerInstance
-			if unit.hourly.IsZero() || it.OnDemandHourly.LessThan(unit.hourly) || (it.OnDemandHourly.Equal(unit.hourly) && it.InstanceType < unit.typ) {
-				unit.hourly, unit.typ, unit.rates = it.OnDemandHourly, it.InstanceType, it.Rates
+			hourly, rates := it.OnDemandHourly, it.Rates
+			if it.Units > 0 {
+				hourly, rates = perUnit(hourly, it.Units), make(map[string]decimal.Decimal, len(it.Rates))
+				for term, r := range it.Rates {
+					rates[term] = perUnit(r, it.Units)
+				}
+			}
+			if unit.hourly.IsZero() || hourly.LessThan(unit.hourly) || (hourly.Equal(unit.hourly) && it.InstanceType < unit.typ) {
+				unit.hourly, unit.typ, unit.rates = hourly, it.InstanceType, rates
 			}
 		}
 	}
@@ -616,6 +629,11 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 	}
 	gp.Recommended = recommended(gp.Terms, opts.Term)
 	return gp, notes, nil
+}
+
+// perUnit is an amount for n units, per unit.
+func perUnit(v decimal.Decimal, n float64) decimal.Decimal {
+	return v.DivRound(decimal.NewFromFloat(n), 9)
 }
 
 // recommended is the term to buy: the policy's term where it saves money,

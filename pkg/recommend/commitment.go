@@ -152,6 +152,8 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
 	offers := map[regionType]onDemandOf{}
 	shared := map[pricedType]typeRates{}
+	resourceOf := map[string]*resourceSplit{}
+	var splits []*resourceSplit
 	for _, s := range e.all {
 		if !s.advisable() {
 			continue
@@ -185,6 +187,18 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		if it.Eligible && e.planKind(it.Provider) == "" {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
+		}
+		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
+			if sp := e.splitResources(it, s, od); sp != nil {
+				// Bought per resource: the instance's vCPUs, memory and
+				// GPUs join their resources' groups instead of its own.
+				for i := range sp.items {
+					resourceOf[sp.items[i].ID] = sp
+				}
+				items = append(items, sp.items...)
+				splits = append(splits, sp)
+				continue
+			}
 		}
 		if it.Eligible {
 			k := pricedType{regionType{it.Provider, it.Region, it.InstanceType}, od.String()}
@@ -239,6 +253,10 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			}
 			var ta *termAdvice
 			for _, a := range tp.Allocations {
+				if sp := resourceOf[a.ID]; sp != nil {
+					sp.take(a, &g, tp)
+					continue
+				}
 				s := byID[a.ID]
 				if s == nil || !a.SavingsMonthly.IsPositive() {
 					continue
@@ -250,6 +268,17 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 				if c := e.commitmentChange(s, &g, tp, a, rates[a.ID][tp.Term], ta); c != nil {
 					out[s] = c
 				}
+			}
+		}
+	}
+	if len(splits) > 0 {
+		purchases := resourcePurchases(plan)
+		for _, sp := range splits {
+			if byID[sp.s.inst.ID] == nil {
+				continue
+			}
+			if c := e.resourceChange(sp, purchases); c != nil {
+				out[sp.s] = c
 			}
 		}
 	}
@@ -573,4 +602,245 @@ func fleetPriceDate(f *fleet.Fleet) (asOf, sourceNote string) {
 		return t.UTC().Format(time.DateOnly), ""
 	}
 	return "", ", date unknown"
+}
+
+// resourceSplit is an instance whose commitment is bought per resource (a
+// GCP resource-based CUD): one plan item per resource, each a share of what
+// the instance pays on demand in proportion to the resource's public
+// on-demand price, and what the plan gives those items.
+type resourceSplit struct {
+	s               *state
+	series, cudType string
+	gpuModel        string
+	items           []commitplan.Item
+	// onDemand and rates are the public unit prices of each resource
+	// (pricing.ResourceVCPU, …), rates by term.
+	onDemand map[string]pricing.Price
+	rates    map[string]map[string]pricing.Price
+	// savings and term are what the plan's recommended terms give it.
+	savings decimal.Decimal
+	term    string
+}
+
+// cudResources are the resources a resource-based CUD buys, in the order
+// the advice names them.
+var cudResources = []string{pricing.ResourceVCPU, pricing.ResourceMemory, pricing.ResourceGPU}
+
+// splitResources splits an eligible instance into its vCPUs, memory and
+// GPUs when the catalog has each one's public on-demand price and a
+// commitment rate for at least one term (the Billing Catalog's unit SKUs,
+// read live); nil otherwise, and the instance is planned as a whole.
+func (e *engine) splitResources(it commitplan.Item, s *state, od decimal.Decimal) *resourceSplit {
+	t := s.typ
+	if t.VCPUs <= 0 || t.MemoryGiB <= 0 || t.GPUCount < 1 || t.GPUModel == "" || !od.IsPositive() {
+		return nil
+	}
+	family, _, _ := strings.Cut(t.Name, "-")
+	sp := &resourceSplit{s: s, gpuModel: t.GPUModel, onDemand: map[string]pricing.Price{}, rates: map[string]map[string]pricing.Price{}}
+	sp.series, sp.cudType = pricing.CUDSeries(t.Name)
+	units := map[string]float64{pricing.ResourceVCPU: t.VCPUs, pricing.ResourceMemory: t.MemoryGiB, pricing.ResourceGPU: t.GPUCount}
+	names := map[string]string{pricing.ResourceVCPU: family, pricing.ResourceMemory: family, pricing.ResourceGPU: t.GPUModel}
+	total := decimal.Zero
+	for _, r := range cudResources {
+		q := pricing.ResourceQuery{Provider: it.Provider, Region: it.Region, Resource: r, Name: names[r], Option: pricing.OnDemand}
+		p, ok := pricing.LookupResource(e.cat, q)
+		if !ok {
+			return nil
+		}
+		sp.onDemand[r] = p
+		total = total.Add(p.Hourly.Mul(decimal.NewFromFloat(units[r])))
+		sp.rates[r] = map[string]pricing.Price{}
+		for _, term := range commitTerms {
+			q.Option = pricing.SavingsPlan1y
+			if term == commitplan.Term3y {
+				q.Option = pricing.SavingsPlan3y
+			}
+			if c, ok := pricing.LookupResource(e.cat, q); ok && c.Commitment == pricing.ResourceCUD {
+				sp.rates[r][term] = c
+			}
+		}
+	}
+	if !total.IsPositive() {
+		return nil
+	}
+	left := od
+	for i, r := range cudResources {
+		ri := it
+		n := decimal.NewFromFloat(units[r])
+		share := left
+		if i < len(cudResources)-1 {
+			share = od.Mul(sp.onDemand[r].Hourly).Mul(n).DivRound(total, 6)
+			left = left.Sub(share)
+		}
+		ri.ID, ri.Family, ri.InstanceType, ri.Units, ri.PerInstance = it.ID+"#"+r, resourceGroup(sp, r), resourceUnit(sp, r), units[r], true
+		ri.OnDemandHourly = share
+		ri.Discounts, ri.Rates = commitplan.Terms{}, map[string]decimal.Decimal{}
+		for term, c := range sp.rates[r] {
+			rate := c.Hourly.Mul(n)
+			if d := 1 - rate.Div(share).InexactFloat64(); share.IsPositive() && d > 0 && d < 1 {
+				ri.Discounts[term], ri.Rates[term] = d, rate
+			}
+		}
+		sp.items = append(sp.items, ri)
+	}
+	return sp
+}
+
+// resourceGroup is the plan group of a resource: a series' vCPUs or memory,
+// or a GPU model, in the instance's region.
+func resourceGroup(sp *resourceSplit, r string) string {
+	switch r {
+	case pricing.ResourceVCPU:
+		return sp.series + " vCPU"
+	case pricing.ResourceMemory:
+		return sp.series + " memory"
+	}
+	return sp.gpuModel + " GPU"
+}
+
+// resourceUnit names one unit of a resource.
+func resourceUnit(sp *resourceSplit, r string) string {
+	switch r {
+	case pricing.ResourceVCPU:
+		return "vCPU"
+	case pricing.ResourceMemory:
+		return "GiB"
+	}
+	return sp.gpuModel
+}
+
+// take adds one of the split's allocations.
+func (sp *resourceSplit) take(a commitplan.Allocation, _ *commitplan.GroupPlan, tp *commitplan.TermPlan) {
+	sp.savings = sp.savings.Add(a.SavingsMonthly)
+	sp.term = tp.Term
+}
+
+// resourcePurchase is the recommended term of one resource group.
+type resourceKey struct {
+	provider       fleet.Provider
+	region, family string
+}
+
+// resourcePurchases are the recommended term plans of a plan's groups.
+func resourcePurchases(p commitplan.Plan) map[resourceKey]*commitplan.TermPlan {
+	out := map[resourceKey]*commitplan.TermPlan{}
+	for gi := range p.Groups {
+		g := &p.Groups[gi]
+		for ti := range g.Terms {
+			if tp := &g.Terms[ti]; tp.Term == g.Recommended && tp.Quantity > 0 {
+				out[resourceKey{g.Provider, g.Region, g.Family}] = tp
+			}
+		}
+	}
+	return out
+}
+
+// resourceChange is the advice for an instance bought per resource: the
+// region's purchase for its series and GPU model (each resource sized on
+// its own usage and priced at its own public rate), and its share of the
+// saving.
+func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*commitplan.TermPlan) *change {
+	s := sp.s
+	if !sp.savings.IsPositive() {
+		return nil
+	}
+	cost := s.cost()
+	projected := cost.Sub(sp.savings)
+	if projected.IsNegative() || !cost.IsPositive() {
+		return nil
+	}
+	kind := pricing.ResourceCUD
+	pu := &Purchase{Kind: string(kind), Name: kind.Label(), Term: sp.term, Payment: pricing.PayMonthly, Region: s.inst.Region, Scope: sp.series,
+		CommitmentHourly: decimal.Zero, CoversOnDemandHourly: decimal.Zero, GPUModel: sp.gpuModel, Live: true}
+	var parts, flags, prices, accel []string
+	asOf := ""
+	for _, r := range cudResources {
+		tp := purchases[resourceKey{s.inst.Provider, s.inst.Region, resourceGroup(sp, r)}]
+		if tp == nil || tp.Term != sp.term {
+			continue
+		}
+		rate := sp.rates[r][tp.Term]
+		pu.CommitmentHourly = pu.CommitmentHourly.Add(tp.PayHourly)
+		pu.CoversOnDemandHourly = pu.CoversOnDemandHourly.Add(tp.CommitHourly)
+		prices = append(prices, fmt.Sprintf("%d × $%s", tp.Quantity, tp.UnitRate.String()))
+		if rate.AsOf > asOf {
+			asOf = rate.AsOf
+		}
+		pu.RateSource = rate.Source
+		switch r {
+		case pricing.ResourceVCPU:
+			pu.VCPUs = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d vCPUs", tp.Quantity))
+			flags = append(flags, fmt.Sprintf("vcpu=%d", tp.Quantity))
+		case pricing.ResourceMemory:
+			pu.MemoryGiB = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d GiB memory", tp.Quantity))
+			flags = append(flags, fmt.Sprintf("memory=%dGB", tp.Quantity))
+		case pricing.ResourceGPU:
+			pu.GPUs = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d × %s GPUs", tp.Quantity, sp.gpuModel))
+			accel = append(accel, fmt.Sprintf(" --resources-accelerator=type=%s,count=%d", pricing.CUDAccelerator(sp.gpuModel), tp.Quantity))
+		}
+	}
+	if len(parts) == 0 || !pu.CoversOnDemandHourly.IsPositive() {
+		return nil
+	}
+	pu.RateAsOf = asOf
+	d := 1 - pu.CommitmentHourly.Div(pu.CoversOnDemandHourly).InexactFloat64()
+	pu.DiscountPercent, pu.BreakEvenUtilizationPercent = round2(d*100), round2((1-d)*100)
+	term := termName(sp.term)
+	plan := map[string]string{commitplan.Term1y: "12-month", commitplan.Term3y: "36-month"}[sp.term]
+	cmd := fmt.Sprintf("gcloud compute commitments create gpufinops-%s-%s --region=%s --plan=%s", sp.series, s.inst.Region, s.inst.Region, plan)
+	if sp.cudType != "" {
+		cmd += " --type=" + sp.cudType
+	}
+	if len(flags) > 0 {
+		cmd += " --resources=" + strings.Join(flags, ",")
+	}
+	cmd += strings.Join(accel, "")
+	committed := s.price
+	committed.Option = pricing.Option(fleet.Committed)
+	committed.Hourly = s.price.Hourly.Mul(projected).DivRound(cost, 6)
+	committed.Source = fmt.Sprintf("%s %s at the public per-resource rates (%s, as of %s)", term, kind.Label(), pu.RateSource, asOf)
+	committed.AsOf = asOf
+	var notes []string
+	for _, r := range cudResources {
+		if c, ok := sp.rates[r][sp.term]; ok {
+			notes = append(notes, fmt.Sprintf("%s %s: $%s/h committed, $%s/h on demand (%s)", resourceGroup(sp, r), resourceUnit(sp, r), c.Hourly, sp.onDemand[r].Hourly, c.Source))
+		}
+	}
+	c := &change{
+		kind:       KindCommitment,
+		target:     term + " " + kind.Label(),
+		short:      sp.term + " CUD " + hourlyShort(pu.CommitmentHourly) + ", " + strings.Join(parts, ", "),
+		lifecycle:  fleet.Committed,
+		price:      committed,
+		hours:      s.hours,
+		projected:  &projected,
+		confidence: e.confidenceFor(s),
+		risk:       Low,
+		action: titleCase(fmt.Sprintf("buy a %s %s in %s for %s: %s; $%s/h at the public rates (%s), covering $%s/h of on-demand usage (%s%% off); this instance's share saves $%s a month",
+			term, kind.Label(), s.inst.Region, strings.Join(parts, ", "), cmd, pu.CommitmentHourly.StringFixed(3), strings.Join(prices, " + "),
+			pu.CoversOnDemandHourly.StringFixed(3), pct(pu.DiscountPercent), sp.savings.StringFixed(2))),
+		rationale: fmt.Sprintf("A resource-based CUD buys vCPUs and memory of the %s series and GPUs of a model in a region, whatever machine types use them: each resource is sized on its own hourly usage, at its own rate, so mixing machine types buys no more of a resource than is used (docs/commitments.md).", sp.series),
+		evidence: Evidence{
+			Metrics: map[string]float64{
+				"commitmentHourly": pu.CommitmentHourly.InexactFloat64(), "groupCommitHourly": pu.CoversOnDemandHourly.InexactFloat64(),
+				"discountPercent": pu.DiscountPercent, "vcpus": pu.VCPUs, "memoryGiB": pu.MemoryGiB, "gpus": pu.GPUs,
+			},
+			Thresholds: map[string]float64{"discount": d},
+			Prices:     priceList(s.price, committed),
+			Formula:    "per resource r (vCPUs, GiB, GPUs): choose k_r units minimising k_r·rate_r·H + Σ max(u_r,h − k_r, 0)·price_r over the region's hourly usage in units; each instance's usage of r is valued at its share of what it pays; its saving is the sum of its resources' shares",
+			Notes:      notes,
+			Purchase:   pu,
+		},
+	}
+	if sp.term == commitplan.Term3y {
+		c.risk = Medium
+	}
+	if pu.GPUs > 0 {
+		c.riskNotes = append(c.riskNotes, "a GPU commitment needs a reservation of those GPUs attached to it (Compute Engine: purchase commitments with attached reservations)")
+	}
+	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
+	return c
 }

@@ -107,6 +107,7 @@ func (p *Provider) livePrices(ctx context.Context, scope providers.Scope, types 
 		return nil, err
 	}
 	var out []pricing.Price
+	seen := map[string]bool{}
 	for _, typ := range types {
 		info, err := p.machineTypeAnywhere(ctx, scope.Account, typ)
 		if err != nil {
@@ -116,8 +117,12 @@ func (p *Provider) livePrices(ctx context.Context, scope providers.Scope, types 
 			return nil, err
 		}
 		out = append(out, t.prices(scope.Region, typ, info)...)
+		out = append(out, t.resourcePrices(scope.Region, typ, info, seen)...)
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].Resource != out[j].Resource {
+			return out[i].Resource < out[j].Resource
+		}
 		if out[i].InstanceType != out[j].InstanceType {
 			return out[i].InstanceType < out[j].InstanceType
 		}
@@ -157,6 +162,42 @@ func (t *skuTable) prices(region, typ string, info machineInfo) []pricing.Price 
 				num(info.vcpus), core.hourly, num(info.memoryGiB), ram.hourly, num(info.gpuCount), gpu.hourly)
 		}
 		out = append(out, pr)
+	}
+	return out
+}
+
+// resourcePrices are the per-unit prices of a type's resources in a region,
+// each once (seen): a vCPU and a GiB of its family, one of its GPUs, under
+// each option the Billing Catalog prices. A resource-based CUD is bought in
+// these units, so the engine sizes and prices it per resource with them.
+func (t *skuTable) resourcePrices(region, typ string, info machineInfo, seen map[string]bool) []pricing.Price {
+	family, _, _ := strings.Cut(typ, "-")
+	var out []pricing.Price
+	for _, r := range []struct {
+		resource, name string
+		part           part
+	}{
+		{pricing.ResourceVCPU, family, part{kind: "core", family: family}},
+		{pricing.ResourceMemory, family, part{kind: "ram", family: family}},
+		{pricing.ResourceGPU, gpuKey(info.gpuModel), part{kind: "gpu", model: gpuKey(info.gpuModel)}},
+	} {
+		if r.name == "" || seen[r.resource+"/"+r.name] {
+			continue
+		}
+		seen[r.resource+"/"+r.name] = true
+		for _, o := range options {
+			rt, ok := t.rates[rateKey{r.part, o, region}]
+			if !ok {
+				continue
+			}
+			pr := pricing.Price{Provider: fleet.GCP, Region: region, InstanceType: r.name, Resource: r.resource, Option: o, Hourly: rt.hourly,
+				Currency: pricing.Currency, Unit: pricing.UnitHour, Source: priceSource + ", " + r.resource + " SKU", AsOf: rt.asOf}
+			if term, ok := pricing.CommitmentTerm(o); ok {
+				pr.Commitment = pricing.ResourceCUD
+				pr.Source = priceSource + ", Commitment v1 " + r.resource + " SKU (" + term + ")"
+			}
+			out = append(out, pr)
+		}
 	}
 	return out
 }
