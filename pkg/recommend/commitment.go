@@ -153,6 +153,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	offers := map[regionType]onDemandOf{}
 	shared := map[pricedType]typeRates{}
 	resourceOf := map[string]*resourceSplit{}
+	var mixed map[regionType]bool
 	var splits []*resourceSplit
 	for _, s := range e.all {
 		if !s.advisable() {
@@ -189,7 +190,13 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
 		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
-			if sp := e.splitResources(it, s, od); sp != nil {
+			if mixed == nil {
+				mixed = e.mixedSeries()
+			}
+			// With one machine type in the series, its machines' resources
+			// are the same purchase, sized alike: only a mix is split.
+			series, _ := pricing.CUDSeries(s.typ.Name)
+			if sp := e.splitIfMixed(mixed[regionType{it.Provider, it.Region, series}], it, s, od); sp != nil {
 				// Bought per resource: the instance's vCPUs, memory and
 				// GPUs join their resources' groups instead of its own.
 				for i := range sp.items {
@@ -684,6 +691,36 @@ func (e *engine) splitResources(it commitplan.Item, s *state, od decimal.Decimal
 		sp.items = append(sp.items, ri)
 	}
 	return sp
+}
+
+// mixedSeries are the provider, region and CUD series (regionType.typ)
+// where the advisable instances run more than one machine type: there a
+// purchase counted in machines of one type buys the wrong amount of some
+// resource, and each resource is sized apart.
+func (e *engine) mixedSeries() map[regionType]bool {
+	first := map[regionType]string{}
+	out := map[regionType]bool{}
+	for _, s := range e.all {
+		if !s.advisable() || s.stopped || s.inst.State == fleet.Stopped || s.lifecycle != fleet.OnDemand || e.planKind(s.inst.Provider) != pricing.ResourceCUD {
+			continue
+		}
+		series, _ := pricing.CUDSeries(s.typ.Name)
+		k := regionType{s.inst.Provider, s.inst.Region, series}
+		if t, ok := first[k]; !ok {
+			first[k] = s.typ.Name
+		} else if t != s.typ.Name {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// splitIfMixed is splitResources for an instance of a mixed series, else nil.
+func (e *engine) splitIfMixed(mixed bool, it commitplan.Item, s *state, od decimal.Decimal) *resourceSplit {
+	if !mixed {
+		return nil
+	}
+	return e.splitResources(it, s, od)
 }
 
 // resourceGroup is the plan group of a resource: a series' vCPUs or memory,
