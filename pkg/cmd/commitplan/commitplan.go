@@ -297,7 +297,11 @@ func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 		}
 		for _, t := range g.Terms {
 			if t.Quantity > 0 {
-				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4))
+				rate := ""
+				if t.UnitRate.IsPositive() {
+					rate = fmt.Sprintf(", %s USD/h each at the public rate: pay %s USD/h", t.UnitRate.String(), t.PayHourly.StringFixed(4))
+				}
+				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand%s)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4), rate)
 			}
 		}
 		if len(g.Terms) == 0 {
