@@ -196,7 +196,15 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			// With one machine type in the series, its machines' resources
 			// are the same purchase, sized alike: only a mix is split.
 			series, _ := pricing.CUDSeries(s.typ.Name)
-			if sp := e.splitIfMixed(mixed[regionType{it.Provider, it.Region, series}], it, s, od); sp != nil {
+			isMixed := mixed[regionType{it.Provider, it.Region, series}]
+			sp := e.splitIfMixed(isMixed, it, s, od)
+			if sp == nil && isMixed {
+				// No unit rates (offline): each machine type is its own
+				// group, bought in machines of that type at its own rate,
+				// so no resource is bought beyond what its machines use.
+				it.Family = it.InstanceType
+			}
+			if sp != nil {
 				// Bought per resource: the instance's vCPUs, memory and
 				// GPUs join their resources' groups instead of its own.
 				for i := range sp.items {

@@ -83,3 +83,43 @@ func TestResourceCUDSizedPerResource(t *testing.T) {
 		t.Errorf("%d commitment recommendations saving %s a month; want 2 saving %s", n, saved, want)
 	}
 }
+
+// TestResourceCUDOfflineByType: the same two G2 machines analysed offline,
+// where the catalog has machine-type CUD rates but no unit rates: each type
+// is bought as its own machines at its own rate (1 × g2-standard-48 at
+// $2.649749/h, 1 × g2-standard-4 at $0.468037/h), so together they buy the
+// 52 vCPUs, 208 GiB and 5 L4s used. In machine counts of the smallest type
+// they bought 7 × g2-standard-4 (7 L4s) and claimed $1,221.00 a month.
+func TestResourceCUDOfflineByType(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []fleet.Instance
+	for _, it := range []struct{ id, typ string }{{"big", "g2-standard-48"}, {"small", "g2-standard-4"}} {
+		ins = append(ins, inst(it.id, it.typ, withUtil(agg(busy, memHigh, hostMid, hostMid)), func(in *fleet.Instance) {
+			in.Provider, in.Region, in.Zone = fleet.GCP, "europe-west4", "europe-west4-a"
+		}))
+	}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Instances: ins}
+	if err := pricing.Complete(f, cat); err != nil {
+		t.Fatal(err)
+	}
+	p := Run(f, cat, DefaultPolicy().WithPurchases(purchasetest.Purchases()))
+	checkSums(t, p)
+	var vcpus, mem, gpus float64
+	pays := decimal.Zero
+	for _, r := range p.Recommendations {
+		if r.Kind != KindCommitment {
+			continue
+		}
+		pu := r.Evidence.Purchase
+		if pu.Quantity != 1 || pu.InstanceType != r.InstanceType {
+			t.Errorf("%s buys %d × %s; want 1 × its own type %s", r.ResourceID, pu.Quantity, pu.InstanceType, r.InstanceType)
+		}
+		vcpus, mem, gpus, pays = vcpus+pu.VCPUs, mem+pu.MemoryGiB, gpus+pu.GPUs, pays.Add(pu.CommitmentHourly)
+	}
+	if vcpus != 52 || mem != 208 || gpus != 5 || !pays.Equal(decimal.RequireFromString("3.117786")) {
+		t.Errorf("bought %v vCPUs, %v GiB, %v GPUs for %s/h; want 52, 208, 5 for 2.649749 + 0.468037", vcpus, mem, gpus, pays)
+	}
+}
