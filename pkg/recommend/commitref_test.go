@@ -100,6 +100,14 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
+		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
+			// The embedded catalog has no unit rates: a series that mixes
+			// machine types is bought per type.
+			series, _ := pricing.CUDSeries(s.typ.Name)
+			if e.mixedSeries()[regionType{it.Provider, it.Region, series}] {
+				it.Family = it.InstanceType
+			}
+		}
 		if it.Eligible {
 			r := e.refCommitRates(it.Provider, it.Region, it.InstanceType, od)
 			rates[it.ID] = r
