@@ -87,7 +87,9 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 	if p.opts.CacheDir != "" {
 		c = cache.New(p.opts.CacheDir, p.opts.CacheTTL, p.opts.Now)
 	}
-	key := cache.Key{Provider: fleet.GCP, Region: scope.Region, Types: types, Kind: "billing-catalog", Origin: p.opts.Endpoint}
+	// "-units": the entries carry the per-resource unit prices too; a cache
+	// written before they were read is not reused.
+	key := cache.Key{Provider: fleet.GCP, Region: scope.Region, Types: types, Kind: "billing-catalog-units", Origin: p.opts.Endpoint}
 	res, err := c.Load(ctx, key, func(ctx context.Context) ([]pricing.Price, error) {
 		return p.livePrices(ctx, scope, types)
 	})
