@@ -137,26 +137,51 @@ func LookupCommitment(c Catalog, q CommitmentQuery) (CommitmentRate, bool) {
 	return cc.CommitmentRate(q)
 }
 
-// CommitmentRate answers from the live Savings Plans rates (no upfront) laid
-// over the base catalog where they fit the query, else from base.
+// CommitmentRate answers from the live commitment rates laid over the base
+// catalog where one fits the query, else from base. A live price fits when
+// it names the kind asked for (Price.Commitment: Azure reservations, GCP
+// resource-based CUDs), or, naming none, when its Source names the Savings
+// Plan asked for (AWS, no upfront).
 func (o *overlay) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
-	if q.Kind.PerHour() && (q.Payment == "" || q.Payment == PayNoUpfront) {
-		if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.commitments[q.Term] != nil {
-			p := s.commitments[q.Term]
-			if strings.Contains(p.Source, q.Kind.Label()+" "+q.Term) {
-				r := CommitmentRate{
-					Provider: q.Provider, Region: p.Region, InstanceType: p.InstanceType, Kind: q.Kind,
-					Term: q.Term, Payment: PayNoUpfront, Hourly: p.Hourly, Source: p.Source, Origin: "live", AsOf: p.AsOf, Live: true,
-				}
-				if s.onDemand != nil && s.onDemand.Hourly.IsPositive() {
-					r.OnDemandHourly = s.onDemand.Hourly
-					r.DiscountPercent = DiscountPercent(p.Hourly, s.onDemand.Hourly)
-				}
-				return r, true
+	if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.commitments[q.Term] != nil {
+		p := s.commitments[q.Term]
+		if payment, ok := liveFits(p, q); ok {
+			r := CommitmentRate{
+				Provider: q.Provider, Region: p.Region, InstanceType: p.InstanceType, Kind: q.Kind,
+				Term: q.Term, Payment: payment, Hourly: p.Hourly, Source: p.Source, Origin: "live", AsOf: p.AsOf, Live: true,
 			}
+			if s.onDemand != nil && s.onDemand.Hourly.IsPositive() {
+				r.OnDemandHourly = s.onDemand.Hourly
+				r.DiscountPercent = DiscountPercent(p.Hourly, s.onDemand.Hourly)
+			}
+			return r, true
 		}
 	}
 	return LookupCommitment(o.Catalog, q)
+}
+
+// livePayment is the one payment option a live commitment rate of a kind
+// is for: Savings Plans rates are read no upfront, an Azure reservation
+// costs the same up front or monthly, a GCP CUD is billed monthly.
+var livePayment = map[CommitmentKind]string{
+	ComputeSavingsPlan: PayNoUpfront, EC2InstanceSavingsPlan: PayNoUpfront,
+	Reservation: PayUpfrontOrMonthly, ResourceCUD: PayMonthly,
+}
+
+// liveFits reports whether a live commitment price answers q, and the
+// payment option it is for.
+func liveFits(p *Price, q CommitmentQuery) (string, bool) {
+	payment, ok := livePayment[q.Kind]
+	if !ok || (q.Payment != "" && q.Payment != payment) {
+		return "", false
+	}
+	switch {
+	case p.Commitment != "":
+		return payment, p.Commitment == q.Kind
+	case q.Kind.PerHour():
+		return payment, strings.Contains(p.Source, q.Kind.Label()+" "+q.Term)
+	}
+	return "", false
 }
 
 // DiscountPercent is 100 × (1 − rate/onDemand) rounded to 2 places.
@@ -165,4 +190,96 @@ func DiscountPercent(rate, onDemand decimal.Decimal) float64 {
 		return 0
 	}
 	return decimal.NewFromInt(1).Sub(rate.Div(onDemand)).Mul(decimal.NewFromInt(100)).Round(2).InexactFloat64()
+}
+
+// The resources a per-resource price (Price.Resource) is for.
+const (
+	ResourceVCPU   = "vcpu"
+	ResourceMemory = "memory"
+	ResourceGPU    = "gpu"
+)
+
+// ResourceQuery selects the price of one unit of a resource: a vCPU or a
+// GiB of memory of a machine family, or one GPU of a model, in a region,
+// under a purchase option (on-demand, or a commitment term's option).
+type ResourceQuery struct {
+	Provider fleet.Provider
+	Region   string
+	Resource string
+	// Name is the machine family ("g2") for vCPUs and memory, the GPU model
+	// ("L4") for GPUs.
+	Name   string
+	Option Option
+}
+
+// ResourceCatalog is implemented by catalogs that know per-resource prices.
+type ResourceCatalog interface {
+	// ResourcePrice returns the price q selects.
+	ResourcePrice(q ResourceQuery) (Price, bool)
+}
+
+// LookupResource asks c for a per-resource price; false when c knows none.
+func LookupResource(c Catalog, q ResourceQuery) (Price, bool) {
+	rc, ok := c.(ResourceCatalog)
+	if !ok {
+		return Price{}, false
+	}
+	return rc.ResourcePrice(q)
+}
+
+// resourceKey indexes an overlay's per-resource prices.
+type resourceKey struct {
+	provider               fleet.Provider
+	region, resource, name string // lower case
+	option                 Option
+}
+
+func resourceKeyOf(p fleet.Provider, region, resource, name string, o Option) resourceKey {
+	return resourceKey{p, strings.ToLower(region), resource, strings.ToLower(name), o}
+}
+
+// ResourcePrice answers from the live per-resource prices, else from base.
+func (o *overlay) ResourcePrice(q ResourceQuery) (Price, bool) {
+	if p, ok := o.resources[resourceKeyOf(q.Provider, q.Region, q.Resource, q.Name, q.Option)]; ok {
+		return *p, true
+	}
+	return LookupResource(o.Catalog, q)
+}
+
+// cudTypes are the commitment types (gcloud compute commitments create
+// --type) of the machine series a GCP resource-based CUD covers, by the
+// series of the type name; a3-megagpu has a type of its own.
+var cudTypes = map[string]string{
+	"a2": "accelerator-optimized", "a3": "accelerator-optimized-a3", "a3-megagpu": "accelerator-optimized-a3-mega",
+	"a3-ultragpu": "accelerator-optimized-a3-ultra", "a4": "accelerator-optimized-a4",
+	"g2": "graphics-optimized", "g4": "graphics-optimized-g4", "n1": "general-purpose",
+}
+
+// CUDSeries is the series a GCP machine type's vCPUs and memory are
+// committed under, and its commitment type ("" when not known): the first
+// word of the type's name, a3-megagpu and a3-ultragpu apart.
+func CUDSeries(instanceType string) (series, commitmentType string) {
+	first, rest, _ := strings.Cut(instanceType, "-")
+	second, _, _ := strings.Cut(rest, "-")
+	if f := first + "-" + second; cudTypes[f] != "" {
+		return f, cudTypes[f]
+	}
+	return first, cudTypes[first]
+}
+
+// cudAccelerators are GCP's accelerator type names of the catalog's GPU
+// models, as a commitment's --resources-accelerator type names them.
+var cudAccelerators = map[string]string{
+	"L4": "nvidia-l4", "T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "P100": "nvidia-tesla-p100", "P4": "nvidia-tesla-p4",
+	"A100": "nvidia-tesla-a100", "A100-80GB": "nvidia-a100-80gb", "H100": "nvidia-h100-80gb", "H100-MEGA": "nvidia-h100-mega-80gb",
+	"H200": "nvidia-h200-141gb", "B200": "nvidia-b200", "RTX PRO Server 6000": "nvidia-rtx-pro-6000",
+}
+
+// CUDAccelerator is GCP's accelerator type name of a GPU model, or the
+// model itself when it is not known.
+func CUDAccelerator(model string) string {
+	if a, ok := cudAccelerators[model]; ok {
+		return a
+	}
+	return model
 }

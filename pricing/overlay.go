@@ -68,6 +68,14 @@ func OverlayFrom(base Catalog, live []Price, src OverlaySource) Catalog {
 		if !usableLive(p) {
 			continue
 		}
+		if p.Resource != "" {
+			if o.resources == nil {
+				o.resources = map[resourceKey]*Price{}
+			}
+			k := resourceKeyOf(p.Provider, p.Region, p.Resource, p.InstanceType, p.Option)
+			o.resources[k] = pick(o.resources[k], p)
+			continue
+		}
 		k := liveKey{p.Provider, strings.ToLower(p.Region), strings.ToLower(p.InstanceType)}
 		s := o.live[k]
 		if s == nil {
@@ -91,7 +99,7 @@ func OverlayFrom(base Catalog, live []Price, src OverlaySource) Catalog {
 		}
 		o.count(p)
 	}
-	if len(o.stats) == 0 {
+	if len(o.stats) == 0 && len(o.resources) == 0 {
 		return base
 	}
 	// Offers base lacks: live prices in a region base does not list.
@@ -136,6 +144,8 @@ type overlay struct {
 	added []Offer // offers only live prices make, sorted
 	stats map[fleet.Provider]*liveStats
 	src   OverlaySource
+	// resources are the live per-resource prices (Price.Resource).
+	resources map[resourceKey]*Price
 }
 
 func usableLive(p Price) bool {

@@ -47,6 +47,16 @@ type Price struct {
 	Source string `json:"source"`
 	// AsOf is the date (YYYY-MM-DD) the price was taken.
 	AsOf string `json:"asOf"`
+	// Commitment, on a commitment price (savings-plan-1y/3y options), names
+	// the kind of commitment the rate is for (an Azure reservation, a GCP
+	// resource-based CUD), so that a query for that kind finds it; empty
+	// where the source says it only in Source (AWS Savings Plans).
+	Commitment CommitmentKind `json:"commitment,omitempty"`
+	// Resource, when set, makes the price one unit of a resource rather than
+	// an instance-hour: "vcpu" or "memory" (one GiB) of the machine family
+	// InstanceType names, or "gpu" of the GPU model it names. GCP's Billing
+	// Catalog prices (and its resource-based CUDs buy) these.
+	Resource string `json:"resource,omitempty"`
 	// History, when set, summarises the price over a trailing window (live
 	// spot prices: the cheapest zone's last 30 days, and the median over
 	// every zone).

@@ -192,6 +192,11 @@ func (c *withTypes) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
 	return LookupCommitment(c.Catalog, q)
 }
 
+// ResourcePrice is base's.
+func (c *withTypes) ResourcePrice(q ResourceQuery) (Price, bool) {
+	return LookupResource(c.Catalog, q)
+}
+
 // WithoutPriced returns ws less the instances priced otherwise (priced says
 // which, e.g. those a bill gives a rate) in the warnings whose only missing
 // fact is the price; such a warning left without instances is dropped.

@@ -170,7 +170,10 @@ func MetricsSourceName(p Provider) string {
 }
 
 // PriceReader returns live prices for instance types in one scope: on-demand,
-// spot and commitment rates, each with its source and date.
+// spot and commitment rates, each with its source and date, and, where the
+// cloud sells commitments per resource, the unit prices of those types'
+// resources (pricing.Price.Resource: a vCPU or GiB of their family, one of
+// their GPUs).
 type PriceReader interface {
 	ReadPrices(ctx context.Context, scope Scope, instanceTypes []string) ([]pricing.Price, error)
 }

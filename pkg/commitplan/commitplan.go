@@ -97,6 +97,17 @@ type Item struct {
 	// PerInstance is true when the commitment is bought as whole instances
 	// (an Azure reservation, a GCP CUD) rather than as USD per hour.
 	PerInstance bool `json:"perInstance,omitempty"`
+	// Rates are the public commitment rates of its type per term, USD per
+	// instance-hour, where known (not for a configured discount). A group
+	// bought as whole instances is priced at its unit type's rate: what
+	// the purchase costs, whatever the instances pay on demand.
+	Rates map[string]decimal.Decimal `json:"rates,omitempty"`
+	// Units, when set, makes the item a count of one resource (vCPUs, GiB
+	// of memory, GPUs of a model) rather than an instance: a GCP
+	// resource-based CUD buys these. OnDemandHourly and Rates are then for
+	// all its units, InstanceType names the unit ("vCPU", "GiB", "L4"),
+	// and a group of such items is bought in single units.
+	Units float64 `json:"units,omitempty"`
 }
 
 // Terms maps a commitment term ("1y", "3y") to its discount, a fraction of the
@@ -113,6 +124,12 @@ type Options struct {
 	TrendPercent float64
 	// CurvePoints is the number of steps of each term's cost curve (default 24).
 	CurvePoints int
+	// Term is the term the policy buys (policy.commitment.term): a group's
+	// Recommended is that term where it saves money, else none, and every
+	// term is still planned for comparison. Empty recommends the term that
+	// saves most. analyze and commit-plan read Recommended, so both give
+	// the one answer this decides.
+	Term string
 }
 
 // Plan is the commitments the engine proposes for a fleet.
@@ -154,7 +171,8 @@ type GroupPlan struct {
 	AllOnDemandMonthly decimal.Decimal `json:"allOnDemandMonthly"`
 	// Terms is the plan per term, shortest first.
 	Terms []TermPlan `json:"terms"`
-	// Recommended is the term that saves most, or "none".
+	// Recommended is the term to buy (Options.Term where it saves, else
+	// the term that saves most), or "none".
 	Recommended string `json:"recommended"`
 	// Trend, when set, says usage rose or fell materially within the window;
 	// the terms are then sized on the last week only.
@@ -207,11 +225,15 @@ type TermPlan struct {
 	// CommitHourly is the commitment c: the on-demand USD per hour it covers.
 	CommitHourly decimal.Decimal `json:"commitHourly"`
 	// Quantity, UnitType and UnitHourly are set for a group bought as whole
-	// instances: CommitHourly is Quantity × UnitHourly, the on-demand price
-	// of UnitType (the group's smallest type).
+	// instances: UnitHourly is the on-demand price of UnitType (the group's
+	// smallest type). UnitRate, when its public commitment rate is known,
+	// is that rate: PayHourly is then Quantity × UnitRate exactly, and
+	// CommitHourly is Quantity × UnitRate/(1−d), the on-demand usage the
+	// units cover; else CommitHourly is Quantity × UnitHourly.
 	Quantity   int             `json:"quantity,omitempty"`
 	UnitType   string          `json:"unitType,omitempty"`
 	UnitHourly decimal.Decimal `json:"unitHourly,omitzero"`
+	UnitRate   decimal.Decimal `json:"unitRate,omitzero"`
 	// PayHourly is what the commitment costs per hour, c·(1−d): the figure a
 	// Savings Plan's hourly commitment is stated in.
 	PayHourly decimal.Decimal `json:"payHourly"`
@@ -588,8 +610,15 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 		unit.perInstance = true
 		for _, it := range curveItems {
 			unit.perInstance = unit.perInstance && it.PerInstance
-			if unit.hourly.IsZero() || it.OnDemandHourly.LessThan(unit.hourly) || (it.OnDemandHourly.Equal(unit.hourly) && it.InstanceType < unit.typ) {
-				unit.hourly, unit.typ = it.OnDemandHourly, it.InstanceType
+			hourly, rates := it.OnDemandHourly, it.Rates
+			if it.Units > 0 {
+				hourly, rates = perUnit(hourly, it.Units), make(map[string]decimal.Decimal, len(it.Rates))
+				for term, r := range it.Rates {
+					rates[term] = perUnit(r, it.Units)
+				}
+			}
+			if unit.hourly.IsZero() || hourly.LessThan(unit.hourly) || (hourly.Equal(unit.hourly) && it.InstanceType < unit.typ) {
+				unit.hourly, unit.typ, unit.rates = hourly, it.InstanceType, rates
 			}
 		}
 	}
@@ -598,13 +627,26 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 	for _, term := range sortedTerms(terms) {
 		gp.Terms = append(gp.Terms, planTerm(sized, term, terms[term], spot, unit, opts))
 	}
-	best := decimal.Zero
-	for _, t := range gp.Terms {
-		if t.SavingsMonthly.GreaterThan(best) {
-			best, gp.Recommended = t.SavingsMonthly, t.Term
+	gp.Recommended = recommended(gp.Terms, opts.Term)
+	return gp, notes, nil
+}
+
+// perUnit is an amount for n units, per unit.
+func perUnit(v decimal.Decimal, n float64) decimal.Decimal {
+	return v.DivRound(decimal.NewFromFloat(n), 9)
+}
+
+// recommended is the term to buy: the policy's term where it saves money,
+// else none; with no policy term, the term that saves most (the shorter on
+// a tie).
+func recommended(terms []TermPlan, policy string) string {
+	best, rec := decimal.Zero, None
+	for _, t := range terms {
+		if (policy == "" || t.Term == policy) && t.SavingsMonthly.GreaterThan(best) {
+			best, rec = t.SavingsMonthly, t.Term
 		}
 	}
-	return gp, notes, nil
+	return rec
 }
 
 // unitOf is what a group bought as whole instances is counted in.
@@ -612,6 +654,8 @@ type unitOf struct {
 	perInstance bool
 	typ         string
 	hourly      decimal.Decimal
+	// rates are the unit type's public commitment rates by term.
+	rates map[string]decimal.Decimal
 }
 
 // intersectTerms keeps the terms both have, at the lower discount; the
@@ -682,10 +726,17 @@ func planTerm(c *curve, term string, d float64, spot groupSpot, unit unitOf, opt
 	tp := TermPlan{Term: term, Discount: d, BreakEven: round(1-d, 6)}
 	whole := unit.perInstance && unit.hourly.IsPositive()
 	qty := 0
+	rate := unit.rates[term]
+	cover := unit.hourly
+	if whole && rate.IsPositive() && d < 1 {
+		// A unit costs its public rate and covers the usage that rate
+		// buys at the group's discount.
+		cover = rate.Div(oneMinus(d))
+	}
 	if whole {
 		// Bought in whole instances: the best whole number of the unit is
 		// next to the optimum, below or above it (the cost is convex).
-		u := unit.hourly.InexactFloat64()
+		u := cover.InexactFloat64()
 		lo := math.Floor(opt/u + 1e-9)
 		qty, level = int(lo), round(lo*u, 6)
 		if hi := round((lo+1)*u, 6); level < opt && c.monthly(hi, d, spotFixed).total.LessThan(c.monthly(level, d, spotFixed).total) {
@@ -699,10 +750,14 @@ func planTerm(c *curve, term string, d float64, spot groupSpot, unit unitOf, opt
 		level, cost, qty = 0, base, 0
 	}
 	tp.CommitHourly = decimal.NewFromFloat(level)
+	tp.PayHourly = tp.CommitHourly.Mul(oneMinus(d)).Round(6)
 	if whole {
 		tp.Quantity, tp.UnitType, tp.UnitHourly = qty, unit.typ, unit.hourly
+		if rate.IsPositive() {
+			tp.UnitRate = rate
+			tp.PayHourly = rate.Mul(decimal.NewFromInt(int64(qty)))
+		}
 	}
-	tp.PayHourly = tp.CommitHourly.Mul(oneMinus(d)).Round(6)
 	tp.CommittedMonthly, tp.OnDemandMonthly, tp.SpotMonthly, tp.TotalMonthly = cost.committed, cost.onDemand, cost.spot, cost.total
 	tp.BaselineMonthly = base.total
 	tp.SavingsMonthly = base.total.Sub(cost.total)

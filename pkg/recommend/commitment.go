@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -59,16 +60,16 @@ func (e *engine) commitRatesOf(p fleet.Provider, region, typ string, onDemand de
 		if !ok {
 			continue
 		}
-		d := r.DiscountPercent / 100
-		if !r.OnDemandHourly.IsPositive() {
-			// The source states no on-demand price: the discount is against
-			// the instance's own.
-			byOD = true
-			if !onDemand.IsPositive() {
-				continue
-			}
-			d = 1 - r.Hourly.Div(onDemand).InexactFloat64()
+		// The rate is the public price of the commitment; the discount is
+		// against what the instance pays on demand (its own, negotiated,
+		// price where the fleet states one), never the source's list
+		// price: the purchase then costs the rate, and the saving is
+		// measured on what is paid today.
+		byOD = true
+		if !onDemand.IsPositive() {
+			continue
 		}
+		d := 1 - r.Hourly.Div(onDemand).InexactFloat64()
 		if !(d > 0 && d < 1) {
 			continue
 		}
@@ -83,18 +84,31 @@ type regionType struct {
 	region, typ string
 }
 
-// typeRates is what commitRatesOf answers for a type in a region, with the
-// discounts as an Item takes them; shared by the instances of that type when
-// it does not depend on their on-demand price.
+// pricedType is a type in a region at the on-demand price its instances pay.
+type pricedType struct {
+	regionType
+	od string
+}
+
+// typeRates is what commitRatesOf answers for a type in a region at one
+// on-demand price, with the discounts and public rates as an Item takes
+// them; shared by the instances of that type paying that price.
 type typeRates struct {
 	rates     map[string]commitRate
 	discounts commitplan.Terms
+	hourly    map[string]decimal.Decimal
 }
 
 func newTypeRates(r map[string]commitRate) typeRates {
 	t := typeRates{rates: r, discounts: make(commitplan.Terms, len(r))}
 	for term, cr := range r {
 		t.discounts[term] = cr.discount
+		if cr.rate != nil {
+			if t.hourly == nil {
+				t.hourly = make(map[string]decimal.Decimal, len(r))
+			}
+			t.hourly[term] = cr.rate.Hourly
+		}
 	}
 	return t
 }
@@ -137,7 +151,10 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	missing := map[string][]string{}   // group → types without a rate
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
 	offers := map[regionType]onDemandOf{}
-	shared := map[regionType]typeRates{}
+	shared := map[pricedType]typeRates{}
+	resourceOf := map[string]*resourceSplit{}
+	var mixed map[regionType]bool
+	var splits []*resourceSplit
 	for _, s := range e.all {
 		if !s.advisable() {
 			continue
@@ -180,19 +197,43 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
+		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
+			if mixed == nil {
+				mixed = e.mixedSeries()
+			}
+			// With one machine type in the series, its machines' resources
+			// are the same purchase, sized alike: only a mix is split.
+			series, _ := pricing.CUDSeries(s.typ.Name)
+			isMixed := mixed[regionType{it.Provider, it.Region, series}]
+			sp := e.splitIfMixed(isMixed, it, s, od)
+			if sp == nil && isMixed {
+				// No unit rates (offline): each machine type is its own
+				// group, bought in machines of that type at its own rate,
+				// so no resource is bought beyond what its machines use.
+				it.Family = it.InstanceType
+			}
+			if sp != nil {
+				// Bought per resource: the instance's vCPUs, memory and
+				// GPUs join their resources' groups instead of its own.
+				for i := range sp.items {
+					resourceOf[sp.items[i].ID] = sp
+				}
+				items = append(items, sp.items...)
+				splits = append(splits, sp)
+				continue
+			}
+		}
 		if it.Eligible {
-			k := regionType{it.Provider, it.Region, it.InstanceType}
+			k := pricedType{regionType{it.Provider, it.Region, it.InstanceType}, od.String()}
 			t, ok := shared[k]
 			if !ok {
-				r, byOD := e.commitRatesOf(it.Provider, it.Region, it.InstanceType, od)
+				r, _ := e.commitRatesOf(it.Provider, it.Region, it.InstanceType, od)
 				t = newTypeRates(r)
-				if !byOD {
-					shared[k] = t
-				}
+				shared[k] = t
 			}
 			r := t.rates
 			rates[it.ID] = r
-			it.Discounts = t.discounts
+			it.Discounts, it.Rates = t.discounts, t.hourly
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
 			if _, ok := r[pol.Term]; !ok {
 				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
@@ -216,7 +257,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
 			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
 	}
-	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent})
+	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent, Term: pol.Term})
 	if err != nil {
 		e.warn("", "commitment-plan", "no commitment plan: %v", err)
 		return nil
@@ -230,21 +271,37 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		}
 		for ti := range g.Terms {
 			tp := &g.Terms[ti]
-			if tp.Term != pol.Term {
+			if tp.Term != g.Recommended {
 				continue
 			}
 			var ta *termAdvice
 			for _, a := range tp.Allocations {
+				if sp := resourceOf[a.ID]; sp != nil {
+					sp.take(a, &g, tp)
+					continue
+				}
 				s := byID[a.ID]
 				if s == nil || !a.SavingsMonthly.IsPositive() {
 					continue
 				}
 				if ta == nil {
 					ta = e.termAdvice(s.inst.Provider, &g, tp)
+					ta.unitRate = unitRate(&g, tp, byID, rates)
 				}
 				if c := e.commitmentChange(s, &g, tp, a, rates[a.ID][tp.Term], ta); c != nil {
 					out[s] = c
 				}
+			}
+		}
+	}
+	if len(splits) > 0 {
+		purchases := resourcePurchases(plan)
+		for _, sp := range splits {
+			if byID[sp.s.inst.ID] == nil {
+				continue
+			}
+			if c := e.resourceChange(sp, purchases); c != nil {
+				out[sp.s] = c
 			}
 		}
 	}
@@ -310,10 +367,29 @@ type termAdvice struct {
 	dPct                                      float64
 	// unit is the catalog's unit type of a term bought as whole instances.
 	unit *pricing.InstanceType
+	// unitRate is the public rate of the unit bought, where known: the
+	// rate the purchase is priced at and cites.
+	unitRate *pricing.CommitmentRate
 	// buys holds the titled purchase sentence by payment option.
 	buys map[string]string
 	// sources holds committed.Source by catalog rate.
 	sources map[*pricing.CommitmentRate]string
+}
+
+// unitRate is the public commitment rate of a term's unit type, read from
+// an instance of that type in the group.
+func unitRate(g *commitplan.GroupPlan, tp *commitplan.TermPlan, byID map[string]*state, rates map[string]map[string]commitRate) *pricing.CommitmentRate {
+	if tp.Quantity <= 0 || !tp.UnitRate.IsPositive() {
+		return nil
+	}
+	for _, id := range g.Items {
+		if s := byID[id]; s != nil && s.typ.Name == tp.UnitType {
+			if r := rates[id][tp.Term].rate; r != nil && r.Hourly.Equal(tp.UnitRate) {
+				return r
+			}
+		}
+	}
+	return nil
 }
 
 func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commitplan.TermPlan) *termAdvice {
@@ -329,6 +405,11 @@ func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commi
 	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
 		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
 	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
+	for _, o := range g.Terms {
+		if o.Term != tp.Term && o.SavingsMonthly.GreaterThan(tp.SavingsMonthly) {
+			ta.groupNote += fmt.Sprintf("; %s: $%s (policy.commitment.term is %s)", o.Term, o.SavingsMonthly.StringFixed(2), tp.Term)
+		}
+	}
 	return ta
 }
 
@@ -355,7 +436,12 @@ func (ta *termAdvice) buy(g *commitplan.GroupPlan, tp *commitplan.TermPlan, pu *
 		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
 			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
 		}
-		buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+		if tp.UnitRate.IsPositive() {
+			buy += fmt.Sprintf(", $%s/h = %d × $%s/h (%s%% off on-demand $%s/h)",
+				tp.PayHourly.StringFixed(3), tp.Quantity, tp.UnitRate.String(), pct(dPct), tp.CommitHourly.StringFixed(3))
+		} else {
+			buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+		}
 	} else {
 		pay := ""
 		if pu.Payment != "" {
@@ -392,6 +478,9 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
 	case cr.rate != nil:
 		r := cr.rate
+		if ta.unitRate != nil {
+			r = ta.unitRate
+		}
 		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
 		src, ok := ta.sources[r]
 		if !ok {
@@ -401,7 +490,10 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		committed.Source = src
 		committed.AsOf = r.AsOf
 		if r.Live {
-			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
+			notes = append(notes, "live "+kind.Label()+" rate read on this scan ("+r.Source+")")
+		}
+		if tp.UnitType != s.typ.Name && r != cr.rate {
+			notes = append(notes, fmt.Sprintf("bought as %s, priced at its public rate $%s/h; this instance's own %s rate is $%s/h", tp.UnitType, r.Hourly.String(), s.typ.Name, cr.rate.Hourly.String()))
 		}
 		if r.Approximation != "" {
 			notes = append(notes, r.Approximation)
@@ -522,4 +614,286 @@ func (e *engine) committedPrice(in *fleet.Instance, offer pricing.Offer) (pricin
 	p.Source = fmt.Sprintf("rate unknown: %s (on-demand, an upper bound)", offer.OnDemand.Source)
 	e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but neither the fleet (commitment.hourlyRate) nor the catalog has its rate: priced at on-demand, an upper bound; set commitment.hourlyRate to what it pays")
 	return p, true
+}
+
+// fleetPriceDate dates the prices a fleet file states (an instance's
+// hourlyPrice or commitment.hourlyRate): the day of the file's
+// metadata.generatedAt, when the snapshot was taken; without it the date is
+// unknown, and the price's source says so.
+func fleetPriceDate(f *fleet.Fleet) (asOf, sourceNote string) {
+	if t := f.Metadata.GeneratedAt; t != nil && !t.IsZero() {
+		return t.UTC().Format(time.DateOnly), ""
+	}
+	return "", ", date unknown"
+}
+
+// resourceSplit is an instance whose commitment is bought per resource (a
+// GCP resource-based CUD): one plan item per resource, each a share of what
+// the instance pays on demand in proportion to the resource's public
+// on-demand price, and what the plan gives those items.
+type resourceSplit struct {
+	s               *state
+	series, cudType string
+	gpuModel        string
+	items           []commitplan.Item
+	// onDemand and rates are the public unit prices of each resource
+	// (pricing.ResourceVCPU, …), rates by term.
+	onDemand map[string]pricing.Price
+	rates    map[string]map[string]pricing.Price
+	// savings and term are what the plan's recommended terms give it.
+	savings decimal.Decimal
+	term    string
+}
+
+// cudResources are the resources a resource-based CUD buys, in the order
+// the advice names them.
+var cudResources = []string{pricing.ResourceVCPU, pricing.ResourceMemory, pricing.ResourceGPU}
+
+// splitResources splits an eligible instance into its vCPUs, memory and
+// GPUs when the catalog has each one's public on-demand price and a
+// commitment rate for at least one term (the Billing Catalog's unit SKUs,
+// read live); nil otherwise, and the instance is planned as a whole.
+func (e *engine) splitResources(it commitplan.Item, s *state, od decimal.Decimal) *resourceSplit {
+	t := s.typ
+	if t.VCPUs <= 0 || t.MemoryGiB <= 0 || t.GPUCount < 1 || t.GPUModel == "" || !od.IsPositive() {
+		return nil
+	}
+	family, _, _ := strings.Cut(t.Name, "-")
+	sp := &resourceSplit{s: s, gpuModel: t.GPUModel, onDemand: map[string]pricing.Price{}, rates: map[string]map[string]pricing.Price{}}
+	sp.series, sp.cudType = pricing.CUDSeries(t.Name)
+	units := map[string]float64{pricing.ResourceVCPU: t.VCPUs, pricing.ResourceMemory: t.MemoryGiB, pricing.ResourceGPU: t.GPUCount}
+	names := map[string]string{pricing.ResourceVCPU: family, pricing.ResourceMemory: family, pricing.ResourceGPU: t.GPUModel}
+	total := decimal.Zero
+	for _, r := range cudResources {
+		q := pricing.ResourceQuery{Provider: it.Provider, Region: it.Region, Resource: r, Name: names[r], Option: pricing.OnDemand}
+		p, ok := pricing.LookupResource(e.cat, q)
+		if !ok {
+			return nil
+		}
+		sp.onDemand[r] = p
+		total = total.Add(p.Hourly.Mul(decimal.NewFromFloat(units[r])))
+		sp.rates[r] = map[string]pricing.Price{}
+		for _, term := range commitTerms {
+			q.Option = pricing.SavingsPlan1y
+			if term == commitplan.Term3y {
+				q.Option = pricing.SavingsPlan3y
+			}
+			if c, ok := pricing.LookupResource(e.cat, q); ok && c.Commitment == pricing.ResourceCUD {
+				sp.rates[r][term] = c
+			}
+		}
+	}
+	if !total.IsPositive() {
+		return nil
+	}
+	left := od
+	for i, r := range cudResources {
+		ri := it
+		n := decimal.NewFromFloat(units[r])
+		share := left
+		if i < len(cudResources)-1 {
+			share = od.Mul(sp.onDemand[r].Hourly).Mul(n).DivRound(total, 6)
+			left = left.Sub(share)
+		}
+		ri.ID, ri.Family, ri.InstanceType, ri.Units, ri.PerInstance = it.ID+"#"+r, resourceGroup(sp, r), resourceUnit(sp, r), units[r], true
+		ri.OnDemandHourly = share
+		ri.Discounts, ri.Rates = commitplan.Terms{}, map[string]decimal.Decimal{}
+		for term, c := range sp.rates[r] {
+			rate := c.Hourly.Mul(n)
+			if d := 1 - rate.Div(share).InexactFloat64(); share.IsPositive() && d > 0 && d < 1 {
+				ri.Discounts[term], ri.Rates[term] = d, rate
+			}
+		}
+		sp.items = append(sp.items, ri)
+	}
+	return sp
+}
+
+// mixedSeries are the provider, region and CUD series (regionType.typ)
+// where the advisable instances run more than one machine type: there a
+// purchase counted in machines of one type buys the wrong amount of some
+// resource, and each resource is sized apart.
+func (e *engine) mixedSeries() map[regionType]bool {
+	first := map[regionType]string{}
+	out := map[regionType]bool{}
+	for _, s := range e.all {
+		if !s.advisable() || s.stopped || s.inst.State == fleet.Stopped || s.lifecycle != fleet.OnDemand || e.planKind(s.inst.Provider) != pricing.ResourceCUD {
+			continue
+		}
+		series, _ := pricing.CUDSeries(s.typ.Name)
+		k := regionType{s.inst.Provider, s.inst.Region, series}
+		if t, ok := first[k]; !ok {
+			first[k] = s.typ.Name
+		} else if t != s.typ.Name {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// splitIfMixed is splitResources for an instance of a mixed series, else nil.
+func (e *engine) splitIfMixed(mixed bool, it commitplan.Item, s *state, od decimal.Decimal) *resourceSplit {
+	if !mixed {
+		return nil
+	}
+	return e.splitResources(it, s, od)
+}
+
+// resourceGroup is the plan group of a resource: a series' vCPUs or memory,
+// or a GPU model, in the instance's region.
+func resourceGroup(sp *resourceSplit, r string) string {
+	switch r {
+	case pricing.ResourceVCPU:
+		return sp.series + " vCPU"
+	case pricing.ResourceMemory:
+		return sp.series + " memory"
+	}
+	return sp.gpuModel + " GPU"
+}
+
+// resourceUnit names one unit of a resource.
+func resourceUnit(sp *resourceSplit, r string) string {
+	switch r {
+	case pricing.ResourceVCPU:
+		return "vCPU"
+	case pricing.ResourceMemory:
+		return "GiB"
+	}
+	return sp.gpuModel
+}
+
+// take adds one of the split's allocations.
+func (sp *resourceSplit) take(a commitplan.Allocation, _ *commitplan.GroupPlan, tp *commitplan.TermPlan) {
+	sp.savings = sp.savings.Add(a.SavingsMonthly)
+	sp.term = tp.Term
+}
+
+// resourcePurchase is the recommended term of one resource group.
+type resourceKey struct {
+	provider       fleet.Provider
+	region, family string
+}
+
+// resourcePurchases are the recommended term plans of a plan's groups.
+func resourcePurchases(p commitplan.Plan) map[resourceKey]*commitplan.TermPlan {
+	out := map[resourceKey]*commitplan.TermPlan{}
+	for gi := range p.Groups {
+		g := &p.Groups[gi]
+		for ti := range g.Terms {
+			if tp := &g.Terms[ti]; tp.Term == g.Recommended && tp.Quantity > 0 {
+				out[resourceKey{g.Provider, g.Region, g.Family}] = tp
+			}
+		}
+	}
+	return out
+}
+
+// resourceChange is the advice for an instance bought per resource: the
+// region's purchase for its series and GPU model (each resource sized on
+// its own usage and priced at its own public rate), and its share of the
+// saving.
+func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*commitplan.TermPlan) *change {
+	s := sp.s
+	if !sp.savings.IsPositive() {
+		return nil
+	}
+	cost := s.cost()
+	projected := cost.Sub(sp.savings)
+	if projected.IsNegative() || !cost.IsPositive() {
+		return nil
+	}
+	kind := pricing.ResourceCUD
+	pu := &Purchase{Kind: string(kind), Name: kind.Label(), Term: sp.term, Payment: pricing.PayMonthly, Region: s.inst.Region, Scope: sp.series,
+		CommitmentHourly: decimal.Zero, CoversOnDemandHourly: decimal.Zero, GPUModel: sp.gpuModel, Live: true}
+	var parts, flags, prices, accel []string
+	asOf := ""
+	for _, r := range cudResources {
+		tp := purchases[resourceKey{s.inst.Provider, s.inst.Region, resourceGroup(sp, r)}]
+		if tp == nil || tp.Term != sp.term {
+			continue
+		}
+		rate := sp.rates[r][tp.Term]
+		pu.CommitmentHourly = pu.CommitmentHourly.Add(tp.PayHourly)
+		pu.CoversOnDemandHourly = pu.CoversOnDemandHourly.Add(tp.CommitHourly)
+		prices = append(prices, fmt.Sprintf("%d × $%s", tp.Quantity, tp.UnitRate.String()))
+		if rate.AsOf > asOf {
+			asOf = rate.AsOf
+		}
+		pu.RateSource = rate.Source
+		switch r {
+		case pricing.ResourceVCPU:
+			pu.VCPUs = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d vCPUs", tp.Quantity))
+			flags = append(flags, fmt.Sprintf("vcpu=%d", tp.Quantity))
+		case pricing.ResourceMemory:
+			pu.MemoryGiB = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d GiB memory", tp.Quantity))
+			flags = append(flags, fmt.Sprintf("memory=%dGB", tp.Quantity))
+		case pricing.ResourceGPU:
+			pu.GPUs = float64(tp.Quantity)
+			parts = append(parts, fmt.Sprintf("%d × %s GPUs", tp.Quantity, sp.gpuModel))
+			accel = append(accel, fmt.Sprintf(" --resources-accelerator=type=%s,count=%d", pricing.CUDAccelerator(sp.gpuModel), tp.Quantity))
+		}
+	}
+	if len(parts) == 0 || !pu.CoversOnDemandHourly.IsPositive() {
+		return nil
+	}
+	pu.RateAsOf = asOf
+	d := 1 - pu.CommitmentHourly.Div(pu.CoversOnDemandHourly).InexactFloat64()
+	pu.DiscountPercent, pu.BreakEvenUtilizationPercent = round2(d*100), round2((1-d)*100)
+	term := termName(sp.term)
+	plan := map[string]string{commitplan.Term1y: "12-month", commitplan.Term3y: "36-month"}[sp.term]
+	cmd := fmt.Sprintf("gcloud compute commitments create gpufinops-%s-%s --region=%s --plan=%s", sp.series, s.inst.Region, s.inst.Region, plan)
+	if sp.cudType != "" {
+		cmd += " --type=" + sp.cudType
+	}
+	if len(flags) > 0 {
+		cmd += " --resources=" + strings.Join(flags, ",")
+	}
+	cmd += strings.Join(accel, "")
+	committed := s.price
+	committed.Option = pricing.Option(fleet.Committed)
+	committed.Hourly = s.price.Hourly.Mul(projected).DivRound(cost, 6)
+	committed.Source = fmt.Sprintf("%s %s at the public per-resource rates (%s, as of %s)", term, kind.Label(), pu.RateSource, asOf)
+	committed.AsOf = asOf
+	var notes []string
+	for _, r := range cudResources {
+		if c, ok := sp.rates[r][sp.term]; ok {
+			notes = append(notes, fmt.Sprintf("%s %s: $%s/h committed, $%s/h on demand (%s)", resourceGroup(sp, r), resourceUnit(sp, r), c.Hourly, sp.onDemand[r].Hourly, c.Source))
+		}
+	}
+	c := &change{
+		kind:       KindCommitment,
+		target:     term + " " + kind.Label(),
+		short:      sp.term + " CUD " + hourlyShort(pu.CommitmentHourly) + ", " + strings.Join(parts, ", "),
+		lifecycle:  fleet.Committed,
+		price:      committed,
+		hours:      s.hours,
+		projected:  &projected,
+		confidence: e.confidenceFor(s),
+		risk:       Low,
+		action: titleCase(fmt.Sprintf("buy a %s %s in %s for %s: %s; $%s/h at the public rates (%s), covering $%s/h of on-demand usage (%s%% off); this instance's share saves $%s a month",
+			term, kind.Label(), s.inst.Region, strings.Join(parts, ", "), cmd, pu.CommitmentHourly.StringFixed(3), strings.Join(prices, " + "),
+			pu.CoversOnDemandHourly.StringFixed(3), pct(pu.DiscountPercent), sp.savings.StringFixed(2))),
+		rationale: fmt.Sprintf("A resource-based CUD buys vCPUs and memory of the %s series and GPUs of a model in a region, whatever machine types use them: each resource is sized on its own hourly usage, at its own rate, so mixing machine types buys no more of a resource than is used (docs/commitments.md).", sp.series),
+		evidence: Evidence{
+			Metrics: map[string]float64{
+				"commitmentHourly": pu.CommitmentHourly.InexactFloat64(), "groupCommitHourly": pu.CoversOnDemandHourly.InexactFloat64(),
+				"discountPercent": pu.DiscountPercent, "vcpus": pu.VCPUs, "memoryGiB": pu.MemoryGiB, "gpus": pu.GPUs,
+			},
+			Thresholds: map[string]float64{"discount": d},
+			Prices:     priceList(s.price, committed),
+			Formula:    "per resource r (vCPUs, GiB, GPUs): choose k_r units minimising k_r·rate_r·H + Σ max(u_r,h − k_r, 0)·price_r over the region's hourly usage in units; each instance's usage of r is valued at its share of what it pays; its saving is the sum of its resources' shares",
+			Notes:      notes,
+			Purchase:   pu,
+		},
+	}
+	if sp.term == commitplan.Term3y {
+		c.risk = Medium
+	}
+	if pu.GPUs > 0 {
+		c.riskNotes = append(c.riskNotes, "a GPU commitment needs a reservation of those GPUs attached to it (Compute Engine: purchase commitments with attached reservations)")
+	}
+	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
+	return c
 }

@@ -48,15 +48,11 @@ func (e *engine) refCommitRates(p fleet.Provider, region, typ string, onDemand d
 		if !ok {
 			continue
 		}
-		d := r.DiscountPercent / 100
-		if !r.OnDemandHourly.IsPositive() {
-			// The source states no on-demand price: the discount is against
-			// the instance's own.
-			if !onDemand.IsPositive() {
-				continue
-			}
-			d = 1 - r.Hourly.Div(onDemand).InexactFloat64()
+		// The public rate against what the instance pays on demand.
+		if !onDemand.IsPositive() {
+			continue
 		}
+		d := 1 - r.Hourly.Div(onDemand).InexactFloat64()
 		if !(d > 0 && d < 1) {
 			continue
 		}
@@ -104,12 +100,26 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 			noKind[it.Provider]++
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
+		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
+			// The embedded catalog has no unit rates: a series that mixes
+			// machine types is bought per type.
+			series, _ := pricing.CUDSeries(s.typ.Name)
+			if e.mixedSeries()[regionType{it.Provider, it.Region, series}] {
+				it.Family = it.InstanceType
+			}
+		}
 		if it.Eligible {
 			r := e.refCommitRates(it.Provider, it.Region, it.InstanceType, od)
 			rates[it.ID] = r
 			it.Discounts = commitplan.Terms{}
 			for term, cr := range r {
 				it.Discounts[term] = cr.discount
+				if cr.rate != nil {
+					if it.Rates == nil {
+						it.Rates = map[string]decimal.Decimal{}
+					}
+					it.Rates[term] = cr.rate.Hourly
+				}
 			}
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
 			if _, ok := r[pol.Term]; !ok {
@@ -134,7 +144,7 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
 			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
 	}
-	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent})
+	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent, Term: pol.Term})
 	if err != nil {
 		e.warn("", "commitment-plan", "no commitment plan: %v", err)
 		return nil
@@ -146,135 +156,27 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
 				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
 		}
-		for _, tp := range g.Terms {
-			if tp.Term != pol.Term {
+		for ti := range g.Terms {
+			tp := &g.Terms[ti]
+			if tp.Term != g.Recommended {
 				continue
 			}
+			// The words of the advice are the engine's own; the reference
+			// checks what is planned and who takes what.
+			ta := e.termAdvice(g.Provider, &g, tp)
+			ta.unitRate = unitRate(&g, tp, byID, rates)
 			for _, a := range tp.Allocations {
 				s := byID[a.ID]
 				if s == nil || !a.SavingsMonthly.IsPositive() {
 					continue
 				}
-				if c := e.refCommitmentChange(s, g, tp, a, rates[a.ID][tp.Term]); c != nil {
+				if c := e.commitmentChange(s, &g, tp, a, rates[a.ID][tp.Term], ta); c != nil {
 					out[s] = c
 				}
 			}
 		}
 	}
 	return out
-}
-
-func (e *engine) refCommitmentChange(s *state, g commitplan.GroupPlan, tp commitplan.TermPlan, a commitplan.Allocation, cr commitRate) *change {
-	term := map[string]string{"1y": "1-year", "3y": "3-year"}[tp.Term]
-	kind := e.planKind(s.inst.Provider)
-	projected := s.cost().Sub(a.SavingsMonthly)
-	if projected.IsNegative() {
-		// The plan caps every instance's usage at its billed hours, so this
-		// cannot happen; never promise a negative cost if it does.
-		return nil
-	}
-	dPct := round2(tp.Discount * 100)
-	committed := s.price
-	committed.Option = pricing.Option(fleet.Committed)
-	committed.Hourly = s.price.Hourly.Mul(decimal.NewFromFloat(1 - tp.Discount)).Round(6)
-	pu := &Purchase{
-		Kind: string(kind), Name: kind.Label(), Term: tp.Term, Payment: e.policy.Commitment.Payments[string(s.inst.Provider)],
-		Region: g.Region, Scope: g.Family, CommitmentHourly: tp.PayHourly, CoversOnDemandHourly: tp.CommitHourly,
-		DiscountPercent: dPct, BreakEvenUtilizationPercent: round2(tp.BreakEven * 100),
-	}
-	notes := []string{}
-	switch {
-	case cr.configured:
-		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
-		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
-	case cr.rate != nil:
-		r := cr.rate
-		pu.Payment, pu.RateSource, pu.RateOrigin, pu.RateAsOf, pu.Live, pu.Approximation = r.Payment, r.Source, r.Origin, r.AsOf, r.Live, r.Approximation
-		committed.Source = fmt.Sprintf("%s %s %s rate $%s/h (%s, as of %s)", kind.Label(), tp.Term, r.Payment, r.Hourly.String(), r.Source, r.AsOf)
-		committed.AsOf = r.AsOf
-		if r.Live {
-			notes = append(notes, "live Savings Plans rate (DescribeSavingsPlansOfferingRates) read on this scan")
-		}
-		if r.Approximation != "" {
-			notes = append(notes, r.Approximation)
-		}
-	}
-	if d := tp.Discount; cr.discount > d+1e-9 {
-		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
-	}
-	var buy string
-	short := tp.Term + " " + commitmentShort(kind) + " " + hourlyShort(tp.PayHourly)
-	if tp.Quantity > 0 {
-		short += fmt.Sprintf(", %d×%s", tp.Quantity, tp.UnitType)
-		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
-		if t, ok := e.cat.InstanceType(s.inst.Provider, tp.UnitType); ok {
-			q := float64(tp.Quantity)
-			pu.VCPUs, pu.MemoryGiB, pu.GPUs, pu.GPUModel = t.VCPUs*q, t.MemoryGiB*q, t.GPUCount*q, t.GPUModel
-		}
-		buy = fmt.Sprintf("buy a %s %s for %d × %s in %s", term, kind.Label(), tp.Quantity, tp.UnitType, g.Region)
-		if kind == pricing.ResourceCUD && pu.VCPUs > 0 {
-			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
-		}
-		buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
-	} else {
-		pay := ""
-		if pu.Payment != "" {
-			pay = ", " + paymentLabel(pu.Payment)
-		}
-		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s%% off",
-			term, kind.Label(), pay, tp.PayHourly.StringFixed(3), tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(dPct))
-	}
-	c := &change{
-		kind:       KindCommitment,
-		target:     term + " " + kind.Label(),
-		short:      short,
-		lifecycle:  fleet.Committed,
-		price:      committed,
-		hours:      s.hours,
-		projected:  &projected,
-		confidence: e.confidenceFor(s),
-		risk:       Low,
-		action:     fmt.Sprintf("%s; this instance takes %s%% of it", titleCase(buy), pct(a.BandShare*100)),
-		rationale: fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
-			g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100)),
-		evidence: Evidence{
-			Metrics: map[string]float64{
-				"groupCommitHourly":           tp.CommitHourly.InexactFloat64(),
-				"commitmentHourly":            tp.PayHourly.InexactFloat64(),
-				"discountPercent":             dPct,
-				"groupUtilizationPercent":     round2(tp.Utilization * 100),
-				"groupRunningSharePercent":    round2(g.Usage.RunningShare * 100),
-				"bandSharePercent":            round2(a.BandShare * 100),
-				"breakEvenPercent":            round2(tp.BreakEven * 100),
-				"breakEvenUtilizationPercent": round2(tp.BreakEven * 100),
-			},
-			Thresholds: map[string]float64{"discount": tp.Discount},
-			Prices:     priceList(s.price, committed),
-			Formula:    "choose c minimising c·(1−d)·H + Σ max(u_h − c, 0) over the family's hourly on-demand usage, each instance's usage capped at its billed hours; this instance's saving is its share of the group's, at most d × its cost",
-			Notes: append(notes,
-				fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))),
-			Purchase: pu,
-		},
-	}
-	if tp.Quantity > 0 {
-		c.evidence.Metrics["quantity"] = float64(tp.Quantity)
-	}
-	for _, other := range g.Terms {
-		c.evidence.Metrics["groupSavings"+other.Term] = other.SavingsMonthly.InexactFloat64()
-	}
-	if tr := g.Trend; tr != nil {
-		c.confidence = lower(c.confidence)
-		c.evidence.Metrics["trendChangePercent"] = tr.ChangePercent
-		c.riskNotes = append(c.riskNotes, fmt.Sprintf("usage %s %s%% in the last week against the weeks before: the commitment is sized on the last week; check the trend holds before buying", tr.Direction, pct(absf(tr.ChangePercent))))
-	}
-	if s.lifecycle == fleet.Spot {
-		c.riskNotes = append(c.riskNotes, "it runs on spot today; at its hours a commitment costs less than spot")
-	}
-	if tp.Term == "3y" {
-		c.risk = Medium
-	}
-	c.riskNotes = append(c.riskNotes, "a commitment is paid whether or not the capacity is used: commit only what you are sure to keep running")
-	return c
 }
 
 // noListedOnDemand is a catalog whose commitment rates for some types state

@@ -232,6 +232,8 @@ type engine struct {
 	uncovered    map[familyKey]*idList
 	heldByID     map[string]*coverage.Usage
 	unattributed decimal.Decimal
+	// fleetAsOf dates the prices the fleet file states (fleetPriceDate).
+	fleetAsOf, fleetSource string
 }
 
 type offerKey struct {
@@ -481,6 +483,7 @@ type pendingChange struct {
 // RunWith is Run with options.
 func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	e := &engine{cat: cat, policy: p, opts: o}
+	e.fleetAsOf, e.fleetSource = fleetPriceDate(f)
 	plan := Plan{Policy: p, Recommendations: []Recommendation{}, Instances: []InstanceCost{}}
 	states := make([]*state, len(f.Instances))
 	for i := range f.Instances {
@@ -709,7 +712,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
 			Option: pricing.Option(fleet.Committed), Hourly: *in.Commitment.HourlyRate,
 			Currency: pricing.Currency, Unit: pricing.UnitHour,
-			Source: "fleet file (commitment.hourlyRate)",
+			Source: "fleet file (commitment.hourlyRate)" + e.fleetSource, AsOf: e.fleetAsOf,
 		}, true
 	}
 	if in.HourlyPrice != nil {
@@ -717,7 +720,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType,
 			Option: pricing.Option(in.Lifecycle), Hourly: *in.HourlyPrice,
 			Currency: pricing.Currency, Unit: pricing.UnitHour,
-			Source: "fleet file (hourlyPrice)",
+			Source: "fleet file (hourlyPrice)" + e.fleetSource, AsOf: e.fleetAsOf,
 		}, true
 	}
 	offer, ok := e.offer(in.Provider, in.Region, pricing.TypeNameOf(e.cat, in))

@@ -266,7 +266,9 @@ func TestRules(t *testing.T) {
 			name: "hourly price in the fleet wins over the catalog",
 			in:   inst("a", "g5.xlarge", withUtil(agg(busy, memHigh, hostMid, hostMid)), func(in *fleet.Instance) { d := decimal.RequireFromString("0.9"); in.HourlyPrice = &d }),
 			cost: "657",
-			want: []recWant{{KindCommitment, "1-year Compute Savings Plan", "657", "427.05", Low}},
+			// The commitment costs its public rate ($0.653904/h × 730),
+			// not the source's discount taken off the negotiated price.
+			want: []recWant{{KindCommitment, "1-year Compute Savings Plan", "657", "477.35", Low}},
 		},
 	}
 	for _, tc := range tests {

@@ -37,7 +37,14 @@ const (
 	maxPriceURL = 2048
 )
 
-// Hours in a reservation term: the API's reservation price is the whole term.
+// Hours in a reservation term: the API's reservation price is the total for
+// the whole term, per instance, though its unitOfMeasure reads "1 Hour"
+// (research: cloud-apis.md §2.7, "divide by the hours in the term"). The
+// hourly rate is that total ÷ the term's hours, a year being 8,760 hours
+// (365 × 24; a leap year's 8,784 would lower the rate by 0.27 %) and three
+// years 26,280: the convention of the embedded reservation data
+// (pricing/catalog/data/SOURCES.md, whose source pipeline divides by 8760
+// and 26280), so a live and an embedded rate of one price agree.
 var termHours = map[string]decimal.Decimal{"1 Year": decimal.NewFromInt(8760), "3 Years": decimal.NewFromInt(26280)}
 
 // priceFilterBase is the filter of a region's VM rows, before the sizes.
@@ -302,7 +309,8 @@ func PricesOf(items []RetailItem, region, size string, now time.Time) []pricing.
 	}{{pricing.Term1y, pricing.SavingsPlan1y}, {pricing.Term3y, pricing.SavingsPlan3y}} {
 		if v, ok := reserved[t.term]; ok {
 			pr := mk(t.o, v)
-			pr.Source = pricesSource + " (reservation)"
+			pr.Source = pricesSource + " (reservation: " + reservedTerms[t.term] + " price ÷ " + termHours[reservedTerms[t.term]].String() + " h)"
+			pr.Commitment = pricing.Reservation
 			out = append(out, pr)
 		} else if v, ok := plans[t.term]; ok {
 			pr := mk(t.o, v)
@@ -312,6 +320,9 @@ func PricesOf(items []RetailItem, region, size string, now time.Time) []pricing.
 	}
 	return out
 }
+
+// reservedTerms is the API's reservationTerm of a term.
+var reservedTerms = map[string]string{pricing.Term1y: "1 Year", pricing.Term3y: "3 Years"}
 
 func termOf(s string) string {
 	switch s {

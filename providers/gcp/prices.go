@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,9 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 	if p.opts.CacheDir != "" {
 		c = cache.New(p.opts.CacheDir, p.opts.CacheTTL, p.opts.Now)
 	}
-	key := cache.Key{Provider: fleet.GCP, Region: scope.Region, Types: types, Kind: "billing-catalog", Origin: p.opts.Endpoint}
+	// "-units": the entries carry the per-resource unit prices too; a cache
+	// written before they were read is not reused.
+	key := cache.Key{Provider: fleet.GCP, Region: scope.Region, Types: types, Kind: "billing-catalog-units", Origin: p.opts.Endpoint}
 	res, err := c.Load(ctx, key, func(ctx context.Context) ([]pricing.Price, error) {
 		return p.livePrices(ctx, scope, types)
 	})
@@ -106,6 +109,7 @@ func (p *Provider) livePrices(ctx context.Context, scope providers.Scope, types 
 		return nil, err
 	}
 	var out []pricing.Price
+	seen := map[string]bool{}
 	for _, typ := range types {
 		info, err := p.machineTypeAnywhere(ctx, scope.Account, typ)
 		if err != nil {
@@ -115,8 +119,12 @@ func (p *Provider) livePrices(ctx context.Context, scope providers.Scope, types 
 			return nil, err
 		}
 		out = append(out, t.prices(scope.Region, typ, info)...)
+		out = append(out, t.resourcePrices(scope.Region, typ, info, seen)...)
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].Resource != out[j].Resource {
+			return out[i].Resource < out[j].Resource
+		}
 		if out[i].InstanceType != out[j].InstanceType {
 			return out[i].InstanceType < out[j].InstanceType
 		}
@@ -144,10 +152,54 @@ func (t *skuTable) prices(region, typ string, info machineInfo) []pricing.Price 
 			Add(ram.hourly.Mul(decimal.NewFromFloat(info.memoryGiB))).
 			Add(gpu.hourly.Mul(decimal.NewFromFloat(info.gpuCount))).Round(6)
 		asOf := slices.Max([]string{core.asOf, ram.asOf, gpu.asOf})
-		out = append(out, pricing.Price{
+		pr := pricing.Price{
 			Provider: fleet.GCP, Region: region, InstanceType: typ, Option: o, Hourly: hourly,
 			Currency: pricing.Currency, Unit: pricing.UnitHour, Source: priceSource + ", host+accelerator", AsOf: asOf,
-		})
+		}
+		if term, ok := pricing.CommitmentTerm(o); ok {
+			// The "Commitment v1" SKUs: a resource-based CUD's rate per
+			// vCPU, GiB and GPU, summed over the type's resources.
+			pr.Commitment = pricing.ResourceCUD
+			pr.Source = fmt.Sprintf("%s, %s resource-based CUD (Commitment v1: %s vCPU × $%s + %s GiB × $%s + %s GPU × $%s)", priceSource, term,
+				num(info.vcpus), core.hourly, num(info.memoryGiB), ram.hourly, num(info.gpuCount), gpu.hourly)
+		}
+		out = append(out, pr)
+	}
+	return out
+}
+
+// resourcePrices are the per-unit prices of a type's resources in a region,
+// each once (seen): a vCPU and a GiB of its family, one of its GPUs, under
+// each option the Billing Catalog prices. A resource-based CUD is bought in
+// these units, so the engine sizes and prices it per resource with them.
+func (t *skuTable) resourcePrices(region, typ string, info machineInfo, seen map[string]bool) []pricing.Price {
+	family, _, _ := strings.Cut(typ, "-")
+	var out []pricing.Price
+	for _, r := range []struct {
+		resource, name string
+		part           part
+	}{
+		{pricing.ResourceVCPU, family, part{kind: "core", family: family}},
+		{pricing.ResourceMemory, family, part{kind: "ram", family: family}},
+		{pricing.ResourceGPU, gpuKey(info.gpuModel), part{kind: "gpu", model: gpuKey(info.gpuModel)}},
+	} {
+		if r.name == "" || seen[r.resource+"/"+r.name] {
+			continue
+		}
+		seen[r.resource+"/"+r.name] = true
+		for _, o := range options {
+			rt, ok := t.rates[rateKey{r.part, o, region}]
+			if !ok {
+				continue
+			}
+			pr := pricing.Price{Provider: fleet.GCP, Region: region, InstanceType: r.name, Resource: r.resource, Option: o, Hourly: rt.hourly,
+				Currency: pricing.Currency, Unit: pricing.UnitHour, Source: priceSource + ", " + r.resource + " SKU", AsOf: rt.asOf}
+			if term, ok := pricing.CommitmentTerm(o); ok {
+				pr.Commitment = pricing.ResourceCUD
+				pr.Source = priceSource + ", Commitment v1 " + r.resource + " SKU (" + term + ")"
+			}
+			out = append(out, pr)
+		}
 	}
 	return out
 }
@@ -369,6 +421,9 @@ func optionOf(usage, desc string) (pricing.Option, bool) {
 	}
 	return "", false
 }
+
+// num writes a resource count without a needless fraction.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Money is units + nanos/10⁹ exactly, as google.type.Money gives it (the
 // signs of both agree).

@@ -719,7 +719,9 @@ func (s *suite) prices(t *testing.T) {
 			switch {
 			case pr.Provider != s.h.Provider || !strings.EqualFold(pr.Region, region):
 				t.Errorf("price %+v: not of %s %s", pr, s.h.Provider, region)
-			case !slices.ContainsFunc(types, func(ty string) bool { return strings.EqualFold(ty, pr.InstanceType) }):
+			case pr.Resource != "" && !slices.Contains([]string{pricing.ResourceVCPU, pricing.ResourceMemory, pricing.ResourceGPU}, pr.Resource):
+				t.Errorf("price of %s %s: not a resource a commitment buys", pr.InstanceType, pr.Resource)
+			case pr.Resource == "" && !slices.ContainsFunc(types, func(ty string) bool { return strings.EqualFold(ty, pr.InstanceType) }):
 				t.Errorf("price of %s, which was not asked for", pr.InstanceType)
 			case !pr.Hourly.IsPositive() || pr.Currency == "" || pr.Source == "" || pr.AsOf == "" || pr.Option == "":
 				t.Errorf("price %+v: hourly > 0, currency, option, source and as-of date must be set", pr)

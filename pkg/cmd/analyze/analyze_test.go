@@ -151,7 +151,7 @@ func TestDemoReport(t *testing.T) {
 		// (Convertible RI no upfront, 21.25 % off): saving 2.012 × 730 −
 		// round(2.012 × 0.7875 × 730) = 1468.76 − 1156.65 = 312.11, split
 		// 156.06 + 156.05 (the odd cent to the first by ID).
-		{"commitment:infer-g5-1", "734.38", "578.32"},
+		{"commitment:infer-g5-1", "734.38", "578.33"},
 		// g4dn.xlarge 0.526 $/h × 730 → Mon–Fri 08:00–18:00 = 50 h/week × 730/168.
 		{"schedule:nb-g4dn-1", "383.98", "114.28"},
 		// GCP a2-highgpu-1g us-central1: host 0.73948 + A100 2.93391 = 3.67339 $/h × 730,

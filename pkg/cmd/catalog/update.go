@@ -341,7 +341,9 @@ func fetchCloud(ctx context.Context, opts *UpdateOptions, cfg *config.Config, pl
 			n := 0
 			priced := map[string]bool{}
 			for _, q := range got {
-				if q.Provider != pl.provider || !strings.EqualFold(q.Region, region) {
+				// Per-resource prices (GCP's vCPU, GiB and GPU SKUs) are
+				// read on each scan, not kept in the overlay file.
+				if q.Provider != pl.provider || !strings.EqualFold(q.Region, region) || q.Resource != "" {
 					continue
 				}
 				q.Region = region

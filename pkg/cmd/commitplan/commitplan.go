@@ -131,7 +131,7 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	if opts.Input.Demo {
 		source = "demo"
 	}
-	h := header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names}
+	h := header{fleet: fl.Metadata.Name, source: source, terms: terms, names: cfg.Policy.Commitment.Names, term: policy.Commitment.Term}
 	return cmdutil.Print(opts.Ctx, opts.IO.Out, opts.Output, opts.Filter, cplan.NewDocument(p), cmdutil.Printers{
 		cmdutil.FormatTable: func(w io.Writer) error { return writeTable(w, opts.IO, h, p) },
 	})
@@ -186,8 +186,10 @@ func discounts(pol recommend.CommitmentPolicy, term string) map[fleet.Provider]c
 // header is what the table's first lines say.
 type header struct {
 	fleet, source string
-	terms         map[fleet.Provider]cplan.Terms
-	names         map[string]string
+	// term is the policy's term: the one recommended, as analyze buys it.
+	term  string
+	terms map[fleet.Provider]cplan.Terms
+	names map[string]string
 }
 
 func writeTable(w io.Writer, ios *iostreams.IOStreams, h header, p cplan.Plan) error {
@@ -212,7 +214,8 @@ func writePage(w io.Writer, tty bool, width int, h header, p cplan.Plan) error {
 		name = "fleet"
 	}
 	fmt.Fprintf(w, "Commitment plan for %s (%s): %d groups, usage over %s, scaled to 730 h a month\n", name, h.source, len(p.Groups), axisText(p))
-	fmt.Fprintf(w, "Rates: the catalog's commitment data per type and region (docs/catalog.md), live Savings Plans rates on AWS scans; configured discounts: %s\n", discountText(h.terms, h.names))
+	fmt.Fprintf(w, "Rates: public commitment rates per type and region, live where a scan read them (AWS Savings Plans, Azure reservations, GCP CUD SKUs), else the catalog's dated data (docs/catalog.md); configured discounts: %s\n", discountText(h.terms, h.names))
+	fmt.Fprintf(w, "Term: %s, policy.commitment.term, recommended where it saves, as analyze buys it (--term plans another)\n", h.term)
 	for _, g := range p.Groups {
 		fmt.Fprintln(w)
 		if err := writeGroup(w, tty, width, g); err != nil {
@@ -294,7 +297,11 @@ func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 		}
 		for _, t := range g.Terms {
 			if t.Quantity > 0 {
-				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4))
+				rate := ""
+				if t.UnitRate.IsPositive() {
+					rate = fmt.Sprintf(", %s USD/h each at the public rate: pay %s USD/h", t.UnitRate.String(), t.PayHourly.StringFixed(4))
+				}
+				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand%s)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4), rate)
 			}
 		}
 		if len(g.Terms) == 0 {

@@ -198,8 +198,13 @@ func TestDemoHandChecked(t *testing.T) {
 			}
 			checked++
 		}
-		if g.Recommended != cplan.Term3y {
-			t.Errorf("%s: recommended %s; a fully used 3-year commitment saves most", g.Family, g.Recommended)
+		// The policy's term (1y by default) is the one bought, as analyze
+		// buys it, though a fully used 3-year commitment saves more.
+		if g.Recommended != cplan.Term1y {
+			t.Errorf("%s: recommended %s; the policy buys 1y", g.Family, g.Recommended)
+		}
+		if len(g.Terms) != 2 || !g.Terms[1].SavingsMonthly.GreaterThan(g.Terms[0].SavingsMonthly) {
+			t.Errorf("%s: a fully used 3-year commitment should save more than a 1-year one: %+v", g.Family, g.Terms)
 		}
 	}
 	if checked == 0 {

@@ -29,14 +29,18 @@ var (
 )
 
 // savingsPlanRate is the Compute Savings Plan no-upfront rate of a type for
-// a term: the catalog's discount applied to its on-demand price, else the
+// a term: the catalog's rate where its on-demand price is the one served,
+// else that rate scaled by the served on-demand price over the rate's own
+// (the exact ratio, not its discount rounded to 2 places), else the
 // fallback discount.
 func savingsPlanRate(cat pricing.Catalog, region, instanceType, term string, od, fallback decimal.Decimal) string {
 	one := decimal.NewFromInt(1)
 	if r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.AWS, Region: region, InstanceType: instanceType,
-		Kind: pricing.ComputeSavingsPlan, Term: term, Payment: pricing.PayNoUpfront}); ok && r.DiscountPercent > 0 {
-		d := decimal.NewFromFloat(r.DiscountPercent).Div(decimal.NewFromInt(100))
-		return od.Mul(one.Sub(d)).Round(6).String()
+		Kind: pricing.ComputeSavingsPlan, Term: term, Payment: pricing.PayNoUpfront}); ok && r.DiscountPercent > 0 && r.OnDemandHourly.IsPositive() {
+		if r.OnDemandHourly.Equal(od) {
+			return r.Hourly.String()
+		}
+		return od.Mul(r.Hourly).DivRound(r.OnDemandHourly, 6).String()
 	}
 	return od.Mul(one.Sub(fallback)).String()
 }

@@ -75,7 +75,6 @@ func TestBuildOptionsDemo(t *testing.T) {
 	if len(opts.Prices) != len(regions) {
 		t.Errorf("%d price rows, want %d", len(opts.Prices), len(regions))
 	}
-	one := decimal.NewFromInt(1)
 	for _, row := range opts.Prices {
 		o, ok := cat.Offer(fleet.AWS, row.Region, row.InstanceType)
 		if !ok || !regions[[2]string{row.Region, row.InstanceType}] {
@@ -87,14 +86,18 @@ func TestBuildOptionsDemo(t *testing.T) {
 			t.Errorf("%s %s on-demand %s, catalog %s", row.Region, row.InstanceType, od, o.OnDemand.Hourly)
 		}
 		// The catalog's Compute Savings Plan rate (its offline stand-in),
-		// as a discount off the catalog's on-demand price.
+		// scaled exactly to the catalog's on-demand price where the rate
+		// states another.
 		for _, tc := range []struct{ term, got string }{{"1y", row.SavingsPlan1y}, {"3y", row.SavingsPlan3y}} {
 			r, ok := pricing.LookupCommitment(cat, pricing.CommitmentQuery{Provider: fleet.AWS, Region: row.Region, InstanceType: row.InstanceType, Kind: pricing.ComputeSavingsPlan, Term: tc.term, Payment: pricing.PayNoUpfront})
 			if !ok {
 				t.Errorf("%s %s: no catalog rate", row.InstanceType, tc.term)
 				continue
 			}
-			want := od.Mul(one.Sub(decimal.NewFromFloat(r.DiscountPercent).Div(decimal.NewFromInt(100)))).Round(6)
+			want := r.Hourly
+			if !r.OnDemandHourly.Equal(od) {
+				want = od.Mul(r.Hourly).DivRound(r.OnDemandHourly, 6)
+			}
 			if sp := decimal.RequireFromString(tc.got); !sp.Equal(want) || !sp.LessThan(od) {
 				t.Errorf("%s %s rate %s for on-demand %s, want %s", row.InstanceType, tc.term, sp, od, want)
 			}
