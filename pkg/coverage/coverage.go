@@ -389,12 +389,19 @@ func part(paid decimal.Decimal, used, capacity float64) decimal.Decimal {
 
 var hoursPerMonth = decimal.NewFromFloat(fleet.HoursPerMonth)
 
+// normalizes reports whether a size-flexible commitment of h's kind is
+// counted in normalization factors across its family (reserved instances);
+// the rule goes with the kind, as each cloud's kinds are its own.
+func normalizes(h *fleet.Held) bool {
+	return h.Kind == fleet.HeldStandardRI || h.Kind == fleet.HeldConvertibleRI
+}
+
 // reserved allocates a reserved instance, an Azure reservation or a capacity
 // block: Count instances of one type, or, size-flexible (AWS regional RIs),
 // Count × its normalization factor of units across its family.
 func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 	unit := func(typ string) (float64, bool) { return 1, strings.EqualFold(typ, h.InstanceType) }
-	flexible := h.SizeFlexible && h.Provider == fleet.AWS && h.Scope.Zone == "" && h.Scope.Level != "zone"
+	flexible := h.SizeFlexible && normalizes(h) && h.Scope.Zone == "" && h.Scope.Level != "zone"
 	heldNF := 1.0
 	if flexible {
 		nf, ok := NormalizationFactor(h.InstanceType)
@@ -410,7 +417,7 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 			}
 		}
 	}
-	if h.SizeFlexible && h.Provider == fleet.Azure {
+	if h.SizeFlexible && h.Kind == fleet.HeldReservation {
 		out.Notes = append(out.Notes, "instance size flexibility not applied: the catalog has no size-flexibility ratios, so the reservation covers its own size only")
 	}
 	capacity := h.Count * heldNF * fleet.HoursPerMonth
@@ -725,7 +732,7 @@ func (a *allocator) candidates(h *fleet.Held) ([]string, int) {
 			ok = strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
 		case h.PerHour():
 			ok = true
-		case h.SizeFlexible && h.Provider == fleet.AWS:
+		case h.SizeFlexible && normalizes(h):
 			ok = Family(u.in.InstanceType) == fam
 		default:
 			ok = strings.EqualFold(u.in.InstanceType, h.InstanceType)

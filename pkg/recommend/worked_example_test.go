@@ -108,7 +108,7 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		recs = append(recs, r.ID+" "+r.MonthlySavings.String())
 		stated("| `" + r.ID + "` | " + usd(r.MonthlySavings) + " |")
 	}
-	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2509.07, commitment:l4-small 200.66, commitment:g5-busy 156.06"; got != want {
+	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2509.07, commitment:l4-small 200.66, commitment:g5-busy 156.05"; got != want {
 		t.Errorf("recommendations %s, want %s", got, want)
 	}
 	var codes []string
@@ -121,7 +121,7 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		t.Errorf("findings %s, want %s", got, want)
 	}
 	s := p.Summary
-	if s.CurrentMonthly.String() != "33642.78" || s.MonthlySavings.String() != "2865.79" || s.OptimizedMonthly.String() != "30776.99" || s.UnusedCommitmentMonthly.String() != "1606" {
+	if s.CurrentMonthly.String() != "33642.78" || s.MonthlySavings.String() != "2865.78" || s.OptimizedMonthly.String() != "30777" || s.UnusedCommitmentMonthly.String() != "1606" {
 		t.Errorf("summary %+v", s)
 	}
 	hc := p.HeldCoverage
