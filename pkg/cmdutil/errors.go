@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // ExitCode is a documented process exit status (see `gpufinops help exit-codes`).
@@ -44,21 +45,33 @@ type PartialError struct{ Failures []error }
 
 func (e *PartialError) Error() string {
 	var scopes, other int
+	var said []error
 	for _, f := range e.Failures {
 		var sf *ScanFailure
-		if errors.As(f, &sf) && sf.Warning.Code != fleet.ScanScopeFailed {
-			other++
-		} else {
+		switch {
+		case !errors.As(f, &sf):
 			scopes++
+			said = append(said, f)
+		case sf.Warning.Code == fleet.ScanScopeFailed:
+			scopes++
+		default:
+			other++
 		}
+	}
+	// A scan failure is a warning of its own, on stderr and in the report:
+	// the error counts it rather than saying it again. Other failures are
+	// said here.
+	tail := " (see the warnings)"
+	if len(said) > 0 {
+		tail = ": " + ErrorText(errors.Join(said...))
 	}
 	switch {
 	case other == 0:
-		return fmt.Sprintf("%d scope(s) could not be read: %v", scopes, errors.Join(e.Failures...))
+		return fmt.Sprintf("partial result: %d scope(s) could not be read%s", scopes, tail)
 	case scopes == 0:
-		return fmt.Sprintf("partial result, %d warning(s): %v", other, errors.Join(e.Failures...))
+		return fmt.Sprintf("partial result: %d warning(s)%s", other, tail)
 	}
-	return fmt.Sprintf("partial result, %d scope(s) could not be read and %d other warning(s): %v", scopes, other, errors.Join(e.Failures...))
+	return fmt.Sprintf("partial result: %d scope(s) could not be read and %d other warning(s)%s", scopes, other, tail)
 }
 
 // CredentialsError means credentials are missing or lack a permission.
@@ -108,3 +121,8 @@ func ExitCodeFor(err error) ExitCode {
 		return ExitError
 	}
 }
+
+// ErrorText is err's message as the command line prints it: an SDK's
+// wrapping of a refused connection or a request timeout reduced to the
+// operation and the cause (providers.Brief).
+func ErrorText(err error) string { return providers.Brief(err) }

@@ -64,6 +64,7 @@ the CloudWatch agent configuration that adds them.`,
 		Purchase:    &providers.Purchase{Plan: pricing.ComputeSavingsPlan, Payment: pricing.PayNoUpfront, Name: "Compute Savings Plan"},
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "CloudWatch keeps hourly data 455 days"},
 		Accelerated: Accelerated,
+		Regions:     knownRegions,
 	}
 }
 

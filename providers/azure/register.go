@@ -79,6 +79,7 @@ Telegraf configuration that adds them.`,
 		Purchase:    &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
 		Accelerated: Accelerated,
+		Regions:     knownRegions,
 	}
 }
 

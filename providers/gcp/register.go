@@ -66,6 +66,7 @@ agent configuration that adds them.`,
 		LowercaseTags: true,
 		Lookback:      providers.Lookback{MaxDays: MaxLookbackDays, Why: "Cloud Monitoring keeps agent metrics six weeks"},
 		Accelerated:   Accelerated,
+		Regions:       knownRegions,
 	}
 }
 
