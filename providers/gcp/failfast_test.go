@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -96,6 +98,47 @@ func TestUnreachableEndpointFailsFast(t *testing.T) {
 			}
 			if strings.Contains(msg, "\n") {
 				t.Errorf("error %q: want one line", msg)
+			}
+		})
+	}
+}
+
+// TestUnreachableMonitoringFailsFast: Cloud Monitoring's gRPC client, on
+// a closed port, fails at the first attempt (gRPC's UNAVAILABLE is retried
+// otherwise), and on a listener that never answers after one request
+// timeout.
+func TestUnreachableMonitoringFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint func(*testing.T) string
+		want     string
+	}{
+		{"closed port", closedEndpoint, "connection refused"},
+		{"hung", hungEndpoint, "request timeout of 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var attempts atomic.Int32
+			p, err := New(context.Background(), providers.Options{
+				Endpoint: tc.endpoint(t), Regions: []string{"us-central1"}, Adapter: providers.Values{OptProjects: []string{"p1"}},
+				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = p.(*Provider).metrics.ListTimeSeries(context.Background(), &monitoringpb.ListTimeSeriesRequest{Name: "projects/p1"}).Next()
+			el := time.Since(start)
+			if err == nil {
+				t.Fatal("an unreachable endpoint answered")
+			}
+			if n := attempts.Load(); n != 1 {
+				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
+			}
+			if el > 10*time.Second {
+				t.Errorf("failed after %s, want seconds", el)
+			}
+			if msg := providers.Brief(err); !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q lacks %q", msg, tc.want)
 			}
 		})
 	}
