@@ -158,9 +158,10 @@ func (b *boundBody) Close() error {
 
 // Brief is err's text in one line with an SDK's wrapping (the operation
 // error, its retry count, the request's method and URL) replaced by the
-// cause when the cause is a ConnectError or a RequestTimeoutError: what
-// the caller said, the operation, and why, e.g. "us-east-1:
-// DescribeInstances: no answer from … within the request timeout of 30s".
+// cause when the cause is a ConnectError, a RequestTimeoutError or an AWS
+// service's error answer: what the caller said, the operation, and why,
+// e.g. "us-east-1: DescribeInstances: no answer from … within the request
+// timeout of 30s".
 // Other errors keep their text as it is.
 func Brief(err error) string {
 	if err == nil {
@@ -169,11 +170,16 @@ func Brief(err error) string {
 	var cause error
 	var ce *ConnectError
 	var te *RequestTimeoutError
+	var api apiError
 	switch {
 	case errors.As(err, &ce):
 		cause = ce
 	case errors.As(err, &te):
 		cause = te
+	case errors.As(err, &api) && hasOperation(err):
+		// an AWS operation error around the service's answer: its code
+		// and message, without the retry count, status line and request ID
+		cause = errors.New(strings.TrimSuffix(api.ErrorCode()+": "+api.ErrorMessage(), ": "))
 	default:
 		return err.Error()
 	}
@@ -210,4 +216,22 @@ func Brief(err error) string {
 		return prefix + cause.Error() + msg[i+len(text):]
 	}
 	return cause.Error()
+}
+
+// apiError is an AWS service's error answer (smithy.APIError), named by
+// its methods so that this package imports no SDK.
+type apiError interface {
+	error
+	ErrorCode() string
+	ErrorMessage() string
+}
+
+// hasOperation reports whether err's chain holds an AWS operation error.
+func hasOperation(err error) bool {
+	var op interface {
+		error
+		Service() string
+		Operation() string
+	}
+	return errors.As(err, &op)
 }
