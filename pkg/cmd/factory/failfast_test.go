@@ -3,8 +3,6 @@ package factory
 import (
 	"bytes"
 	"context"
-	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,7 +17,6 @@ import (
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
-	"github.com/gpufinops/gpufinops/providers/aws/sim"
 )
 
 // runAnalyze runs analyze in-process with the production scanner (the
@@ -51,69 +48,6 @@ func runAnalyze(t *testing.T, cfg *config.Config, args ...string) (string, strin
 		errOut.WriteString("gpufinops: " + cmdutil.ErrorText(err) + "\n")
 	}
 	return out.String(), errOut.String(), cmdutil.ExitCodeFor(err)
-}
-
-// awsTestEnv gives the AWS SDK static test credentials and keeps it from
-// the machine's configuration and instance metadata.
-func awsTestEnv(t *testing.T) {
-	for k, v := range map[string]string{
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_PROFILE": "",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
-// TestHungCallIsOneWarningOnce: a DescribeInstances that never answers,
-// through the real AWS adapter and the analyze command, ends after one
-// request timeout (timeouts.request, shortened here) with exit 3; its
-// failure is one line naming the scope, the operation and the timeout,
-// said once on stderr and once in the report, without the SDK's retry
-// text; the closing error line counts it rather than repeating it.
-func TestHungCallIsOneWarningOnce(t *testing.T) {
-	awsTestEnv(t)
-	f := demoFleet(t)
-	s := sim.New(f, sim.Options{AccountID: "111122223333", Now: func() time.Time { return simNow }, Hang: []string{"DescribeInstances"}})
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	cfg := &config.Config{
-		Policy:    recommend.DefaultPolicy(),
-		Providers: map[string]providers.Values{"aws": {providers.OptEndpoint: srv.URL}},
-		Cache:     config.CacheConfig{Dir: t.TempDir(), TTLHours: 24},
-		Timeouts:  config.TimeoutsConfig{Request: 300 * time.Millisecond, Run: time.Minute},
-	}
-	start := time.Now()
-	out, errOut, code := runAnalyze(t, cfg, "--provider", "aws", "--region", "us-east-1")
-	el := time.Since(start)
-	if code != cmdutil.ExitPartial {
-		t.Fatalf("exit %d, want %d\nstderr: %s", code, cmdutil.ExitPartial, errOut)
-	}
-	if el > 10*time.Second {
-		t.Errorf("took %s: a hung call must end after its request timeout", el)
-	}
-	const reason = "DescribeInstances: no answer from"
-	if n := strings.Count(errOut, reason); n != 1 {
-		t.Errorf("stderr says the failure %d times, want once:\n%s", n, errOut)
-	}
-	if n := strings.Count(out, reason); n != 1 {
-		t.Errorf("the report says the failure %d times, want once:\n%s", n, out)
-	}
-	for _, line := range strings.Split(errOut+out, "\n") {
-		if strings.Contains(line, reason) && !strings.Contains(line, "aws:111122223333/us-east-1") {
-			t.Errorf("the failure does not name its scope: %q", line)
-		}
-		if strings.Contains(line, reason) && !strings.Contains(line, "request timeout of 300ms") {
-			t.Errorf("the failure does not name the timeout: %q", line)
-		}
-	}
-	for _, noise := range []string{"exceeded maximum number of attempts", "StatusCode", "RequestID", "operation error"} {
-		if strings.Contains(errOut+out, noise) {
-			t.Errorf("the SDK's text %q is printed:\nstderr: %s\nstdout: %s", noise, errOut, out)
-		}
-	}
-	if !strings.Contains(errOut, "gpufinops: partial result: 1 scope(s) could not be read (see the warnings)") {
-		t.Errorf("closing error line:\n%s", errOut)
-	}
 }
 
 // TestMistypedRegion: a region no cloud of --provider knows is exit 2
