@@ -38,13 +38,17 @@ func (e *ConnectError) RetryableError() bool { return false }
 type RequestTimeoutError struct {
 	// Host is the endpoint's host:port, or the gRPC method.
 	Host string
-	// Timeout is the request timeout that passed.
-	Timeout time.Duration
+	// Limit is the request timeout that passed.
+	Limit time.Duration
 }
 
 func (e *RequestTimeoutError) Error() string {
-	return fmt.Sprintf("no answer from %s within the request timeout of %v (timeouts.request, --request-timeout)", e.Host, e.Timeout)
+	return fmt.Sprintf("no answer from %s within the request timeout of %v (timeouts.request, --request-timeout)", e.Host, e.Limit)
 }
+
+// Timeout reports true, as a net.Error's does: the call may have been
+// carried out (a stop is then of unknown outcome, not failed).
+func (e *RequestTimeoutError) Timeout() bool { return true }
 
 // RetryableError tells the AWS SDK's retryer not to retry.
 func (e *RequestTimeoutError) RetryableError() bool { return false }
@@ -107,7 +111,7 @@ func TransportError(host string, request time.Duration, parent, ctx context.Cont
 		return nil
 	}
 	if parent.Err() == nil && ctx.Err() == context.DeadlineExceeded {
-		return &RequestTimeoutError{Host: host, Timeout: request}
+		return &RequestTimeoutError{Host: host, Limit: request}
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {

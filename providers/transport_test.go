@@ -43,7 +43,7 @@ func TestBrief(t *testing.T) {
 			"us-east-1: DescribeInstances: cannot connect to 127.0.0.1:9: connection refused"},
 		{"aws, the caller does not", fmt.Errorf("aws default: %w", &opError{sent}),
 			"aws default: EC2 DescribeInstances: cannot connect to 127.0.0.1:9: connection refused"},
-		{"plain http", fmt.Errorf("azure: listing subscriptions: %w", &url.Error{Op: "Get", URL: "http://h/subscriptions", Err: &RequestTimeoutError{Host: "h:80", Timeout: 5 * time.Second}}),
+		{"plain http", fmt.Errorf("azure: listing subscriptions: %w", &url.Error{Op: "Get", URL: "http://h/subscriptions", Err: &RequestTimeoutError{Host: "h:80", Limit: 5 * time.Second}}),
 			"azure: listing subscriptions: no answer from h:80 within the request timeout of 5s (timeouts.request, --request-timeout)"},
 		{"aws service error", fmt.Errorf("eu-west-1: %w", &opError{svcError{}}),
 			"eu-west-1: EC2 DescribeInstances: InternalError: We encountered an internal error."},
@@ -89,7 +89,7 @@ func TestTransportFailsFast(t *testing.T) {
 	var te *RequestTimeoutError
 	start = time.Now()
 	_, err = client.Get(hung.URL)
-	if !errors.As(err, &te) || te.Timeout != 200*time.Millisecond || time.Since(start) > 5*time.Second {
+	if !errors.As(err, &te) || te.Limit != 200*time.Millisecond || time.Since(start) > 5*time.Second {
 		t.Errorf("hung: %v after %s", err, time.Since(start))
 	}
 	resp, err := client.Get(hung.URL + "/half")

@@ -5,6 +5,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -50,7 +51,6 @@ func (e *PartialError) Error() string {
 		var sf *ScanFailure
 		switch {
 		case !errors.As(f, &sf):
-			scopes++
 			said = append(said, f)
 		case sf.Warning.Code == fleet.ScanScopeFailed:
 			scopes++
@@ -61,17 +61,21 @@ func (e *PartialError) Error() string {
 	// A scan failure is a warning of its own, on stderr and in the report:
 	// the error counts it rather than saying it again. Other failures are
 	// said here.
-	tail := " (see the warnings)"
-	if len(said) > 0 {
-		tail = ": " + ErrorText(errors.Join(said...))
+	var parts []string
+	if scopes > 0 {
+		parts = append(parts, fmt.Sprintf("%d scope(s) could not be read", scopes))
 	}
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%d other warning(s)", other))
+	}
+	msg := "partial result: " + strings.Join(parts, " and ")
 	switch {
-	case other == 0:
-		return fmt.Sprintf("partial result: %d scope(s) could not be read%s", scopes, tail)
-	case scopes == 0:
-		return fmt.Sprintf("partial result: %d warning(s)%s", other, tail)
+	case len(said) > 0 && len(parts) > 0:
+		return msg + " (see the warnings); " + ErrorText(errors.Join(said...))
+	case len(said) > 0:
+		return "partial result: " + ErrorText(errors.Join(said...))
 	}
-	return fmt.Sprintf("partial result: %d scope(s) could not be read and %d other warning(s)%s", scopes, other, tail)
+	return msg + " (see the warnings)"
 }
 
 // CredentialsError means credentials are missing or lack a permission.

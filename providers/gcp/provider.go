@@ -295,7 +295,7 @@ func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any
 		switch {
 		case timedOut:
 			// a hung call fails after one timeout, not one per attempt
-			return &providers.RequestTimeoutError{Host: method, Timeout: p.opts.RequestTimeout}
+			return &providers.RequestTimeoutError{Host: method, Limit: p.opts.RequestTimeout}
 		case refused(err):
 			return &providers.ConnectError{Host: cc.Target(), Cause: "connection refused (nothing listens there)"}
 		}
