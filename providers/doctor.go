@@ -117,10 +117,10 @@ func StopCheck(ctx context.Context, s Stopper, scope Scope, instances []fleet.In
 		case errors.Is(err, ErrPermission), errors.Is(err, ErrCredentials):
 			c.Method = method + " on " + id
 			c.Status, c.Fix = CheckWarn, fix
-			c.Detail = "idle-stop --execute could not stop " + id + " (analyze is unaffected): " + err.Error()
+			c.Detail = "idle-stop --execute could not stop " + id + " (analyze is unaffected): " + Brief(err)
 			return c
 		default:
-			c.Status, c.Detail = CheckError, err.Error()
+			c.Status, c.Detail = CheckError, Brief(err)
 			return c
 		}
 	}

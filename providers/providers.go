@@ -363,9 +363,9 @@ func (e *ScopeError) Error() string {
 			"; the commitments it holds are missing, so the advice may count savings on capacity already committed"
 	}
 	if e.Metrics {
-		return e.Scope.String() + ": " + e.Source + ": " + e.Err.Error()
+		return e.Scope.String() + ": " + e.Source + ": " + Brief(e.Err)
 	}
-	return e.Scope.String() + ": " + e.Err.Error()
+	return e.Scope.String() + ": " + Brief(e.Err)
 }
 func (e *ScopeError) Unwrap() error { return e.Err }
 
@@ -389,6 +389,10 @@ type Options struct {
 	// RequestTimeout bounds each HTTP request (one attempt, body included)
 	// when HTTPClient is nil; zero leaves it to the caller's context.
 	RequestTimeout time.Duration
+	// ConnectTimeout bounds opening a connection (TCP and TLS) when
+	// HTTPClient is nil; zero is DefaultConnectTimeout. A connection that
+	// cannot be opened is not retried.
+	ConnectTimeout time.Duration
 	// RetryMaxBackoff caps the wait between retries of one call; zero keeps
 	// the adapter's default. Tests against a failing simulator shorten it.
 	RetryMaxBackoff time.Duration
@@ -430,6 +434,11 @@ type RegInfo struct {
 	LowercaseTags bool
 	// Lookback is the longest utilization history the adapter can read.
 	Lookback Lookback
+	// Regions are the cloud's region names this build knows: a --region
+	// that no cloud named by --provider knows is an error naming the
+	// nearest, and in a run over several clouds each region is scanned
+	// only on the cloud it belongs to. Nil accepts every region.
+	Regions []string
 	// Accelerated reports whether an instance type's name is of the
 	// cloud's GPU or accelerator families, for a bill naming a type the
 	// catalog lacks; nil knows none.

@@ -5,8 +5,10 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // ExitCode is a documented process exit status (see `gpufinops help exit-codes`).
@@ -44,21 +46,36 @@ type PartialError struct{ Failures []error }
 
 func (e *PartialError) Error() string {
 	var scopes, other int
+	var said []error
 	for _, f := range e.Failures {
 		var sf *ScanFailure
-		if errors.As(f, &sf) && sf.Warning.Code != fleet.ScanScopeFailed {
-			other++
-		} else {
+		switch {
+		case !errors.As(f, &sf):
+			said = append(said, f)
+		case sf.Warning.Code == fleet.ScanScopeFailed:
 			scopes++
+		default:
+			other++
 		}
 	}
-	switch {
-	case other == 0:
-		return fmt.Sprintf("%d scope(s) could not be read: %v", scopes, errors.Join(e.Failures...))
-	case scopes == 0:
-		return fmt.Sprintf("partial result, %d warning(s): %v", other, errors.Join(e.Failures...))
+	// A scan failure is a warning of its own, on stderr and in the report:
+	// the error counts it rather than saying it again. Other failures are
+	// said here.
+	var parts []string
+	if scopes > 0 {
+		parts = append(parts, fmt.Sprintf("%d scope(s) could not be read", scopes))
 	}
-	return fmt.Sprintf("partial result, %d scope(s) could not be read and %d other warning(s): %v", scopes, other, errors.Join(e.Failures...))
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("%d other warning(s)", other))
+	}
+	msg := "partial result: " + strings.Join(parts, " and ")
+	switch {
+	case len(said) > 0 && len(parts) > 0:
+		return msg + " (see the warnings); " + ErrorText(errors.Join(said...))
+	case len(said) > 0:
+		return "partial result: " + ErrorText(errors.Join(said...))
+	}
+	return msg + " (see the warnings)"
 }
 
 // CredentialsError means credentials are missing or lack a permission.
@@ -108,3 +125,8 @@ func ExitCodeFor(err error) ExitCode {
 		return ExitError
 	}
 }
+
+// ErrorText is err's message as the command line prints it: an SDK's
+// wrapping of a refused connection or a request timeout reduced to the
+// operation and the cause (providers.Brief).
+func ErrorText(err error) string { return providers.Brief(err) }

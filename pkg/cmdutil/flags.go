@@ -69,7 +69,7 @@ func AddScopeFlags(cmd *cobra.Command, f *FleetFlags, purpose string) {
 		help += ": " + strings.Join(clouds, ", ")
 	}
 	cmd.Flags().StringSliceVar(&f.Providers, "provider", nil, help)
-	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions (default: every enabled region)")
+	cmd.Flags().StringSliceVar(&f.Regions, "region", nil, "regions to scan, each on the cloud it belongs to, e.g. us-east-1,us-central1 with --provider aws,gcp (default: every enabled region)")
 	f.Adapter = addAdapterFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return providers.Scannable(), cobra.ShellCompDirectiveNoFileComp
@@ -181,6 +181,9 @@ func (f *FleetFlags) Validate() error {
 		if !fleet.Provider(p).Valid() {
 			return FlagErrorf("--provider: %q is not one of %s", p, snapshotClouds())
 		}
+	}
+	if err := f.validateRegions(); err != nil {
+		return err
 	}
 	given := f.Adapter.Given()
 	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(given) > 0) {

@@ -43,7 +43,7 @@ func (d *OptionalDuration) Set(s string) error {
 func (d *OptionalDuration) Type() string { return "duration" }
 
 func addScanTimeoutFlags(cmd *cobra.Command, t *ScanTimeouts) {
-	cmd.Flags().Var(&t.Request, "request-timeout", "with --provider: bound each request to the cloud, one attempt (default timeouts.request, 30s)")
+	cmd.Flags().Var(&t.Request, "request-timeout", "with --provider: bound each request to the cloud, one attempt, not retried when it passes (default timeouts.request, 30s; connecting: timeouts.connect, 10s)")
 	cmd.Flags().Var(&t.Run, "run-timeout", "with --provider: bound the whole scan, retries included; past it the report keeps the scopes read and exits 3 (default timeouts.run, 10m)")
 }
 

@@ -64,6 +64,9 @@ type Config struct {
 // TimeoutsConfig is timeouts.*; the --request-timeout,
 // --run-timeout and --grace-period flags win.
 type TimeoutsConfig struct {
+	// Connect bounds opening a connection to a cloud (TCP and TLS); a
+	// connection refused or not opened in time is not retried.
+	Connect time.Duration `mapstructure:"connect"`
 	// Request bounds each HTTP request to a cloud or webhook (one attempt).
 	Request time.Duration `mapstructure:"request"`
 	// Run bounds a whole idle-stop run or live scan, retries included.
@@ -91,6 +94,7 @@ type AuditConfig struct {
 
 // The default timeouts.
 const (
+	DefaultConnectTimeout = 10 * time.Second
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultRunTimeout     = 10 * time.Minute
 	DefaultLockWait       = 5 * time.Minute
@@ -103,6 +107,7 @@ type DurationRange struct{ Min, Max time.Duration }
 // flags that set them (--request-timeout, --run-timeout, --grace-period,
 // --lock-wait) are checked against the same ranges.
 var DurationRanges = map[string]DurationRange{
+	"timeouts.connect": {time.Millisecond, 10 * time.Minute},
 	"timeouts.request": {time.Millisecond, time.Hour},
 	"timeouts.run":     {time.Millisecond, 24 * time.Hour},
 	"timeouts.grace":   {0, 10 * time.Minute},
@@ -123,6 +128,7 @@ func (c *Config) validateRun() error {
 		key string
 		v   time.Duration
 	}{
+		{"timeouts.connect", c.Timeouts.Connect},
 		{"timeouts.request", c.Timeouts.Request},
 		{"timeouts.run", c.Timeouts.Run},
 		{"timeouts.grace", c.Timeouts.Grace},
@@ -305,7 +311,7 @@ func Load(opts Options) (*Config, error) {
 		Policy:   recommend.DefaultPolicy(),
 		Cache:    CacheConfig{TTLHours: 24},
 		IdleStop: idlestop.DefaultPolicy(),
-		Timeouts: TimeoutsConfig{Request: DefaultRequestTimeout, Run: DefaultRunTimeout, Grace: idlestop.DefaultGrace},
+		Timeouts: TimeoutsConfig{Connect: DefaultConnectTimeout, Request: DefaultRequestTimeout, Run: DefaultRunTimeout, Grace: idlestop.DefaultGrace},
 		Locks:    LocksConfig{Wait: DefaultLockWait},
 
 		lookupEnv: lookup,

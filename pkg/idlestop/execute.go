@@ -503,13 +503,13 @@ func setResult(d *Decision, res providers.StopResult, err error) {
 		d.Result = ResultStopped
 	case isTimeout(err):
 		d.Result = ResultUnknown
-		d.Error = "no answer to the stop (" + err.Error() + "); it may have been carried out: the next run reconciles it"
+		d.Error = "no answer to the stop (" + providers.Brief(err) + "); it may have been carried out: the next run reconciles it"
 	case errors.Is(err, providers.ErrNotStoppable):
-		d.Result, d.Error = ResultNotStoppable, err.Error()
+		d.Result, d.Error = ResultNotStoppable, providers.Brief(err)
 	case errors.Is(err, providers.ErrNotFound):
-		d.Result, d.Error = ResultNotFound, err.Error()
+		d.Result, d.Error = ResultNotFound, providers.Brief(err)
 	default:
-		d.Result, d.Error = ResultFailed, err.Error()
+		d.Result, d.Error = ResultFailed, providers.Brief(err)
 	}
 }
 

@@ -5,9 +5,11 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +30,8 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"net/http"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -146,11 +150,16 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 	switch {
 	case p.opts.HTTPClient != nil:
 		lo = append(lo, config.WithHTTPClient(p.opts.HTTPClient))
-	case p.opts.RequestTimeout > 0:
-		// Each attempt is bounded; the caller's context bounds the
-		// attempts together, so retries never outlast the run.
-		lo = append(lo, config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(p.opts.RequestTimeout)))
+	default:
+		// Connections open within the connect timeout (a
+		// BuildableClient, which AWS_CA_BUNDLE needs); the request
+		// timeout is boundAttempts'.
+		connect := cmp.Or(p.opts.ConnectTimeout, providers.DefaultConnectTimeout)
+		lo = append(lo, config.WithHTTPClient(awshttp.NewBuildableClient().
+			WithDialerOptions(func(d *net.Dialer) { d.Timeout = connect }).
+			WithTransportOptions(func(t *http.Transport) { t.TLSHandshakeTimeout = connect })))
 	}
+	lo = append(lo, config.WithAPIOptions([]func(*middleware.Stack) error{p.boundAttempts}))
 	if p.opts.Endpoint != "" {
 		// A simulator has no instance metadata service to ask for credentials.
 		lo = append(lo, config.WithBaseEndpoint(p.opts.Endpoint), config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
@@ -192,6 +201,32 @@ func (p *Provider) loadConfig(ctx context.Context, profile string) (aws.Config, 
 }
 
 func (p *Provider) stsOptions(o *sts.Options) {}
+
+// boundAttempts bounds each attempt of a call, its answer read, by the
+// request timeout, and turns a refused connection or a passed timeout into
+// providers.ConnectError or providers.RequestTimeoutError, which the
+// retryer does not retry (their RetryableError is false): an unreachable
+// or hung endpoint fails in seconds, not after ten attempts. The caller's
+// context bounds the attempts together.
+func (p *Provider) boundAttempts(s *middleware.Stack) error {
+	return s.Deserialize.Add(middleware.DeserializeMiddlewareFunc("gpufinopsBoundAttempt",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			actx, cancel := ctx, context.CancelFunc(func() {})
+			if p.opts.RequestTimeout > 0 {
+				actx, cancel = context.WithTimeout(ctx, p.opts.RequestTimeout)
+			}
+			defer cancel()
+			out, md, err := next.HandleDeserialize(actx, in)
+			if err != nil {
+				host := ""
+				if r, ok := in.Request.(*smithyhttp.Request); ok && r.URL != nil {
+					host = r.URL.Host
+				}
+				err = providers.TransportError(host, p.opts.RequestTimeout, ctx, actx, err)
+			}
+			return out, md, err
+		}), middleware.Before)
+}
 
 // MetricsSource implements providers.MetricsSourceNamer.
 func (p *Provider) MetricsSource() string { return "cloudwatch" }

@@ -65,6 +65,8 @@ the CloudWatch agent configuration that adds them.`,
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "CloudWatch keeps hourly data 455 days"},
 		Accelerated: Accelerated,
 		Billing:     Billing(),
+
+		Regions: knownRegions,
 	}
 }
 

@@ -150,7 +150,7 @@ const maxAttempts = 10
 // limits, and plain HTTP allowed for a local endpoint.
 func (p *Provider) clientOptions() policy.ClientOptions {
 	co := policy.ClientOptions{
-		Retry:     policy.RetryOptions{MaxRetries: maxAttempts - 1, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second},
+		Retry:     policy.RetryOptions{MaxRetries: maxAttempts - 1, RetryDelay: 800 * time.Millisecond, MaxRetryDelay: 8 * time.Second, ShouldRetry: shouldRetry},
 		Telemetry: policy.TelemetryOptions{Disabled: true},
 	}
 	if b := p.opts.RetryMaxBackoff; b > 0 {
@@ -159,8 +159,11 @@ func (p *Provider) clientOptions() policy.ClientOptions {
 	switch {
 	case p.opts.HTTPClient != nil:
 		co.Transport = p.opts.HTTPClient
-	case p.opts.RequestTimeout > 0:
-		co.Transport = &http.Client{Timeout: p.opts.RequestTimeout}
+	default:
+		// Connections open within the connect timeout, each attempt is
+		// bounded by the request timeout, and neither a refused
+		// connection nor a timeout is retried (providers.NewTransport).
+		co.Transport = &http.Client{Transport: providers.NewTransport(p.opts.ConnectTimeout, p.opts.RequestTimeout)}
 	}
 	if strings.HasPrefix(p.opts.Endpoint, "http://") {
 		co.InsecureAllowCredentialWithHTTP = true
@@ -172,6 +175,21 @@ func (p *Provider) clientOptions() policy.ClientOptions {
 		co.PerRetryPolicies = append(co.PerRetryPolicies, limitPolicy{p.limits})
 	}
 	return co
+}
+
+// retryStatus are the answers retried: azcore's defaults.
+var retryStatus = []int{http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+// shouldRetry retries azcore's status codes and transport errors, but not
+// a connection refused or a request past its timeout
+// (providers.Unreachable): an unreachable or hung endpoint fails in
+// seconds instead of after ten attempts and their backoff.
+func shouldRetry(resp *http.Response, err error) bool {
+	if err != nil {
+		return !providers.Unreachable(err)
+	}
+	return slices.Contains(retryStatus, resp.StatusCode)
 }
 
 // countPolicy tells OnRequest of every attempt.

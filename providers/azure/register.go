@@ -80,6 +80,7 @@ Telegraf configuration that adds them.`,
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
 		Accelerated: Accelerated,
 		Billing:     Billing(),
+		Regions:     knownRegions,
 	}
 }
 

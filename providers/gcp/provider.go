@@ -31,6 +31,7 @@ import (
 	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -237,7 +238,12 @@ func (p *Provider) restOptions() []option.ClientOption {
 // HTTP/2 connection to a simulator's host:port (the token sent as
 // metadata), else Google's with the token source.
 func (p *Provider) grpcOptions() []option.ClientOption {
-	out := []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(p.unaryRetry))}
+	connect := p.opts.ConnectTimeout
+	if connect <= 0 {
+		connect = providers.DefaultConnectTimeout
+	}
+	out := []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(p.unaryRetry)),
+		option.WithGRPCDialOption(grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: connect}))}
 	if p.opts.Endpoint == "" {
 		return append(out, option.WithTokenSource(p.ts))
 	}
@@ -286,8 +292,16 @@ func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any
 			actx, cancel = context.WithTimeout(ctx, p.opts.RequestTimeout)
 		}
 		err = invoker(actx, method, req, reply, cc, opts...)
+		timedOut := err != nil && ctx.Err() == nil && actx.Err() == context.DeadlineExceeded
 		cancel()
 		observeGRPC(b, sent, err)
+		switch {
+		case timedOut:
+			// a hung call fails after one timeout, not one per attempt
+			return &providers.RequestTimeoutError{Host: method, Limit: p.opts.RequestTimeout}
+		case refused(err):
+			return &providers.ConnectError{Host: cc.Target(), Cause: "connection refused (nothing listens there)"}
+		}
 		if err == nil || ctx.Err() != nil || attempt >= maxAttempts {
 			return err
 		}
@@ -300,6 +314,13 @@ func (p *Provider) unaryRetry(ctx context.Context, method string, req, reply any
 			return err
 		}
 	}
+}
+
+// refused reports whether a gRPC call failed because its connection was
+// refused: an endpoint that refuses now refuses a second later, so the call
+// is not retried.
+func refused(err error) bool {
+	return status.Code(err) == codes.Unavailable && strings.Contains(status.Convert(err).Message(), "connection refused")
 }
 
 // backoff is the wait before retry attempt n (1-based): exponential with
@@ -330,10 +351,11 @@ func (p *Provider) httpClient() *http.Client {
 	base := http.DefaultTransport
 	if p.opts.HTTPClient != nil && p.opts.HTTPClient.Transport != nil {
 		base = p.opts.HTTPClient.Transport
-	} else if p.opts.RequestTimeout > 0 {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.ResponseHeaderTimeout = p.opts.RequestTimeout
-		base = t
+	} else {
+		// Connections open within the connect timeout, each attempt is
+		// bounded by the request timeout, and neither a refused
+		// connection nor a timeout is retried (providers.NewTransport).
+		base = providers.NewTransport(p.opts.ConnectTimeout, p.opts.RequestTimeout)
 	}
 	return &http.Client{Transport: &transport{p: p, base: base}}
 }

@@ -67,6 +67,7 @@ agent configuration that adds them.`,
 		Lookback:      providers.Lookback{MaxDays: MaxLookbackDays, Why: "Cloud Monitoring keeps agent metrics six weeks"},
 		Accelerated:   Accelerated,
 		Billing:       Billing(),
+		Regions:       knownRegions,
 	}
 }
 

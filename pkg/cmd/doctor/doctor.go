@@ -175,7 +175,7 @@ func (rep *Report) check(ctx context.Context, p providers.Provider) {
 			st = providers.CheckMissing
 		}
 		rep.add(ScopeResult{Scope: providers.Scope{Provider: p.Name()}, Checks: []providers.Check{{
-			Name: "scopes", Status: st, Detail: firstLine(err.Error()), Fix: "gpufinops iam-policy " + string(p.Name()),
+			Name: "scopes", Status: st, Detail: firstLine(providers.Brief(err)), Fix: "gpufinops iam-policy " + string(p.Name()),
 		}}})
 		return
 	}

@@ -95,7 +95,13 @@ func (sc *scanner) options(ri *providers.RegInfo, in cmdutil.FleetFlags, cfg *co
 	}
 	regions := vals.Strings(providers.OptRegions)
 	if len(in.Regions) > 0 {
-		regions = in.Regions
+		// each region only on the cloud it belongs to (checked by
+		// FleetFlags.Validate)
+		if rs := in.RegionsFor(cloud); len(rs) > 0 {
+			regions = rs
+		} else {
+			regions = in.Regions
+		}
 	}
 	return providers.Options{
 		Endpoint:        vals.String(providers.OptEndpoint),
@@ -104,6 +110,7 @@ func (sc *scanner) options(ri *providers.RegInfo, in cmdutil.FleetFlags, cfg *co
 		Concurrency:     cfg.Concurrency(cloud),
 		CacheDir:        priceCacheDir(in, cfg),
 		CacheTTL:        time.Duration(cfg.Cache.TTLHours) * time.Hour,
+		ConnectTimeout:  cfg.Timeouts.Connect,
 		RequestTimeout:  cfg.Timeouts.Request,
 		RetryMaxBackoff: sc.retryMaxBackoff,
 		OnRequest:       sc.counter(ri.Name).request,

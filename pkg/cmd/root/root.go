@@ -125,7 +125,7 @@ func printError(f *cmdutil.Factory, cmd *cobra.Command, err error) {
 		return
 	}
 	w := f.IOStreams.ErrOut
-	fmt.Fprintf(w, "gpufinops: %s\n", err)
+	fmt.Fprintf(w, "gpufinops: %s\n", cmdutil.ErrorText(err))
 	printFix(w, err, os.Getenv(DebugEnv) != "")
 	var flagErr *cmdutil.FlagError
 	if errors.As(err, &flagErr) {

@@ -1,0 +1,101 @@
+package aws
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// closedEndpoint is the URL of a port nothing listens on any more.
+func closedEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// hungEndpoint is the URL of a listener that accepts connections and never
+// answers.
+func hungEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+// TestUnreachableEndpointFailsFast: through the real SDK and the
+// production HTTP client, a closed port fails at the first attempt (no
+// retries, no backoff) and a hung endpoint after one request timeout; each
+// error names the operation and the cause in one line, without the SDK's
+// retry text.
+func TestUnreachableEndpointFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint func(*testing.T) string
+		want     string
+	}{
+		{"closed port", closedEndpoint, "connection refused"},
+		{"hung", hungEndpoint, "request timeout of 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var attempts atomic.Int32
+			start := time.Now()
+			_, err := New(context.Background(), providers.Options{
+				Endpoint: tc.endpoint(t), Regions: []string{"us-east-1"},
+				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
+			})
+			el := time.Since(start)
+			if err == nil {
+				t.Fatal("an unreachable endpoint gave a provider")
+			}
+			if n := attempts.Load(); n != 1 {
+				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
+			}
+			if el > 10*time.Second {
+				t.Errorf("failed after %s, want seconds", el)
+			}
+			msg := providers.Brief(err)
+			for _, w := range []string{"GetCallerIdentity", tc.want} {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "attempts") || strings.Contains(msg, "StatusCode") || strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line without the SDK's retry text", msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,145 @@
+package gcp
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+
+	"github.com/gpufinops/gpufinops/providers"
+)
+
+// closedEndpoint is the URL of a port nothing listens on any more.
+func closedEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr
+}
+
+// hungEndpoint is the URL of a listener that accepts connections and never
+// answers.
+func hungEndpoint(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+// TestUnreachableEndpointFailsFast: through the real SDK and the
+// production HTTP client, a closed port fails at the first attempt and a
+// hung endpoint after one request timeout, for the REST clients (project
+// listing) as for the gRPC one (Cloud Monitoring); each error names the
+// call and the cause in one line.
+func TestUnreachableEndpointFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint func(*testing.T) string
+		want     string
+	}{
+		{"closed port", closedEndpoint, "connection refused"},
+		{"hung", hungEndpoint, "request timeout of 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var attempts atomic.Int32
+			start := time.Now()
+			// New lists the projects when none is given.
+			_, err := New(context.Background(), providers.Options{
+				Endpoint: tc.endpoint(t), Regions: []string{"us-central1"},
+				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
+			})
+			el := time.Since(start)
+			if err == nil {
+				t.Fatal("an unreachable endpoint listed scopes")
+			}
+			if n := attempts.Load(); n != 1 {
+				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
+			}
+			if el > 10*time.Second {
+				t.Errorf("failed after %s, want seconds", el)
+			}
+			msg := providers.Brief(err)
+			for _, w := range []string{"listing projects", tc.want} {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error %q: want one line", msg)
+			}
+		})
+	}
+}
+
+// TestUnreachableMonitoringFailsFast: Cloud Monitoring's gRPC client, on
+// a closed port, fails at the first attempt (gRPC's UNAVAILABLE is retried
+// otherwise), and on a listener that never answers after one request
+// timeout.
+func TestUnreachableMonitoringFailsFast(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		endpoint func(*testing.T) string
+		want     string
+	}{
+		{"closed port", closedEndpoint, "connection refused"},
+		{"hung", hungEndpoint, "request timeout of 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var attempts atomic.Int32
+			p, err := New(context.Background(), providers.Options{
+				Endpoint: tc.endpoint(t), Regions: []string{"us-central1"}, Adapter: providers.Values{OptProjects: []string{"p1"}},
+				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			_, err = p.(*Provider).metrics.ListTimeSeries(context.Background(), &monitoringpb.ListTimeSeriesRequest{Name: "projects/p1"}).Next()
+			el := time.Since(start)
+			if err == nil {
+				t.Fatal("an unreachable endpoint answered")
+			}
+			if n := attempts.Load(); n != 1 {
+				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
+			}
+			if el > 10*time.Second {
+				t.Errorf("failed after %s, want seconds", el)
+			}
+			if msg := providers.Brief(err); !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q lacks %q", msg, tc.want)
+			}
+		})
+	}
+}
