@@ -198,9 +198,9 @@ type CommitmentLister interface {
 }
 
 // ScanCommitmentsFailed is the fleet.ScanWarning code of a commitment API
-// that could not be read: the commitments it holds are missing, so the
+// that could not be read: the commitments it lists are missing, so the
 // advice may count savings on capacity already paid for.
-const ScanCommitmentsFailed = "commitments-failed"
+const ScanCommitmentsFailed = fleet.ScanCommitmentsFailed
 
 // StopResult is the outcome of one stop.
 type StopResult struct {
@@ -360,7 +360,7 @@ type ScopeError struct {
 func (e *ScopeError) Error() string {
 	if e.Commitments {
 		return e.Scope.String() + ": " + e.Source + ": " + e.Err.Error() +
-			"; the commitments it holds are missing, so the advice may count savings on capacity already committed"
+			"; the commitments it lists are missing, so the advice may count savings on capacity already committed"
 	}
 	if e.Metrics {
 		return e.Scope.String() + ": " + e.Source + ": " + Brief(e.Err)

@@ -174,11 +174,14 @@ func TestCommitmentsDeniedIsAWarning(t *testing.T) {
 	if code != cmdutil.ExitPartial {
 		t.Fatalf("analyze exited %d, want %d (partial): %s", code, cmdutil.ExitPartial, stderr)
 	}
-	if !strings.Contains(stderr, "savingsplans:DescribeSavingsPlans") || !strings.Contains(stderr, "savings on capacity already committed") {
+	if !strings.Contains(stderr, "savingsplans:DescribeSavingsPlans could not be read for aws:") || !strings.Contains(stderr, "the commitments it lists are missing, so the advice may count savings on capacity already committed") {
 		t.Errorf("stderr does not name the API and what it means:\n%s", stderr)
 	}
+	if strings.Contains(stderr, "was not scanned") || strings.Contains(stderr, "its instances are missing") {
+		t.Errorf("a commitment API that failed is told as a scope not scanned:\n%s", stderr)
+	}
 	var r struct {
-		Warnings []struct{ Code, Reason string }
+		Warnings []struct{ Code, Reason, Message string }
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("no report: %v", err)
@@ -187,6 +190,9 @@ func TestCommitmentsDeniedIsAWarning(t *testing.T) {
 	for _, w := range r.Warnings {
 		if w.Code == providers.ScanCommitmentsFailed && strings.Contains(w.Reason, "DescribeSavingsPlans") {
 			found = true
+			if !strings.HasPrefix(w.Message, "savingsplans:DescribeSavingsPlans could not be read for aws:") || strings.Contains(w.Message, "not scanned") {
+				t.Errorf("warning message %q", w.Message)
+			}
 		}
 	}
 	if !found {

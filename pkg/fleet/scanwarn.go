@@ -19,7 +19,17 @@ const (
 	// the snapshot, without the facts Reason names (unpriced when the price
 	// is missing, without savings advice either way).
 	ScanUnknownType = "unknown-type"
+	// ScanCommitmentsFailed: a commitment API (Source: reservations,
+	// savings plans, committed use discounts) could not be read for a
+	// scope; its instances are in the snapshot, but the commitments that
+	// API lists are missing, so advice may count savings on capacity
+	// already committed.
+	ScanCommitmentsFailed = "commitments-failed"
 )
+
+// commitmentsMissing is what a ScanCommitmentsFailed warning means for the
+// advice.
+const commitmentsMissing = "the commitments it lists are missing, so the advice may count savings on capacity already committed"
 
 // UtilizationUnknown is the utilization source reports give an instance whose
 // metrics source failed.
@@ -29,15 +39,15 @@ const UtilizationUnknown = "unknown"
 // listed, or a metrics source that could not be read, with the instances it
 // left without utilization.
 type ScanWarning struct {
-	// Code is ScanScopeFailed, ScanMetricsFailed or ScanUnknownType; readers treat another
-	// code like ScanScopeFailed.
+	// Code is ScanScopeFailed, ScanMetricsFailed, ScanUnknownType or
+	// ScanCommitmentsFailed; readers treat another code like ScanScopeFailed.
 	Code string `json:"code"`
 	// Provider, Account and Region name the scope, as far as it is known.
 	Provider Provider `json:"provider,omitempty"`
 	Account  string   `json:"account,omitempty"`
 	Region   string   `json:"region,omitempty"`
-	// Source is the metrics source that failed: cloudwatch, prometheus,
-	// nvidia-smi.
+	// Source is the metrics source that failed (cloudwatch, prometheus,
+	// nvidia-smi) or the commitment API (ec2:DescribeReservedInstances).
 	Source string `json:"source,omitempty"`
 	// Reason is the error, on one line.
 	Reason string `json:"reason"`
@@ -77,6 +87,9 @@ func (w ScanWarning) Message() string {
 		return scope + ": " + w.Reason + "; " + plural(len(w.Instances), "instance") +
 			" kept, without savings advice"
 	}
+	if w.Code == ScanCommitmentsFailed {
+		return w.commitmentsMessage(scope)
+	}
 	if scope == "" {
 		if w.Code == ScanMetricsFailed {
 			scope = "the fleet"
@@ -93,6 +106,25 @@ func (w ScanWarning) Message() string {
 			plural(len(w.Instances), "instance") + " kept with utilization unknown (no idle, schedule or rightsize advice)"
 	}
 	return scope + " was not scanned: " + w.Reason + "; its instances are missing"
+}
+
+// commitmentsMessage is Message for ScanCommitmentsFailed. The reason may
+// already name the API and say what its failure means (a providers
+// ScopeError's text does); neither is said twice.
+func (w ScanWarning) commitmentsMessage(scope string) string {
+	if scope == "" || scope == w.Source {
+		scope = "the fleet"
+	}
+	api, reason := w.Source, w.Reason
+	if api == "" {
+		api = "a commitment API"
+	} else {
+		reason = strings.TrimPrefix(reason, api+": ")
+	}
+	if i := strings.Index(reason, "; the commitments it "); i >= 0 {
+		reason = reason[:i]
+	}
+	return api + " could not be read for " + scope + ": " + reason + "; " + commitmentsMissing
 }
 
 // String is Message.

@@ -236,3 +236,33 @@ func FuzzScanWarningRender(f *testing.F) {
 		}
 	})
 }
+
+// A commitment API that could not be read is a scan warning that names the
+// API and what the advice may then do, and the incomplete-scan line counts
+// it as such, never as a scope whose instances are missing.
+func TestCommitmentsFailedIsNotAMissingScope(t *testing.T) {
+	sw := fleet.ScanWarning{Code: fleet.ScanCommitmentsFailed, Provider: fleet.AWS, Account: "111122223333", Source: "savingsplans:DescribeSavingsPlans",
+		Reason: "savingsplans:DescribeSavingsPlans: AccessDenied; the commitments it lists are missing, so the advice may count savings on capacity already committed"}
+	r := scanReport(t, []fleet.ScanWarning{sw})
+	w := r.Warnings[0]
+	if !IsScanWarning(w) {
+		t.Fatalf("not a scan warning: %+v", w)
+	}
+	want := "savingsplans:DescribeSavingsPlans could not be read for aws:111122223333: AccessDenied; the commitments it lists are missing, so the advice may count savings on capacity already committed"
+	if w.Message != want {
+		t.Errorf("message\n %q\nwant\n %q", w.Message, want)
+	}
+	line := partialScanLine(r)
+	if strings.Contains(line, "not scanned") || strings.Contains(line, "instances are missing") {
+		t.Errorf("a commitment API failure counted as a missing scope: %q", line)
+	}
+	if !strings.Contains(line, "1 commitment API could not be read") {
+		t.Errorf("incomplete-scan line %q", line)
+	}
+	for _, format := range Formats {
+		out := write(t, r, format, PrintOptions{})
+		if strings.Contains(out, "was not scanned") {
+			t.Errorf("%s says the scope was not scanned:\n%s", format, out)
+		}
+	}
+}

@@ -137,12 +137,14 @@ func writeCSV(w io.Writer, r *Report) error {
 // partialScanLine says, for the top of the table, markdown and html, that
 // the scan behind the report is incomplete; "" when it is whole.
 func partialScanLine(r *Report) string {
-	var scopes, metrics, types int
+	var scopes, metrics, types, commitments int
 	for _, wn := range r.Warnings {
 		switch {
 		case !IsScanWarning(wn):
 		case wn.Code == fleet.ScanMetricsFailed:
 			metrics++
+		case wn.Code == fleet.ScanCommitmentsFailed:
+			commitments++
 		case wn.Code == fleet.ScanUnknownType:
 			types++
 		default:
@@ -159,6 +161,9 @@ func partialScanLine(r *Report) string {
 	if types > 0 {
 		parts = append(parts, plural(types, "instance type")+" unknown (their instances are listed without the facts or price missing, and without savings advice)")
 	}
+	if commitments > 0 {
+		parts = append(parts, plural(commitments, "commitment API")+" could not be read (the commitments they list are missing, so advice may count savings on capacity already committed)")
+	}
 	if len(parts) == 0 {
 		return ""
 	}
@@ -171,7 +176,7 @@ const CSVWarningKind = "warning"
 // IsScanWarning reports whether wn is about a part of the scan that failed
 // rather than about one instance.
 func IsScanWarning(wn Warning) bool {
-	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed || wn.Code == fleet.ScanUnknownType
+	return wn.Scope != nil || wn.Code == fleet.ScanScopeFailed || wn.Code == fleet.ScanMetricsFailed || wn.Code == fleet.ScanUnknownType || wn.Code == fleet.ScanCommitmentsFailed
 }
 
 // scanWarningRow is a scan warning as a csv row: the code in id, the scope in

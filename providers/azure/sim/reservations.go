@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 // (azure-rest-api-specs: Microsoft.Capacity 2022-11-01 Reservation_ListAll,
 // ReservationResponse; Microsoft.BillingBenefits 2022-11-01
 // SavingsPlan_ListAll, SavingsPlanModel). Both are tenant-level lists,
-// paged by nextLink ($skiptoken); an expired commitment is listed with
-// provisioningState Expired.
+// paged by nextLink ($skiptoken, a number: how many to skip, as both
+// models type it); an expired commitment is listed with provisioningState
+// Expired. The reservations list rolls its counts up in summary, the
+// savings plans list in additionalProperties (SavingsPlanModelListResult).
 
 // commitmentOps are the operations of this file.
 var commitmentOps = []string{"capacity:ListReservations", "billingbenefits:ListSavingsPlans"}
@@ -210,23 +213,41 @@ func (s *Server) serveCommitments(w http.ResponseWriter, req request) {
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i]["id"].(string) < items[j]["id"].(string) })
 	q := req.r.URL.Query()
-	query := simkit.Fingerprint(req.op, q.Get("$filter"))
-	off, ok := simkit.DecodeToken(q.Get("$skiptoken"), query)
-	if !ok {
-		writeError(w, http.StatusBadRequest, "InvalidSkipToken", "The $skiptoken is not valid.")
-		return
+	// Both models type $skiptoken as a number, "the number of reservations
+	// (savings plans) to skip": the nextLink carries the offset.
+	off := 0
+	if tok := q.Get("$skiptoken"); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 || n > len(items) {
+			writeError(w, http.StatusBadRequest, "InvalidSkipToken", "The $skiptoken is not valid.")
+			return
+		}
+		off = n
 	}
 	size := s.opts.CommitmentPage
 	if size <= 0 {
 		size = defaultCommitmentPage
 	}
 	from, to, next := simkit.Page(len(items), off, size)
-	out := map[string]any{"value": append([]map[string]any{}, items[from:to]...),
-		"summary": map[string]any{"succeededCount": counts["succeeded"], "expiredCount": counts["expired"], "failedCount": 0, "pendingCount": 0, "cancelledCount": 0}}
+	summary := map[string]any{"succeededCount": counts["succeeded"], "expiredCount": counts["expired"], "failedCount": 0, "pendingCount": 0, "cancelledCount": 0}
+	out := map[string]any{"value": append([]map[string]any{}, items[from:to]...)}
+	if req.op == "ListReservations" {
+		// ReservationsListResult.summary.
+		out["summary"] = summary
+	} else {
+		// SavingsPlanModelListResult names its roll-up "additionalProperties":
+		// a list of SavingsPlanSummary, {name: "summary", value: counts}.
+		out["additionalProperties"] = []map[string]any{{"name": "summary", "value": summary}}
+	}
 	if next >= 0 {
 		nq := url.Values{}
 		nq.Set("api-version", q.Get("api-version"))
-		nq.Set("$skiptoken", simkit.EncodeToken(next, query))
+		for _, k := range []string{"$filter", "$orderby", "selectedState", "take"} {
+			if v := q.Get(k); v != "" {
+				nq.Set(k, v)
+			}
+		}
+		nq.Set("$skiptoken", strconv.Itoa(next))
 		out["nextLink"] = baseURL(req.r) + req.r.URL.Path + "?" + nq.Encode()
 	}
 	writeJSON(w, out)

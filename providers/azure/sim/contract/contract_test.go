@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
 	"github.com/gpufinops/gpufinops/providers/azure/sim/contract"
@@ -38,11 +40,38 @@ func testFleet() *fleet.Fleet {
 	for i := range 3 {
 		add(fmt.Sprintf("node-%d", i), fleet.OnDemand, map[string]string{"virtualMachineScaleSet": "gpu-pool"})
 	}
+	f.Commitments = testCommitments()
 	return f
 }
 
+// testCommitments are three reservations and three savings plans, one of
+// each expired, in every applied scope the simulator words: two pages of
+// each list at testOptions' CommitmentPage.
+func testCommitments() []fleet.Held {
+	at := func(y int, m time.Month) *time.Time { t := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC); return &t }
+	rg := "/subscriptions/" + sub + "/resourceGroups/rg-gpu-eastus"
+	rsv := func(n int, scope fleet.HeldScope, term, pay string, start, end *time.Time) fleet.Held {
+		return fleet.Held{ID: fmt.Sprintf("/providers/Microsoft.Capacity/reservationOrders/11111111-0000-4000-8000-00000000000%d/reservations/22222222-0000-4000-8000-00000000000%d", n, n),
+			Provider: fleet.Azure, Account: sub, Kind: "reservation", Scope: scope, Term: term, Payment: pay, Start: start, End: end,
+			InstanceType: "Standard_NC24ads_A100_v4", Count: 2, SizeFlexible: n%2 == 1}
+	}
+	sp := func(n int, scope fleet.HeldScope, term, pay, hourly string, start, end *time.Time) fleet.Held {
+		d := decimal.RequireFromString(hourly)
+		return fleet.Held{ID: fmt.Sprintf("/providers/Microsoft.BillingBenefits/savingsPlanOrders/33333333-0000-4000-8000-00000000000%d/savingsPlans/44444444-0000-4000-8000-00000000000%d", n, n),
+			Provider: fleet.Azure, Account: sub, Kind: "savings-plan", Scope: scope, Term: term, Payment: pay, Start: start, End: end, HourlyCommitment: &d}
+	}
+	return []fleet.Held{
+		rsv(1, fleet.HeldScope{Level: "shared", Region: "eastus"}, "1y", "monthly", at(2026, 1), at(2027, 1)),
+		rsv(2, fleet.HeldScope{Level: "account", Region: "eastus", Accounts: []string{sub}}, "3y", "all-upfront", at(2025, 3), at(2028, 3)),
+		rsv(3, fleet.HeldScope{Level: "resource-group", Region: "eastus", Accounts: []string{rg}}, "1y", "all-upfront", at(2025, 1), at(2026, 1)),
+		sp(1, fleet.HeldScope{Level: "shared"}, "1y", "monthly", "12.5", at(2026, 2), at(2027, 2)),
+		sp(2, fleet.HeldScope{Level: "management-group", Accounts: []string{"/providers/Microsoft.Management/managementGroups/ml"}}, "3y", "all-upfront", "4.25", at(2025, 6), at(2028, 6)),
+		sp(3, fleet.HeldScope{Level: "account", Accounts: []string{sub}}, "1y", "all-upfront", "2", at(2024, 6), at(2025, 6)),
+	}
+}
+
 func testOptions() sim.Options {
-	o := sim.Options{Subscription: sub, Now: func() time.Time { return now },
+	o := sim.Options{Subscription: sub, Now: func() time.Time { return now }, CommitmentPage: 2,
 		Sizes: []sim.Size{{Name: "Standard_NC24ads_A100_v4", GPUs: 1, VCPUs: 24, Mem: 220}}}
 	for i := range 200 {
 		o.Prices = append(o.Prices, sim.PriceRow{Region: "eastus", Size: fmt.Sprintf("Standard_NC%dads_A100_v4", i), OnDemand: "3.67", Spot: "0.9",
@@ -159,6 +188,12 @@ func calls() []call {
 		{op: "authorization:ListPermissions", method: "GET", path: "/subscriptions/" + sub + "/resourcegroups/rg-gpu-eastus/providers/Microsoft.Authorization/permissions", query: q("api-version", "2022-04-01")},
 		{op: "prices:RetailPrices", method: "GET", path: "/api/retail/prices", query: q("api-version", "2023-01-01-preview",
 			"$filter", "serviceName eq 'Virtual Machines' and armRegionName eq 'eastus'")},
+		// The commitment lists: the first page, whose nextLink the loop
+		// follows, and a $skiptoken past the end (400).
+		{op: "capacity:ListReservations", method: "GET", path: "/providers/Microsoft.Capacity/reservations", query: q("api-version", "2022-11-01")},
+		{op: "capacity:ListReservations", method: "GET", path: "/providers/Microsoft.Capacity/reservations", query: q("api-version", "2022-11-01", "$skiptoken", "99"), status: 400},
+		{op: "billingbenefits:ListSavingsPlans", method: "GET", path: "/providers/Microsoft.BillingBenefits/savingsPlans", query: q("api-version", "2022-11-01")},
+		{op: "billingbenefits:ListSavingsPlans", method: "GET", path: "/providers/Microsoft.BillingBenefits/savingsPlans", query: q("api-version", "2022-11-01", "$skiptoken", "99"), status: 400},
 	}
 }
 
@@ -231,6 +266,11 @@ func TestEveryOperationMeetsItsModel(t *testing.T) {
 		}
 		if c.op == "resourcegraph:Resources" && a.status == 200 {
 			requests += graphPages(t, srv.URL+c.path+"?"+c.query.Encode(), c.body.(map[string]any), a)
+		}
+	}
+	for _, op := range []string{"capacity:ListReservations", "billingbenefits:ListSavingsPlans"} {
+		if seen[op] < 3 { // the first page, the next one by nextLink, the 400
+			t.Errorf("%s: %d requests, want its pages followed by nextLink", op, seen[op])
 		}
 	}
 	for _, v := range s.Violations() {
@@ -389,6 +429,32 @@ func TestCorruptedAnswersFail(t *testing.T) {
 		}},
 		{name: "extensible priority value", op: "compute:ListAllVMs", pass: true, change: func(a *answer) {
 			a.data = mutate(t, a.data, func(m map[string]any) { props(first(m, "value"))["priority"] = "Turbo" })
+		}},
+		{name: "savings plans rolled up in summary", op: "billingbenefits:ListSavingsPlans", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) {
+				m["summary"] = map[string]any{"succeededCount": 1}
+				delete(m, "additionalProperties")
+			})
+		}},
+		{name: "savings plan without its sku", op: "billingbenefits:ListSavingsPlans", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) { delete(first(m, "value"), "sku") })
+		}},
+		{name: "savings plan commitment amount a string", op: "billingbenefits:ListSavingsPlans", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) {
+				props(first(m, "value"))["commitment"].(map[string]any)["amount"] = "12.5"
+			})
+		}},
+		{name: "reservation kind outside its closed enum", op: "capacity:ListReservations", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) { first(m, "value")["kind"] = "Microsoft.Sql" })
+		}},
+		{name: "reservation quantity a fraction", op: "capacity:ListReservations", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) { props(first(m, "value"))["quantity"] = 1.5 })
+		}},
+		{name: "reservation expiryDateTime not a date-time", op: "capacity:ListReservations", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) { props(first(m, "value"))["expiryDateTime"] = "2027-01-01" })
+		}},
+		{name: "reservations summary with an unknown count", op: "capacity:ListReservations", change: func(a *answer) {
+			a.data = mutate(t, a.data, func(m map[string]any) { m["summary"].(map[string]any)["archivedCount"] = 0 })
 		}},
 		{name: "a definition the trimmed copy leaves out", op: "compute:ListAllVMs", change: func(a *answer) {
 			a.data = mutate(t, a.data, func(m map[string]any) { props(first(m, "value"))["storageProfile"] = map[string]any{} })
@@ -579,6 +645,12 @@ func TestCorruptedRequestsFail(t *testing.T) {
 		{"resource group name over 90 characters", "GET", "/subscriptions/" + sub + "/resourcegroups/" + strings.Repeat("r", 91) + "/providers/Microsoft.Authorization/permissions?api-version=2022-04-01", nil, false},
 		{"retail prices of the model's version", "GET", "/api/retail/prices?api-version=2023-01-01-preview&$filter=serviceName+eq+%27Virtual+Machines%27", nil, true},
 		{"retail prices of another version", "GET", "/api/retail/prices?api-version=2021-10-01-preview", nil, false},
+		{"reservations page by number", "GET", "/providers/Microsoft.Capacity/reservations?api-version=2022-11-01&$skiptoken=2", nil, true},
+		{"reservations $skiptoken not a number", "GET", "/providers/Microsoft.Capacity/reservations?api-version=2022-11-01&$skiptoken=b2Zmc2V0OjI", nil, false},
+		{"reservations of another version", "GET", "/providers/Microsoft.Capacity/reservations?api-version=2022-03-01", nil, false},
+		{"savings plans page by number", "GET", "/providers/Microsoft.BillingBenefits/savingsPlans?api-version=2022-11-01&$skiptoken=2", nil, true},
+		{"savings plans $skiptoken not a number", "GET", "/providers/Microsoft.BillingBenefits/savingsPlans?api-version=2022-11-01&$skiptoken=b2Zmc2V0OjI", nil, false},
+		{"savings plans without api-version", "GET", "/providers/Microsoft.BillingBenefits/savingsPlans", nil, false},
 		{"a path no operation has", "GET", "/subscriptions/" + sub + "/providers/Microsoft.Compute/disks?api-version=2025-04-01", nil, false},
 	}
 	checker := contract.New()
