@@ -105,7 +105,7 @@ var notes = []note{
 	{"Metadata", "warnings", "The parts of the scan that failed; a report of the snapshot repeats them and exits 3.", nil},
 
 	{"ScanWarning", "", "One part of a scan that failed: a scope not listed, or a metrics source not read.", nil},
-	{"ScanWarning", "code", "scope-failed (the scope's instances are missing) metrics-failed (they are kept with utilization unknown) or commitments-failed (a commitment API could not be read: the commitments it lists are missing).", func(s *jsonschema.Schema) { s.Pattern = "^[a-z][a-z0-9-]*$" }},
+	{"ScanWarning", "code", "scope-failed (the scope's instances are missing), metrics-failed (they are kept with utilization unknown) or commitments-failed (a commitment API could not be read: the commitments it lists are missing).", func(s *jsonschema.Schema) { s.Pattern = "^[a-z][a-z0-9-]*$" }},
 	{"ScanWarning", "provider", "Cloud of the scope.", enum(fleet.Providers...)},
 	{"ScanWarning", "account", "Account, subscription or project of the scope.", nil},
 	{"ScanWarning", "region", "Region of the scope.", nil},
