@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,90 @@ func TestCommitmentsDeniedIsAWarning(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the report has no %s warning: %+v", providers.ScanCommitmentsFailed, r.Warnings)
+	}
+}
+
+// TestCommittedEstateAnalyzeMatchesFile (issue 33, "Done when"): on a fleet
+// with reserved instances, savings plans, Azure reservations and GCP CUDs,
+// `analyze --provider aws,azure,gcp` through cloudsim gives the same
+// recommendations, instance costs, commitment coverage and totals as
+// `analyze --fleet` on the same file, and no recommendation saves on an
+// instance whose hours the commitments cover in full.
+func TestCommittedEstateAnalyzeMatchesFile(t *testing.T) {
+	path, f := commitmentsFile(t)
+	serveAllClouds(t, f, nil)
+	type rec struct {
+		ID             string          `json:"id"`
+		ResourceID     string          `json:"resourceId"`
+		Kind           string          `json:"kind"`
+		MonthlySavings json.RawMessage `json:"monthlySavings"`
+	}
+	type inst struct {
+		ResourceID            string          `json:"resourceId"`
+		CoveredShare          float64         `json:"coveredShare"`
+		CoveredBy             []string        `json:"coveredBy"`
+		CommitmentMonthlyCost json.RawMessage `json:"commitmentMonthlyCost"`
+		CurrentMonthlyCost    json.RawMessage `json:"currentMonthlyCost"`
+		MonthlySavings        json.RawMessage `json:"monthlySavings"`
+	}
+	type rep struct {
+		Summary struct {
+			Current json.RawMessage `json:"currentMonthlyCost"`
+			Savings json.RawMessage `json:"monthlySavings"`
+			Unused  json.RawMessage `json:"unusedCommitmentMonthlyCost"`
+		} `json:"summary"`
+		Recommendations []rec           `json:"recommendations"`
+		Instances       []inst          `json:"instances"`
+		Held            json.RawMessage `json:"commitmentsHeld"`
+	}
+	run := func(args ...string) (rep, string) {
+		t.Helper()
+		code, out, stderr := gpufinops(t, append([]string{"analyze", "-o", "json"}, args...)...)
+		if code != cmdutil.ExitOK && code != cmdutil.ExitPartial {
+			t.Fatalf("analyze %v exited %d: %s", args, code, stderr)
+		}
+		var r rep
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("analyze %v: no report: %v", args, err)
+		}
+		return r, stderr
+	}
+	lines := func(r rep) []string {
+		var out []string
+		out = append(out, fmt.Sprintf("summary current %s savings %s unused %s", r.Summary.Current, r.Summary.Savings, r.Summary.Unused))
+		for _, x := range r.Recommendations {
+			out = append(out, fmt.Sprintf("rec %s %s %s %s", x.ID, x.ResourceID, x.Kind, x.MonthlySavings))
+		}
+		for _, x := range r.Instances {
+			out = append(out, fmt.Sprintf("inst %s covered %.4f by %v commitment %s cost %s saves %s", x.ResourceID, x.CoveredShare, x.CoveredBy, x.CommitmentMonthlyCost, x.CurrentMonthlyCost, x.MonthlySavings))
+		}
+		sort.Strings(out)
+		return out
+	}
+	live, _ := run("--provider", "aws,azure,gcp")
+	file, _ := run("--fleet", path)
+	if got, want := lines(live), lines(file); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("through cloudsim:\n  %s\nfrom the file:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if len(live.Held) == 0 || string(live.Held) == "null" {
+		t.Error("the report through cloudsim has no commitmentsHeld section")
+	}
+	covered := map[string]bool{}
+	partly := 0
+	for _, x := range file.Instances {
+		if x.CoveredShare >= 1 {
+			covered[x.ResourceID] = true
+		}
+		if x.CoveredShare > 0 {
+			partly++
+		}
+	}
+	if partly == 0 {
+		t.Fatal("no instance of the fixture is covered: not the fleet this test is about")
+	}
+	for _, x := range append(live.Recommendations, file.Recommendations...) {
+		if covered[x.ResourceID] && x.Kind != "tagging" && strings.Trim(string(x.MonthlySavings), "0.") != "" {
+			t.Errorf("%s (%s) saves %s on %s, whose hours commitments cover in full", x.ID, x.Kind, x.MonthlySavings, x.ResourceID)
+		}
 	}
 }

@@ -166,12 +166,14 @@ func Allocate(in Input) Result {
 		}
 		us = append(us, u)
 	}
+	// Commitments go in the clouds' order, then by ID, so that the order of
+	// a file or of a scan does not change the allocation.
 	order := make([]int, len(f.Commitments))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Compare(rank(&f.Commitments[a]), rank(&f.Commitments[b]))
+		return cmp.Or(cmp.Compare(rank(&f.Commitments[a]), rank(&f.Commitments[b])), cmp.Compare(f.Commitments[a].ID, f.Commitments[b].ID))
 	})
 	res.Commitments = make([]Usage, len(f.Commitments))
 	a := &allocator{in: in, us: us}
