@@ -450,13 +450,13 @@ func (s *Server) describeSavingsPlans(w http.ResponseWriter, req request) {
 	}
 	size := 1000
 	if in.MaxResults != nil {
-		if *in.MaxResults < 0 || *in.MaxResults > 1000 {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "maxResults must be between 0 and 1000")
+		// The model's MaxResults is 1 to 1000 (unlike the offering
+		// rates' 0 to 1000).
+		if *in.MaxResults < 1 || *in.MaxResults > 1000 {
+			writeError(w, req, http.StatusBadRequest, "ValidationException", "maxResults must be between 1 and 1000")
 			return
 		}
-		if *in.MaxResults > 0 {
-			size = *in.MaxResults
-		}
+		size = *in.MaxResults
 	}
 	paging := in
 	paging.MaxResults, paging.NextToken = nil, ""

@@ -24,8 +24,8 @@ func heldFixture() *fleet.Fleet {
 		{ID: "ri-partial", Provider: fleet.AWS, Kind: "standard-reserved-instance", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "3y", Payment: "partial-upfront", Start: at(2025, 1), End: at(2028, 1), InstanceType: "g5.xlarge", Count: 2, HourlyRate: rate("0.5")},
 		{ID: "ri-none", Provider: fleet.AWS, Kind: "convertible-reserved-instance", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1b"}, Term: "1y", Payment: "no-upfront", Start: at(2026, 1), End: at(2027, 1), InstanceType: "p4d.24xlarge", Count: 1, HourlyRate: rate("20.5")},
 		{ID: "ri-old", Provider: fleet.AWS, Kind: "standard-reserved-instance", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "1y", Payment: "no-upfront", Start: at(2024, 1), End: at(2025, 1), InstanceType: "g5.xlarge", Count: 1, HourlyRate: rate("0.6")},
-		{ID: "sp-old", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "no-upfront", Start: at(2024, 1), End: at(2025, 1), HourlyCommitment: rate("1")},
-		{ID: "sp-new", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "all-upfront", Start: at(2026, 2), End: at(2027, 2), HourlyCommitment: rate("2")},
+		{ID: "0a1b2c3d-0000-4000-8000-0000000000a1", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "no-upfront", Start: at(2024, 1), End: at(2025, 1), HourlyCommitment: rate("1")},
+		{ID: "0a1b2c3d-0000-4000-8000-0000000000a2", Provider: fleet.AWS, Kind: "compute-savings-plan", Term: "1y", Payment: "all-upfront", Start: at(2026, 2), End: at(2027, 2), HourlyCommitment: rate("2")},
 	}
 	return f
 }
