@@ -187,6 +187,14 @@ func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 	}
 	ids := listParam(req.form, "ReservedInstancesId")
 	class := req.form.Get("OfferingClass")
+	// OfferingType (the model's offeringType member) selects by payment
+	// option, as the offering-type filter would.
+	payment := req.form.Get("OfferingType")
+	if payment != "" && payment != "Heavy Utilization" && payment != "Medium Utilization" && payment != "Light Utilization" &&
+		payment != "No Upfront" && payment != "Partial Upfront" && payment != "All Upfront" {
+		ec2Fail(w, req, "InvalidParameterValue", "Value (%s) for parameter offeringType is invalid.", payment)
+		return
+	}
 	account := s.callerAccount(req)
 	out := describeRIResponse{RequestID: newRequestID(), Items: []riItem{}}
 	for _, h := range s.held {
@@ -194,7 +202,7 @@ func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 			continue
 		}
 		it := s.riItem(h)
-		if len(ids) > 0 && !contains(ids, it.ReservedInstancesID) || class != "" && class != it.OfferingClass {
+		if len(ids) > 0 && !contains(ids, it.ReservedInstancesID) || class != "" && class != it.OfferingClass || payment != "" && payment != it.OfferingType {
 			continue
 		}
 		keep := true

@@ -86,6 +86,14 @@ func TestReservedInstancePrices(t *testing.T) {
 	if err != nil || len(out.ReservedInstances) != 3 {
 		t.Errorf("state=active: %d RIs (%v), want 3", len(out.ReservedInstances), err)
 	}
+	// OfferingType, a member of the model's request, selects by payment option.
+	out, err = c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{OfferingType: ec2types.OfferingTypeValuesNoUpfront})
+	if err != nil || len(out.ReservedInstances) != 2 {
+		t.Errorf("OfferingType No Upfront: %d RIs (%v), want 2 (ri-none, ri-old)", len(out.ReservedInstances), err)
+	}
+	if _, err := c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{OfferingType: "Monthly"}); errorCode(t, err) != "InvalidParameterValue" {
+		t.Errorf("OfferingType Monthly was not refused")
+	}
 	if _, err := c.DescribeReservedInstances(context.Background(), &ec2.DescribeReservedInstancesInput{
 		Filters: []ec2types.Filter{{Name: aws.String("colour"), Values: []string{"x"}}}}); errorCode(t, err) != "InvalidParameterValue" {
 		t.Errorf("an unknown filter was not refused")
