@@ -176,13 +176,16 @@ func (s *Server) riItem(h fleet.Held) riItem {
 	return it
 }
 
-// riFilters are the filters the simulator reads (of those EC2 documents).
-var riFilters = map[string]bool{"availability-zone": true, "duration": true, "instance-type": true, "scope": true,
-	"product-description": true, "reserved-instances-id": true, "state": true}
+// riFilters are the filters EC2 documents for DescribeReservedInstances
+// (FACTS.md), and tag:<key>. The simulator's RIs have no zone ID and no
+// tags, so those filters match none.
+var riFilters = map[string]bool{"availability-zone": true, "availability-zone-id": true, "duration": true, "end": true, "fixed-price": true,
+	"instance-type": true, "scope": true, "product-description": true, "reserved-instances-id": true, "start": true, "state": true,
+	"tag-key": true, "usage-price": true}
 
 func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 	filters := parseFilters(req.form)
-	if !checkFilters(w, req, filters, func(n string) bool { return riFilters[n] }) {
+	if !checkFilters(w, req, filters, func(n string) bool { return riFilters[n] || strings.HasPrefix(n, "tag:") }) {
 		return
 	}
 	ids := listParam(req.form, "ReservedInstancesId")
@@ -207,24 +210,33 @@ func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 		}
 		keep := true
 		for _, f := range filters {
-			var v string
+			var v []string
+			one := func(s string) []string { return []string{s} }
 			switch f.name {
 			case "availability-zone":
-				v = it.AvailabilityZone
+				v = one(it.AvailabilityZone)
+			case "end":
+				v = one(it.End)
+			case "start":
+				v = one(it.Start)
+			case "fixed-price":
+				v = one(it.FixedPrice)
+			case "usage-price":
+				v = one(it.UsagePrice)
 			case "duration":
-				v = strconv.FormatInt(it.Duration, 10)
+				v = one(strconv.FormatInt(it.Duration, 10))
 			case "instance-type":
-				v = it.InstanceType
+				v = one(it.InstanceType)
 			case "scope":
-				v = it.Scope
+				v = one(it.Scope)
 			case "product-description":
-				v = it.ProductDescription
+				v = one(it.ProductDescription)
 			case "reserved-instances-id":
-				v = it.ReservedInstancesID
+				v = one(it.ReservedInstancesID)
 			case "state":
-				v = it.State
+				v = one(it.State)
 			}
-			keep = keep && f.matchAny(v)
+			keep = keep && f.matchAny(v...)
 		}
 		if keep {
 			out.Items = append(out.Items, it)
@@ -262,9 +274,12 @@ type describeCRResponse struct {
 	NextToken string   `xml:"nextToken,omitempty"`
 }
 
-// crFilters are the filters the simulator reads (of those EC2 documents).
+// crFilters are the filters EC2 documents for DescribeCapacityReservations
+// (FACTS.md). The simulator's reservations are on no Outpost and in no
+// placement group, so those filters match none.
 var crFilters = map[string]bool{"instance-type": true, "owner-id": true, "availability-zone": true, "instance-platform": true,
-	"tenancy": true, "state": true, "end-date-type": true, "instance-match-criteria": true}
+	"tenancy": true, "outpost-arn": true, "state": true, "start-date": true, "end-date": true, "end-date-type": true,
+	"instance-match-criteria": true, "placement-group-arn": true}
 
 // crItem is a capacity reservation or capacity block as EC2 describes it;
 // its available count is its total less the fleet's running instances
@@ -324,10 +339,10 @@ func (s *Server) describeCapacityReservations(w http.ResponseWriter, req request
 		}
 		keep := true
 		for _, f := range filters {
-			v := map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID, "availability-zone": it.AvailabilityZone,
-				"instance-platform": it.InstancePlatform, "tenancy": it.Tenancy, "state": it.State, "end-date-type": it.EndDateType,
-				"instance-match-criteria": it.InstanceMatchCriteria}[f.name]
-			keep = keep && f.matchAny(v)
+			v, ok := map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID, "availability-zone": it.AvailabilityZone,
+				"instance-platform": it.InstancePlatform, "tenancy": it.Tenancy, "state": it.State, "start-date": it.StartDate,
+				"end-date": it.EndDate, "end-date-type": it.EndDateType, "instance-match-criteria": it.InstanceMatchCriteria}[f.name]
+			keep = keep && ok && f.matchAny(v)
 		}
 		if keep {
 			kept = append(kept, it)

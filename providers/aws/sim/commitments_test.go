@@ -122,3 +122,76 @@ func TestSavingsPlansStates(t *testing.T) {
 		t.Errorf("plan %+v", sp)
 	}
 }
+
+// TestCommitmentFiltersAreTheDocumented holds FACTS.md's filter lists:
+// every filter EC2's API reference documents for DescribeReservedInstances
+// and DescribeCapacityReservations is served (the model types a filter's
+// name as any string), one it does not is refused.
+func TestCommitmentFiltersAreTheDocumented(t *testing.T) {
+	f := contractFleet()
+	_, srv := serveFixture(t, f, Options{})
+	c := ec2Client(srv, "us-east-1", signedCreds)
+	ctx := context.Background()
+	filter := func(name, value string) []ec2types.Filter {
+		return []ec2types.Filter{{Name: aws.String(name), Values: []string{value}}}
+	}
+	ris := func(name, value string) ([]string, error) {
+		out, err := c.DescribeReservedInstances(ctx, &ec2.DescribeReservedInstancesInput{Filters: filter(name, value)})
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, ri := range out.ReservedInstances {
+			ids = append(ids, aws.ToString(ri.ReservedInstancesId))
+		}
+		return ids, nil
+	}
+	crs := func(name, value string) ([]string, error) {
+		out, err := c.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{Filters: filter(name, value)})
+		if err != nil {
+			return nil, err
+		}
+		var ids []string
+		for _, cr := range out.CapacityReservations {
+			ids = append(ids, aws.ToString(cr.CapacityReservationId))
+		}
+		return ids, nil
+	}
+	// DescribeReservedInstances' filters (API reference, Filter.N).
+	for _, c := range []struct {
+		name, value string
+		want        int
+	}{
+		{"availability-zone", "us-east-1b", 1}, {"availability-zone-id", "use1-az1", 0}, {"duration", "94608000", 1},
+		{"end", "2027-01-01T00:00:00.000Z", 2}, {"fixed-price", "87600", 1}, {"instance-type", "g5.xlarge", 2},
+		{"scope", "Availability Zone", 1}, {"product-description", "Linux/UNIX", 2}, {"reserved-instances-id", "ri-old", 1},
+		{"start", "2026-01-01T00:00:00.000Z", 2}, {"state", "retired", 1}, {"tag:team", "ml", 0}, {"tag-key", "team", 0},
+		{"usage-price", "0.0", 4},
+	} {
+		ids, err := ris(c.name, c.value)
+		if err != nil || len(ids) != c.want {
+			t.Errorf("DescribeReservedInstances %s=%s: %v (%v), want %d", c.name, c.value, ids, err, c.want)
+		}
+	}
+	// DescribeCapacityReservations' filters.
+	for _, c := range []struct {
+		name, value string
+		want        int
+	}{
+		{"instance-type", "p5.48xlarge", 2}, {"owner-id", fixtureAccount, 3}, {"instance-platform", "Linux/UNIX", 3},
+		{"availability-zone", "us-east-1c", 1}, {"tenancy", "default", 3}, {"outpost-arn", "*", 0}, {"state", "expired", 1},
+		{"start-date", "2026-01-01T00:00:00.000Z", 2}, {"end-date", "2027-01-01T00:00:00.000Z", 1}, {"end-date-type", "unlimited", 1},
+		{"instance-match-criteria", "targeted", 1}, {"placement-group-arn", "*", 0},
+	} {
+		ids, err := crs(c.name, c.value)
+		if err != nil || len(ids) != c.want {
+			t.Errorf("DescribeCapacityReservations %s=%s: %v (%v), want %d", c.name, c.value, ids, err, c.want)
+		}
+	}
+	if _, err := ris("offering-type", "No Upfront"); errorCode(t, err) != "InvalidParameterValue" {
+		t.Error("DescribeReservedInstances: the undocumented filter offering-type was not refused")
+	}
+	if _, err := crs("capacity-reservation-id", "cr-0000000000000000a"); errorCode(t, err) != "InvalidParameterValue" {
+		t.Error("DescribeCapacityReservations: the undocumented filter capacity-reservation-id was not refused")
+	}
+}
