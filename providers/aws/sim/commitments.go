@@ -176,17 +176,28 @@ func (s *Server) riItem(h fleet.Held) riItem {
 	return it
 }
 
-// riFilters are the filters the simulator reads (of those EC2 documents).
-var riFilters = map[string]bool{"availability-zone": true, "duration": true, "instance-type": true, "scope": true,
-	"product-description": true, "reserved-instances-id": true, "state": true}
+// riFilters are the filters EC2 documents for DescribeReservedInstances
+// (FACTS.md), and tag:<key>. The simulator's RIs have no zone ID and no
+// tags, so those filters match none.
+var riFilters = map[string]bool{"availability-zone": true, "availability-zone-id": true, "duration": true, "end": true, "fixed-price": true,
+	"instance-type": true, "scope": true, "product-description": true, "reserved-instances-id": true, "start": true, "state": true,
+	"tag-key": true, "usage-price": true}
 
 func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 	filters := parseFilters(req.form)
-	if !checkFilters(w, req, filters, func(n string) bool { return riFilters[n] }) {
+	if !checkFilters(w, req, filters, func(n string) bool { return riFilters[n] || strings.HasPrefix(n, "tag:") }) {
 		return
 	}
 	ids := listParam(req.form, "ReservedInstancesId")
 	class := req.form.Get("OfferingClass")
+	// OfferingType (the model's offeringType member) selects by payment
+	// option, as the offering-type filter would.
+	payment := req.form.Get("OfferingType")
+	if payment != "" && payment != "Heavy Utilization" && payment != "Medium Utilization" && payment != "Light Utilization" &&
+		payment != "No Upfront" && payment != "Partial Upfront" && payment != "All Upfront" {
+		ec2Fail(w, req, "InvalidParameterValue", "Value (%s) for parameter offeringType is invalid.", payment)
+		return
+	}
 	account := s.callerAccount(req)
 	out := describeRIResponse{RequestID: newRequestID(), Items: []riItem{}}
 	for _, h := range s.held {
@@ -194,29 +205,38 @@ func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 			continue
 		}
 		it := s.riItem(h)
-		if len(ids) > 0 && !contains(ids, it.ReservedInstancesID) || class != "" && class != it.OfferingClass {
+		if len(ids) > 0 && !contains(ids, it.ReservedInstancesID) || class != "" && class != it.OfferingClass || payment != "" && payment != it.OfferingType {
 			continue
 		}
 		keep := true
 		for _, f := range filters {
-			var v string
+			var v []string
+			one := func(s string) []string { return []string{s} }
 			switch f.name {
 			case "availability-zone":
-				v = it.AvailabilityZone
+				v = one(it.AvailabilityZone)
+			case "end":
+				v = one(it.End)
+			case "start":
+				v = one(it.Start)
+			case "fixed-price":
+				v = one(it.FixedPrice)
+			case "usage-price":
+				v = one(it.UsagePrice)
 			case "duration":
-				v = strconv.FormatInt(it.Duration, 10)
+				v = one(strconv.FormatInt(it.Duration, 10))
 			case "instance-type":
-				v = it.InstanceType
+				v = one(it.InstanceType)
 			case "scope":
-				v = it.Scope
+				v = one(it.Scope)
 			case "product-description":
-				v = it.ProductDescription
+				v = one(it.ProductDescription)
 			case "reserved-instances-id":
-				v = it.ReservedInstancesID
+				v = one(it.ReservedInstancesID)
 			case "state":
-				v = it.State
+				v = one(it.State)
 			}
-			keep = keep && f.matchAny(v)
+			keep = keep && f.matchAny(v...)
 		}
 		if keep {
 			out.Items = append(out.Items, it)
@@ -254,9 +274,12 @@ type describeCRResponse struct {
 	NextToken string   `xml:"nextToken,omitempty"`
 }
 
-// crFilters are the filters the simulator reads (of those EC2 documents).
+// crFilters are the filters EC2 documents for DescribeCapacityReservations
+// (FACTS.md). The simulator's reservations are on no Outpost and in no
+// placement group, so those filters match none.
 var crFilters = map[string]bool{"instance-type": true, "owner-id": true, "availability-zone": true, "instance-platform": true,
-	"tenancy": true, "state": true, "end-date-type": true, "instance-match-criteria": true}
+	"tenancy": true, "outpost-arn": true, "state": true, "start-date": true, "end-date": true, "end-date-type": true,
+	"instance-match-criteria": true, "placement-group-arn": true}
 
 // crItem is a capacity reservation or capacity block as EC2 describes it;
 // its available count is its total less the fleet's running instances
@@ -316,10 +339,10 @@ func (s *Server) describeCapacityReservations(w http.ResponseWriter, req request
 		}
 		keep := true
 		for _, f := range filters {
-			v := map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID, "availability-zone": it.AvailabilityZone,
-				"instance-platform": it.InstancePlatform, "tenancy": it.Tenancy, "state": it.State, "end-date-type": it.EndDateType,
-				"instance-match-criteria": it.InstanceMatchCriteria}[f.name]
-			keep = keep && f.matchAny(v)
+			v, ok := map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID, "availability-zone": it.AvailabilityZone,
+				"instance-platform": it.InstancePlatform, "tenancy": it.Tenancy, "state": it.State, "start-date": it.StartDate,
+				"end-date": it.EndDate, "end-date-type": it.EndDateType, "instance-match-criteria": it.InstanceMatchCriteria}[f.name]
+			keep = keep && ok && f.matchAny(v)
 		}
 		if keep {
 			kept = append(kept, it)
@@ -450,13 +473,13 @@ func (s *Server) describeSavingsPlans(w http.ResponseWriter, req request) {
 	}
 	size := 1000
 	if in.MaxResults != nil {
-		if *in.MaxResults < 0 || *in.MaxResults > 1000 {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "maxResults must be between 0 and 1000")
+		// The model's MaxResults is 1 to 1000 (unlike the offering
+		// rates' 0 to 1000).
+		if *in.MaxResults < 1 || *in.MaxResults > 1000 {
+			writeError(w, req, http.StatusBadRequest, "ValidationException", "maxResults must be between 1 and 1000")
 			return
 		}
-		if *in.MaxResults > 0 {
-			size = *in.MaxResults
-		}
+		size = *in.MaxResults
 	}
 	paging := in
 	paging.MaxResults, paging.NextToken = nil, ""

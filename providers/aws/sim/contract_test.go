@@ -26,6 +26,9 @@ import (
 	sptypes "github.com/aws/aws-sdk-go-v2/service/savingsplans/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
@@ -166,7 +169,7 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 			return 0, ""
 		},
 	}
-	rec := newContractRecorder(New(generatedFleet(40), opts))
+	rec := newContractRecorder(New(contractFleet(), opts))
 	srv := httptest.NewServer(rec)
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
@@ -336,9 +339,60 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 		return err
 	})
 
+	// Commitments held.
+	if _, err := ec.DescribeReservedInstances(ctx, &ec2.DescribeReservedInstancesInput{OfferingClass: ec2types.OfferingClassTypeStandard,
+		Filters: []ec2types.Filter{{Name: aws.String("state"), Values: []string{"active", "retired"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ec.DescribeReservedInstances(ctx, &ec2.DescribeReservedInstancesInput{DryRun: aws.Bool(true)})
+	wantErr("DescribeReservedInstances dry run", err)
+	reservations := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := ec.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{MaxResults: aws.Int32(max), NextToken: tok,
+				Filters: []ec2types.Filter{{Name: aws.String("instance-platform"), Values: []string{"Linux/UNIX"}}}})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.CapacityReservations), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeCapacityReservations", reservations(1), reservations(1000))
+	_, err = ec.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{NextToken: bad})
+	wantErr("DescribeCapacityReservations bad token", err)
+	plans := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := spc.DescribeSavingsPlans(ctx, &savingsplans.DescribeSavingsPlansInput{MaxResults: aws.Int32(max), NextToken: tok,
+				States: []sptypes.SavingsPlanState{sptypes.SavingsPlanStateActive, sptypes.SavingsPlanStateRetired}})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.SavingsPlans), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeSavingsPlans", plans(1), plans(1000))
+	_, err = spc.DescribeSavingsPlans(ctx, &savingsplans.DescribeSavingsPlansInput{NextToken: bad})
+	wantErr("DescribeSavingsPlans bad token", err)
+
 	strictMu.Lock()
 	defer strictMu.Unlock()
 	return rec, slices.Clone(strict)
+}
+
+// contractFleet is a generated fleet holding commitments of every kind the
+// simulator serves: reserved instances, capacity reservations and blocks,
+// and Savings Plans of both types.
+func contractFleet() *fleet.Fleet {
+	f := generatedFleet(40)
+	f.Commitments = heldFixture().Commitments
+	at := func(y int, m time.Month) *time.Time { t := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC); return &t }
+	rate := func(s string) *decimal.Decimal { d := decimal.RequireFromString(s); return &d }
+	f.Commitments = append(f.Commitments,
+		fleet.Held{ID: "cr-0000000000000000a", Provider: fleet.AWS, Kind: "capacity-reservation", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1a"}, Start: at(2026, 1), InstanceType: "p5.48xlarge", Count: 2},
+		fleet.Held{ID: "cr-0000000000000000b", Provider: fleet.AWS, Kind: "capacity-block", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1b"}, Start: at(2026, 1), End: at(2027, 1), InstanceType: "p5.48xlarge", Count: 1},
+		fleet.Held{ID: "cr-0000000000000000c", Provider: fleet.AWS, Kind: "capacity-reservation", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1c"}, Start: at(2024, 1), End: at(2024, 6), InstanceType: "g5.xlarge", Count: 3},
+		fleet.Held{ID: "0a1b2c3d-0000-4000-8000-0000000000a3", Provider: fleet.AWS, Kind: "ec2-instance-savings-plan", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "3y", Payment: "partial-upfront", Start: at(2025, 1), End: at(2028, 1), InstanceFamily: "p5", HourlyCommitment: rate("12.5")},
+	)
+	return f
 }
 
 func TestStrictModeRefusesWhatTheModelForbids(t *testing.T) {
@@ -414,6 +468,14 @@ func TestSimRefusesPagesBeyondTheModel(t *testing.T) {
 	}
 	if _, err := savingsPlansClient(srv).DescribeSavingsPlansOfferingRates(ctx, &savingsplans.DescribeSavingsPlansOfferingRatesInput{MaxResults: 1001}); err == nil {
 		t.Error("DescribeSavingsPlansOfferingRates maxResults 1001 (model: 0 to 1000) served")
+	}
+	for _, n := range []int32{0, 1001} {
+		if _, err := savingsPlansClient(srv).DescribeSavingsPlans(ctx, &savingsplans.DescribeSavingsPlansInput{MaxResults: aws.Int32(n)}); err == nil {
+			t.Errorf("DescribeSavingsPlans maxResults %d (model: 1 to 1000) served", n)
+		}
+	}
+	if _, err := ec.DescribeCapacityReservations(ctx, &ec2.DescribeCapacityReservationsInput{MaxResults: aws.Int32(1001)}); err == nil {
+		t.Error("DescribeCapacityReservations MaxResults 1001 (model: 1 to 1000) served")
 	}
 	page, err := ec.DescribeInstances(ctx, &ec2.DescribeInstancesInput{MaxResults: aws.Int32(5)})
 	if err != nil || page.NextToken == nil {

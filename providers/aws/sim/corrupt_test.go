@@ -65,6 +65,9 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 	pricingErr := answer("pricing:GetProducts error")
 	stsErr := answer("sts:AssumeRole error")
 	regions := answer("ec2:DescribeRegions answer")
+	ris := answer("ec2:DescribeReservedInstances answer")
+	crs := answer("ec2:DescribeCapacityReservations answer")
+	plans := answer("savingsplans:DescribeSavingsPlans answer")
 
 	cborData := cborAnswer(t, rec)
 	cases := []struct {
@@ -99,6 +102,13 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 		{"json null member", products, corruptText(t, string(products.body), `"FormatVersion":"[^"]*"`, `"FormatVersion":null`)},
 		{"rest-json bad enum", rates, corruptText(t, string(rates.body), `"unit":"[^"]*"`, `"unit":"Hours"`)},
 		{"rest-json wrong type", rates, corruptText(t, string(rates.body), `"rate":"([0-9.]+)"`, `"rate":$1`)},
+		{"reserved instance bad enum", ris, corruptText(t, string(ris.body), `<scope>[^<]*</scope>`, `<scope>Zone</scope>`)},
+		{"reserved instance wrong type", ris, corruptText(t, string(ris.body), `<fixedPrice>[^<]*</fixedPrice>`, `<fixedPrice>free</fixedPrice>`)},
+		{"capacity reservation bad enum", crs, corruptText(t, string(crs.body), `<state>[^<]*</state>`, `<state>running</state>`)},
+		{"capacity reservation wrong type", crs, corruptText(t, string(crs.body), `<totalInstanceCount>\d+</totalInstanceCount>`, `<totalInstanceCount>two</totalInstanceCount>`)},
+		{"savings plan bad enum", plans, corruptText(t, string(plans.body), `"paymentOption":"[^"]*"`, `"paymentOption":"Monthly"`)},
+		{"savings plan arn not a uuid", plans, corruptText(t, string(plans.body), `savingsplan/[0-9a-f-]+"`, `savingsplan/sp-1"`)},
+		{"savings plan term wrong type", plans, corruptText(t, string(plans.body), `"termDurationInSeconds":(\d+)`, `"termDurationInSeconds":"$1"`)},
 		{"ec2 error in query envelope", ec2Err, []byte(`<ErrorResponse><Error><Type>Sender</Type><Code>InvalidPaginationToken</Code><Message>m</Message></Error><RequestId>r</RequestId></ErrorResponse>`)},
 		{"ec2 error without request id", ec2Err, corruptText(t, string(ec2Err.body), `<RequestID>[^<]*</RequestID>`, ``)},
 		{"ec2 unknown error code", ec2Err, corruptText(t, string(ec2Err.body), `<Code>[^<]*</Code>`, `<Code>NoSuchThing</Code>`)},

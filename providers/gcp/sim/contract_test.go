@@ -115,6 +115,27 @@ func contractFleet() *fleet.Fleet {
 		}
 		f.Instances = append(f.Instances, in)
 	}
+	// Commitments held: resource-based CUDs (one expired, one to come)
+	// and specific reservations, in both regions.
+	at := func(months int) *time.Time { t := contractNow.AddDate(0, months, 0); return &t }
+	cud := func(name, region string, start, end int, gpu string) fleet.Held {
+		return fleet.Held{ID: name, Provider: fleet.GCP, Account: "proj-contract", Kind: "resource-cud", Scope: fleet.HeldScope{Level: "region", Region: region},
+			Term: "1y", Payment: "monthly", Start: at(start), End: at(end),
+			Resources: []fleet.HeldResource{{Type: "vcpu", Amount: 12}, {Type: "memory", Amount: 85}, {Type: "gpu", GPUModel: gpu, Amount: 1}, {Type: "local-ssd", Amount: 375}}}
+	}
+	res := func(name, zone, machine string, count float64) fleet.Held {
+		return fleet.Held{ID: name, Provider: fleet.GCP, Account: "proj-contract", Kind: "gcp-reservation",
+			Scope: fleet.HeldScope{Level: "zone", Region: zone[:len(zone)-2], Zone: zone}, InstanceType: machine, Count: count}
+	}
+	f.Commitments = []fleet.Held{
+		cud("cud-a100", "us-central1", -2, 10, "A100"), cud("cud-a100-old", "us-central1", -14, -2, "A100"),
+		cud("cud-l4", "europe-west4", 1, 13, "L4"),
+		res("res-a2", "us-central1-a", "a2-highgpu-1g", 4), res("res-a2-b", "us-central1-b", "a2-highgpu-1g", 1),
+		res("res-g2", "europe-west4-b", "g2-standard-8", 2),
+	}
+	f.Commitments[4].Scope.Accounts = []string{"proj-contract", "proj-shared"}
+	end := contractNow.AddDate(0, 1, 0)
+	f.Commitments[5].End = &end
 	return f
 }
 
@@ -353,6 +374,44 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	}
 	throttled("regions.list", func() int { return plain.rest("GET", p+"/regions", "", nil) })
 
+	// Commitments held.
+	for _, l := range []struct{ op, path, field string }{
+		{"regionCommitments.aggregatedList", p + "/aggregated/commitments", "commitments"},
+		{"reservations.aggregatedList", p + "/aggregated/reservations", "reservations"},
+	} {
+		held := func(max int) func(*string) (int, *string, error) {
+			return func(tok *string) (int, *string, error) {
+				q := url.Values{"maxResults": {fmt.Sprint(max)}}
+				if tok != nil {
+					q.Set("pageToken", *tok)
+				}
+				var out struct {
+					Items         map[string]map[string]json.RawMessage `json:"items"`
+					NextPageToken string                                `json:"nextPageToken"`
+				}
+				if st := plain.rest("GET", l.path+"?"+q.Encode(), "", &out); st != 200 {
+					return 0, nil, fmt.Errorf("HTTP %d", st)
+				}
+				n := 0
+				for _, sc := range out.Items {
+					var items []json.RawMessage
+					if raw, ok := sc[l.field]; ok {
+						if err := json.Unmarshal(raw, &items); err != nil {
+							return 0, nil, err
+						}
+					}
+					n += len(items)
+				}
+				return n, nilIfEmpty(out.NextPageToken), nil
+			}
+		}
+		checkPaging(t, l.op, held(1), held(500))
+		if st := plain.rest("GET", l.path+"?pageToken=bm90LWEtdG9rZW4", "", nil); st != 400 {
+			t.Errorf("%s with a broken token: HTTP %d, want 400", l.op, st)
+		}
+		throttled(l.op, func() int { return plain.rest("GET", l.path, "", nil) })
+	}
+
 	// Cloud Billing and Resource Manager.
 	skus := func(size int) func(*string) (int, *string, error) {
 		return func(tok *string) (int, *string, error) {
@@ -376,6 +435,55 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 		t.Errorf("projects.search: HTTP %d", st)
 	}
 	throttled("projects.search", func() int { return plain.rest("GET", "/v3/projects:search", "", nil) })
+
+	// Monitoring over REST.
+	restSeries := func(size int) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			q := url.Values{
+				"filter":                         {`metric.type = "agent.googleapis.com/gpu/utilization" AND resource.type = "gce_instance"`},
+				"interval.startTime":             {contractNow.Add(-6 * time.Hour).Format(time.RFC3339)},
+				"interval.endTime":               {contractNow.Format(time.RFC3339)},
+				"aggregation.alignmentPeriod":    {"3600s"},
+				"aggregation.perSeriesAligner":   {"ALIGN_MEAN"},
+				"aggregation.crossSeriesReducer": {"REDUCE_MEAN"},
+				"aggregation.groupByFields":      {"resource.label.instance_id"},
+				"pageSize":                       {fmt.Sprint(size)},
+			}
+			if tok != nil {
+				q.Set("pageToken", *tok)
+			}
+			var out struct {
+				TimeSeries []struct {
+					Points []json.RawMessage `json:"points"`
+				} `json:"timeSeries"`
+				NextPageToken string `json:"nextPageToken"`
+			}
+			if st := plain.rest("GET", "/v3/projects/proj-contract/timeSeries?"+q.Encode(), "", &out); st != 200 {
+				return 0, nil, fmt.Errorf("HTTP %d", st)
+			}
+			n := 0
+			for _, s := range out.TimeSeries {
+				n += len(s.Points)
+			}
+			return n, nilIfEmpty(out.NextPageToken), nil
+		}
+	}
+	checkPaging(t, "projects.timeSeries.list", restSeries(7), restSeries(100000))
+	counted := url.Values{
+		"filter":                       {`metric.type = "agent.googleapis.com/gpu/utilization" AND resource.type = "gce_instance"`},
+		"interval.startTime":           {contractNow.Add(-6 * time.Hour).Format(time.RFC3339)},
+		"interval.endTime":             {contractNow.Format(time.RFC3339)},
+		"aggregation.alignmentPeriod":  {"3600s"},
+		"aggregation.perSeriesAligner": {"ALIGN_COUNT"},
+	}
+	if st := plain.rest("GET", "/v3/projects/proj-contract/timeSeries?"+counted.Encode(), "", nil); st != 200 {
+		t.Errorf("projects.timeSeries.list ALIGN_COUNT: HTTP %d", st)
+	}
+	counted.Set("pageToken", "bm90LWEtdG9rZW4")
+	if st := plain.rest("GET", "/v3/projects/proj-contract/timeSeries?"+counted.Encode(), "", nil); st != 400 {
+		t.Errorf("projects.timeSeries.list with a broken token: HTTP %d, want 400", st)
+	}
+	throttled("projects.timeSeries.list", func() int { return plain.rest("GET", "/v3/projects/proj-contract/timeSeries", "", nil) })
 
 	// Monitoring over gRPC.
 	series := func(size int32) func(*string) (int, *string, error) {

@@ -56,6 +56,10 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 	billingErr := last("cloudbilling:services.skus.list error")
 	series := last("monitoring:ListTimeSeries answer")
 	grpcErr := last("monitoring:ListTimeSeries error")
+	cuds := last("compute:regionCommitments.aggregatedList answer")
+	reservations := last("compute:reservations.aggregatedList answer")
+	restSeries := last("monitoring:projects.timeSeries.list answer")
+	restErr := last("monitoring:projects.timeSeries.list error")
 
 	cases := []struct {
 		name   string
@@ -79,6 +83,15 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 		{"error outside its envelope", computeErr, 0, nil, []byte(`{"code":403,"message":"slow down"}`)},
 		{"error detail of an unknown type", billingErr, 0, nil, corruptText(t, string(billingErr.body), `google.rpc.ErrorInfo`, `google.rpc.SlowDown`)},
 		{"error detail with a foreign field", billingErr, 0, nil, corruptText(t, string(billingErr.body), `"reason":"RATE_LIMIT_EXCEEDED"`, `"reason":"RATE_LIMIT_EXCEEDED","retryDelay":"1s"`)},
+		{"commitment bad enum", cuds, 0, nil, corruptText(t, string(cuds.body), `"plan":"[A-Z_]+"`, `"plan":"FOREVER"`)},
+		{"commitment int64 as a number", cuds, 0, nil, corruptText(t, string(cuds.body), `"amount":"(\d+)"`, `"amount":$1`)},
+		{"commitment bad time", cuds, 0, nil, corruptText(t, string(cuds.body), `"endTimestamp":"[^"]*"`, `"endTimestamp":17`)},
+		{"reservation wrong type", reservations, 0, nil, corruptText(t, string(reservations.body), `"specificReservationRequired":false`, `"specificReservationRequired":"no"`)},
+		{"reservation unknown property", reservations, 0, nil, corruptText(t, string(reservations.body), `"specificReservation":\{`, `"specificReservation":{"machineType":"a2-highgpu-1g",`)},
+		{"reservation bad enum", reservations, 0, nil, corruptText(t, string(reservations.body), `"shareType":"[A-Z_]+"`, `"shareType":"EVERYONE"`)},
+		{"rest series int64 as a number", restSeries, 0, nil, corruptText(t, string(restSeries.body), `"int64Value":"(\d+)"`, `"int64Value":$1`)},
+		{"rest series bad enum", restSeries, 0, nil, corruptText(t, string(restSeries.body), `"metricKind":"GAUGE"`, `"metricKind":"METER"`)},
+		{"rest series error status of another code", restErr, 0, nil, corruptText(t, string(restErr.body), `"status":"[A-Z_]+"`, `"status":"NOT_FOUND"`)},
 		{"error as HTML", computeErr, 0, http.Header{"Content-Type": {"text/html"}}, computeErr.body},
 		{"error with HTTP 200", computeErr, 200, nil, computeErr.body},
 	}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,16 +31,49 @@ var (
 		"REDUCE_SUM": reduceSum, "REDUCE_COUNT": reduceCnt}
 )
 
+// notServed are the query parameters the discovery document gives
+// projects.timeSeries.list (its own and the service-wide ones) that would
+// change the answer in ways the simulator does not compute: it refuses
+// them, saying so, rather than answering as if they were absent.
+var notServed = map[string]bool{"orderBy": true, "secondaryAggregation.alignmentPeriod": true, "secondaryAggregation.perSeriesAligner": true,
+	"secondaryAggregation.crossSeriesReducer": true, "secondaryAggregation.groupByFields": true, "fields": true, "callback": true}
+
+// documentedAligners and documentedReducers are the enum values of the
+// discovery document (and of common.proto), served or not.
+var (
+	documentedAligners = setOf("ALIGN_NONE", "ALIGN_DELTA", "ALIGN_RATE", "ALIGN_INTERPOLATE", "ALIGN_NEXT_OLDER", "ALIGN_MIN", "ALIGN_MAX",
+		"ALIGN_MEAN", "ALIGN_COUNT", "ALIGN_SUM", "ALIGN_STDDEV", "ALIGN_COUNT_TRUE", "ALIGN_COUNT_FALSE", "ALIGN_FRACTION_TRUE",
+		"ALIGN_PERCENTILE_99", "ALIGN_PERCENTILE_95", "ALIGN_PERCENTILE_50", "ALIGN_PERCENTILE_05", "ALIGN_PERCENT_CHANGE")
+	documentedReducers = setOf("REDUCE_NONE", "REDUCE_MEAN", "REDUCE_MIN", "REDUCE_MAX", "REDUCE_SUM", "REDUCE_STDDEV", "REDUCE_COUNT",
+		"REDUCE_COUNT_TRUE", "REDUCE_COUNT_FALSE", "REDUCE_FRACTION_TRUE", "REDUCE_PERCENTILE_99", "REDUCE_PERCENTILE_95",
+		"REDUCE_PERCENTILE_50", "REDUCE_PERCENTILE_05")
+)
+
+func setOf(xs ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
 // restRequest reads a timeSeries.list query into the gRPC request.
 func restRequest(project string, r *http.Request) (request, error) {
 	q := r.URL.Query()
 	for k := range q {
-		switch k {
-		case "filter", "interval.startTime", "interval.endTime", "aggregation.alignmentPeriod", "aggregation.perSeriesAligner",
-			"aggregation.crossSeriesReducer", "aggregation.groupByFields", "view", "pageSize", "pageToken", "alt", "$.xgafv", "prettyPrint":
+		switch {
+		case notServed[k]:
+			return request{}, fmt.Errorf("the simulator does not serve the query parameter %q of projects.timeSeries.list", k)
+		case slices.Contains([]string{"filter", "interval.startTime", "interval.endTime", "aggregation.alignmentPeriod", "aggregation.perSeriesAligner",
+			"aggregation.crossSeriesReducer", "aggregation.groupByFields", "view", "pageSize", "pageToken"}, k):
+		case slices.Contains([]string{"alt", "$.xgafv", "prettyPrint", "access_token", "key", "oauth_token", "quotaUser", "uploadType", "upload_protocol"}, k):
+			// Service-wide parameters that leave a JSON answer as it is.
 		default:
 			return request{}, fmt.Errorf("Invalid JSON payload received. Unknown name %q: Cannot bind query parameter. Field %q could not be found in request message.", k, k)
 		}
+	}
+	if v := q.Get("alt"); v != "" && v != "json" {
+		return request{}, fmt.Errorf("the simulator answers only alt=json, not %q", v)
 	}
 	req := request{name: "projects/" + project, filter: q.Get("filter"), groupBy: q["aggregation.groupByFields"], pageToken: q.Get("pageToken")}
 	var err error
@@ -62,6 +96,9 @@ func restRequest(project string, r *http.Request) (request, error) {
 	}
 	if v := q.Get("aggregation.perSeriesAligner"); v != "" {
 		n, ok := alignerByName[v]
+		if !ok && documentedAligners[v] {
+			return req, fmt.Errorf("the simulator does not compute the aligner %s (it serves ALIGN_NONE, ALIGN_MIN, ALIGN_MAX, ALIGN_MEAN, ALIGN_COUNT and ALIGN_SUM)", v)
+		}
 		if !ok {
 			return req, fmt.Errorf("Invalid value at 'aggregation.per_series_aligner' (type.googleapis.com/google.monitoring.v3.Aggregation.Aligner), %q", v)
 		}
@@ -69,6 +106,9 @@ func restRequest(project string, r *http.Request) (request, error) {
 	}
 	if v := q.Get("aggregation.crossSeriesReducer"); v != "" {
 		n, ok := reducerByName[v]
+		if !ok && documentedReducers[v] {
+			return req, fmt.Errorf("the simulator does not compute the reducer %s (it serves REDUCE_NONE, REDUCE_MEAN, REDUCE_MIN, REDUCE_MAX, REDUCE_SUM and REDUCE_COUNT)", v)
+		}
 		if !ok {
 			return req, fmt.Errorf("Invalid value at 'aggregation.cross_series_reducer' (type.googleapis.com/google.monitoring.v3.Aggregation.Reducer), %q", v)
 		}

@@ -1,6 +1,7 @@
 // Package models holds trimmed copies of Google's discovery documents for
 // the REST methods the GCP simulator serves (Compute Engine v1, Cloud
-// Billing v1, Resource Manager v3) and checks requests, answers and error
+// Billing v1, Resource Manager v3, Monitoring v3's projects.timeSeries.list)
+// and checks requests, answers and error
 // bodies against them; Monitoring's gRPC ListTimeSeries is checked against
 // Google's descriptors of it, embedded as monitoring.binpb (grpc.go).
 //
@@ -113,7 +114,7 @@ var (
 )
 
 // Load returns an API's document ("compute", "cloudbilling",
-// "cloudresourcemanager"), parsed once.
+// "cloudresourcemanager", "monitoring"), parsed once.
 func Load(api string) (*Doc, error) {
 	loadMu.Lock()
 	defer loadMu.Unlock()

@@ -25,11 +25,11 @@ var services = []struct {
 	name, dir string
 	ops       []string
 }{
-	{"ec2", "ec2/2016-11-15", []string{"DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory", "StopInstances"}},
+	{"ec2", "ec2/2016-11-15", []string{"DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory", "StopInstances", "DescribeReservedInstances", "DescribeCapacityReservations"}},
 	{"sts", "sts/2011-06-15", []string{"GetCallerIdentity", "AssumeRole"}},
 	{"monitoring", "cloudwatch/2010-08-01", []string{"ListMetrics", "GetMetricData"}},
 	{"pricing", "pricing/2017-10-15", []string{"GetProducts", "DescribeServices"}},
-	{"savingsplans", "savingsplans/2019-06-28", []string{"DescribeSavingsPlansOfferingRates"}},
+	{"savingsplans", "savingsplans/2019-06-28", []string{"DescribeSavingsPlansOfferingRates", "DescribeSavingsPlans"}},
 	{"athena", "athena/2017-05-18", []string{"StartQueryExecution", "GetQueryExecution", "GetQueryResults"}},
 }
 

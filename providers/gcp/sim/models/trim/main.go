@@ -27,10 +27,11 @@ var apis = []struct {
 	{"compute", "compute/v1/compute-api.json", []string{
 		"compute.instances.aggregatedList", "compute.instances.get", "compute.instances.stop", "compute.instances.testIamPermissions",
 		"compute.zoneOperations.get", "compute.zoneOperations.wait", "compute.machineTypes.get", "compute.machineTypes.aggregatedList",
-		"compute.regions.list",
+		"compute.regions.list", "compute.regionCommitments.aggregatedList", "compute.reservations.aggregatedList",
 	}},
 	{"cloudbilling", "cloudbilling/v1/cloudbilling-api.json", []string{"cloudbilling.services.skus.list"}},
 	{"cloudresourcemanager", "cloudresourcemanager/v3/cloudresourcemanager-api.json", []string{"cloudresourcemanager.projects.search"}},
+	{"monitoring", "monitoring/v3/monitoring-api.json", []string{"monitoring.projects.timeSeries.list"}},
 }
 
 func main() {
