@@ -161,7 +161,7 @@ var notes = []note{
 	{"Held", "start", "Start of the term (RFC 3339).", nil},
 	{"Held", "end", "End of the term (RFC 3339); after start.", nil},
 	{"Held", "instanceType", "The instance type a reserved instance, reservation, capacity reservation or block is for.", nil},
-	{"Held", "instanceFamily", "The instance family an EC2 Instance Savings Plan is for.", nil},
+	{"Held", "instanceFamily", "The instance family an EC2 Instance Savings Plan is for, or the machine series (g2, a2, a3-mega) whose vCPUs and memory a GCP resource-based CUD covers (its commitment type); without it a CUD's vCPUs and memory are taken to fit any series.", nil},
 	{"Held", "count", "How many instances of instanceType are reserved.", nonNegative},
 	{"Held", "sizeFlexible", "The reservation applies across the sizes of its family (AWS regional Linux RIs, Azure instance size flexibility).", nil},
 	{"Held", "resources", "What a GCP resource-based CUD commits to in its region.", nil},

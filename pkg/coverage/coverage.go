@@ -166,8 +166,22 @@ func Allocate(in Input) Result {
 		}
 		us = append(us, u)
 	}
-	// Commitments go in the clouds' order, then by ID, so that the order of
-	// a file or of a scan does not change the allocation.
+	// Commitments go in the clouds' order, then by ID, and they cover the
+	// busiest instances first (GPU p95; no data counts as busy), then by
+	// ID: the order of a file or of a scan does not change the allocation,
+	// and an idle instance beside a busy one of the same kind is the one
+	// left uncovered, as its stop then saves what the busy one would
+	// otherwise pay on demand.
+	busy := make(map[*usage]float64, len(us))
+	for _, u := range us {
+		busy[u] = math.Inf(1)
+		if sm := u.in.Utilization.Summarize(); sm != nil && sm.GPU != nil && !math.IsNaN(sm.GPU.P95) {
+			busy[u] = sm.GPU.P95
+		}
+	}
+	slices.SortStableFunc(us, func(x, y *usage) int {
+		return cmp.Or(cmp.Compare(busy[y], busy[x]), cmp.Compare(x.in.ID, y.in.ID))
+	})
 	order := make([]int, len(f.Commitments))
 	for i := range order {
 		order[i] = i
@@ -653,21 +667,7 @@ func (a *allocator) resourceCUD(h *fleet.Held, out *Usage) {
 	} else {
 		out.Notes = append(out.Notes, "unpriced: the fleet gives no hourlyCommitment (the USD an hour the commitment bills)")
 	}
-	need := func(u *usage) map[string]float64 {
-		n := map[string]float64{}
-		vcpus, mem := u.in.VCPUs, u.in.MemoryGiB
-		model, gpus := u.in.GPU.Model, u.in.GPU.Count
-		if u.known {
-			vcpus, mem = cmp.Or(vcpus, u.typ.VCPUs), cmp.Or(mem, u.typ.MemoryGiB)
-			model, gpus = cmp.Or(model, u.typ.GPUModel), cmp.Or(gpus, u.typ.GPUCount)
-		}
-		for k, v := range map[string]float64{"vcpu": vcpus, "memory": mem, resourceKey("gpu", model): gpus} {
-			if _, ok := capacity[k]; ok && v > 0 {
-				n[k] = v
-			}
-		}
-		return n
-	}
+	need := func(u *usage) map[string]float64 { return cudNeed(h, u, capacity) }
 	usedFrac := 0.0
 	for _, u := range a.eligible(h, func(u *usage) bool { return len(need(u)) > 0 }) {
 		if u.share >= maxShare {
@@ -693,6 +693,48 @@ func (a *allocator) resourceCUD(h *fleet.Held, out *Usage) {
 		u.cover(h, out, share, part(out.PaidMonthly, frac, 1), out.Priced, true)
 	}
 	a.finish(out, usedFrac, 1)
+}
+
+// cudNeed is what u uses of the resources a resource-based CUD commits to
+// (capacity's keys). A CUD's vCPUs and memory are of one machine series
+// (InstanceFamily, from its type: GRAPHICS_OPTIMIZED is g2); they cover no
+// other series' vCPUs and memory. Its GPUs cover that GPU model on any
+// machine.
+func cudNeed[V any](h *fleet.Held, u *usage, capacity map[string]V) map[string]float64 {
+	n := map[string]float64{}
+	vcpus, mem := u.in.VCPUs, u.in.MemoryGiB
+	model, gpus := u.in.GPU.Model, u.in.GPU.Count
+	if u.known {
+		vcpus, mem = cmp.Or(vcpus, u.typ.VCPUs), cmp.Or(mem, u.typ.MemoryGiB)
+		model, gpus = cmp.Or(model, u.typ.GPUModel), cmp.Or(gpus, u.typ.GPUCount)
+	}
+	if h.InstanceFamily != "" && !strings.EqualFold(MachineSeries(u.in.InstanceType), h.InstanceFamily) {
+		vcpus, mem = 0, 0
+	}
+	for k, v := range map[string]float64{"vcpu": vcpus, "memory": mem, resourceKey("gpu", model): gpus} {
+		if _, ok := capacity[k]; ok && v > 0 {
+			n[k] = v
+		}
+	}
+	return n
+}
+
+// MachineSeries is the series of a machine type named series-class-size
+// (g2-standard-8 is g2); the A3 Mega and Ultra types, which commitments of
+// their own cover, are a3-mega and a3-ultra.
+func MachineSeries(machineType string) string {
+	t := strings.ToLower(machineType)
+	if i := strings.IndexByte(t, '+'); i >= 0 {
+		t = t[:i]
+	}
+	series, rest, _ := strings.Cut(t, "-")
+	switch {
+	case strings.HasPrefix(rest, "megagpu"):
+		return series + "-mega"
+	case strings.HasPrefix(rest, "ultragpu"):
+		return series + "-ultra"
+	}
+	return series
 }
 
 // resourceKey names a committed resource: "vcpu", "memory", "gpu:L4".
@@ -724,12 +766,11 @@ func (a *allocator) candidates(h *fleet.Held) ([]string, int) {
 		ok := false
 		switch {
 		case h.Kind == fleet.HeldResourceCUD:
-			ok = true
+			named := map[string]bool{}
 			for _, r := range h.Resources {
-				if r.Type == "gpu" && normModel(r.GPUModel) != normModel(cmp.Or(u.in.GPU.Model, u.typ.GPUModel)) {
-					ok = false
-				}
+				named[resourceKey(r.Type, r.GPUModel)] = true
 			}
+			ok = len(cudNeed(h, u, named)) > 0
 		case h.Kind == fleet.HeldEC2SavingsPlan:
 			ok = strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
 		case h.PerHour():

@@ -326,3 +326,91 @@ func TestUnvalidatedCommitments(t *testing.T) {
 		}
 	}
 }
+
+// TestCUDSeries: a resource-based CUD's vCPUs and memory cover only its
+// machine series (an A2 commitment covers no G2 vCPU); its GPUs cover their
+// model on any series, and without a series it fits any.
+func TestCUDSeries(t *testing.T) {
+	cud := func(series string, rs ...fleet.HeldResource) fleet.Held {
+		return fleet.Held{ID: "cud-" + series, Provider: fleet.GCP, Kind: fleet.HeldResourceCUD, Term: "1y", InstanceFamily: series,
+			Scope: fleet.HeldScope{Level: "region", Region: "europe-west4"}, Resources: rs, HourlyCommitment: dec("1")}
+	}
+	vcpuMem := []fleet.HeldResource{{Type: "vcpu", Amount: 48}, {Type: "memory", Amount: 192}}
+	for _, tc := range []struct {
+		name string
+		held fleet.Held
+		want float64
+	}{
+		{"another series covers nothing", cud("a2", vcpuMem...), 0},
+		{"its own series", cud("g2", vcpuMem...), 1},
+		{"no series fits any", cud("", vcpuMem...), 1},
+		{"GPUs of the model on any series", cud("a2", fleet.HeldResource{Type: "gpu", GPUModel: "L4", Amount: 4}), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fleet.Fleet{Instances: []fleet.Instance{inst("g2", fleet.GCP, "europe-west4", "g2-standard-48")}, Commitments: []fleet.Held{tc.held}}
+			r := allocate(t, f)
+			got := 0.0
+			if c := r.Instances["g2"]; c != nil {
+				got = c.Share
+			}
+			if math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("covered %v, want %v", got, tc.want)
+			}
+		})
+	}
+	for typ, want := range map[string]string{"g2-standard-48": "g2", "a3-megagpu-8g": "a3-mega", "a3-ultragpu-8g": "a3-ultra", "a3-highgpu-8g": "a3", "n1-standard-8+2xT4": "n1"} {
+		if got := MachineSeries(typ); got != want {
+			t.Errorf("MachineSeries(%q) = %q, want %q", typ, got, want)
+		}
+	}
+}
+
+// TestAllocationIgnoresListingOrder: the same fleet listed in other orders
+// (a scan lists what a file may list otherwise) allocates alike, and the
+// busy machine of two twins is the one a single reservation covers.
+func TestAllocationIgnoresListingOrder(t *testing.T) {
+	busy := &fleet.Utilization{GPU: &fleet.Stats{Avg: 80, P95: 95, Max: 99}}
+	idle := &fleet.Utilization{GPU: &fleet.Stats{Avg: 0, P95: 1, Max: 2}}
+	mk := func(order []int) Result {
+		ins := []fleet.Instance{inst("a-idle", fleet.AWS, "us-east-1", "g5.xlarge"), inst("b-busy", fleet.AWS, "us-east-1", "g5.xlarge"), inst("c-nodata", fleet.AWS, "us-east-1", "g5.xlarge")}
+		ins[0].Utilization, ins[1].Utilization = idle, busy
+		hs := []fleet.Held{
+			{ID: "ri-2", Provider: fleet.AWS, Kind: fleet.HeldStandardRI, Term: "1y", InstanceType: "g5.xlarge", Count: 1, Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, HourlyRate: dec("0.6")},
+			{ID: "ri-1", Provider: fleet.AWS, Kind: fleet.HeldStandardRI, Term: "1y", InstanceType: "g5.xlarge", Count: 1, Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, HourlyRate: dec("0.6")},
+		}
+		f := &fleet.Fleet{}
+		for _, i := range order {
+			f.Instances = append(f.Instances, ins[i])
+		}
+		f.Commitments = hs
+		if order[0] == 2 {
+			f.Commitments = []fleet.Held{hs[1], hs[0]}
+		}
+		return allocate(t, f)
+	}
+	shares := func(r Result) string {
+		var b strings.Builder
+		for _, id := range []string{"a-idle", "b-busy", "c-nodata"} {
+			c := r.Instances[id]
+			if c == nil {
+				b.WriteString(id + ":0 ")
+				continue
+			}
+			b.WriteString(id + ":" + decimal.NewFromFloat(c.Share).String())
+			for _, p := range c.Parts {
+				b.WriteString("/" + p.CommitmentID)
+			}
+			b.WriteString(" ")
+		}
+		return b.String()
+	}
+	want := shares(mk([]int{0, 1, 2}))
+	for _, order := range [][]int{{2, 1, 0}, {1, 0, 2}, {2, 0, 1}} {
+		if got := shares(mk(order)); got != want {
+			t.Errorf("order %v: %s, in file order %s", order, got, want)
+		}
+	}
+	if !strings.Contains(want, "a-idle:0 ") || strings.Contains(want, "b-busy:0 ") || strings.Contains(want, "c-nodata:0 ") {
+		t.Errorf("two reservations among an idle, a busy and a machine without data: %s; want the idle one left uncovered", want)
+	}
+}

@@ -38,7 +38,9 @@ type Held struct {
 	// InstanceType is the type a reserved instance, Azure reservation,
 	// capacity reservation or capacity block is for.
 	InstanceType string `json:"instanceType,omitempty"`
-	// InstanceFamily is the family an EC2 Instance Savings Plan is for.
+	// InstanceFamily is the family an EC2 Instance Savings Plan is for, or
+	// the machine series (g2, a2, a3-mega) whose vCPUs and memory a GCP
+	// resource-based CUD covers (its commitment type).
 	InstanceFamily string `json:"instanceFamily,omitempty"`
 	// Count is how many instances (of InstanceType) are reserved.
 	Count float64 `json:"count,omitempty"`

@@ -87,19 +87,46 @@ func TestHeldCoverage(t *testing.T) {
 	idleUtil := withUtil(agg(idle, idle, idle, idle))
 	busyUtil := withUtil(agg(busy, memHigh, hostMid, hostMid))
 	t.Run("an idle reserved machine is not stopped to save", func(t *testing.T) {
-		p := runHeld(t, []fleet.Held{ri("ri-1", "p4d.24xlarge", 1, "13.5", false)}, inst("p4d", "p4d.24xlarge", idleUtil), inst("other", "p4d.24xlarge", busyUtil))
-		for _, r := range p.Recommendations {
-			if r.ResourceID == "p4d" {
-				t.Errorf("recommendation on the reserved machine: %s %s", r.ID, r.MonthlySavings)
+		p := runHeld(t, []fleet.Held{ri("ri-1", "p4d.24xlarge", 1, "13.5", false)}, inst("p4d", "p4d.24xlarge", idleUtil))
+		if len(p.Recommendations) > 0 {
+			for _, r := range p.Recommendations {
+				if r.ResourceID == "p4d" && r.Kind != KindTagging {
+					t.Errorf("recommendation on the reserved machine: %s %s", r.ID, r.MonthlySavings)
+				}
 			}
 		}
 		w := warningsOf(p, WarnCoveredNoSaving)
-		if len(w) != 1 || !strings.Contains(w[0].Message, "frees $13.500/h of commitment ri-1") || !strings.Contains(w[0].Message, "it could cover other") {
+		if len(w) != 1 || !strings.Contains(w[0].Message, "frees $13.500/h of commitment ri-1") {
 			t.Errorf("warnings %+v", w)
 		}
 		// 13.5 × 730
 		if ic := p.Instances[0]; !ic.MonthlyCost.Equal(decimal.NewFromInt(9855)) || !ic.CommitmentMonthly.Equal(decimal.NewFromInt(9855)) || ic.CoveredShare != 1 {
 			t.Errorf("cost %+v", ic)
+		}
+	})
+	t.Run("beside a busy twin, the reservation covers the busy one and the idle one's stop saves", func(t *testing.T) {
+		// Listed idle first: the allocation does not follow the listing.
+		p := runHeld(t, []fleet.Held{ri("ri-1", "p4d.24xlarge", 1, "13.5", false)}, inst("p4d", "p4d.24xlarge", idleUtil), inst("other", "p4d.24xlarge", busyUtil))
+		var saved decimal.Decimal
+		for _, r := range p.Recommendations {
+			if r.ResourceID == "p4d" && r.Kind == KindIdleStop {
+				saved = r.MonthlySavings
+			}
+		}
+		var idle, busy InstanceCost
+		for _, ic := range p.Instances {
+			switch ic.ResourceID {
+			case "p4d":
+				idle = ic
+			case "other":
+				busy = ic
+			}
+		}
+		if busy.CoveredShare != 1 || !busy.MonthlyCost.Equal(decimal.NewFromInt(9855)) || idle.CoveredShare != 0 {
+			t.Errorf("covered: busy %+v, idle %+v", busy, idle)
+		}
+		if !saved.IsPositive() || !saved.Equal(idle.MonthlyCost) {
+			t.Errorf("the idle twin's stop saves %s, want its whole on-demand cost %s", saved, idle.MonthlyCost)
 		}
 	})
 	t.Run("a partly covered machine saves its uncovered part", func(t *testing.T) {

@@ -55,8 +55,8 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		share                float64
 	}{
 		{"p5-idle", "21900", "21900", 1},
-		{"g5-idle", "5429.07", "2920", 0.58},
-		{"g5-busy", "734.38", "0", 0},
+		{"g5-idle", "5463.86", "2707.08", 0.54},
+		{"g5-busy", "212.92", "212.92", 1},
 		{"a100-vm", "1606", "1606", 1},
 		{"l4-big", "1825", "1825", 1},
 		{"l4-small", "542.33", "0", 0},
@@ -108,7 +108,7 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		recs = append(recs, r.ID+" "+r.MonthlySavings.String())
 		stated("| `" + r.ID + "` | " + usd(r.MonthlySavings) + " |")
 	}
-	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2509.07, commitment:l4-small 200.66, commitment:g5-busy 156.05"; got != want {
+	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2756.78, commitment:l4-small 200.66"; got != want {
 		t.Errorf("recommendations %s, want %s", got, want)
 	}
 	var codes []string
@@ -121,11 +121,11 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		t.Errorf("findings %s, want %s", got, want)
 	}
 	s := p.Summary
-	if s.CurrentMonthly.String() != "33642.78" || s.MonthlySavings.String() != "2865.78" || s.OptimizedMonthly.String() != "30777" || s.UnusedCommitmentMonthly.String() != "1606" {
+	if s.CurrentMonthly.String() != "33156.11" || s.MonthlySavings.String() != "2957.44" || s.OptimizedMonthly.String() != "30198.67" || s.UnusedCommitmentMonthly.String() != "1606" {
 		t.Errorf("summary %+v", s)
 	}
 	hc := p.HeldCoverage
-	if hc.Covered.String() != "49366.89" || hc.OnDemand.String() != "53152.66" {
+	if hc.Covered.String() != "49853.55" || hc.OnDemand.String() != "53152.66" {
 		t.Errorf("coverage %+v", hc)
 	}
 	stated(usd(hc.Covered))

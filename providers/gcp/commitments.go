@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,6 +171,7 @@ func heldCUD(project string, cm *computepb.Commitment) (fleet.Held, error) {
 	if h.End, err = rfc3339(cm.GetEndTimestamp()); err != nil {
 		return h, fmt.Errorf("commitment %s: endTimestamp: %w", cm.GetName(), err)
 	}
+	h.InstanceFamily = CommitmentSeries(cm.GetType())
 	for _, r := range cm.GetResources() {
 		amount := float64(r.GetAmount())
 		switch r.GetType() {
@@ -184,6 +186,34 @@ func heldCUD(project string, cm *computepb.Commitment) (fleet.Held, error) {
 		}
 	}
 	return h, nil
+}
+
+// CommitmentSeries is the machine series whose vCPUs and memory a
+// commitment of type typ covers (Commitment.type: GRAPHICS_OPTIMIZED is g2,
+// ACCELERATOR_OPTIMIZED_A3_MEGA a3-mega, GENERAL_PURPOSE_N2 n2), or "" for a
+// type that names no single series (MEMORY_OPTIMIZED is M1 and M2, the X4
+// and M4N buckets are sizes of a series) or that this build does not know.
+func CommitmentSeries(typ string) string {
+	switch typ {
+	case "ACCELERATOR_OPTIMIZED":
+		return "a2"
+	case "GRAPHICS_OPTIMIZED":
+		return "g2"
+	case "GENERAL_PURPOSE":
+		return "n1"
+	case "COMPUTE_OPTIMIZED":
+		return "c2"
+	case "ACCELERATOR_OPTIMIZED_A3_MEGA":
+		return "a3-mega"
+	case "ACCELERATOR_OPTIMIZED_A3_ULTRA":
+		return "a3-ultra"
+	}
+	for _, class := range []string{"ACCELERATOR_OPTIMIZED_", "GRAPHICS_OPTIMIZED_", "GENERAL_PURPOSE_", "COMPUTE_OPTIMIZED_", "MEMORY_OPTIMIZED_", "STORAGE_OPTIMIZED_"} {
+		if rest, ok := strings.CutPrefix(typ, class); ok && rest != "" && !strings.Contains(rest, "_") {
+			return strings.ToLower(rest)
+		}
+	}
+	return ""
 }
 
 // reservations reads a project's ready specific reservations.

@@ -144,3 +144,19 @@ func TestDoctorCommitments(t *testing.T) {
 		t.Errorf("reservations check %+v, want missing", c)
 	}
 }
+
+// TestCommitmentSeries: each commitment type names the machine series whose
+// vCPUs and memory it covers (compute v1 Commitment.type), and a type of no
+// single series names none.
+func TestCommitmentSeries(t *testing.T) {
+	for typ, want := range map[string]string{
+		"GRAPHICS_OPTIMIZED": "g2", "GRAPHICS_OPTIMIZED_G4": "g4", "ACCELERATOR_OPTIMIZED": "a2",
+		"ACCELERATOR_OPTIMIZED_A3": "a3", "ACCELERATOR_OPTIMIZED_A3_MEGA": "a3-mega", "ACCELERATOR_OPTIMIZED_A3_ULTRA": "a3-ultra",
+		"ACCELERATOR_OPTIMIZED_A4": "a4", "GENERAL_PURPOSE": "n1", "GENERAL_PURPOSE_N2": "n2", "COMPUTE_OPTIMIZED_C3": "c3",
+		"MEMORY_OPTIMIZED": "", "MEMORY_OPTIMIZED_X4_16TB": "", "GRAPHICS_OPTIMIZED_G4_VGPU": "", "TYPE_UNSPECIFIED": "", "": "",
+	} {
+		if got := CommitmentSeries(typ); got != want {
+			t.Errorf("CommitmentSeries(%q) = %q, want %q", typ, got, want)
+		}
+	}
+}

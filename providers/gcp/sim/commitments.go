@@ -49,6 +49,15 @@ var commitmentTypes = map[string]string{
 	"B200": "ACCELERATOR_OPTIMIZED_A4", "RTX PRO Server 6000": "GRAPHICS_OPTIMIZED_G4",
 }
 
+// seriesTypes are the commitment types of the machine series a fleet's
+// resource CUD names (instanceFamily).
+var seriesTypes = map[string]string{
+	"a2": "ACCELERATOR_OPTIMIZED", "a3": "ACCELERATOR_OPTIMIZED_A3", "a3-mega": "ACCELERATOR_OPTIMIZED_A3_MEGA",
+	"a3-ultra": "ACCELERATOR_OPTIMIZED_A3_ULTRA", "a4": "ACCELERATOR_OPTIMIZED_A4", "g2": "GRAPHICS_OPTIMIZED",
+	"g4": "GRAPHICS_OPTIMIZED_G4", "n1": "GENERAL_PURPOSE", "n2": "GENERAL_PURPOSE_N2", "n2d": "GENERAL_PURPOSE_N2D",
+	"e2": "GENERAL_PURPOSE_E2", "c2": "COMPUTE_OPTIMIZED", "c3": "COMPUTE_OPTIMIZED_C3",
+}
+
 // pacific is the offset Compute Engine writes its timestamps in
 // (RFC 3339 with an offset; the adapter must not assume UTC).
 var pacific = time.FixedZone("PST", -8*3600)
@@ -103,6 +112,9 @@ func (s *Server) commitmentJSON(h fleet.Held) map[string]any {
 		case "local-ssd":
 			resources = append(resources, map[string]any{"type": "LOCAL_SSD", "amount": strconv.FormatInt(int64(r.Amount), 10)})
 		}
+	}
+	if t, ok := seriesTypes[strings.ToLower(h.InstanceFamily)]; ok {
+		typ = t
 	}
 	return map[string]any{
 		"kind": "compute#commitment", "id": numericID(h.Account, "commitment/"+name), "creationTimestamp": stamp(h.Start),
