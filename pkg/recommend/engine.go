@@ -569,6 +569,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 		}
 	}
 	plan.Held = e.held.Commitments
+	plan.HeldInstances = e.held.Instances
 	plan.HeldCoverage = HeldCoverage{Covered: e.held.CoveredOnDemandMonthly, OnDemand: e.held.OnDemandMonthly, Share: e.held.Coverage}
 	plan.Sharing = e.sharing
 	plan.Governance = gov

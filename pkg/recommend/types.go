@@ -224,8 +224,12 @@ type Plan struct {
 	// Held is the allocation of the commitments the fleet holds: what each
 	// pays, uses and leaves unused; HeldCoverage how much of the fleet's
 	// usage they cover.
-	Held         []coverage.Usage `json:"-"`
-	HeldCoverage HeldCoverage     `json:"-"`
+	Held []coverage.Usage `json:"-"`
+	// HeldInstances is the allocation per instance ID, bill-priced
+	// instances included (their cost is the bill's, their coverage still
+	// the commitments').
+	HeldInstances map[string]*coverage.Covered `json:"-"`
+	HeldCoverage  HeldCoverage                 `json:"-"`
 }
 
 // HeldCoverage is the on-demand value of the running usage commitments

@@ -36,6 +36,32 @@ type Billing struct {
 	Unmatched []BillingGap `json:"unmatched"`
 	// UnusedCommitments are commitments paid for and unused in the window.
 	UnusedCommitments []BillingCommitment `json:"unusedCommitments"`
+	// CoverageDiffers are the instances whose commitment coverage in the
+	// bill and from the commitments the fleet holds differ by more than
+	// CoverageTolerance (since 1.7; only when the fleet lists commitments).
+	CoverageDiffers []BillingCoverage `json:"coverageDiffers,omitempty"`
+}
+
+// CoverageTolerance is how far (as a share of hours) the bill's coverage
+// of an instance may be from that of the commitments held before the
+// report says they differ.
+const CoverageTolerance = 0.05
+
+// BillingCoverage is one instance whose coverage the bill and the
+// commitments held tell differently: a commitment the scan did not read
+// (another account's, or a permission missing), one the bill applies
+// elsewhere, or one that ended.
+type BillingCoverage struct {
+	ResourceID string `json:"resourceId"`
+	// BillShare is the share (0–1) of its billed hours the bill shows
+	// covered by a commitment; HeldShare the share the commitments held
+	// cover.
+	BillShare Number `json:"billCoveredShare"`
+	HeldShare Number `json:"heldCoveredShare"`
+	// BillCommitments are the bill's CommitmentDiscountIds for it;
+	// CoveredBy the commitments held that cover it.
+	BillCommitments []string `json:"billCommitmentIds,omitempty"`
+	CoveredBy       []string `json:"coveredBy,omitempty"`
 }
 
 // BillingGap is GPU spend in the bill no scanned instance matched.

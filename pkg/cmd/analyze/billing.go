@@ -3,6 +3,8 @@ package analyze
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -146,6 +148,12 @@ func (b *billed) reconcile(plan *recommend.Plan) *report.Billing {
 	if out.InstancesAtListPrice > 0 {
 		line += fmt.Sprintf(". %d instance(s) are not in the bill and are priced at list", out.InstancesAtListPrice)
 	}
+	if len(plan.Held) > 0 {
+		out.CoverageDiffers = coverageDiffers(plan, j)
+		if n := len(out.CoverageDiffers); n > 0 {
+			line += fmt.Sprintf(". %d instance(s) are covered otherwise in the bill than by the commitments read (coverageDiffers): a commitment not read, applied elsewhere or ended", n)
+		}
+	}
 	out.Line = line + "."
 	for _, g := range j.Unmatched {
 		out.Unmatched = append(out.Unmatched, report.BillingGap{Provider: string(g.Provider), Account: g.Account, Region: g.Region,
@@ -155,6 +163,35 @@ func (b *billed) reconcile(plan *recommend.Plan) *report.Billing {
 		out.UnusedCommitments = append(out.UnusedCommitments, report.BillingCommitment{ID: c.ID, Provider: string(c.Provider),
 			Type: c.Type, InstanceType: c.InstanceType, GPU: c.GPU, UnusedEffectiveCost: report.NewNumber(c.UnusedEffectiveCost)})
 	}
+	return out
+}
+
+// coverageDiffers compares, for each instance the bill has, the share of
+// its billed hours the bill shows covered with the share the commitments
+// held cover.
+func coverageDiffers(plan *recommend.Plan, j billing.Joined) []report.BillingCoverage {
+	var out []report.BillingCoverage
+	for _, ic := range plan.Instances {
+		r := j.ByInstance[ic.ResourceID]
+		if r == nil || !r.Hours.IsPositive() {
+			continue
+		}
+		held, by := 0.0, []string(nil)
+		if c := plan.HeldInstances[ic.ResourceID]; c != nil {
+			held = c.Share
+			for _, p := range c.Parts {
+				by = append(by, p.CommitmentID)
+			}
+		}
+		bill := r.CommitmentShare()
+		if math.Abs(bill-held) <= report.CoverageTolerance {
+			continue
+		}
+		out = append(out, report.BillingCoverage{ResourceID: ic.ResourceID,
+			BillShare: report.NewNumber(decimal.NewFromFloat(bill).Round(4)), HeldShare: report.NewNumber(decimal.NewFromFloat(held).Round(4)),
+			BillCommitments: slices.Clone(r.Commitments), CoveredBy: by})
+	}
+	slices.SortFunc(out, func(a, b report.BillingCoverage) int { return strings.Compare(a.ResourceID, b.ResourceID) })
 	return out
 }
 

@@ -168,3 +168,64 @@ func TestAnalyzeBillingMarkdownHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeBillingCoverageDiffers (issue 33): with a bill and a fleet that
+// lists its commitments, an instance the bill shows covered otherwise than
+// the commitments held cover it is named in billing.coverageDiffers, both
+// shares side by side, and the billing line says so; a fleet that lists no
+// commitments has nothing to compare.
+func TestAnalyzeBillingCoverageDiffers(t *testing.T) {
+	path, _ := demoBill(t, false)
+	run := func(held bool) *report.Billing {
+		t.Helper()
+		opts, out := demoOptions(t, "json", false)
+		opts.Billing = path
+		var covered string
+		if held {
+			load := opts.Fleet
+			opts.Fleet = func(p string, demo bool) (*fleet.Fleet, error) {
+				f, err := load(p, demo)
+				if err != nil {
+					return nil, err
+				}
+				for _, in := range f.Instances {
+					if in.Provider == fleet.AWS && in.Lifecycle == fleet.OnDemand && in.State == fleet.Running {
+						rate := decimal.RequireFromString("1")
+						f.Commitments = append(f.Commitments, fleet.Held{ID: "ri-test", Provider: fleet.AWS, Kind: fleet.HeldStandardRI,
+							Term: "1y", InstanceType: in.InstanceType, Count: 1, Scope: fleet.HeldScope{Level: "region", Region: in.Region}, HourlyRate: &rate})
+						covered = in.ID
+						break
+					}
+				}
+				return f, nil
+			}
+		}
+		if err := analyzeRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		testutil.ValidateJSON(t, "../../../docs/schema/report.schema.json", out.String())
+		var r report.Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if held {
+			var found bool
+			for _, c := range r.Billing.CoverageDiffers {
+				if c.ResourceID == covered {
+					found = true
+					if c.HeldShare.Decimal().String() != "1" || !c.BillShare.Decimal().LessThan(decimal.RequireFromString("0.5")) || len(c.CoveredBy) != 1 || c.CoveredBy[0] != "ri-test" {
+						t.Errorf("%s: %+v", covered, c)
+					}
+				}
+			}
+			if !found || !strings.Contains(r.Billing.Line, "covered otherwise in the bill than by the commitments read") {
+				t.Errorf("the instance the reservation covers, which the bill covers a quarter of, is not named: %+v; %s", r.Billing.CoverageDiffers, r.Billing.Line)
+			}
+		}
+		return r.Billing
+	}
+	if b := run(false); len(b.CoverageDiffers) != 0 {
+		t.Errorf("no commitments listed, yet coverage differs: %+v", b.CoverageDiffers)
+	}
+	run(true)
+}
