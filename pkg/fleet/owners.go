@@ -198,6 +198,16 @@ func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 // with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
 	rules, ruleKeys := ownerRules()
+	return detectOwner(rules, ruleKeys, id, tags)
+}
+
+// DetectOwnerWith reads the owner of an instance with the given rules only,
+// as DetectOwner does with the registered ones.
+func DetectOwnerWith(rules []OwnerRule, id string, tags map[string]string) *ManagedBy {
+	return detectOwner(rules, normKeys(rules), id, tags)
+}
+
+func detectOwner(rules []OwnerRule, ruleKeys []string, id string, tags map[string]string) *ManagedBy {
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
 		norm := make([]string, len(keys))
