@@ -21,7 +21,7 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 	var out []string
 	for _, t := range sortedTags(in.Tags) {
 		if t.value != "" && slices.Contains(keys, joined(t.kt)) {
-			out = append(out, strings.TrimSpace(t.key)+"="+t.value)
+			out = append(out, Fold(t.key)+"="+t.value)
 		}
 	}
 	if in.Workload != nil && strings.TrimSpace(in.Workload.TrainingRun) != "" {

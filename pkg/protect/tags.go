@@ -61,15 +61,16 @@ func MatchAny(v string, patterns []string) bool {
 	return false
 }
 
-// TagValues returns the keys that fold to key's (fleet.NormTagKey), sorted,
-// and their values, trimmed.
+// TagValues returns the keys that fold to key's (fleet.NormTagKey) or spell
+// the same words (Tokens: Deployment.Environment is DeploymentEnvironment),
+// sorted, and their values, trimmed.
 func TagValues(tags map[string]string, key string) (keys, values []string) {
-	want := fleet.NormTagKey(key)
+	want, words := fleet.NormTagKey(key), phrase(key)
 	if want == "" {
 		return nil, nil
 	}
 	for k := range tags {
-		if fleet.NormTagKey(k) == want {
+		if fleet.NormTagKey(k) == want || words != "" && phrase(k) == words {
 			keys = append(keys, k)
 		}
 	}
@@ -235,10 +236,11 @@ func production(tags map[string]string, ts []tag, p Policy) *Finding {
 		}
 	}
 	for _, t := range ts {
-		if !anyWord(t.kt, p.Rules.ProductionWords) || MatchAny(t.value, p.NonProductionValues) {
+		if !anyWord(t.kt, p.Rules.ProductionWords) || MatchAny(t.value, p.NonProductionValues) ||
+			negated(t.vt) || anyWord(t.vt, []string{"pre", "preprod", "nonprod"}) {
 			continue
 		}
-		if MatchAny(t.value, p.ProductionValues) || (anyWord(t.vt, prodWords) && !negated(t.vt) && !anyWord(t.vt, []string{"pre", "preprod", "nonprod"})) {
+		if MatchAny(t.value, p.ProductionValues) || anyWord(t.vt, prodWords) {
 			return found(ReasonProduction, t, "the machine is tagged "+t.String()+": an environment key with a production value, and production is protected (--include-production stops it)")
 		}
 	}
@@ -280,11 +282,15 @@ func Inference(in *fleet.Instance, p Policy) *Finding {
 	return nil
 }
 
-// hasStack matches a serving stack on token boundaries only: short names
-// (tgi, nim) inside other words are not stacks.
+// hasStack matches a serving stack on token boundaries: short names (tgi,
+// nim) inside other words are not stacks; a name of five letters or more
+// may start or end a word (tritonserver).
 func hasStack(tokens []string, stack string) bool {
 	ph := phrase(stack)
 	for i := range tokens {
+		if len(ph) >= 5 && (strings.HasPrefix(tokens[i], ph) || strings.HasSuffix(tokens[i], ph)) {
+			return true
+		}
 		acc := ""
 		for j := i; j < len(tokens) && len(acc) < len(ph); j++ {
 			acc += tokens[j]

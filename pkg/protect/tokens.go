@@ -23,7 +23,7 @@ func Tokens(s string) []string {
 		switch {
 		case r == '\'' || r == '’':
 			continue
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r):
 			flush()
 			continue
 		case unicode.IsUpper(r) && len(cur) > 0:
