@@ -159,12 +159,10 @@ func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 	p = p.effective()
 	pp := p.Protection()
 	insts := make([]*fleet.Instance, len(in))
-	inUse := make([]bool, len(in))
 	for i := range in {
 		insts[i] = &in[i].Instance
-		inUse[i] = working(in[i], now, p, pp)
 	}
-	peers := protect.NewPeers(insts, inUse, pp)
+	peers := protect.NewPeers(insts, func(i int) bool { return working(in[i], now, p, pp) }, pp)
 	out := make([]Decision, 0, len(in))
 	for i, c := range in {
 		d := decide(c, now, p, pp)

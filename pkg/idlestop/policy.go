@@ -90,13 +90,9 @@ const (
 // DefaultNonProductionValues are the environment spellings recognised by
 // default.
 var (
-	DefaultProductionTags      = []string{"Environment", "Env", "Stage", "Tier", "DeploymentEnvironment", "AppEnv"}
-	DefaultProductionValues    = []string{"prod", "prd", "production", "live", "prod*", "prd*", "live-*", "*-prod", "*-prd", "*-production", "*-live", "*-prod-*", "*-prd-*", "*-production-*"}
-	DefaultNonProductionValues = []string{
-		"dev", "development", "develop", "test", "testing", "tst", "qa", "stage", "staging", "stg", "sandbox", "sbx",
-		"research", "experiment", "experimental", "exp", "lab", "uat", "ci", "demo", "preview", "perf", "scratch",
-		"personal", "nonprod", "non-prod", "non-production", "nonproduction", "training", "poc", "integration", "int",
-	}
+	DefaultProductionTags      = protect.DefaultProductionTags
+	DefaultProductionValues    = protect.DefaultProductionValues
+	DefaultNonProductionValues = protect.DefaultNonProductionValues
 )
 
 // DefaultPolicy is the conservative policy idle-stop runs with by default.

@@ -33,16 +33,18 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 // Peers indexes the multi-host groups of a fleet.
 type Peers struct {
 	ids     []string
-	inUse   []bool
+	inUse   func(i int) bool
+	used    map[int]bool
 	groups  [][]string
 	members map[string][]int
 }
 
-// NewPeers indexes the machines' groups; inUse[i] says whether machine i
+// NewPeers indexes the machines' groups; inUse(i) says whether machine i
 // works (its GPUs busy, memory held, CPU busy) or its data cannot tell
-// (no metrics): either keeps its idle peers running.
-func NewPeers(insts []*fleet.Instance, inUse []bool, p Policy) *Peers {
-	g := &Peers{inUse: inUse, members: map[string][]int{}}
+// (no metrics): either keeps its idle peers running. It is asked only
+// about members of a group, at most once each.
+func NewPeers(insts []*fleet.Instance, inUse func(i int) bool, p Policy) *Peers {
+	g := &Peers{inUse: inUse, used: map[int]bool{}, members: map[string][]int{}}
 	for i, in := range insts {
 		g.ids = append(g.ids, in.ID)
 		gs := GroupsOf(in, p)
@@ -63,7 +65,7 @@ func (g *Peers) Check(i int) *Finding {
 	}
 	for _, name := range g.groups[i] {
 		for _, j := range g.members[name] {
-			if j != i && g.inUse[j] {
+			if j != i && g.working(j) {
 				label := name[strings.IndexByte(name, 0)+1:]
 				return &Finding{Reason: ReasonMultiHost, Tag: label,
 					Message: fmt.Sprintf("the machine is a host of the multi-host group %s, whose host %s works or has no data to show it idle: an idle host of a running job is kept", label, g.ids[j])}
@@ -71,6 +73,15 @@ func (g *Peers) Check(i int) *Finding {
 		}
 	}
 	return nil
+}
+
+func (g *Peers) working(j int) bool {
+	if v, ok := g.used[j]; ok {
+		return v
+	}
+	v := g.inUse(j)
+	g.used[j] = v
+	return v
 }
 
 // Static is the protection a machine's tags, owner, purchase option and

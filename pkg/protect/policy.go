@@ -121,6 +121,35 @@ func DefaultRules() Rules {
 	}
 }
 
+// The environment spellings recognised by default: the keys whose every
+// value not listed as non-production protects, the production values and
+// the non-production ones.
+var (
+	DefaultProductionTags      = []string{"Environment", "Env", "Stage", "Tier", "DeploymentEnvironment", "AppEnv"}
+	DefaultProductionValues    = []string{"prod", "prd", "production", "live", "prod*", "prd*", "live-*", "*-prod", "*-prd", "*-production", "*-live", "*-prod-*", "*-prd-*", "*-production-*"}
+	DefaultNonProductionValues = []string{
+		"dev", "development", "develop", "test", "testing", "tst", "qa", "stage", "staging", "stg", "sandbox", "sbx",
+		"research", "experiment", "experimental", "exp", "lab", "uat", "ci", "demo", "preview", "perf", "scratch",
+		"personal", "nonprod", "non-prod", "non-production", "nonproduction", "training", "poc", "integration", "int",
+	}
+)
+
+// DefaultPolicy is the protection both commands apply by default
+// (idle_stop.* unset).
+func DefaultPolicy() Policy {
+	return Policy{
+		ExemptTag:           "auto-shutdown-exempt",
+		ExemptValue:         "true",
+		ProductionTags:      slices.Clone(DefaultProductionTags),
+		ProductionValues:    slices.Clone(DefaultProductionValues),
+		NonProductionValues: slices.Clone(DefaultNonProductionValues),
+		ProtectInference:    true,
+		GPUPercent:          15,
+		GPUMemoryPercent:    20,
+		CPUPercent:          25,
+	}
+}
+
 // effective fills what a policy leaves unset.
 func (p Policy) effective() Policy {
 	d := DefaultRules()
@@ -134,6 +163,15 @@ func (p Policy) effective() Policy {
 	r.GroupKeys = orDefault(r.GroupKeys, d.GroupKeys)
 	if r.Controllers == nil {
 		r.Controllers = d.Controllers
+	}
+	if len(p.ProductionTags) == 0 {
+		p.ProductionTags = DefaultProductionTags
+	}
+	if len(p.ProductionValues) == 0 {
+		p.ProductionValues = DefaultProductionValues
+	}
+	if len(p.NonProductionValues) == 0 {
+		p.NonProductionValues = DefaultNonProductionValues
 	}
 	if p.GPUPercent <= 0 {
 		p.GPUPercent = 15

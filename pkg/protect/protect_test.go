@@ -200,7 +200,7 @@ func TestPeers(t *testing.T) {
 		{ID: "i", Provider: fleet.GCP, Workload: &fleet.Workload{Type: fleet.Training, TrainingRun: "r1"}},
 	}
 	inUse := []bool{false, true, false, false, false, false, true, false, true}
-	g := NewPeers(insts, inUse, p)
+	g := NewPeers(insts, func(i int) bool { return inUse[i] }, p)
 	for i, want := range []bool{true, false, false, false, false, true, false, true, false} {
 		if got := g.Check(i) != nil; got != want {
 			t.Errorf("%s: protected %v, want %v", insts[i].ID, got, want)

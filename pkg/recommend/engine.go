@@ -13,6 +13,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/money"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -163,6 +164,8 @@ type change struct {
 	riskNotes  []string
 	rationale  string
 	evidence   Evidence
+	// protected says a protection holds the change back (see guard).
+	protected *Protected
 }
 
 type engine struct {
@@ -195,6 +198,8 @@ type engine struct {
 	// spotQuotes holds the spot quote of each type and region (see
 	// spotQuote).
 	spotQuotes memo[offerKey, spotQuote]
+	// guards is the protection decision's state (see guard).
+	guards *guards
 }
 
 type offerKey struct {
@@ -410,6 +415,14 @@ type Options struct {
 	// price, and each says which (InstanceCost.PriceBasis). Nil prices every
 	// instance as before.
 	Billed map[string]BilledRate
+	// Protection is the protection decision idle-stop applies (pkg/protect,
+	// configured by idle_stop.*); every stop, schedule and deallocate advice
+	// consults it. Nil is protect.DefaultPolicy().
+	Protection *protect.Policy
+	// IncludeProtected counts a protected machine's stop, schedule or
+	// deallocate saving in the plan (analyze --include-protected); without
+	// it the advice says what releasing it would save and saves nothing.
+	IncludeProtected bool
 }
 
 // BilledRate is what a bill says one instance pays per hour.
@@ -591,6 +604,7 @@ func (e *engine) record(s *state, c *change) {
 		Rationale:        c.rationale,
 		Evidence:         c.evidence,
 		After:            s.last,
+		Protected:        c.protected,
 	}
 	rec.Evidence.HoursBefore = round2(hoursBefore)
 	rec.Evidence.HoursAfter = round2(s.hours)

@@ -162,10 +162,10 @@ func TestRules(t *testing.T) {
 			want: []recWant{{KindIdleStop, "stopped", "383.98", "0", Low}},
 		},
 		{
-			name: "idle inference endpoint is riskier to stop",
+			name: "idle inference endpoint is protected, as idle-stop protects it: nothing saved, then committed",
 			in:   inst("a", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), withWorkload(fleet.Inference, nil)),
 			cost: "383.98",
-			want: []recWant{{KindIdleStop, "stopped", "383.98", "0", Medium}},
+			want: []recWant{{KindIdleStop, "stopped", "383.98", "383.98", High}, {KindCommitment, "1-year Compute Savings Plan", "383.98", "249.59", Low}},
 		},
 		{
 			name:     "idle on a commitment is a warning, not a saving",
@@ -388,7 +388,7 @@ func TestDaysText(t *testing.T) {
 }
 
 func TestPolicyOverrides(t *testing.T) {
-	in := inst("a", "g4dn.xlarge", withUtil(agg(fleet.Stats{Avg: 10, P95: 18, Max: 25}, memHigh, hostMid, hostMid)))
+	in := inst("a", "g4dn.xlarge", withUtil(agg(fleet.Stats{Avg: 10, P95: 18, Max: 25}, idle, hostLow, hostLow)))
 	f := &fleet.Fleet{Instances: []fleet.Instance{in}}
 	p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	if got := Run(f, testCatalog(), p); len(got.Recommendations) != 1 || got.Recommendations[0].Kind != KindCommitment {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
 // idleRule stops instances whose GPUs do nothing, and puts instances that are
@@ -15,16 +16,27 @@ import (
 // An instance that would be judged idle (or put on a schedule) but whose
 // utilization covers less of its window than policy.idle.min_coverage gets a
 // warning instead: the gaps may be when it worked.
+//
+// Every change it makes goes through guard: a machine idle-stop protects
+// keeps running, and its advice says why and what releasing it would save.
+// An instance whose samples never carry all of its GPUs is not judged idle
+// (partial-gpus): a GPU without data is not idle.
 func idleRule(e *engine, s *state) *change {
 	if s.inst.StoppedAllocated && s.inst.State == fleet.Running {
-		return deallocateChange(e, s)
+		return e.guard(s, deallocateChange(e, s), false)
 	}
 	c := idleJudge(e, s)
 	if cov := s.inst.Utilization.CoverageFraction(); c != nil && cov < e.policy.Idle.MinCoverage {
 		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window: not judged idle", pct(cov*100))
 		return nil
 	}
-	return c
+	if c != nil && c.kind == KindIdleStop && c.stop {
+		if ev := protect.Measure(s.inst.Utilization, gpuCount(s)); ev.HasGPU && ev.MaxGPUs < ev.WantGPUs {
+			e.warn(s.inst.ID, WarnPartialGPUs, "at most %d of its %d GPUs reported: a GPU without data is not idle, so it is not judged idle", ev.MaxGPUs, ev.WantGPUs)
+			return nil
+		}
+	}
+	return e.guard(s, c, c != nil && c.kind == KindIdleStop)
 }
 
 func idleJudge(e *engine, s *state) *change {
@@ -106,7 +118,7 @@ func idleStopChange(e *engine, s *state) *change {
 		c.riskNotes = append(c.riskNotes, "an inference endpoint with rare traffic may still be needed: check its callers, or scale it to zero instead")
 		c.risk = Medium
 	}
-	if o := s.inst.Owner(); o != nil {
+	if o := e.owner(s); o != nil {
 		c.short = "shrink " + ownerShort(o)
 		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s%% over %s (idle below %s%%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
 		c.riskNotes = append(c.riskNotes, ownerRisk(o))
@@ -193,7 +205,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 		c.risk = Medium
 		c.riskNotes = append(c.riskNotes, "work outside the observed hours will find it stopped: agree the schedule with its users")
 	}
-	if o := s.inst.Owner(); o != nil {
+	if o := e.owner(s); o != nil {
 		c.short = "schedule " + ownerShort(o) + " " + scheduleShort(windows)
 		c.action = fmt.Sprintf("Scale its owner on a schedule, %s (%s h/week instead of %s): %s, with a scheduled scale-down policy outside these hours", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth), ownerAction(o))
 		c.risk = Medium

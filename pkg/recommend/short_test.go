@@ -35,6 +35,12 @@ func TestShortActions(t *testing.T) {
 			t.Errorf("%s: short action %q", rec.ID, s)
 			continue
 		}
+		if rec.Protected != nil && !rec.Protected.Counted {
+			if s != "protected: "+rec.Protected.Reason {
+				t.Errorf("%s: protected (%s) with short action %q", rec.ID, rec.Protected.Reason, s)
+			}
+			continue
+		}
 		switch rec.Kind {
 		case KindSpot, KindCommitment:
 			if !price.MatchString(s) {
