@@ -374,9 +374,10 @@ type Protected struct {
 	// opted-out, not-opted-in, production, spot-not-stoppable, inference,
 	// gpu-memory-held, cpu-busy or multi-host.
 	Reason string `json:"reason"`
-	// Message says why in a sentence; Tag is the tag that says so.
+	// Message says why in a sentence.
 	Message string `json:"message"`
-	Tag     string `json:"tag,omitempty"`
+	// Tag is the tag that says so (key=value), when one does.
+	Tag string `json:"tag,omitempty"`
 	// PotentialMonthlySavings is what the advice would save if the
 	// protection were released.
 	PotentialMonthlySavings Money `json:"potentialMonthlySavings"`
