@@ -711,7 +711,7 @@ func (e *engine) confidenceFor(s *state) Level {
 	default:
 		l = Low
 	}
-	switch cov := s.inst.Utilization.CoverageFraction(); {
+	switch cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s)); {
 	case cov < 0.5:
 		l = Low
 	case cov < 0.8 && l == High:

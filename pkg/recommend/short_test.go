@@ -20,7 +20,7 @@ func TestShortActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := fleetgen.Generate(fleetgen.Options{Instances: 300, Seed: 15, SampleShare: 0.3, MaxSamples: 48})
+	fl := fleetgen.Generate(fleetgen.Options{Instances: 300, Seed: 1, SampleShare: 0.3})
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}

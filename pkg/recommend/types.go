@@ -141,6 +141,9 @@ const (
 	// WarnUsageTrend: a group's usage rose or fell materially within the
 	// window; its commitment is sized on the last week.
 	WarnUsageTrend = "usage-trend"
+	// WarnNotRecurring: an instance's busy hours do not recur across weeks,
+	// so no schedule is learned from them.
+	WarnNotRecurring = "schedule-not-recurring"
 	// WarnPartialGPUs: some of an instance's GPUs report no data, so it is
 	// not judged idle.
 	WarnPartialGPUs = "partial-gpus"
