@@ -532,6 +532,14 @@ func (s *suite) utilization(t *testing.T) {
 			}
 			return constGPUs(int(in.GPU.Count), 60)
 		})
+		// It ran the whole window: coverage is over the hours it ran
+		// (since its launch), and the first day it ran without data.
+		launched := window.Start.Add(-24 * time.Hour)
+		for i := range fl.Instances {
+			if fl.Instances[i].ID == in.ID {
+				fl.Instances[i].LaunchTime = &launched
+			}
+		}
 		p, ur := s.utilReader(t, Setup{Fleet: fl})
 		u, _ := readOne(t, p, ur, in.Region, in.ID, window)
 		if u == nil {
@@ -567,6 +575,12 @@ func (s *suite) utilization(t *testing.T) {
 				t.Errorf("sample at %s: %v: a GPU reporting 70 %% reads as idle", smp.Time, smp.GPU)
 				break
 			}
+		}
+		// The adapter says how much of the machine reported: half its GPUs.
+		if u.Coverage == nil {
+			t.Errorf("utilization.coverage not set: %d of %d GPUs reporting must show", n/2, n)
+		} else if want := float64(n/2) / float64(n); math.Abs(*u.Coverage-want) > 0.1 {
+			t.Errorf("utilization.coverage %.2f with %d of %d GPUs reporting, want about %.2f", *u.Coverage, n/2, n, want)
 		}
 	})
 
