@@ -207,6 +207,14 @@ func DetectOwnerWith(rules []OwnerRule, id string, tags map[string]string) *Mana
 	return detectOwner(rules, normKeys(rules), id, tags)
 }
 
+// OwnerDetector is DetectOwnerWith for many instances: the rules' keys are
+// normalised once.
+func OwnerDetector(rules []OwnerRule) func(id string, tags map[string]string) *ManagedBy {
+	rules = slices.Clone(rules)
+	keys := normKeys(rules)
+	return func(id string, tags map[string]string) *ManagedBy { return detectOwner(rules, keys, id, tags) }
+}
+
 func detectOwner(rules []OwnerRule, ruleKeys []string, id string, tags map[string]string) *ManagedBy {
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)

@@ -19,11 +19,12 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 		keys[i] = phrase(k)
 	}
 	var out []string
-	for _, t := range sortedTags(in.Tags) {
-		if t.value != "" && slices.Contains(keys, joined(t.kt)) {
-			out = append(out, Fold(t.key)+"="+t.value)
+	for k, v := range in.Tags {
+		if v = strings.TrimSpace(v); v != "" && slices.Contains(keys, phrase(k)) {
+			out = append(out, Fold(k)+"="+v)
 		}
 	}
+	slices.Sort(out)
 	if in.Workload != nil && strings.TrimSpace(in.Workload.TrainingRun) != "" {
 		out = append(out, "trainingRun="+strings.TrimSpace(in.Workload.TrainingRun))
 	}

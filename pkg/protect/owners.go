@@ -78,6 +78,11 @@ func Owner(in *fleet.Instance, p Policy) *fleet.ManagedBy {
 	if o := in.Owner(); o != nil {
 		return o
 	}
-	p = p.effective()
+	if p.Rules.Controllers == nil {
+		return defaultDetector(in.ID, in.Tags)
+	}
 	return fleet.DetectOwnerWith(p.Rules.Controllers, in.ID, in.Tags)
 }
+
+// defaultDetector reads DefaultControllers, their keys normalised once.
+var defaultDetector = fleet.OwnerDetector(DefaultControllers)
