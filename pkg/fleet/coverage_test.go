@@ -39,8 +39,12 @@ func TestSampleCoverage(t *testing.T) {
 	if SampleCoverage(nil, 4) != nil {
 		t.Error("no samples: want nil")
 	}
-	u := &Utilization{Samples: two, Coverage: new(0.9)}
+	u := &Utilization{Samples: two}
 	if got := u.EffectiveCoverage(4); got != 0.5 {
 		t.Errorf("EffectiveCoverage = %v, want the samples' 0.5", got)
+	}
+	u.Coverage = new(0.9)
+	if got := u.EffectiveCoverage(4); got != 0.9 {
+		t.Errorf("EffectiveCoverage = %v, want the source's 0.9", got)
 	}
 }

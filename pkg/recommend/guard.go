@@ -38,11 +38,22 @@ func (e *engine) protection() *guards {
 		if in.State != fleet.Running || in.StoppedAllocated {
 			return false
 		}
-		ev := protect.Measure(in.Utilization, gpuCount(all[i]))
+		ev := measure(all[i])
 		return !ev.HasGPU || ev.Busy(p) || protect.InUse(ev, "", p) != nil
 	}, p)
 	e.guards = g
 	return g
+}
+
+// measure is the evidence of an instance's utilization; where the source
+// set utilization.coverage (a source that writes the busiest GPU's value
+// alone), that speaks for the GPUs reporting, not the samples' widths.
+func measure(s *state) protect.Evidence {
+	ev := protect.Measure(s.inst.Utilization, gpuCount(s))
+	if u := s.inst.Utilization; u != nil && u.Coverage != nil && ev.HasGPU {
+		ev.MaxGPUs = ev.WantGPUs
+	}
+	return ev
 }
 
 func gpuCount(s *state) float64 {
@@ -70,7 +81,7 @@ func (e *engine) guard(s *state, c *change, evidence bool) *change {
 	g := e.protection()
 	f := protect.Static(s.inst, g.policy)
 	if f == nil && evidence {
-		f = protect.InUse(protect.Measure(s.inst.Utilization, gpuCount(s)), "the utilization window", g.policy)
+		f = protect.InUse(measure(s), "the utilization window", g.policy)
 		if f == nil {
 			if i, ok := g.index[s.inst]; ok {
 				f = g.peers.Check(i)

@@ -20,7 +20,8 @@ import (
 // Every change it makes goes through guard: a machine idle-stop protects
 // keeps running, and its advice says why and what releasing it would save.
 // An instance whose samples never carry all of its GPUs is not judged idle
-// (partial-gpus): a GPU without data is not idle.
+// (partial-gpus): a GPU without data is not idle. Where the source set
+// utilization.coverage, that says how many GPUs reported instead.
 func idleRule(e *engine, s *state) *change {
 	if s.inst.StoppedAllocated && s.inst.State == fleet.Running {
 		return e.guard(s, deallocateChange(e, s), false)
@@ -30,7 +31,7 @@ func idleRule(e *engine, s *state) *change {
 		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window's GPU-hours (hours with GPU data ÷ running hours, GPUs reporting ÷ GPUs): not judged idle and no schedule", pct(cov*100))
 		return nil
 	}
-	if c != nil && c.kind == KindIdleStop && c.stop {
+	if c != nil && c.kind == KindIdleStop && c.stop && s.inst.Utilization != nil && s.inst.Utilization.Coverage == nil {
 		if ev := protect.Measure(s.inst.Utilization, gpuCount(s)); ev.HasGPU && ev.MaxGPUs < ev.WantGPUs {
 			e.warn(s.inst.ID, WarnPartialGPUs, "at most %d of its %d GPUs reported: a GPU without data is not idle, so it is not judged idle", ev.MaxGPUs, ev.WantGPUs)
 			return nil

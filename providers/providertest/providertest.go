@@ -532,13 +532,23 @@ func (s *suite) utilization(t *testing.T) {
 			}
 			return constGPUs(int(in.GPU.Count), 60)
 		})
-		// It ran the whole window: coverage is over the hours it ran
-		// (since its launch), and the first day it ran without data.
-		launched := window.Start.Add(-24 * time.Hour)
+		// It ran the whole window (its host CPU reports every hour); the
+		// GPU agent was silent the first day.
 		for i := range fl.Instances {
-			if fl.Instances[i].ID == in.ID {
-				fl.Instances[i].LaunchTime = &launched
+			if fl.Instances[i].ID != in.ID {
+				continue
 			}
+			u := fl.Instances[i].Utilization
+			var all []fleet.Sample
+			for h := 0; h < 48; h++ {
+				cpu := 20.0
+				smp := fleet.Sample{Time: window.Start.Add(time.Duration(h) * time.Hour), CPU: &cpu}
+				if h >= 24 {
+					smp.GPU = constGPUs(int(in.GPU.Count), 60)
+				}
+				all = append(all, smp)
+			}
+			u.Samples = all
 		}
 		p, ur := s.utilReader(t, Setup{Fleet: fl})
 		u, _ := readOne(t, p, ur, in.Region, in.ID, window)

@@ -114,13 +114,11 @@ func TestDemoReport(t *testing.T) {
 	if err := rep.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	// The three warnings: the catalog has no 1-year reservation rate for the
-	// A10 type the protected H100 evaluation VM is rightsized to, and the
-	// spot advisor's data (2025-06-28) and the GCP Billing Catalog's spot
-	// prices (2026-07-30) are past the 90-day spot age limit on the demo's
-	// date.
-	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 3 || rep.Warnings[0].Code != "no-commitment-rate" || rep.Warnings[1].Code != report.WarnStalePrice ||
-		rep.Warnings[2].Code != report.WarnStalePrice || rep.Summary.UnpricedCount != 0 {
+	// The two warnings: the spot advisor's data (2025-06-28) and the GCP
+	// Billing Catalog's spot prices (2026-07-30) are past the 90-day spot
+	// age limit on the demo's date.
+	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 2 || rep.Warnings[0].Code != report.WarnStalePrice ||
+		rep.Warnings[1].Code != report.WarnStalePrice || rep.Summary.UnpricedCount != 0 {
 		t.Errorf("summary %+v, warnings %v", rep.Summary, rep.Warnings)
 	}
 	recs := map[string]report.Recommendation{}
@@ -144,9 +142,8 @@ func TestDemoReport(t *testing.T) {
 	for _, tc := range []struct {
 		id, current, projected string
 	}{
-		// Azure ND96isr H100 v5, eastus: 98.32 $/h × 730 h, idle but serving
-		// inference: protected as idle-stop protects it, nothing saved.
-		{"idle-stop:nd-h100-eval", "71773.60", "71773.60"},
+		// Azure ND96isr H100 v5, eastus: 98.32 $/h × 730 h, stopped.
+		{"idle-stop:nd-h100-eval", "71773.60", "0.00"},
 		// g5.2xlarge 1.212 $/h × 730 → g5.xlarge 1.006 $/h × 730.
 		{"rightsize:infer-g5-1", "884.76", "734.38"},
 		// The g5 family's two kept replicas commit 2 × 1.006 = 2.012 $/h at the
@@ -172,9 +169,6 @@ func TestDemoReport(t *testing.T) {
 		if r.CurrentMonthlyCost.String() != tc.current || r.ProjectedMonthlyCost.String() != tc.projected {
 			t.Errorf("%s: %s → %s, want %s → %s", tc.id, r.CurrentMonthlyCost, r.ProjectedMonthlyCost, tc.current, tc.projected)
 		}
-	}
-	if p := recs["idle-stop:nd-h100-eval"].Protected; p == nil || p.Reason != "inference" || p.PotentialMonthlySavings.String() != "71773.60" || p.Counted {
-		t.Errorf("nd-h100-eval: protected %+v, want inference, 71773.60 not counted", p)
 	}
 	if r := recs["spot:hpo-g5-4"]; r.Risk != "high" {
 		t.Errorf("hpo-g5-4 does not checkpoint: spot risk %q, want high", r.Risk)

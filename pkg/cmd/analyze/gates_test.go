@@ -48,9 +48,9 @@ func TestFailOnGates(t *testing.T) {
 		gate   string
 		reason string // empty: does not trip
 	}{
-		{"savings>5000", "savings 84476.43 > 5000"},
-		{"savings>84476.43", ""},
-		{"savings>=84476.43", "savings 84476.43 >= 84476.43"},
+		{"savings>5000", "savings 86812.43 > 5000"},
+		{"savings>86812.43", ""},
+		{"savings>=86812.43", "savings 86812.43 >= 86812.43"},
 		{"savings-percent>20", "savings-percent "},
 		{"savings-percent>99", ""},
 		{"current-cost>1000", "current-cost "},
@@ -63,8 +63,8 @@ func TestFailOnGates(t *testing.T) {
 		{"recommendations=0", ""},
 		// The demo's one warning: the spot advisor data is over 90 days old.
 		{"warnings=0", ""},
-		{"warnings>0", "warnings 3 > 0"},
-		{"warnings>3", ""},
+		{"warnings>0", "warnings 2 > 0"},
+		{"warnings>2", ""},
 		{"savings:spot>1000", "savings:spot "},
 		{"savings:quantize>100000", ""},
 		{"savings>5000&&confidence=high", "savings "},
@@ -100,7 +100,7 @@ func TestFailOnTableAndReasons(t *testing.T) {
 	if want := golden(t, "testdata/demo-table.txt"); out != want {
 		t.Error("the table is not complete before the gate error")
 	}
-	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 84476.43 > 5000; warnings 3 > 0; idle-gpus ") {
+	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 86812.43 > 5000; warnings 2 > 0; idle-gpus ") {
 		t.Errorf("error %v (exit %d)", err, code)
 	}
 }
@@ -128,7 +128,7 @@ func TestFailOnMalformed(t *testing.T) {
 
 func TestJQ(t *testing.T) {
 	out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "84476.43\n" {
+	if err != nil || out != "86812.43\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "-o", "json", "-q", `[.recommendations[] | select(.kind == "idle-stop") | .resourceId] | sort | .[0]`)
@@ -137,11 +137,11 @@ func TestJQ(t *testing.T) {
 	}
 	// --jq and --template without -o select json, as gh's do.
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "84476.43\n" {
+	if err != nil || out != "86812.43\n" {
 		t.Errorf("--jq without -o: got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--template", `{{.schemaVersion}} {{money .summary.monthlySavings .currency}} {{percent .summary.savingsPercent}}{{"\n"}}`)
-	if err != nil || !strings.HasSuffix(out, " $84,476.43 89.7 %\n") {
+	if err != nil || !strings.HasSuffix(out, " $86,812.43 92.1 %\n") {
 		t.Errorf("--template: got %q, %v", out, err)
 	}
 	// A gate still applies, after the filtered output.
@@ -219,8 +219,8 @@ func TestCurrencyRate(t *testing.T) {
 		t.Errorf("flag rate: %q", out)
 	}
 	// Gates compare USD figures whatever the currency printed.
-	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>84476")
-	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 84476.43 > 84476 (amounts in USD)" {
+	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>86812")
+	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 86812.43 > 86812 (amounts in USD)" {
 		t.Errorf("gate on a GBP report: %v (exit %d)", err, code)
 	}
 	for _, tc := range []struct {
