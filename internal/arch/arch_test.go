@@ -106,10 +106,12 @@ func TestImportRules(t *testing.T) {
 				fail("pkg/money is a leaf: it formats amounts and imports nothing of gpufinops")
 			case me == "pkg/envelope" && ours:
 				fail("pkg/envelope is a leaf: it heads JSON documents and imports nothing of gpufinops")
-			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance", "pkg/money", "pkg/coverage"):
-				fail("the engine sees only the snapshot, the catalog, the pure strategy packages and the money formatter")
+			case me == "pkg/recommend" && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance", "pkg/money", "pkg/coverage", "pkg/protect"):
+				fail("the engine sees only the snapshot, the catalog, the pure strategy packages, the coverage allocation, the protection decision and the money formatter")
 			case under(me, "pkg/coverage") && ours && !under(dep, "pkg/fleet", "pricing"):
 				fail("pkg/coverage is pure: it allocates the fleet's commitments with the catalog's rates, and imports nothing else of gpufinops")
+			case me == "pkg/protect" && ours && !under(dep, "pkg/fleet"):
+				fail("pkg/protect, the protection decision idle-stop and analyze share, imports only the snapshot")
 			case under(me, "pkg/metrics") && ours && !under(dep, "pkg/fleet", "pkg/metrics"):
 				fail("metrics sources import only the snapshot and each other")
 			case under(me, "pkg/llm", "pkg/sharing", "pkg/commitplan", "pkg/governance") && ours && !under(dep, "pkg/fleet", "pricing", "pkg/llm", "pkg/money", "pkg/envelope"):

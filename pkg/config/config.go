@@ -43,6 +43,8 @@ type Config struct {
 	IdleStop idlestop.Policy `mapstructure:"idle_stop"`
 	// Report configures how reports are printed.
 	Report ReportConfig `mapstructure:"report"`
+	// Analyze configures analyze beyond the engine's policy; its flags win.
+	Analyze AnalyzeConfig `mapstructure:"analyze"`
 	// Metrics configures utilization sources outside the clouds (--metrics).
 	Metrics MetricsConfig `mapstructure:"metrics"`
 	// Timeouts bound network calls and idle-stop runs.
@@ -159,6 +161,15 @@ type PrometheusConfig struct {
 	InstanceLabel      string            `mapstructure:"instance_label"`
 	HostLabel          string            `mapstructure:"host_label"`
 	NodeLabel          string            `mapstructure:"node_label"`
+}
+
+// AnalyzeConfig is analyze.*; --include-protected wins.
+type AnalyzeConfig struct {
+	// IncludeProtected counts the stop, schedule and deallocate savings of
+	// machines idle-stop protects (idle_stop.* settings) in the report's
+	// saving; by default their advice says what releasing them would save
+	// and saves nothing.
+	IncludeProtected bool `mapstructure:"include_protected"`
 }
 
 // ReportConfig configures how reports are printed.

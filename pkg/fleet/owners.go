@@ -46,6 +46,13 @@ const (
 	OwnerMIG               OwnerKind = "managed-instance-group"
 	OwnerDataproc          OwnerKind = "dataproc"
 	OwnerVertexAI          OwnerKind = "vertex-ai"
+	OwnerAzureBatch        OwnerKind = "azure-batch"
+	OwnerCycleCloud        OwnerKind = "cyclecloud"
+	OwnerDesktopPool       OwnerKind = "desktop-pool"
+	OwnerGCPBatch          OwnerKind = "gcp-batch"
+	OwnerSlurm             OwnerKind = "slurm"
+	OwnerPBS               OwnerKind = "pbs"
+	OwnerRay               OwnerKind = "ray-cluster"
 	// OwnerController is any other controller a managed-by tag names.
 	OwnerController OwnerKind = "controller"
 )
@@ -198,6 +205,24 @@ func NormTagKey(k string) string { return normTag(strings.TrimSpace(k)) }
 // with the registered rules and OwnerRules; nil when no rule matches.
 func DetectOwner(id string, tags map[string]string) *ManagedBy {
 	rules, ruleKeys := ownerRules()
+	return detectOwner(rules, ruleKeys, id, tags)
+}
+
+// DetectOwnerWith reads the owner of an instance with the given rules only,
+// as DetectOwner does with the registered ones.
+func DetectOwnerWith(rules []OwnerRule, id string, tags map[string]string) *ManagedBy {
+	return detectOwner(rules, normKeys(rules), id, tags)
+}
+
+// OwnerDetector is DetectOwnerWith for many instances: the rules' keys are
+// normalised once.
+func OwnerDetector(rules []OwnerRule) func(id string, tags map[string]string) *ManagedBy {
+	rules = slices.Clone(rules)
+	keys := normKeys(rules)
+	return func(id string, tags map[string]string) *ManagedBy { return detectOwner(rules, keys, id, tags) }
+}
+
+func detectOwner(rules []OwnerRule, ruleKeys []string, id string, tags map[string]string) *ManagedBy {
 	if len(tags) > 0 {
 		keys := sortedTagKeys(tags)
 		norm := make([]string, len(keys))

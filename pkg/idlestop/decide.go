@@ -3,13 +3,13 @@ package idlestop
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
 )
@@ -74,6 +74,9 @@ const (
 	ReasonGone Reason = "gone"
 	// ReasonRecheckFailed: the re-check failed, so nothing was stopped.
 	ReasonRecheckFailed Reason = "recheck-failed"
+	// ReasonMultiHost: an idle host of a multi-host job whose other hosts
+	// work.
+	ReasonMultiHost Reason = "multi-host"
 )
 
 // The tags Decide reads besides the policy's exemption tag and selectors.
@@ -146,15 +149,48 @@ type Decision struct {
 // them is stopped as idle, with warnings for instance store and
 // hibernation. Tag keys compare ignoring case, '-', '_' and spaces, values
 // ignoring case; a protection tag whose value is not recognised protects.
+//
+// The protections (owner, exemption, opt-out, production, spot, inference,
+// GPU memory held, busy CPU, multi-host peers) are pkg/protect's, the same
+// analyze applies. An idle machine that shares a multi-host group (a job,
+// cluster, placement group or slice tag) with a candidate that works, or
+// whose data cannot show it idle, is left running (multi-host).
 func Decide(in []Candidate, now time.Time, p Policy) []Decision {
+	p = p.effective()
+	pp := p.Protection()
+	insts := make([]*fleet.Instance, len(in))
+	for i := range in {
+		insts[i] = &in[i].Instance
+	}
+	peers := protect.NewPeers(insts, func(i int) bool { return working(in[i], now, p, pp) }, pp)
 	out := make([]Decision, 0, len(in))
-	for _, c := range in {
-		out = append(out, decide(c, now, p))
+	for i, c := range in {
+		d := decide(c, now, p, pp)
+		if d.Decision == Stop {
+			if f := peers.Check(i); f != nil {
+				d.Decision, d.Reason, d.Message, d.Warnings = Skip, ReasonMultiHost, f.Message, nil
+				d.HourlySavings, d.MonthlySavings = Amount{}, Amount{}
+			}
+		}
+		out = append(out, d)
 	}
 	return out
 }
 
-func decide(c Candidate, now time.Time, p Policy) Decision {
+// working reports whether a running candidate works in the window, or its
+// data cannot show it idle: what keeps its multi-host peers running.
+func working(c Candidate, now time.Time, p Policy, pp protect.Policy) bool {
+	if c.Instance.State != fleet.Running {
+		return false
+	}
+	ev := measure(c, now, p)
+	if !ev.hasGPU || ev.m.Coverage < p.MinCoverage || ev.maxGPUs < ev.wantGPUs || ev.rawMax >= p.GPUPercent {
+		return true
+	}
+	return protect.InUse(ev.shared(), p.Window.String(), pp) != nil
+}
+
+func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 	p = p.effective()
 	inst := c.Instance
 	d := Decision{
@@ -185,7 +221,7 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 		d.Reason, d.Message = r, fmt.Sprintf(format, args...)
 		return d
 	}
-	if owner := inst.Owner(); owner != nil {
+	if owner := protect.Owner(&inst, pp); owner != nil {
 		d.ManagedBy = owner
 	}
 
@@ -206,11 +242,11 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 		}
 		return skip(ReasonManaged, "the machine is managed by %s%s, which would replace or miss it: %s", o.Kind, name, fleet.OwnerAction(o.Kind))
 	}
-	if pr := protectedByTags(inst.Tags, p); pr != nil {
-		return skip(pr.reason, "%s", pr.message)
+	if f := protect.Tags(inst.Tags, pp); f != nil {
+		return skip(Reason(f.Reason), "%s", f.Message)
 	}
-	if inst.Lifecycle == fleet.Spot {
-		return skip(ReasonSpotNotStoppable, "a spot instance is not stopped (a one-time spot instance can only be terminated)")
+	if f := protect.Spot(&inst); f != nil {
+		return skip(ReasonSpotNotStoppable, "%s", f.Message)
 	}
 	if inst.LaunchTime == nil || inst.LaunchTime.IsZero() {
 		return skip(ReasonLaunchUnknown, "the machine's launch time is unknown, so its uptime cannot be checked")
@@ -218,8 +254,10 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	if up := now.Sub(*inst.LaunchTime); up < p.MinUptime {
 		return skip(ReasonJustLaunched, "the machine was launched %s ago, less than the minimum uptime of %s", roundDur(up), p.MinUptime)
 	}
-	if p.ProtectInference && isInference(inst) {
-		return skip(ReasonInference, "the machine serves inference (workload type), which may be needed at any time; set idle_stop.protect_inference false to judge it by utilization")
+	if p.ProtectInference {
+		if f := protect.Inference(&inst, pp); f != nil {
+			return skip(ReasonInference, "%s; set idle_stop.protect_inference false to judge it by utilization", f.Message)
+		}
 	}
 	if !ev.hasGPU {
 		if ev.summaryOnly {
@@ -239,11 +277,8 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	if ev.rawMax >= p.GPUPercent {
 		return skip(ReasonBusy, "the busiest GPU reached %.1f%% in the last %s (threshold %.4g%%)", m.GPUMaxPercent, p.Window, p.GPUPercent)
 	}
-	if ev.hasMem && ev.memMax > p.GPUMemoryPercent {
-		return skip(ReasonGPUMemoryHeld, "GPU memory use reached %.1f%% in the last %s, above %.4g%%: a process holds the GPU", round2(ev.memMax), p.Window, p.GPUMemoryPercent)
-	}
-	if ev.hasCPU && ev.cpuP95 > p.CPUPercent {
-		return skip(ReasonCPUBusy, "the host CPU p95 was %.1f%% in the last %s, above %.4g%%: the machine is working", round2(ev.cpuP95), p.Window, p.CPUPercent)
+	if f := protect.InUse(ev.shared(), "the last "+p.Window.String(), pp); f != nil {
+		return skip(Reason(f.Reason), "%s", f.Message)
 	}
 	if inst.InstanceStoreGB > 0 {
 		if p.ProtectInstanceStore {
@@ -263,14 +298,10 @@ func decide(c Candidate, now time.Time, p Policy) Decision {
 	return d
 }
 
-// isInference reads the workload block, else the WorkloadType tag alone (a
-// tag set whose other workload tags are invalid still says inference, and so
-// does any one of several spellings of the tag that disagree).
-func isInference(in fleet.Instance) bool {
-	if in.Workload != nil {
-		return in.Workload.Type == fleet.Inference
-	}
-	return slices.Contains(fleet.WorkloadTypesFromTags(in.Tags), fleet.Inference)
+// shared is the evidence in pkg/protect's form.
+func (ev evidence) shared() protect.Evidence {
+	return protect.Evidence{HasGPU: ev.hasGPU, GPUMax: ev.rawMax, WantGPUs: ev.wantGPUs, MaxGPUs: ev.maxGPUs,
+		HasMem: ev.hasMem, MemMax: ev.memMax, HasCPU: ev.hasCPU, CPUP95: ev.cpuP95}
 }
 
 // hourly is the machine's hourly price: the instance's own override first,

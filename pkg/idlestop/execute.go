@@ -278,7 +278,7 @@ func Execute(ctx context.Context, decisions []Decision, opts Options) (Summary, 
 				r.log(i)
 				continue
 			}
-			nd := decide(c, t, opts.Policy)
+			nd := decide(c, t, opts.Policy.effective(), opts.Policy.Protection())
 			if nd.Scope == (providers.Scope{}) {
 				nd.Scope = d.Scope
 			}

@@ -3,8 +3,11 @@ package idlestop
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
 // Policy is what makes a machine safe to stop. Keys are configured under
@@ -55,6 +58,13 @@ type Policy struct {
 	// MaxStops is the most machines one run may stop; more stop decisions
 	// than this stop nothing (Cap).
 	MaxStops int `json:"maxStops" mapstructure:"max_stops"`
+	// ExemptPhrases, ServingStacks and GroupTags add to the protection
+	// signals' defaults (pkg/protect): phrases that exempt a machine in a
+	// tag key or value, serving stacks that mark inference, and tag keys
+	// whose value names a multi-host job.
+	ExemptPhrases []string `json:"exemptPhrases,omitempty" mapstructure:"exempt_phrases"`
+	ServingStacks []string `json:"servingStacks,omitempty" mapstructure:"serving_stacks"`
+	GroupTags     []string `json:"groupTags,omitempty" mapstructure:"group_tags"`
 	// Selectors are tags (key: value) a machine must all carry to be
 	// considered; empty considers every machine.
 	Selectors map[string]string `json:"selectors,omitempty" mapstructure:"selectors"`
@@ -80,13 +90,9 @@ const (
 // DefaultNonProductionValues are the environment spellings recognised by
 // default.
 var (
-	DefaultProductionTags      = []string{"Environment", "Env", "Stage", "Tier", "DeploymentEnvironment", "AppEnv"}
-	DefaultProductionValues    = []string{"prod", "prd", "production", "live", "prod*", "prd*", "live-*", "*-prod", "*-prd", "*-production", "*-live", "*-prod-*", "*-prd-*", "*-production-*"}
-	DefaultNonProductionValues = []string{
-		"dev", "development", "develop", "test", "testing", "tst", "qa", "stage", "staging", "stg", "sandbox", "sbx",
-		"research", "experiment", "experimental", "exp", "lab", "uat", "ci", "demo", "preview", "perf", "scratch",
-		"personal", "nonprod", "non-prod", "non-production", "nonproduction", "training", "poc", "integration", "int",
-	}
+	DefaultProductionTags      = protect.DefaultProductionTags
+	DefaultProductionValues    = protect.DefaultProductionValues
+	DefaultNonProductionValues = protect.DefaultNonProductionValues
 )
 
 // DefaultPolicy is the conservative policy idle-stop runs with by default.
@@ -147,7 +153,7 @@ func (p Policy) Validate() error {
 		return fmt.Errorf("idle_stop.exempt_tag: must not be empty (it would exempt nothing)")
 	case strings.TrimSpace(p.ExemptValue) == "":
 		return fmt.Errorf("idle_stop.exempt_value: must not be empty")
-	case IsFalseValue(p.ExemptValue) || inFolded(p.ExemptValue, []string{"disabled", "disable", "never", "none", "deny", "denied"}):
+	case IsFalseValue(p.ExemptValue) || slices.Contains([]string{"disabled", "disable", "never", "none", "deny", "denied"}, protect.FoldValue(p.ExemptValue)):
 		return fmt.Errorf("idle_stop.exempt_value: %q reads as false: exempted machines would be stoppable; use true", p.ExemptValue)
 	case p.MaxStops < 0:
 		return fmt.Errorf("idle_stop.max_stops: %d is negative", p.MaxStops)
@@ -167,11 +173,20 @@ func (p Policy) Validate() error {
 	if err := blankEntry("non_production_values", p.NonProductionValues); err != nil {
 		return err
 	}
+	if err := blankEntry("exempt_phrases", p.ExemptPhrases); err != nil {
+		return err
+	}
+	if err := blankEntry("serving_stacks", p.ServingStacks); err != nil {
+		return err
+	}
+	if err := blankEntry("group_tags", p.GroupTags); err != nil {
+		return err
+	}
 	for _, v := range p.NonProductionValues {
 		if strings.Contains(v, "*") {
 			return fmt.Errorf("idle_stop.non_production_values: %q: wildcards are not allowed here (a pattern could let production machines stop)", v)
 		}
-		if matchAny(v, []string{"prod", "prd", "production", "live"}) || matchAny(v, literals(p.ProductionValues)) {
+		if protect.MatchAny(v, []string{"prod", "prd", "production", "live"}) || protect.MatchAny(v, literals(p.ProductionValues)) {
 			return fmt.Errorf("idle_stop.non_production_values: %q is a production value", v)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
 func withTags(kv ...string) func(*Candidate) {
@@ -423,7 +424,7 @@ func decideTags(tags map[string]string, p Policy) Decision {
 			c.Instance.Tags[k] = v
 		}
 	})
-	return decide(c, now, p)
+	return decide(c, now, p, p.Protection())
 }
 
 // FuzzProtection: whatever the tags, a machine carrying a protective
@@ -454,7 +455,7 @@ func FuzzProtection(f *testing.F) {
 				}
 			}
 			for _, pk := range p.ProductionTags {
-				if fleet.NormTagKey(k) == fleet.NormTagKey(pk) && !matchAny(v, p.NonProductionValues) {
+				if fleet.NormTagKey(k) == fleet.NormTagKey(pk) && !protect.MatchAny(v, p.NonProductionValues) {
 					t.Fatalf("%q: stopped with environment %q=%q", tags, k, v)
 				}
 			}

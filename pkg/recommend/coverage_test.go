@@ -1,6 +1,8 @@
 package recommend
 
 import (
+	"time"
+
 	"reflect"
 	"strings"
 	"testing"
@@ -45,7 +47,7 @@ func TestCoverage(t *testing.T) {
 			var codes []string
 			for _, w := range p.Warnings {
 				codes = append(codes, w.Code)
-				if w.Code == WarnLowCoverage && w.Message != "utilization covers 70 % of the window: not judged idle" {
+				if w.Code == WarnLowCoverage && !strings.HasPrefix(w.Message, "utilization covers 70 % of the window's GPU-hours") {
 					t.Errorf("message %q", w.Message)
 				}
 			}
@@ -58,5 +60,53 @@ func TestCoverage(t *testing.T) {
 	pol.Idle.MinCoverage = 1.5
 	if err := pol.Validate(); err == nil || !strings.Contains(err.Error(), "policy.idle.min_coverage: 1.5 is outside 0–1") {
 		t.Errorf("Validate = %v", err)
+	}
+}
+
+// From a file: a machine whose samples carry 2 of its 8 GPUs, or GPU data
+// for 42 of its 168 running hours, is never judged idle, put on a schedule
+// or rightsized; it gets a warning instead.
+func TestEvidenceBeforeConfidence(t *testing.T) {
+	var partial, sparse []fleet.Sample
+	for i, tm := 0, week.Start; tm.Before(week.End); i, tm = i+1, tm.Add(time.Hour) {
+		cpu := 5.0
+		partial = append(partial, fleet.Sample{Time: tm, GPU: fleet.PerGPU{1, 2}, GPUMemory: fleet.PerGPU{1, 1}, CPU: &cpu})
+		s := fleet.Sample{Time: tm, CPU: &cpu}
+		if i%4 == 0 {
+			s.GPU = fleet.PerGPU{1, 1, 1, 1, 1, 1, 1, 1}
+		}
+		sparse = append(sparse, s)
+	}
+	for name, samples := range map[string][]fleet.Sample{"2 of 8 GPUs": partial, "42 of 168 hours": sparse} {
+		p := run(t, inst("a", "p4d.24xlarge", withUtil(&fleet.Utilization{Window: week, Samples: samples})))
+		for _, r := range p.Recommendations {
+			switch r.Kind {
+			case KindIdleStop, KindSchedule, KindRightsize:
+				t.Errorf("%s: %s advice (%s, confidence %s)", name, r.Kind, r.ShortAction, r.Confidence)
+			}
+		}
+		if len(p.Warnings) == 0 {
+			t.Errorf("%s: no warning", name)
+		}
+	}
+}
+
+// A spiky GPU (p95 low, peaks at 85–99 %) keeps its class: no smaller GPU.
+func TestSpikyKeepsItsGPU(t *testing.T) {
+	spiky := fleet.Stats{Avg: 8, P95: 20, Max: 97}
+	p := run(t, inst("a", "g5.xlarge", withUtil(agg(spiky, fleet.Stats{Avg: 5, P95: 10, Max: 20}, hostLow, hostLow))))
+	for _, r := range p.Recommendations {
+		if r.Kind == KindRightsize {
+			t.Fatalf("spiky GPU rightsized to %s", r.Target)
+		}
+	}
+	calm := fleet.Stats{Avg: 8, P95: 20, Max: 30}
+	p = run(t, inst("a", "g5.xlarge", withUtil(agg(calm, fleet.Stats{Avg: 5, P95: 10, Max: 20}, hostLow, hostLow))))
+	found := false
+	for _, r := range p.Recommendations {
+		found = found || r.Kind == KindRightsize && r.Target == "g4dn.xlarge"
+	}
+	if !found {
+		t.Errorf("a calm GPU is not rightsized: %+v", p.Recommendations)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/money"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 	"github.com/gpufinops/gpufinops/pkg/sharing"
 	"github.com/gpufinops/gpufinops/pricing"
 )
@@ -193,6 +194,8 @@ type change struct {
 	riskNotes  []string
 	rationale  string
 	evidence   Evidence
+	// protected says a protection holds the change back (see guard).
+	protected *Protected
 }
 
 type engine struct {
@@ -234,6 +237,8 @@ type engine struct {
 	unattributed decimal.Decimal
 	// fleetAsOf dates the prices the fleet file states (fleetPriceDate).
 	fleetAsOf, fleetSource string
+	// guards is the protection decision's state (see guard).
+	guards *guards
 }
 
 type offerKey struct {
@@ -452,6 +457,14 @@ type Options struct {
 	// price, and each says which (InstanceCost.PriceBasis). Nil prices every
 	// instance as before.
 	Billed map[string]BilledRate
+	// Protection is the protection decision idle-stop applies (pkg/protect,
+	// configured by idle_stop.*); every stop, schedule and deallocate advice
+	// consults it. Nil is protect.DefaultPolicy().
+	Protection *protect.Policy
+	// IncludeProtected counts a protected machine's stop, schedule or
+	// deallocate saving in the plan (analyze --include-protected); without
+	// it the advice says what releasing it would save and saves nothing.
+	IncludeProtected bool
 }
 
 // BilledRate is what a bill says one instance pays per hour.
@@ -652,6 +665,7 @@ func (e *engine) record(s *state, c *change) {
 		Rationale:        c.rationale,
 		Evidence:         c.evidence,
 		After:            s.last,
+		Protected:        c.protected,
 	}
 	if s.covered() && c.kind != KindCommitment && !c.keep {
 		note := e.heldNote(s)
@@ -763,7 +777,7 @@ func (e *engine) confidenceFor(s *state) Level {
 	default:
 		l = Low
 	}
-	switch cov := s.inst.Utilization.CoverageFraction(); {
+	switch cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s)); {
 	case cov < 0.5:
 		l = Low
 	case cov < 0.8 && l == High:

@@ -163,10 +163,10 @@ func TestRules(t *testing.T) {
 			want: []recWant{{KindIdleStop, "stopped", "383.98", "0", Low}},
 		},
 		{
-			name: "idle inference endpoint is riskier to stop",
+			name: "idle inference endpoint is protected, as idle-stop protects it: nothing saved, then committed",
 			in:   inst("a", "g4dn.xlarge", withUtil(agg(idle, idle, idle, idle)), withWorkload(fleet.Inference, nil)),
 			cost: "383.98",
-			want: []recWant{{KindIdleStop, "stopped", "383.98", "0", Medium}},
+			want: []recWant{{KindIdleStop, "stopped", "383.98", "383.98", High}, {KindCommitment, "1-year Compute Savings Plan", "383.98", "249.59", Low}},
 		},
 		{
 			name:     "idle on a commitment is a warning, not a saving",
@@ -316,8 +316,50 @@ func notebook(days []time.Weekday, from, to int) []fleet.Sample {
 
 var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday}
 
+// weeksOf repeats a week of samples over n weeks ending where it ends.
+func weeksOf(n int, wk []fleet.Sample) []fleet.Sample {
+	var out []fleet.Sample
+	for k := n - 1; k >= 0; k-- {
+		for _, s := range wk {
+			s.Time = s.Time.Add(-time.Duration(k) * 7 * 24 * time.Hour)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// A schedule needs its busy hours to recur across two weeks: one week of
+// samples gives it low confidence; busy hours that do not recur (random
+// spikes over four weeks) give none.
+func TestScheduleRecurrence(t *testing.T) {
+	one := run(t, inst("nb", "g4dn.xlarge", withWorkload(fleet.Development, nil), withUtil(&fleet.Utilization{Samples: notebook(weekdays, 9, 17)})))
+	if len(one.Recommendations) != 1 || one.Recommendations[0].Kind != KindSchedule || one.Recommendations[0].Confidence != Low {
+		t.Fatalf("one week: %+v", one.Recommendations)
+	}
+	var spikes []fleet.Sample
+	for i, s := range weeksOf(4, notebook(nil, 0, 0)) {
+		if i%37 == 0 { // never the same hour of the week twice
+			s.GPU = fleet.PerGPU{95}
+		}
+		spikes = append(spikes, s)
+	}
+	p := run(t, inst("vm", "g4dn.xlarge", withUtil(&fleet.Utilization{Samples: spikes})))
+	for _, r := range p.Recommendations {
+		if r.Kind == KindSchedule {
+			t.Fatalf("random spikes gave a schedule: %+v", r)
+		}
+	}
+	found := false
+	for _, w := range p.Warnings {
+		found = found || w.Code == WarnNotRecurring
+	}
+	if !found {
+		t.Errorf("no %s warning: %v", WarnNotRecurring, p.Warnings)
+	}
+}
+
 func TestSchedule(t *testing.T) {
-	in := inst("nb", "g4dn.xlarge", withWorkload(fleet.Development, nil), withUtil(&fleet.Utilization{Samples: notebook(weekdays, 9, 17)}))
+	in := inst("nb", "g4dn.xlarge", withWorkload(fleet.Development, nil), withUtil(&fleet.Utilization{Samples: weeksOf(2, notebook(weekdays, 9, 17))}))
 	p := run(t, in)
 	if len(p.Recommendations) != 1 {
 		t.Fatalf("want one recommendation, got %+v", p.Recommendations)
@@ -391,7 +433,7 @@ func TestDaysText(t *testing.T) {
 }
 
 func TestPolicyOverrides(t *testing.T) {
-	in := inst("a", "g4dn.xlarge", withUtil(agg(fleet.Stats{Avg: 10, P95: 18, Max: 25}, memHigh, hostMid, hostMid)))
+	in := inst("a", "g4dn.xlarge", withUtil(agg(fleet.Stats{Avg: 10, P95: 18, Max: 25}, idle, hostLow, hostLow)))
 	f := &fleet.Fleet{Instances: []fleet.Instance{in}}
 	p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 	if got := Run(f, testCatalog(), p); len(got.Recommendations) != 1 || got.Recommendations[0].Kind != KindCommitment {

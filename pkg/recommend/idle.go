@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
 // idleRule stops instances whose GPUs do nothing, and puts instances that are
@@ -15,16 +16,28 @@ import (
 // An instance that would be judged idle (or put on a schedule) but whose
 // utilization covers less of its window than policy.idle.min_coverage gets a
 // warning instead: the gaps may be when it worked.
+//
+// Every change it makes goes through guard: a machine idle-stop protects
+// keeps running, and its advice says why and what releasing it would save.
+// An instance whose samples never carry all of its GPUs is not judged idle
+// (partial-gpus): a GPU without data is not idle. Where the source set
+// utilization.coverage, that says how many GPUs reported instead.
 func idleRule(e *engine, s *state) *change {
 	if s.inst.StoppedAllocated && s.inst.State == fleet.Running {
-		return deallocateChange(e, s)
+		return e.guard(s, deallocateChange(e, s), false)
 	}
 	c := idleJudge(e, s)
-	if cov := s.inst.Utilization.CoverageFraction(); c != nil && cov < e.policy.Idle.MinCoverage {
-		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window: not judged idle", pct(cov*100))
+	if cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s)); c != nil && cov < e.policy.Idle.MinCoverage {
+		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window's GPU-hours (hours with GPU data ÷ running hours, GPUs reporting ÷ GPUs): not judged idle and no schedule", pct(cov*100))
 		return nil
 	}
-	return c
+	if c != nil && c.kind == KindIdleStop && c.stop && s.inst.Utilization != nil && s.inst.Utilization.Coverage == nil {
+		if ev := protect.Measure(s.inst.Utilization, gpuCount(s)); ev.HasGPU && ev.MaxGPUs < ev.WantGPUs {
+			e.warn(s.inst.ID, WarnPartialGPUs, "at most %d of its %d GPUs reported: a GPU without data is not idle, so it is not judged idle", ev.MaxGPUs, ev.WantGPUs)
+			return nil
+		}
+	}
+	return e.guard(s, c, c != nil && c.kind == KindIdleStop)
 }
 
 func idleJudge(e *engine, s *state) *change {
@@ -106,7 +119,7 @@ func idleStopChange(e *engine, s *state) *change {
 		c.riskNotes = append(c.riskNotes, "an inference endpoint with rare traffic may still be needed: check its callers, or scale it to zero instead")
 		c.risk = Medium
 	}
-	if o := s.inst.Owner(); o != nil {
+	if o := e.owner(s); o != nil {
 		c.short = "shrink " + ownerShort(o)
 		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s%% over %s (idle below %s%%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
 		c.riskNotes = append(c.riskNotes, ownerRisk(o))
@@ -155,6 +168,12 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 			busyHours[t.Weekday()][t.Hour()] = true
 		}
 	}
+	weeks, recurring := recurrence(samples, window.Start, pol.GPUPercent)
+	minWeeks := max(pol.ScheduleMinWeeks, 1)
+	if weeks >= minWeeks && recurring < scheduleRecurShare {
+		e.warn(s.inst.ID, WarnNotRecurring, "its busy hours do not recur across weeks (%s %% of busy samples fall in hours of the week busy in at least %d weeks): no schedule is learned from random activity", pct(recurring*100), minWeeks)
+		return nil
+	}
 	windows, perWeek := deriveSchedule(busyHours, pol.ScheduleBufferHours)
 	after := math.Min(s.hours, perWeek*fleet.HoursPerMonth/fleet.HoursPerWeek)
 	if s.hours <= 0 || (s.hours-after)/s.hours*100 < pol.ScheduleMinSavingsPercent {
@@ -189,11 +208,17 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 			Notes:   []string{"the schedule is in UTC, the samples' time zone"},
 		},
 	}
+	c.evidence.Metrics["weeksObserved"] = float64(weeks)
+	c.evidence.Metrics["recurringBusyPercent"] = round2(recurring * 100)
+	if weeks < minWeeks {
+		c.confidence = Low
+		c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("the samples span %d week(s): the pattern is not shown to recur across %d weeks, so confidence is low", weeks, minWeeks))
+	}
 	if w := s.inst.Workload; w == nil || w.Type != fleet.Development {
 		c.risk = Medium
 		c.riskNotes = append(c.riskNotes, "work outside the observed hours will find it stopped: agree the schedule with its users")
 	}
-	if o := s.inst.Owner(); o != nil {
+	if o := e.owner(s); o != nil {
 		c.short = "schedule " + ownerShort(o) + " " + scheduleShort(windows)
 		c.action = fmt.Sprintf("Scale its owner on a schedule, %s (%s h/week instead of %s): %s, with a scheduled scale-down policy outside these hours", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth), ownerAction(o))
 		c.risk = Medium
@@ -288,4 +313,52 @@ func daysText(days []time.Weekday) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// scheduleRecurShare is the share of busy samples that must fall in hours
+// of the week busy in at least policy.idle.schedule_min_weeks weeks.
+const scheduleRecurShare = 0.8
+
+// recurrence is how many whole weeks the samples span from start, and the
+// share of busy samples whose hour of the week is busy in at least two of
+// them.
+func recurrence(samples []fleet.Sample, start time.Time, thr float64) (weeks int, share float64) {
+	const week = 7 * 24 * time.Hour
+	if len(samples) == 0 {
+		return 0, 0
+	}
+	last := samples[len(samples)-1].Time
+	if start.IsZero() || start.After(samples[0].Time) {
+		start = samples[0].Time
+	}
+	weeks = int(last.Sub(start) / week)
+	if last.Sub(start)%week > 6*24*time.Hour {
+		weeks++
+	}
+	type slot struct{ day, hour int }
+	seen := map[slot]map[int]bool{}
+	var busy []slot
+	for _, smp := range samples {
+		v, ok := smp.GPU.Max()
+		if !ok || v < thr {
+			continue
+		}
+		t := smp.Time.UTC()
+		k := slot{int(t.Weekday()), t.Hour()}
+		if seen[k] == nil {
+			seen[k] = map[int]bool{}
+		}
+		seen[k][int(smp.Time.Sub(start)/week)] = true
+		busy = append(busy, k)
+	}
+	if len(busy) == 0 {
+		return weeks, 1
+	}
+	rec := 0
+	for _, k := range busy {
+		if len(seen[k]) >= 2 {
+			rec++
+		}
+	}
+	return weeks, float64(rec) / float64(len(busy))
 }

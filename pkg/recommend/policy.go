@@ -54,6 +54,11 @@ type IdlePolicy struct {
 	ScheduleMinSavingsPercent float64 `json:"scheduleMinSavingsPercent" mapstructure:"schedule_min_savings_percent"`
 	// ScheduleMinDays is the fewest days of samples a schedule is derived from.
 	ScheduleMinDays float64 `json:"scheduleMinDays" mapstructure:"schedule_min_days"`
+	// ScheduleMinWeeks is how many weeks of the window a busy hour of the
+	// week must recur in: with fewer weeks of samples a schedule has low
+	// confidence; with more, busy samples whose hours do not recur (random
+	// spikes) give no schedule.
+	ScheduleMinWeeks int `json:"scheduleMinWeeks" mapstructure:"schedule_min_weeks"`
 	// ScheduleBufferHours are added before and after each busy stretch.
 	ScheduleBufferHours int `json:"scheduleBufferHours" mapstructure:"schedule_buffer_hours"`
 	// MinCoverage: an instance whose utilization covers less of its window
@@ -67,6 +72,9 @@ type RightsizePolicy struct {
 	GPUPercent float64 `json:"gpuPercent" mapstructure:"gpu_percent"`
 	// GPUMemoryPercent: GPU memory p95 below this allows a smaller GPU.
 	GPUMemoryPercent float64 `json:"gpuMemoryPercent" mapstructure:"gpu_memory_percent"`
+	// PeakGPUPercent: a GPU whose busiest sample (max) reached this keeps
+	// its class, whatever its p95: a spiky workload needs its peaks.
+	PeakGPUPercent float64 `json:"peakGpuPercent" mapstructure:"peak_gpu_percent"`
 	// HeadroomPercent is added to the peaks a target must hold.
 	HeadroomPercent float64 `json:"headroomPercent" mapstructure:"headroom_percent"`
 	// HostCPUPercent and HostMemoryPercent: host p95s below both allow a smaller
@@ -132,6 +140,7 @@ func DefaultPolicy() Policy {
 			ScheduleMaxBusyPercent:    60,
 			ScheduleMinSavingsPercent: 25,
 			ScheduleMinDays:           7,
+			ScheduleMinWeeks:          2,
 			ScheduleBufferHours:       1,
 			MinCoverage:               0.8,
 		},
@@ -139,6 +148,7 @@ func DefaultPolicy() Policy {
 			GPUPercent:        50,
 			GPUMemoryPercent:  40,
 			HeadroomPercent:   20,
+			PeakGPUPercent:    80,
 			HostCPUPercent:    30,
 			HostMemoryPercent: 40,
 			MinSavingsPercent: 10,
@@ -298,6 +308,7 @@ func (p Policy) validate() error {
 		{"policy.rightsize.gpu_percent", p.Rightsize.GPUPercent},
 		{"policy.rightsize.gpu_memory_percent", p.Rightsize.GPUMemoryPercent},
 		{"policy.rightsize.headroom_percent", p.Rightsize.HeadroomPercent},
+		{"policy.rightsize.peak_gpu_percent", p.Rightsize.PeakGPUPercent},
 		{"policy.rightsize.host_cpu_percent", p.Rightsize.HostCPUPercent},
 		{"policy.rightsize.host_memory_percent", p.Rightsize.HostMemoryPercent},
 		{"policy.rightsize.min_savings_percent", p.Rightsize.MinSavingsPercent},
@@ -328,6 +339,9 @@ func (p Policy) validate() error {
 	}
 	if err := p.Governance.Validate(); err != nil {
 		return err
+	}
+	if p.Idle.ScheduleMinWeeks < 1 || p.Idle.ScheduleMinWeeks > 8 {
+		return fmt.Errorf("policy.idle.schedule_min_weeks: %d is outside 1–8", p.Idle.ScheduleMinWeeks)
 	}
 	if p.Idle.ScheduleMinDays < 1 || p.Idle.ScheduleMinDays > maxScheduleMinDay {
 		return fmt.Errorf("policy.idle.schedule_min_days: %v is outside 1–%d", p.Idle.ScheduleMinDays, maxScheduleMinDay)

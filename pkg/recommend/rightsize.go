@@ -26,7 +26,13 @@ func rightsizeRule(e *engine, s *state) *change {
 	}
 	head := 1 + pol.HeadroomPercent/100
 	need := requirement{arch: s.typ.Arch}
-	gpuLow := sum.GPUMemory != nil && sum.GPU.P95 < pol.GPUPercent && sum.GPUMemory.P95 < pol.GPUMemoryPercent
+	peak := pol.PeakGPUPercent
+	if peak <= 0 {
+		peak = DefaultPolicy().Rightsize.PeakGPUPercent
+	}
+	// A spiky GPU (its max at or above the peak threshold) keeps its class:
+	// the p95 alone would size it below its peaks.
+	gpuLow := sum.GPUMemory != nil && sum.GPU.P95 < pol.GPUPercent && sum.GPUMemory.P95 < pol.GPUMemoryPercent && sum.GPU.Max < peak
 	hostLow := sum.CPU != nil && sum.Memory != nil && sum.CPU.P95 < pol.HostCPUPercent && sum.Memory.P95 < pol.HostMemoryPercent
 	switch {
 	case gpuLow:
@@ -54,6 +60,10 @@ func rightsizeRule(e *engine, s *state) *change {
 	option := purchaseOption(s.lifecycle)
 	best, bestPrice, found := e.cheapestFit(s, need, option)
 	if !found || best.Name == s.typ.Name {
+		return nil
+	}
+	if cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s)); cov < e.policy.Idle.MinCoverage {
+		e.warn(s.inst.ID, WarnLowCoverage, "utilization covers %s %% of the window's GPU-hours: not rightsized (its peaks may be in the gaps)", pct(cov*100))
 		return nil
 	}
 	before := s.variable()

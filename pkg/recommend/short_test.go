@@ -20,7 +20,7 @@ func TestShortActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fl := fleetgen.Generate(fleetgen.Options{Instances: 300, Seed: 15, SampleShare: 0.3, MaxSamples: 48})
+	fl := fleetgen.Generate(fleetgen.Options{Instances: 300, Seed: 1, SampleShare: 0.3})
 	if err := pricing.Complete(fl, cat); err != nil {
 		t.Fatal(err)
 	}
@@ -33,6 +33,12 @@ func TestShortActions(t *testing.T) {
 		s := rec.ShortAction
 		if s == "" || len([]rune(s)) > 48 && rec.Kind != KindTagging {
 			t.Errorf("%s: short action %q", rec.ID, s)
+			continue
+		}
+		if rec.Protected != nil && !rec.Protected.Counted {
+			if s != "protected: "+rec.Protected.Reason {
+				t.Errorf("%s: protected (%s) with short action %q", rec.ID, rec.Protected.Reason, s)
+			}
 			continue
 		}
 		switch rec.Kind {

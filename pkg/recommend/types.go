@@ -72,6 +72,26 @@ type Recommendation struct {
 	After string `json:"after,omitempty"`
 	// Target is the proposed instance type, purchase option or schedule.
 	Target string `json:"target,omitempty"`
+	// Protected is set when the protection idle-stop applies (pkg/protect)
+	// holds a stop, schedule or deallocate back.
+	Protected *Protected `json:"protected,omitempty"`
+}
+
+// Protected says why a machine is protected from a stop, schedule or
+// deallocation, and what releasing it would save.
+type Protected struct {
+	// Reason is the protection's code, as idle-stop reports it (exempt,
+	// opted-out, production, spot-not-stoppable, inference, gpu-memory-held,
+	// cpu-busy, multi-host, …).
+	Reason string `json:"reason"`
+	// Message says why in a sentence; Tag is the tag that says so.
+	Message string `json:"message"`
+	Tag     string `json:"tag,omitempty"`
+	// PotentialMonthlySavings is what the advice would save if the
+	// protection were released.
+	PotentialMonthlySavings decimal.Decimal `json:"potentialMonthlySavings"`
+	// Counted is true when the saving is counted anyway (--include-protected).
+	Counted bool `json:"counted"`
 }
 
 // Evidence is how a recommendation was computed.
@@ -122,6 +142,12 @@ const (
 	// WarnUsageTrend: a group's usage rose or fell materially within the
 	// window; its commitment is sized on the last week.
 	WarnUsageTrend = "usage-trend"
+	// WarnNotRecurring: an instance's busy hours do not recur across weeks,
+	// so no schedule is learned from them.
+	WarnNotRecurring = "schedule-not-recurring"
+	// WarnPartialGPUs: some of an instance's GPUs report no data, so it is
+	// not judged idle.
+	WarnPartialGPUs = "partial-gpus"
 	// WarnCommitmentRateUnknown: a committed instance's rate is not in the
 	// fleet; it is priced at an assumed rate, said so in its price source.
 	WarnCommitmentRateUnknown = "commitment-rate-unknown"

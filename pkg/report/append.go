@@ -372,6 +372,20 @@ func (a *appender) recommendation(r *Recommendation) {
 	a.key("evidence")
 	a.evidence(&r.Evidence)
 	a.optString("after", r.After)
+	if p := r.Protected; p != nil {
+		a.key("protected")
+		a.open('{')
+		a.key("reason")
+		a.string(p.Reason)
+		a.key("message")
+		a.string(p.Message)
+		a.optString("tag", p.Tag)
+		a.key("potentialMonthlySavings")
+		a.money(p.PotentialMonthlySavings)
+		a.key("counted")
+		a.bool(p.Counted)
+		a.close('}')
+	}
 	a.close('}')
 }
 

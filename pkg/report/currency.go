@@ -92,6 +92,11 @@ func Convert(r *Report, c Conversion) (*Report, error) {
 		}
 		rec.MonthlySavings = sav
 		rec.ProjectedMonthlyCost = mk(cur.d.Sub(sav.d))
+		if p := rec.Protected; p != nil {
+			q := *p
+			q.PotentialMonthlySavings = conv(p.PotentialMonthlySavings)
+			rec.Protected = &q
+		}
 		projected[rec.ID] = rec.ProjectedMonthlyCost
 		byResource[rec.ResourceID] = byResource[rec.ResourceID].Add(rec.MonthlySavings.d)
 		byKind[rec.Kind] = byKind[rec.Kind].Add(rec.MonthlySavings.d)

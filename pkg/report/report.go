@@ -376,6 +376,29 @@ type Recommendation struct {
 	Evidence Evidence `json:"evidence"`
 	// After is the ID of the recommendation this one is priced after.
 	After string `json:"after,omitempty"`
+	// Protected is set when the protection idle-stop applies holds a stop,
+	// schedule or deallocation back: why, and what releasing it would save.
+	Protected *Protected `json:"protected,omitempty"`
+}
+
+// Protected says why a machine is protected from a stop, schedule or
+// deallocation (the same decision idle-stop makes), and what releasing it
+// would save.
+type Protected struct {
+	// Reason is the protection's code, as idle-stop reports it: exempt,
+	// opted-out, not-opted-in, production, spot-not-stoppable, inference,
+	// gpu-memory-held, cpu-busy or multi-host.
+	Reason string `json:"reason"`
+	// Message says why in a sentence.
+	Message string `json:"message"`
+	// Tag is the tag that says so (key=value), when one does.
+	Tag string `json:"tag,omitempty"`
+	// PotentialMonthlySavings is what the advice would save if the
+	// protection were released.
+	PotentialMonthlySavings Money `json:"potentialMonthlySavings"`
+	// Counted is true when the saving is counted in the report anyway
+	// (analyze --include-protected).
+	Counted bool `json:"counted"`
 }
 
 // Evidence is how a recommendation was computed.
@@ -867,8 +890,16 @@ func newRecommendation(rec recommend.Recommendation, move bool, prices []Price) 
 			Notes:              notes,
 			Purchase:           newPurchase(ev.Purchase),
 		},
-		After: rec.After,
+		After:     rec.After,
+		Protected: newProtected(rec.Protected),
 	}
+}
+
+func newProtected(p *recommend.Protected) *Protected {
+	if p == nil {
+		return nil
+	}
+	return &Protected{Reason: p.Reason, Message: p.Message, Tag: p.Tag, PotentialMonthlySavings: NewMoney(p.PotentialMonthlySavings), Counted: p.Counted}
 }
 
 func newPrice(p pricing.Price) Price {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
 // Nodes tagged as each cloud's node-pool service tags them: the owner is
@@ -79,5 +80,45 @@ func TestPoolRuleWinsOverSameKindTags(t *testing.T) {
 	}
 	if pools < 6 {
 		t.Errorf("%d pool rules, want the node pools of all three clouds", pools)
+	}
+}
+
+// TestProtectOwnersPerCloud: the controllers each cloud's tags name (its
+// autoscalers, batch services, HPC clusters and desktop pools), registered
+// by its adapter, make the one protection decision leave the machine to
+// its owner; pkg/protect itself names no cloud.
+func TestProtectOwnersPerCloud(t *testing.T) {
+	p := protect.DefaultPolicy()
+	for _, c := range []struct {
+		p    fleet.Provider
+		id   string
+		tags map[string]string
+		kind fleet.OwnerKind
+	}{
+		{fleet.AWS, "i-1", map[string]string{"aws:autoscaling:groupName": "asg"}, fleet.OwnerAutoScalingGroup},
+		{fleet.AWS, "i-2", map[string]string{"eks:nodegroup-name": "gpu"}, fleet.OwnerEKSNodeGroup},
+		{fleet.AWS, "i-3", map[string]string{"k8s.io/cluster-autoscaler/enabled": "true"}, fleet.OwnerClusterAutoscaler},
+		{fleet.AWS, "i-4", map[string]string{"karpenter.sh/nodepool": "gpu"}, fleet.OwnerKarpenter},
+		{fleet.AWS, "i-5", map[string]string{"kubernetes.io/cluster/ml": "owned"}, fleet.OwnerKubernetes},
+		{fleet.AWS, "i-6", map[string]string{"parallelcluster:node-type": "Compute"}, fleet.OwnerParallelCluster},
+		{fleet.AWS, "i-7", map[string]string{"aws:batch:compute-environment": "ce"}, fleet.OwnerBatch},
+		{fleet.Azure, "vm-1", map[string]string{"poolName": "gpupool"}, fleet.OwnerAKSNodePool},
+		{fleet.Azure, "vm-2", map[string]string{"aks-managed-orchestrator": "1.29"}, fleet.OwnerAKSNodePool},
+		{fleet.Azure, "vm-3", map[string]string{"BatchAccountName": "acct"}, fleet.OwnerAzureBatch},
+		{fleet.Azure, "vm-4", map[string]string{"cm-resource-parent": "/subscriptions/s/resourceGroups/r/providers/Microsoft.DesktopVirtualization/hostpools/hp"}, fleet.OwnerDesktopPool},
+		{fleet.Azure, "vm-5", map[string]string{"azureml.computeName": "c"}, fleet.OwnerAzureML},
+		{fleet.Azure, "vm-6", map[string]string{"ClusterId": "cyclecloud-hpc"}, fleet.OwnerCycleCloud},
+		{fleet.Azure, "/subscriptions/s/resourceGroups/r/providers/Microsoft.Compute/virtualMachineScaleSets/ss/virtualMachines/0", nil, fleet.OwnerVMSS},
+		{fleet.GCP, "g-1", map[string]string{"goog-gke-node": ""}, fleet.OwnerGKENodePool},
+		{fleet.GCP, "g-2", map[string]string{"goog-dataproc-cluster-uuid": "u"}, fleet.OwnerDataproc},
+		{fleet.GCP, "g-3", map[string]string{"goog-batch-job-uid": "j"}, fleet.OwnerGCPBatch},
+		{fleet.GCP, "g-4", map[string]string{"slurm-cluster-name": "hpc"}, fleet.OwnerSlurm},
+		{fleet.GCP, "g-6", map[string]string{"goog-managed-by": "vertex-ai"}, fleet.OwnerController},
+	} {
+		in := &fleet.Instance{ID: c.id, Provider: c.p, Tags: c.tags}
+		f := protect.Static(in, p)
+		if f == nil || f.Reason != protect.ReasonManaged || f.Owner.Kind != c.kind {
+			t.Errorf("%s %s %v: got %+v, want managed by %s", c.p, c.id, c.tags, f, c.kind)
+		}
 	}
 }

@@ -269,7 +269,7 @@ func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instan
 			continue
 		}
 		w := window
-		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples}
+		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples, Coverage: fleet.SampleCoverage(samples, in.GPU.Count)}
 	}
 	return notes, nil
 }

@@ -147,7 +147,7 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 			continue
 		}
 		w := window
-		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples, Source: "azure-monitor"}
+		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples, Source: "azure-monitor", Coverage: fleet.SampleCoverage(samples, in.GPU.Count)}
 	}
 	return notes, nil
 }

@@ -69,7 +69,7 @@ func TestDemoFleet(t *testing.T) {
 		"train-p4d-2":    {fleet.AWS, aws, "us-east-1", "p4d.24xlarge", fleet.Training, 60 * 730 / 168.0},
 		"ft-g5-1":        {fleet.AWS, aws, "us-east-1", "g5.4xlarge", fleet.FineTuning, 40 * 730 / 168.0},
 		"ft-g5-2":        {fleet.AWS, aws, "us-east-1", "g5.4xlarge", fleet.FineTuning, 40 * 730 / 168.0},
-		"nd-h100-eval":   {fleet.Azure, "0b1f6471-1bf0-4dda-aec3-cb9272f09590", "eastus", "Standard_ND96isr_H100_v5", fleet.Inference, 730},
+		"nd-h100-eval":   {fleet.Azure, "0b1f6471-1bf0-4dda-aec3-cb9272f09590", "eastus", "Standard_ND96isr_H100_v5", fleet.Batch, 730},
 		"gcp-a100-train": {fleet.GCP, "ml-platform-prod", "us-central1", "a2-highgpu-1g", fleet.Training, 730},
 		"gcp-l4-infer":   {fleet.GCP, "ml-platform-prod", "us-central1", "g2-standard-8", fleet.Inference, 730},
 	}

@@ -7,8 +7,9 @@ package gcp
 
 import "github.com/gpufinops/gpufinops/pkg/fleet"
 
-// OwnerRules are the labels of GKE node pools, Dataproc, Vertex AI and
-// managed instance groups (whose created-by metadata the adapter reads into
+// OwnerRules are the labels of GKE node pools, Dataproc, Batch, Slurm
+// clusters, Vertex AI, managed instance groups and other Google-managed
+// controllers (goog-managed-by) (whose created-by metadata the adapter reads into
 // a tag of the same name).
 //
 // The labels that name the pool or cluster come first: a GKE node carries
@@ -19,6 +20,10 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.GCP, Key: "cloud.google.com/gke-nodepool", Kind: fleet.OwnerGKENodePool, ClusterKeys: gkeClusterKeys},
 	{Provider: fleet.GCP, Key: "goog-k8s-cluster-name", Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "goog-dataproc-cluster-name", Kind: fleet.OwnerDataproc},
+	{Provider: fleet.GCP, Key: "goog-batch-", Prefix: true, Kind: fleet.OwnerGCPBatch},
+	{Provider: fleet.GCP, Key: "batch-job-id", Kind: fleet.OwnerGCPBatch},
+	{Provider: fleet.GCP, Key: "slurm-cluster-name", Kind: fleet.OwnerSlurm},
+	{Provider: fleet.GCP, Key: "slurm-instance-role", Kind: fleet.OwnerSlurm},
 	{Provider: fleet.GCP, Key: "goog-gke-", Prefix: true, Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "goog-k8s-", Prefix: true, Kind: fleet.OwnerGKENodePool},
 	{Provider: fleet.GCP, Key: "gke-", Prefix: true, Kind: fleet.OwnerGKENodePool},
@@ -26,6 +31,7 @@ var OwnerRules = []fleet.OwnerRule{
 	{Provider: fleet.GCP, Key: "goog-vertex-", Prefix: true, Kind: fleet.OwnerVertexAI},
 	{Provider: fleet.GCP, Key: "created-by", ValueContains: "instanceGroupManagers", Kind: fleet.OwnerMIG},
 	{Provider: fleet.GCP, IDContains: "/instanceGroupManagers/", Kind: fleet.OwnerMIG},
+	{Provider: fleet.GCP, Key: "goog-managed-by", Kind: fleet.OwnerController},
 }
 
 // gkeClusterKeys are the labels that name a GKE node's cluster.

@@ -217,7 +217,7 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 			continue
 		}
 		w := window
-		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples, Source: p.MetricsSource()}
+		in.Utilization = &fleet.Utilization{Window: &w, Samples: samples, Source: p.MetricsSource(), Coverage: fleet.SampleCoverage(samples, in.GPU.Count)}
 	}
 	for _, in := range instances {
 		if in.State != fleet.Stopped && in.Utilization == nil {

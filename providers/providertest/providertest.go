@@ -532,6 +532,24 @@ func (s *suite) utilization(t *testing.T) {
 			}
 			return constGPUs(int(in.GPU.Count), 60)
 		})
+		// It ran the whole window (its host CPU reports every hour); the
+		// GPU agent was silent the first day.
+		for i := range fl.Instances {
+			if fl.Instances[i].ID != in.ID {
+				continue
+			}
+			u := fl.Instances[i].Utilization
+			var all []fleet.Sample
+			for h := 0; h < 48; h++ {
+				cpu := 20.0
+				smp := fleet.Sample{Time: window.Start.Add(time.Duration(h) * time.Hour), CPU: &cpu}
+				if h >= 24 {
+					smp.GPU = constGPUs(int(in.GPU.Count), 60)
+				}
+				all = append(all, smp)
+			}
+			u.Samples = all
+		}
 		p, ur := s.utilReader(t, Setup{Fleet: fl})
 		u, _ := readOne(t, p, ur, in.Region, in.ID, window)
 		if u == nil {
@@ -567,6 +585,16 @@ func (s *suite) utilization(t *testing.T) {
 				t.Errorf("sample at %s: %v: a GPU reporting 70 %% reads as idle", smp.Time, smp.GPU)
 				break
 			}
+		}
+		// The coverage says how much of the machine reported: half its GPUs
+		// (the cloud adapters set it; otherwise the engine reads it from the
+		// samples, each value one GPU).
+		cov := u.Coverage
+		if cov == nil {
+			cov = fleet.SampleCoverage(u.Samples, in.GPU.Count)
+		}
+		if want := float64(n/2) / float64(n); cov == nil || math.Abs(*cov-want) > 0.1 {
+			t.Errorf("utilization coverage %v with %d of %d GPUs reporting, want about %.2f", cov, n/2, n, want)
 		}
 	})
 
@@ -683,7 +711,7 @@ func coverage(u *fleet.Utilization, window fleet.TimeRange) float64 {
 	}
 	hours := map[int64]bool{}
 	for _, smp := range u.Samples {
-		if !smp.Time.Before(window.Start) && smp.Time.Before(window.End) {
+		if len(smp.GPU) > 0 && !smp.Time.Before(window.Start) && smp.Time.Before(window.End) {
 			hours[smp.Time.Unix()/3600] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/gates"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
@@ -43,6 +45,9 @@ type AnalyzeOptions struct {
 	// Policy overrides from flags; nil when the flag was not given.
 	IdleThreshold  *float64
 	CommitmentTerm *string
+	// IncludeProtected is --include-protected: count the savings of machines
+	// idle-stop protects; nil takes analyze.include_protected.
+	IncludeProtected *bool
 
 	// Gates are the --fail-on expressions, evaluated on the USD report
 	// after it is written.
@@ -78,6 +83,7 @@ type MarkdownFlags struct {
 func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
+	var includeProtected bool
 	var term, currency, rate, billStart, billEnd string
 	var failOn []string
 	var out *cmdutil.Output
@@ -111,6 +117,9 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 			}
 			if !opts.Input.Shard.IsZero() && len(opts.Input.Providers) == 0 {
 				return cmdutil.FlagErrorf("--shard %s slices a live scan's scopes: add --provider", opts.Input.Shard)
+			}
+			if cmd.Flags().Changed("include-protected") {
+				opts.IncludeProtected = &includeProtected
 			}
 			if cmd.Flags().Changed("idle-threshold") {
 				if err := cmdutil.CheckFloatFlag("--idle-threshold", idle, 0, 100, "%"); err != nil {
@@ -169,6 +178,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	def := recommend.DefaultPolicy()
 	cmd.Flags().Float64Var(&idle, "idle-threshold", def.Idle.GPUPercent, "GPU busy % (p95 of the busiest GPU) below which an instance is idle")
 	cmd.Flags().StringVar(&term, "commitment-term", def.Commitment.Term, "commitment term to recommend: 1y or 3y")
+	cmd.Flags().BoolVar(&includeProtected, "include-protected", false, "count the stop, schedule and deallocate savings of machines idle-stop protects (exempt, opted out, production, spot, inference, in use, multi-host) in the saving")
 	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "exit 5 after writing the report when an expression holds, e.g. 'savings>5000', 'idle-gpus>0', 'savings:spot>1000&&confidence=high' (repeatable; commas separate too)")
 	cmd.Flags().StringVar(&currency, "currency", pricing.Currency, "print amounts in this currency (prices stay USD); needs a rate")
 	cmd.Flags().StringVar(&rate, "exchange-rate", "", "units of --currency one USD buys (default: config report.exchange_rates.<CODE>)")
@@ -215,7 +225,17 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		source = "demo"
 	}
 
-	ropts := recommend.Options{AuditSummary: true}
+	// analyze protects what idle-stop protects, with idle-stop's settings
+	// (idle_stop.*); a configuration made without them has the defaults.
+	is := in.Config.IdleStop
+	if reflect.ValueOf(is).IsZero() {
+		is = idlestop.DefaultPolicy()
+	}
+	protection := is.Protection()
+	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected}
+	if opts.IncludeProtected != nil {
+		ropts.IncludeProtected = *opts.IncludeProtected
+	}
 	var bill *billed
 	if opts.Billing != "" {
 		if bill, err = readBill(opts.Ctx, opts, cat, fl); err != nil {

@@ -224,7 +224,10 @@ func (s *Source) Read(ctx context.Context, instances []fleet.Instance, window fl
 			continue
 		}
 		win := w
-		in.Utilization = &fleet.Utilization{Window: &win, Samples: samples}
+		// Each sample holds the busiest GPU's value alone, so the coverage
+		// (hours with GPU data ÷ hours with any data) is set here: the
+		// engine would read one value as one GPU reporting.
+		in.Utilization = &fleet.Utilization{Window: &win, Samples: samples, Coverage: fleet.SampleCoverage(samples, 1)}
 		if in.Usage == (fleet.Usage{}) {
 			h := math.Round(float64(gpuSteps)*step.Hours()/w.Hours()*fleet.HoursPerMonth*100) / 100
 			in.Usage = fleet.Usage{HoursPerMonth: &h}

@@ -1,0 +1,119 @@
+package protect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+)
+
+// GroupsOf names the multi-host groups a machine belongs to, each as
+// "key=value": a tag whose whole key, normalised, is one of Rules.GroupKeys
+// (job, cluster-name, ray-cluster, slurm-job-id, placement-group, tpu-slice,
+// instance-template, …), and the workload's training run.
+func GroupsOf(in *fleet.Instance, p Policy) []string {
+	p = p.effective()
+	keys := make([]string, len(p.Rules.GroupKeys))
+	for i, k := range p.Rules.GroupKeys {
+		keys[i] = phrase(k)
+	}
+	var out []string
+	for k, v := range in.Tags {
+		if v = strings.TrimSpace(v); v != "" && slices.Contains(keys, phrase(k)) {
+			out = append(out, Fold(k)+"="+v)
+		}
+	}
+	slices.Sort(out)
+	if in.Workload != nil && strings.TrimSpace(in.Workload.TrainingRun) != "" {
+		out = append(out, "trainingRun="+strings.TrimSpace(in.Workload.TrainingRun))
+	}
+	return out
+}
+
+// Peers indexes the multi-host groups of a fleet.
+type Peers struct {
+	ids     []string
+	inUse   func(i int) bool
+	used    map[int]bool
+	groups  [][]string
+	members map[string][]int
+}
+
+// NewPeers indexes the machines' groups; inUse(i) says whether machine i
+// works (its GPUs busy, memory held, CPU busy) or its data cannot tell
+// (no metrics): either keeps its idle peers running. It is asked only
+// about members of a group, at most once each.
+func NewPeers(insts []*fleet.Instance, inUse func(i int) bool, p Policy) *Peers {
+	g := &Peers{inUse: inUse, used: map[int]bool{}, members: map[string][]int{}}
+	for i, in := range insts {
+		g.ids = append(g.ids, in.ID)
+		gs := GroupsOf(in, p)
+		for j, name := range gs {
+			gs[j] = string(in.Provider) + "\x00" + strings.ToLower(name)
+			g.members[gs[j]] = append(g.members[gs[j]], i)
+		}
+		g.groups = append(g.groups, gs)
+	}
+	return g
+}
+
+// Check is the multi-host protection of machine i: a group it shares with
+// a machine that works (or whose data cannot tell). Nil otherwise.
+func (g *Peers) Check(i int) *Finding {
+	if g == nil || i < 0 || i >= len(g.groups) {
+		return nil
+	}
+	for _, name := range g.groups[i] {
+		for _, j := range g.members[name] {
+			if j != i && g.working(j) {
+				label := name[strings.IndexByte(name, 0)+1:]
+				return &Finding{Reason: ReasonMultiHost, Tag: label,
+					Message: fmt.Sprintf("the machine is a host of the multi-host group %s, whose host %s works or has no data to show it idle: an idle host of a running job is kept", label, g.ids[j])}
+			}
+		}
+	}
+	return nil
+}
+
+func (g *Peers) working(j int) bool {
+	if v, ok := g.used[j]; ok {
+		return v
+	}
+	v := g.inUse(j)
+	g.used[j] = v
+	return v
+}
+
+// Static is the protection a machine's tags, owner, purchase option and
+// workload give, in the order idle-stop checks them: owned by a controller,
+// exempt, opted out (or not opted in), production, spot, inference. Nil
+// when none applies.
+func Static(in *fleet.Instance, p Policy) *Finding {
+	if o := Owner(in, p); o != nil {
+		name := ""
+		if o.Name != "" {
+			name = " " + o.Name
+		}
+		return &Finding{Reason: ReasonManaged, Owner: o,
+			Message: fmt.Sprintf("the machine is managed by %s%s, which would replace or miss it: %s", o.Kind, name, fleet.OwnerAction(o.Kind))}
+	}
+	if f := Tags(in.Tags, p); f != nil {
+		return f
+	}
+	if f := Spot(in); f != nil {
+		return f
+	}
+	if p.ProtectInference {
+		return Inference(in, p)
+	}
+	return nil
+}
+
+// Spot protects a spot machine: a one-time spot instance cannot be stopped.
+func Spot(in *fleet.Instance) *Finding {
+	if in.Lifecycle == fleet.Spot {
+		return &Finding{Reason: ReasonSpot, Message: "a spot instance is not stopped (a one-time spot instance can only be terminated)"}
+	}
+	return nil
+}
