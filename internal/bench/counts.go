@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
@@ -10,12 +11,12 @@ import (
 // cloudOf says which cloud a simulator's service and operation belong to.
 // Two services' names are shared: "monitoring" is CloudWatch's endpoint
 // prefix and Cloud Monitoring's service, "compute" Azure's Compute resource
-// provider (Resource SKUs) and Compute Engine's.
+// provider and Compute Engine's.
 func cloudOf(service, op string) (fleet.Provider, bool) {
 	switch service {
 	case "ec2", "sts", "pricing", "savingsplans":
 		return fleet.AWS, true
-	case "subscriptions", "resourcegraph", "monitor", "prices":
+	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization":
 		return fleet.Azure, true
 	case "cloudresourcemanager", "cloudbilling":
 		return fleet.GCP, true
@@ -23,14 +24,16 @@ func cloudOf(service, op string) (fleet.Provider, bool) {
 		switch op {
 		case "GetMetricData", "ListMetrics", "GetMetricStatistics":
 			return fleet.AWS, true
-		case "ListTimeSeries", "QueryTimeSeries":
+		case "ListTimeSeries", "QueryTimeSeries", "projects.timeSeries.list":
 			return fleet.GCP, true
 		}
 	case "compute":
-		if op == "ListSKUs" {
-			return fleet.Azure, true
+		// Compute Engine names its methods resource.method
+		// (instances.aggregatedList); Azure's Compute operations have no dot.
+		if strings.Contains(op, ".") {
+			return fleet.GCP, true
 		}
-		return fleet.GCP, true
+		return fleet.Azure, true
 	}
 	return "", false
 }
