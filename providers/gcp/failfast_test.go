@@ -2,9 +2,7 @@ package gcp
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,51 +10,8 @@ import (
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
 
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 )
-
-// closedEndpoint is the URL of a port nothing listens on any more.
-func closedEndpoint(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "http://" + addr
-}
-
-// hungEndpoint is the URL of a listener that accepts connections and never
-// answers.
-func hungEndpoint(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return "http://" + l.Addr().String()
-}
 
 // TestUnreachableEndpointFailsFast: through the real SDK and the
 // production HTTP client, a closed port fails at the first attempt and a
@@ -66,11 +21,11 @@ func hungEndpoint(t *testing.T) string {
 func TestUnreachableEndpointFailsFast(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		endpoint func(*testing.T) string
+		endpoint func(testing.TB) string
 		want     string
 	}{
-		{"closed port", closedEndpoint, "connection refused"},
-		{"hung", hungEndpoint, "request timeout of 300ms"},
+		{"closed port", providertest.ClosedEndpoint, "connection refused"},
+		{"hung", providertest.HungEndpoint, "request timeout of 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var attempts atomic.Int32
@@ -110,11 +65,11 @@ func TestUnreachableEndpointFailsFast(t *testing.T) {
 func TestUnreachableMonitoringFailsFast(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		endpoint func(*testing.T) string
+		endpoint func(testing.TB) string
 		want     string
 	}{
-		{"closed port", closedEndpoint, "connection refused"},
-		{"hung", hungEndpoint, "request timeout of 300ms"},
+		{"closed port", providertest.ClosedEndpoint, "connection refused"},
+		{"hung", providertest.HungEndpoint, "request timeout of 300ms"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var attempts atomic.Int32
