@@ -11,9 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -21,7 +19,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,77 +27,8 @@ import (
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
 	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 	"github.com/gpufinops/gpufinops/providers/file"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
-
-// exchange is one request to the simulator and its answer, kept so that a
-// failure can show the exact wire traffic.
-type exchange struct {
-	method, path string
-	header       http.Header
-	body         []byte
-	status       int
-	respHeader   http.Header
-	resp         []byte
-}
-
-func (e exchange) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "> %s %s\n", e.method, e.path)
-	for _, h := range []string{"Content-Type", "X-Amz-Target", "Smithy-Protocol", "X-Amzn-Query-Mode", "Authorization"} {
-		if v := e.header.Get(h); v != "" {
-			fmt.Fprintf(&b, "> %s: %s\n", h, v)
-		}
-	}
-	fmt.Fprintf(&b, "> %s\n< %d %s\n< %s", clip(e.body), e.status, e.respHeader.Get("Content-Type"), clip(e.resp))
-	return b.String()
-}
-
-func clip(b []byte) string {
-	const n = 3000
-	if len(b) > n {
-		return fmt.Sprintf("%q… (%d bytes)", b[:n], len(b))
-	}
-	return fmt.Sprintf("%q", b)
-}
-
-// recorder wraps the simulator and keeps every exchange.
-type recorder struct {
-	h  http.Handler
-	mu sync.Mutex
-	ex []exchange
-}
-
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	rec := httptest.NewRecorder()
-	r.h.ServeHTTP(rec, req)
-	for k, v := range rec.Header() {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-	r.mu.Lock()
-	r.ex = append(r.ex, exchange{req.Method, req.URL.Path, req.Header.Clone(), body, rec.Code, rec.Header().Clone(), rec.Body.Bytes()})
-	r.mu.Unlock()
-}
-
-// since returns the exchanges after the first n.
-func (r *recorder) since(n int) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var parts []string
-	for _, e := range r.ex[n:] {
-		parts = append(parts, e.String())
-	}
-	return strings.Join(parts, "\n")
-}
-
-func (r *recorder) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ex)
-}
 
 // awsCLI finds the CLI or skips the test.
 func awsCLI(t *testing.T) string {
@@ -426,7 +354,7 @@ func TestAWSCLI(t *testing.T) {
 	opts := simcat.Options(f, cat)
 	opts.AccountID, opts.Now = "111122223333", func() time.Time { return now }
 	s := sim.New(f, opts)
-	rec := &recorder{h: s}
+	rec := &simkit.Recorder{H: s, Headers: []string{"Content-Type", "X-Amz-Target", "Smithy-Protocol", "X-Amzn-Query-Mode", "Authorization"}}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 	// The CLI named by GPUFINOPS_AWS_CLI comes first on PATH as "aws".
@@ -448,19 +376,19 @@ func TestAWSCLI(t *testing.T) {
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		before := rec.len()
+		before := rec.Len()
 		start := time.Now()
 		err := cmd.Run()
 		cancel()
 		switch {
 		case c.wantErr == "" && err != nil:
-			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.since(before))
+			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.Since(before))
 		case c.wantErr != "" && (err == nil || !strings.Contains(stderr.String(), c.wantErr)):
-			t.Fatalf("%s: %v, want the error %s\n%s\nwire:\n%s", c.line, err, c.wantErr, stderr.String(), rec.since(before))
+			t.Fatalf("%s: %v, want the error %s\n%s\nwire:\n%s", c.line, err, c.wantErr, stderr.String(), rec.Since(before))
 		}
-		t.Logf("%s (%s): %d request(s), %.1f s", c.line, c.op, rec.len()-before, time.Since(start).Seconds())
+		t.Logf("%s (%s): %d request(s), %.1f s", c.line, c.op, rec.Len()-before, time.Since(start).Seconds())
 		if c.check != nil && !t.Run(c.op, func(t *testing.T) { c.check(t, s, stdout.Bytes()) }) {
-			t.Logf("wire:\n%s", rec.since(before))
+			t.Logf("wire:\n%s", rec.Since(before))
 		}
 	}
 }

@@ -14,17 +14,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"maps"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -230,7 +225,7 @@ func TestAzureCLI(t *testing.T) {
 	opts.Contract = contract.New()
 	// The wall clock: az asks for the last day by its own clock.
 	s := sim.New(f, opts)
-	rec := &recorder{h: s}
+	rec := &simkit.Recorder{H: s}
 	url, caFile := serveTLS(t, rec)
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
 	home := t.TempDir()
@@ -251,17 +246,17 @@ func TestAzureCLI(t *testing.T) {
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		before := rec.len()
+		before := rec.Len()
 		start := time.Now()
 		err := cmd.Run()
 		cancel()
 		if err != nil {
-			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.since(before))
+			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.Since(before))
 		}
-		t.Logf("%s: %d request(s), %.1f s", c.line, rec.len()-before, time.Since(start).Seconds())
+		t.Logf("%s: %d request(s), %.1f s", c.line, rec.Len()-before, time.Since(start).Seconds())
 		if c.check != nil {
 			if !t.Run(strings.Join(strings.Fields(c.line)[1:3], " "), func(t *testing.T) { c.check(t, s, stdout.Bytes()) }) {
-				t.Logf("wire:\n%s", rec.since(before))
+				t.Logf("wire:\n%s", rec.Since(before))
 			}
 		}
 	}
@@ -292,46 +287,4 @@ func TestAzureCLICommandsDocumented(t *testing.T) {
 			t.Errorf("docs/azure.md does not list the line\n%s", c.line)
 		}
 	}
-}
-
-// recorder wraps the simulator and keeps every exchange, so that a failure
-// shows the wire traffic.
-type recorder struct {
-	h  http.Handler
-	mu sync.Mutex
-	ex []string
-}
-
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	rec := httptest.NewRecorder()
-	r.h.ServeHTTP(rec, req)
-	maps.Copy(w.Header(), rec.Header())
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-	r.mu.Lock()
-	r.ex = append(r.ex, fmt.Sprintf("> %s https://%s%s\n> %s\n< %d %s", req.Method, req.Host, req.URL.RequestURI(), clip(body), rec.Code, clip(rec.Body.Bytes())))
-	r.mu.Unlock()
-}
-
-func clip(b []byte) string {
-	const n = 2000
-	if len(b) > n {
-		return fmt.Sprintf("%q… (%d bytes)", b[:n], len(b))
-	}
-	return fmt.Sprintf("%q", b)
-}
-
-// since returns the exchanges after the first n.
-func (r *recorder) since(n int) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.ex[n:], "\n")
-}
-
-func (r *recorder) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ex)
 }

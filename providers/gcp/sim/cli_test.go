@@ -14,16 +14,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +28,7 @@ import (
 	"github.com/gpufinops/gpufinops/providers/file"
 	"github.com/gpufinops/gpufinops/providers/gcp/sim"
 	"github.com/gpufinops/gpufinops/providers/gcp/simcat"
+	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // gcloudCommand is one command line as docs/gcp.md shows it ($SIM is the
@@ -260,7 +257,7 @@ func TestGcloudAgainstTheSimulator(t *testing.T) {
 	}
 	// The wall clock: the time-series line asks for the last day by date(1).
 	s := sim.New(f, simcat.Options(f, cat))
-	rec := &recorder{h: s}
+	rec := &simkit.Recorder{H: s}
 	url := serve(t, rec)
 	env := append(gcloudEnv(url, t.TempDir()), "HOME="+t.TempDir(), "PATH="+filepath.Dir(gcloud)+":/usr/bin:/bin")
 
@@ -276,18 +273,18 @@ func TestGcloudAgainstTheSimulator(t *testing.T) {
 		cmd.Env = env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		before := rec.len()
+		before := rec.Len()
 		start := time.Now()
 		err := cmd.Run()
 		cancel()
 		if err != nil {
-			t.Fatalf("%s: %v\n%s%s\nwire:\n%s", c.line, err, stdout.String(), stderr.String(), rec.since(before))
+			t.Fatalf("%s: %v\n%s%s\nwire:\n%s", c.line, err, stdout.String(), stderr.String(), rec.Since(before))
 		}
-		t.Logf("%s (%s): %d request(s), %.1f s", c.line, c.method, rec.len()-before, time.Since(start).Seconds())
+		t.Logf("%s (%s): %d request(s), %.1f s", c.line, c.method, rec.Len()-before, time.Since(start).Seconds())
 		if c.check != nil {
 			name := strings.Join(strings.Fields(c.method)[:2], " ")
 			if !t.Run(name, func(t *testing.T) { c.check(t, s, stdout.Bytes()) }) {
-				t.Logf("wire:\n%s", rec.since(before))
+				t.Logf("wire:\n%s", rec.Since(before))
 			}
 		}
 	}
@@ -313,46 +310,4 @@ func serve(t *testing.T, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
-}
-
-// recorder wraps the simulator and keeps every exchange, so that a failure
-// shows the wire traffic.
-type recorder struct {
-	h  http.Handler
-	mu sync.Mutex
-	ex []string
-}
-
-func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	body, _ := io.ReadAll(req.Body)
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	rec := httptest.NewRecorder()
-	r.h.ServeHTTP(rec, req)
-	maps.Copy(w.Header(), rec.Header())
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-	r.mu.Lock()
-	r.ex = append(r.ex, fmt.Sprintf("> %s %s\n> %s\n< %d %s", req.Method, req.URL.RequestURI(), clip(body), rec.Code, clip(rec.Body.Bytes())))
-	r.mu.Unlock()
-}
-
-func clip(b []byte) string {
-	const n = 2000
-	if len(b) > n {
-		return fmt.Sprintf("%q… (%d bytes)", b[:n], len(b))
-	}
-	return fmt.Sprintf("%q", b)
-}
-
-// since returns the exchanges after the first n.
-func (r *recorder) since(n int) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.ex[n:], "\n")
-}
-
-func (r *recorder) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.ex)
 }
