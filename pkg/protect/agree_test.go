@@ -55,6 +55,7 @@ func randomFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 		}
 		if rng.Intn(6) == 0 {
 			in.Lifecycle = fleet.Spot
+			in.SpotInterruption = []fleet.SpotInterruption{"", fleet.SpotDeallocate, fleet.SpotStop, fleet.SpotDelete, fleet.SpotTerminate, "hibernate"}[rng.Intn(6)]
 		}
 		for range rng.Intn(3) {
 			for k, v := range tagPool[rng.Intn(len(tagPool))] {
