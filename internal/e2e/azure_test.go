@@ -159,8 +159,9 @@ func TestAzureSimulatorMatchesFile(t *testing.T) {
 
 // TestAzureIdleStopExecute: idle-stop --provider azure --execute
 // deallocates exactly the idle VMs it may (tagged AutoShutdown=true, not a
-// scale-set member), confirmed through /_sim/state, and a second run stops
-// nothing.
+// scale-set member) and the VM powered off but still allocated (no metrics:
+// its power state is the evidence), confirmed through /_sim/state, and a
+// second run stops nothing.
 func TestAzureIdleStopExecute(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	cat, err := catalog.Embedded()
@@ -227,8 +228,11 @@ func TestAzureIdleStopExecute(t *testing.T) {
 		}
 	}
 	sort.Strings(stopped)
-	if strings.Join(stopped, ",") != "nc-a100-idle,nd-a100-idle-2" {
-		t.Errorf("deallocated %v, want nc-a100-idle and nd-a100-idle-2; decisions %v", stopped, reasons(r))
+	if strings.Join(stopped, ",") != "nc-a100-idle,nc-t4-poweredoff,nd-a100-idle-2" {
+		t.Errorf("deallocated %v, want nc-a100-idle, nc-t4-poweredoff (powered off, still billed) and nd-a100-idle-2; decisions %v", stopped, reasons(r))
+	}
+	if d := reasons(r)["nc-t4-poweredoff"]; d != "stop/stopped-allocated" {
+		t.Errorf("the powered-off VM (no metrics, billed as running) was %s, want stop/stopped-allocated", d)
 	}
 	if d := reasons(r)["aks-gpupool-0"]; strings.HasPrefix(d, "stop") {
 		t.Errorf("the AKS node pool member was %s", d)
@@ -236,7 +240,7 @@ func TestAzureIdleStopExecute(t *testing.T) {
 	if n := s.Counts()["compute"]["PowerOff"]; n != 0 {
 		t.Errorf("%d power-off calls: power-off keeps billing", n)
 	}
-	if r.Summary.Stopped != 2 || r.Summary.Failed != 0 || dry.Summary.Stop != 2 {
+	if r.Summary.Stopped != 3 || r.Summary.Failed != 0 || dry.Summary.Stop != 3 {
 		t.Errorf("summary %+v (dry run %+v)", r.Summary, dry.Summary)
 	}
 	again := run(true)
