@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -159,8 +160,10 @@ func TestAzureSimulatorMatchesFile(t *testing.T) {
 
 // TestAzureIdleStopExecute: idle-stop --provider azure --execute
 // deallocates exactly the idle VMs it may (tagged AutoShutdown=true, not a
-// scale-set member), confirmed through /_sim/state, and a second run stops
-// nothing.
+// scale-set member), an idle Spot VM with eviction policy Deallocate (not
+// one with Delete) and the VM powered off but still allocated (no metrics:
+// its power state is the evidence), confirmed through /_sim/state, and a
+// second run stops nothing.
 func TestAzureIdleStopExecute(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	cat, err := catalog.Embedded()
@@ -170,6 +173,18 @@ func TestAzureIdleStopExecute(t *testing.T) {
 	f, err := fleet.Parse("azure.yaml", azureFleet(t))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Two idle Spot copies of nc-a100-idle: one deallocated on eviction
+	// (stopped like a regular VM), one deleted on eviction (protected).
+	for _, in := range slices.Clone(f.Instances) {
+		if in.ID != "nc-a100-idle" {
+			continue
+		}
+		for id, si := range map[string]fleet.SpotInterruption{"nc-a100-spot-dealloc": fleet.SpotDeallocate, "nc-a100-spot-delete": fleet.SpotDelete} {
+			c := in
+			c.ID, c.Name, c.Lifecycle, c.SpotInterruption, c.HourlyPrice = id, id, fleet.Spot, si, nil
+			f.Instances = append(f.Instances, c)
+		}
 	}
 	if err := pricing.Complete(f, cat); err != nil {
 		t.Fatal(err)
@@ -227,8 +242,14 @@ func TestAzureIdleStopExecute(t *testing.T) {
 		}
 	}
 	sort.Strings(stopped)
-	if strings.Join(stopped, ",") != "nc-a100-idle,nd-a100-idle-2" {
-		t.Errorf("deallocated %v, want nc-a100-idle and nd-a100-idle-2; decisions %v", stopped, reasons(r))
+	if strings.Join(stopped, ",") != "nc-a100-idle,nc-a100-spot-dealloc,nc-t4-poweredoff,nd-a100-idle-2" {
+		t.Errorf("deallocated %v, want nc-a100-idle, nc-a100-spot-dealloc (Spot, eviction policy Deallocate), nc-t4-poweredoff (powered off, still billed) and nd-a100-idle-2; decisions %v", stopped, reasons(r))
+	}
+	if d := reasons(r)["nc-a100-spot-delete"]; d != "skip/spot-not-stoppable" {
+		t.Errorf("the Spot VM deleted on eviction was %s, want skip/spot-not-stoppable", d)
+	}
+	if d := reasons(r)["nc-t4-poweredoff"]; d != "stop/stopped-allocated" {
+		t.Errorf("the powered-off VM (no metrics, billed as running) was %s, want stop/stopped-allocated", d)
 	}
 	if d := reasons(r)["aks-gpupool-0"]; strings.HasPrefix(d, "stop") {
 		t.Errorf("the AKS node pool member was %s", d)
@@ -236,7 +257,7 @@ func TestAzureIdleStopExecute(t *testing.T) {
 	if n := s.Counts()["compute"]["PowerOff"]; n != 0 {
 		t.Errorf("%d power-off calls: power-off keeps billing", n)
 	}
-	if r.Summary.Stopped != 2 || r.Summary.Failed != 0 || dry.Summary.Stop != 2 {
+	if r.Summary.Stopped != 4 || r.Summary.Failed != 0 || dry.Summary.Stop != 4 {
 		t.Errorf("summary %+v (dry run %+v)", r.Summary, dry.Summary)
 	}
 	again := run(true)

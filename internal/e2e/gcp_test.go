@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -294,9 +295,11 @@ func TestAWSAndGCPOnOnePort(t *testing.T) {
 
 // TestGCPIdleStopStopsExactlyTheAllowedIdleVMs: idle-stop --provider gcp
 // --execute against the simulator serving testdata/fleets/gcp.yaml stops
-// the one idle, opted-in, unmanaged on-demand VM and nothing else (not the
-// managed-instance-group member, not the GKE node, not the spot or busy
-// ones), as the simulator's state shows.
+// the one idle, opted-in, unmanaged on-demand VM and the idle Spot VM with
+// instanceTerminationAction STOP, and nothing else (not the
+// managed-instance-group member, not the GKE node, not the Spot VM deleted
+// when reclaimed, not the busy one or the one without metrics), as the
+// simulator's state shows.
 func TestGCPIdleStopStopsExactlyTheAllowedIdleVMs(t *testing.T) {
 	gcpEnv(t)
 	doc, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fleets", "gcp.yaml"))
@@ -304,6 +307,19 @@ func TestGCPIdleStopStopsExactlyTheAllowedIdleVMs(t *testing.T) {
 		t.Fatal(err)
 	}
 	served, cat := gcpServed(t, doc)
+	// Two idle Spot copies of eu-l4-idle: one stopped when reclaimed
+	// (instanceTerminationAction STOP: stopped like a standard VM), one
+	// deleted (protected).
+	for _, in := range slices.Clone(served.Instances) {
+		if in.ID != "eu-l4-idle" {
+			continue
+		}
+		for id, si := range map[string]fleet.SpotInterruption{"eu-l4-spot-stop": fleet.SpotStop, "eu-l4-spot-delete": fleet.SpotDelete} {
+			c := in
+			c.ID, c.Name, c.Lifecycle, c.SpotInterruption = id, id, fleet.Spot, si
+			served.Instances = append(served.Instances, c)
+		}
+	}
 	clk := &clock{t: stopNow}
 	opts := gcpsimcat.Options(served, cat)
 	opts.Now = clk.Now
@@ -345,17 +361,18 @@ func TestGCPIdleStopStopsExactlyTheAllowedIdleVMs(t *testing.T) {
 	after := states()
 	for id, st := range after {
 		want := before[id]
-		if id == "eu-l4-idle" {
+		if id == "eu-l4-idle" || id == "eu-l4-spot-stop" {
 			want = "TERMINATED"
 		}
 		if st != want {
 			t.Errorf("%s: %s after idle-stop, want %s (decisions %v)", id, st, want, reasons(r))
 		}
 	}
-	if r.Summary.Stopped != 1 {
-		t.Errorf("summary %+v, want one stop; decisions %v", r.Summary, reasons(r))
+	if r.Summary.Stopped != 2 {
+		t.Errorf("summary %+v, want two stops; decisions %v", r.Summary, reasons(r))
 	}
-	for id, want := range map[string]string{"us-a2-mig-1": "skip/managed", "gke-pool-l4-7f3a": "skip/managed", "eu-l4-nometrics": "skip/spot-not-stoppable", "eu-a2-train": "skip/busy"} {
+	for id, want := range map[string]string{"us-a2-mig-1": "skip/managed", "gke-pool-l4-7f3a": "skip/managed", "eu-l4-nometrics": "skip/no-metrics",
+		"eu-l4-spot-stop": "stop/idle", "eu-l4-spot-delete": "skip/spot-not-stoppable", "eu-a2-train": "skip/busy"} {
 		if got := reasons(r)[id]; got != want {
 			t.Errorf("%s: %s, want %s", id, got, want)
 		}

@@ -217,6 +217,7 @@ func (t interner) instance(in *Instance) {
 	in.GPU.Model = t.str(in.GPU.Model)
 	in.Lifecycle = Lifecycle(t.str(string(in.Lifecycle)))
 	in.State = State(t.str(string(in.State)))
+	in.SpotInterruption = SpotInterruption(t.str(string(in.SpotInterruption)))
 	if len(in.Tags) > 0 {
 		tags := make(map[string]string, len(in.Tags))
 		for k, v := range in.Tags {

@@ -250,7 +250,7 @@ func randomInstance(r *rand.Rand) Instance {
 	in := Instance{
 		ID: str(), Name: str(), Provider: Provider(str()), Account: str(), Region: str(), Zone: str(),
 		InstanceType: str(), VCPUs: num(), MemoryGiB: num(), Lifecycle: Lifecycle(str()), State: State(str()),
-		InstanceStoreGB: num(), Hibernation: maybe(), StoppedAllocated: maybe(), HourlyPrice: dec(),
+		InstanceStoreGB: num(), Hibernation: maybe(), StoppedAllocated: maybe(), SpotInterruption: SpotInterruption(str()), HourlyPrice: dec(),
 	}
 	if maybe() {
 		in.GPU = GPU{Model: str(), Count: num(), MemoryGiB: num()}

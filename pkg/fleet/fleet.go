@@ -132,9 +132,35 @@ type Instance struct {
 	// running (Azure's PowerState/stopped, not deallocated); its state is
 	// running.
 	StoppedAllocated bool `json:"stoppedAllocated,omitempty" jsonschema_description:"Stopped but still allocated (Azure PowerState/stopped): billed as if running; state stays running. Deallocating it ends compute billing."`
+	// SpotInterruption is what the cloud does to a spot instance when it
+	// reclaims it: SpotDeallocate (Azure eviction policy Deallocate),
+	// SpotStop (GCP instanceTerminationAction STOP), SpotDelete or
+	// SpotTerminate. A spot instance the cloud itself would stop can be
+	// stopped; empty (unknown) or any other value keeps it protected.
+	SpotInterruption SpotInterruption `json:"spotInterruption,omitempty"`
 	// Commitment is the reservation or savings plan a committed instance
 	// runs under, and what it pays.
 	Commitment *Commitment `json:"commitment,omitempty"`
+}
+
+// SpotInterruption is what the cloud does to a spot instance it reclaims.
+type SpotInterruption string
+
+// The interruption behaviours a spot instance can have.
+const (
+	SpotDeallocate SpotInterruption = "deallocate"
+	SpotStop       SpotInterruption = "stop"
+	SpotDelete     SpotInterruption = "delete"
+	SpotTerminate  SpotInterruption = "terminate"
+)
+
+// SpotInterruptions lists the valid spot interruption behaviours.
+var SpotInterruptions = []SpotInterruption{SpotDeallocate, SpotStop, SpotDelete, SpotTerminate}
+
+// Stoppable reports whether the behaviour keeps the machine's disks when
+// the cloud reclaims it, so it can be stopped (deallocated) like on-demand.
+func (s SpotInterruption) Stoppable() bool {
+	return s == SpotDeallocate || s == SpotStop
 }
 
 // Commitment is the reservation or savings plan an instance (lifecycle

@@ -166,6 +166,9 @@ func (c *checker) instance(in *Instance) {
 	c.quantity("memoryGiB", in.MemoryGiB, MaxMemoryGiB, " GiB")
 	oneOf(c, "lifecycle", in.Lifecycle, Lifecycles)
 	oneOf(c, "state", in.State, States)
+	if in.SpotInterruption != "" {
+		oneOf(c, "spotInterruption", in.SpotInterruption, SpotInterruptions)
+	}
 	if in.StoppedAllocated && in.State == Stopped {
 		c.failf("stoppedAllocated", "true with state stopped; a machine still allocated is billed: its state is running")
 	}

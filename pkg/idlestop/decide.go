@@ -70,6 +70,10 @@ const (
 	// ReasonInstanceStore: instance-store disks and protect_instance_store.
 	ReasonInstanceStore Reason = "instance-store"
 	ReasonIdle          Reason = "idle"
+	// ReasonStoppedAllocated: the machine is powered off but still
+	// allocated (Azure PowerState/stopped), so billed as if running; it is
+	// deallocated without metrics, the power state being the evidence.
+	ReasonStoppedAllocated Reason = "stopped-allocated"
 	// ReasonGone: the re-check no longer found the machine.
 	ReasonGone Reason = "gone"
 	// ReasonRecheckFailed: the re-check failed, so nothing was stopped.
@@ -166,7 +170,7 @@ func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 	out := make([]Decision, 0, len(in))
 	for i, c := range in {
 		d := decide(c, now, p, pp)
-		if d.Decision == Stop {
+		if d.Decision == Stop && d.Reason != ReasonStoppedAllocated {
 			if f := peers.Check(i); f != nil {
 				d.Decision, d.Reason, d.Message, d.Warnings = Skip, ReasonMultiHost, f.Message, nil
 				d.HourlySavings, d.MonthlySavings = Amount{}, Amount{}
@@ -180,7 +184,7 @@ func Decide(in []Candidate, now time.Time, p Policy) []Decision {
 // working reports whether a running candidate works in the window, or its
 // data cannot show it idle: what keeps its multi-host peers running.
 func working(c Candidate, now time.Time, p Policy, pp protect.Policy) bool {
-	if c.Instance.State != fleet.Running {
+	if c.Instance.State != fleet.Running || c.Instance.StoppedAllocated {
 		return false
 	}
 	ev := measure(c, now, p)
@@ -248,6 +252,9 @@ func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 	if f := protect.Spot(&inst); f != nil {
 		return skip(ReasonSpotNotStoppable, "%s", f.Message)
 	}
+	if inst.StoppedAllocated {
+		return stoppedAllocated(d, c, inst, p, pp)
+	}
 	if inst.LaunchTime == nil || inst.LaunchTime.IsZero() {
 		return skip(ReasonLaunchUnknown, "the machine's launch time is unknown, so its uptime cannot be checked")
 	}
@@ -280,22 +287,62 @@ func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 	if f := protect.InUse(ev.shared(), "the last "+p.Window.String(), pp); f != nil {
 		return skip(Reason(f.Reason), "%s", f.Message)
 	}
-	if inst.InstanceStoreGB > 0 {
-		if p.ProtectInstanceStore {
-			return skip(ReasonInstanceStore, "the machine has %.0f GB of instance store, whose data a stop loses, and idle_stop.protect_instance_store is set", inst.InstanceStoreGB)
-		}
-		d.Warnings = append(d.Warnings, fmt.Sprintf("instance store: stopping loses the data on the %.0f GB of local NVMe disks (idle_stop.protect_instance_store keeps such machines running)", inst.InstanceStoreGB))
+	if f := instanceStore(&d, inst, p); f != nil {
+		return skip(ReasonInstanceStore, "%s", *f)
 	}
 	if inst.Hibernation {
 		d.Warnings = append(d.Warnings, "hibernation is enabled: idle-stop stops the machine (it never hibernates), so its memory is not kept")
 	}
 	d.Decision, d.Reason = Stop, ReasonIdle
 	d.Message = fmt.Sprintf("every GPU stayed below %.4g%% for the last %s (max %.1f%%, average %.1f%%)", p.GPUPercent, p.Window, m.GPUMaxPercent, m.GPUAvgPercent)
+	setSavings(&d, c)
+	return d
+}
+
+// stoppedAllocated decides on a machine powered off but still allocated
+// (Azure PowerState/stopped), whose selector, owner, tags and spot
+// protections already passed: it does no work and is billed as if running,
+// so it is deallocated with no metrics and no uptime check, the power state
+// being the evidence. Inference protection and instance store still apply;
+// multi-host peers do not (a powered-off host does no work for its job),
+// as in analyze's deallocate advice.
+func stoppedAllocated(d Decision, c Candidate, inst fleet.Instance, p Policy, pp protect.Policy) Decision {
+	if p.ProtectInference {
+		if f := protect.Inference(&inst, pp); f != nil {
+			d.Reason = ReasonInference
+			d.Message = f.Message + "; set idle_stop.protect_inference false to judge it by utilization"
+			return d
+		}
+	}
+	if f := instanceStore(&d, inst, p); f != nil {
+		d.Reason, d.Message = ReasonInstanceStore, *f
+		return d
+	}
+	d.Decision, d.Reason = Stop, ReasonStoppedAllocated
+	d.Message = "the machine is powered off but still allocated, so it is billed as if running: deallocating it ends its compute billing"
+	setSavings(&d, c)
+	return d
+}
+
+// instanceStore warns (once) that a stop loses the machine's instance
+// store, or, under protect_instance_store, returns why it is skipped.
+func instanceStore(d *Decision, inst fleet.Instance, p Policy) *string {
+	if inst.InstanceStoreGB <= 0 {
+		return nil
+	}
+	if p.ProtectInstanceStore {
+		msg := fmt.Sprintf("the machine has %.0f GB of instance store, whose data a stop loses, and idle_stop.protect_instance_store is set", inst.InstanceStoreGB)
+		return &msg
+	}
+	d.Warnings = append(d.Warnings, fmt.Sprintf("instance store: stopping loses the data on the %.0f GB of local NVMe disks (idle_stop.protect_instance_store keeps such machines running)", inst.InstanceStoreGB))
+	return nil
+}
+
+func setSavings(d *Decision, c Candidate) {
 	if h, ok := hourly(c); ok {
 		d.HourlySavings = Amount{h}
 		d.MonthlySavings = Amount{h.Mul(decimal.NewFromFloat(fleet.HoursPerMonth)).Round(2)}
 	}
-	return d
 }
 
 // shared is the evidence in pkg/protect's form.

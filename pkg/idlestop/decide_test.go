@@ -88,6 +88,24 @@ func TestDecideReasonsInOrder(t *testing.T) {
 			l := now.Add(-time.Minute)
 			c.Instance.LaunchTime = &l
 		}), p, ReasonSpotNotStoppable},
+		{"spot deleted on eviction", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, fleet.SpotDelete
+		}), p, ReasonSpotNotStoppable},
+		{"spot terminated", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, fleet.SpotTerminate
+		}), p, ReasonSpotNotStoppable},
+		{"spot with an unknown interruption", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, "hibernate"
+		}), p, ReasonSpotNotStoppable},
+		{"azure spot deallocated on eviction", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, fleet.SpotDeallocate
+		}), p, ReasonIdle},
+		{"gcp spot stopped on termination", cand("i-1", func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, fleet.SpotStop
+		}), p, ReasonIdle},
+		{"stoppable spot still production", cand("i-1", withTag("Environment", "Prod"), func(c *Candidate) {
+			c.Instance.Lifecycle, c.Instance.SpotInterruption = fleet.Spot, fleet.SpotDeallocate
+		}), p, ReasonProduction},
 		{"just launched", cand("i-1", func(c *Candidate) {
 			l := now.Add(-59 * time.Minute)
 			c.Instance.LaunchTime = &l

@@ -55,6 +55,7 @@ func randomFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 		}
 		if rng.Intn(6) == 0 {
 			in.Lifecycle = fleet.Spot
+			in.SpotInterruption = []fleet.SpotInterruption{"", fleet.SpotDeallocate, fleet.SpotStop, fleet.SpotDelete, fleet.SpotTerminate, "hibernate"}[rng.Intn(6)]
 		}
 		for range rng.Intn(3) {
 			for k, v := range tagPool[rng.Intn(len(tagPool))] {
@@ -94,6 +95,15 @@ func randomFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 		}
 		if rng.Intn(12) != 0 {
 			in.Utilization = u
+		}
+		if t.p == fleet.Azure && rng.Intn(4) == 0 {
+			in.StoppedAllocated = true // powered off, still billed: no metrics needed
+			if rng.Intn(2) == 0 {
+				in.Utilization = nil
+			}
+		}
+		if rng.Intn(5) == 0 {
+			in.InstanceStoreGB = float64(100 * (1 + rng.Intn(8)))
 		}
 		f.Instances = append(f.Instances, in)
 	}
@@ -143,7 +153,7 @@ func TestAnalyzeAndIdleStopAgree(t *testing.T) {
 			}
 			for _, d := range ds {
 				r, ok := recs[d.ResourceID]
-				counted := ok && r.ShortAction == "stop" && r.MonthlySavings.IsPositive()
+				counted := ok && (r.ShortAction == "stop" || r.ShortAction == "deallocate") && r.MonthlySavings.IsPositive()
 				if !include && (d.Decision == idlestop.Stop) != counted {
 					t.Fatalf("seed %d %s: idle-stop %s (%s: %s), analyze counts a stop %v (%q, saving %s, protected %+v)\ntags %v",
 						seed, d.ResourceID, d.Decision, d.Reason, d.Message, counted, r.ShortAction, r.MonthlySavings, r.Protected, d.Tags)

@@ -110,10 +110,22 @@ func Static(in *fleet.Instance, p Policy) *Finding {
 	return nil
 }
 
-// Spot protects a spot machine: a one-time spot instance cannot be stopped.
+// Spot protects a spot machine the cloud would not stop itself: an AWS
+// one-time spot instance can only be terminated, an Azure Spot VM with
+// eviction policy Delete or a GCP Spot VM with termination action DELETE
+// loses its disks when reclaimed. A spot machine whose interruption
+// behaviour is deallocate (Azure) or stop (GCP, an AWS persistent request)
+// is stopped like on-demand; an unknown behaviour protects.
 func Spot(in *fleet.Instance) *Finding {
-	if in.Lifecycle == fleet.Spot {
-		return &Finding{Reason: ReasonSpot, Message: "a spot instance is not stopped (a one-time spot instance can only be terminated)"}
+	if in.Lifecycle != fleet.Spot {
+		return nil
 	}
-	return nil
+	switch s := in.SpotInterruption; {
+	case s.Stoppable():
+		return nil
+	case s == "":
+		return &Finding{Reason: ReasonSpot, Message: "a spot instance whose interruption behaviour is unknown is not stopped (a one-time spot instance can only be terminated; a spot VM that is deleted on eviction loses its disks)"}
+	default:
+		return &Finding{Reason: ReasonSpot, Message: fmt.Sprintf("a spot instance whose interruption behaviour is %s is not stopped (only a spot VM the cloud would stop or deallocate itself can be stopped)", s)}
+	}
 }

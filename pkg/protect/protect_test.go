@@ -2,6 +2,7 @@ package protect
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,5 +212,35 @@ func TestInUse(t *testing.T) {
 	u.Samples[0].GPUMemory = fleet.PerGPU{80, 1}
 	if f := InUse(Measure(u, 2), "the window", p); f == nil || f.Reason != ReasonGPUMemoryHeld {
 		t.Errorf("memory 80: %+v", f)
+	}
+}
+
+// A spot machine is stopped only when the cloud would stop it itself
+// (Azure eviction policy Deallocate, GCP termination action STOP); delete,
+// terminate and an unknown or missing behaviour protect, and say which.
+func TestSpotProtectsUnlessTheCloudWouldStopIt(t *testing.T) {
+	for _, tc := range []struct {
+		life    fleet.Lifecycle
+		si      fleet.SpotInterruption
+		protect bool
+		says    string
+	}{
+		{fleet.Spot, fleet.SpotDeallocate, false, ""},
+		{fleet.Spot, fleet.SpotStop, false, ""},
+		{fleet.Spot, fleet.SpotDelete, true, "delete"},
+		{fleet.Spot, fleet.SpotTerminate, true, "terminate"},
+		{fleet.Spot, "", true, "unknown"},
+		{fleet.Spot, "hibernate", true, "hibernate"},
+		{fleet.OnDemand, fleet.SpotDelete, false, ""},
+		{fleet.Committed, "", false, ""},
+	} {
+		f := Spot(&fleet.Instance{Lifecycle: tc.life, SpotInterruption: tc.si})
+		if (f != nil) != tc.protect {
+			t.Errorf("%s/%q: %+v, want protected %v", tc.life, tc.si, f, tc.protect)
+			continue
+		}
+		if f != nil && (f.Reason != ReasonSpot || !strings.Contains(f.Message, tc.says)) {
+			t.Errorf("%s/%q: %+v, want %s saying %q", tc.life, tc.si, f, ReasonSpot, tc.says)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -56,5 +57,56 @@ func TestStoppedAllocatedIsDeallocated(t *testing.T) {
 	}
 	if _, ok := warned["ri "+WarnIdleCommitted]; !ok {
 		t.Errorf("no idle-committed warning for the committed machine: %v", warned)
+	}
+}
+
+// A stopped-but-allocated machine owned by a controller is advised through
+// its owner, never deallocated directly (as idle-stop skips it, managed).
+func TestStoppedAllocatedOwnedIsShrunkThroughItsOwner(t *testing.T) {
+	p := run(t, inst("owned", "g5.xlarge", func(in *fleet.Instance) {
+		in.StoppedAllocated = true
+		in.Tags["eks:nodegroup-name"] = "gpu"
+	}))
+	for _, r := range p.Recommendations {
+		if r.ResourceID == "owned" && r.Kind == KindIdleStop {
+			if !strings.HasPrefix(r.ShortAction, "shrink ") || !strings.Contains(r.Action, "Do not deallocate it directly") {
+				t.Errorf("owned: %q %q, want advice through its owner", r.ShortAction, r.Action)
+			}
+			return
+		}
+	}
+	t.Fatal("owned: no advice")
+}
+
+// Stopping or deallocating a machine with instance store (AWS instance
+// store, Azure local NVMe, GCP local SSD) warns that its data is lost,
+// once per machine; a machine without it gets no such note.
+func TestInstanceStoreIsWarnedBeforeAStop(t *testing.T) {
+	idle := withUtil(agg(idle, idle, idle, idle))
+	store := func(in *fleet.Instance) { in.InstanceStoreGB = 900 }
+	p := run(t,
+		inst("idle-nvme", "g5.xlarge", idle, store),
+		inst("parked-nvme", "g5.xlarge", store, func(in *fleet.Instance) { in.StoppedAllocated = true }),
+		inst("idle-plain", "g5.xlarge", idle))
+	notes := map[string]int{}
+	seen := map[string]bool{}
+	for _, r := range p.Recommendations {
+		if r.Kind != KindIdleStop {
+			continue
+		}
+		seen[r.ResourceID] = true
+		for _, n := range r.RiskNotes {
+			if strings.HasPrefix(n, "instance store:") {
+				notes[r.ResourceID]++
+				if !strings.Contains(n, "900 GB") {
+					t.Errorf("%s: %q does not give the size", r.ResourceID, n)
+				}
+			}
+		}
+	}
+	for id, want := range map[string]int{"idle-nvme": 1, "parked-nvme": 1, "idle-plain": 0} {
+		if !seen[id] || notes[id] != want {
+			t.Errorf("%s: advised %v, %d instance-store notes, want %d", id, seen[id], notes[id], want)
+		}
 	}
 }

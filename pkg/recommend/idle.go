@@ -24,7 +24,7 @@ import (
 // utilization.coverage, that says how many GPUs reported instead.
 func idleRule(e *engine, s *state) *change {
 	if s.inst.StoppedAllocated && s.inst.State == fleet.Running {
-		return e.guard(s, deallocateChange(e, s), false)
+		return instanceStoreNote(s, e.guard(s, deallocateChange(e, s), false))
 	}
 	c := idleJudge(e, s)
 	if cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s)); c != nil && cov < e.policy.Idle.MinCoverage {
@@ -37,7 +37,28 @@ func idleRule(e *engine, s *state) *change {
 			return nil
 		}
 	}
-	return e.guard(s, c, c != nil && c.kind == KindIdleStop)
+	return instanceStoreNote(s, e.guard(s, c, c != nil && c.kind == KindIdleStop))
+}
+
+// instanceStoreNote warns, once per machine, that stopping or deallocating
+// it (for good or on a schedule) loses the data on its instance store:
+// AWS instance store, Azure local NVMe, GCP local SSD.
+func instanceStoreNote(s *state, c *change) *change {
+	if c == nil || s.inst.InstanceStoreGB <= 0 || (c.kind != KindIdleStop && c.kind != KindSchedule) {
+		return c
+	}
+	verb := "stopping it"
+	if c.target == "deallocated" {
+		verb = "deallocating it"
+	}
+	note := fmt.Sprintf("instance store: %s loses the data on its %s GB of local NVMe disks (instance store, local SSD); copy what must be kept first", verb, pct(s.inst.InstanceStoreGB))
+	for _, n := range c.riskNotes {
+		if strings.HasPrefix(n, "instance store:") {
+			return c
+		}
+	}
+	c.riskNotes = append(c.riskNotes, note)
+	return c
 }
 
 func idleJudge(e *engine, s *state) *change {
@@ -70,7 +91,7 @@ func deallocateChange(e *engine, s *state) *change {
 		e.warn(s.inst.ID, WarnIdleCommitted, "stopped but still allocated, on a commitment: deallocating it saves only if the commitment can cover other usage")
 		return nil
 	}
-	return &change{
+	c := &change{
 		kind:       KindIdleStop,
 		stop:       true,
 		target:     "deallocated",
@@ -84,6 +105,13 @@ func deallocateChange(e *engine, s *state) *change {
 			Formula: "saving = hourly price × monthly hours; a deallocated machine is not billed for compute (its disks still are)",
 		},
 	}
+	if o := e.owner(s); o != nil {
+		c.short = "shrink " + ownerShort(o)
+		c.action = "Do not deallocate it directly: " + ownerAction(o) + "; it is stopped but still allocated, so it is billed as if running"
+		c.riskNotes = append(c.riskNotes, ownerRisk(o))
+		c.risk = Medium
+	}
+	return c
 }
 
 func idleStopChange(e *engine, s *state) *change {

@@ -517,6 +517,24 @@ func Lifecycle(priority string) fleet.Lifecycle {
 	return fleet.OnDemand
 }
 
+// SpotInterruption maps a Spot VM's eviction policy (for a Uniform
+// scale-set member, its set's virtualMachineProfile.evictionPolicy):
+// Deallocate keeps the VM and its disks, so it can be stopped (deallocated)
+// like a regular VM; Delete removes it. An empty or unknown policy is
+// unknown, which keeps the VM protected; a regular VM has none.
+func SpotInterruption(priority, eviction string) fleet.SpotInterruption {
+	if Lifecycle(priority) != fleet.Spot {
+		return ""
+	}
+	switch strings.ToLower(strings.TrimSpace(eviction)) {
+	case "deallocate":
+		return fleet.SpotDeallocate
+	case "delete":
+		return fleet.SpotDelete
+	}
+	return ""
+}
+
 // skuInfo is what Resource SKUs says of a size.
 type skuInfo struct {
 	gpus, vcpus, memoryGiB float64
@@ -576,7 +594,8 @@ func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, b
 	in := fleet.Instance{
 		ID: r.Name, Name: r.Name, Provider: fleet.Azure, Account: scope.Account, Region: strings.ToLower(r.Location),
 		InstanceType: r.Size, GPU: fleet.GPU{Model: info.Model, Count: count, MemoryGiB: info.MemoryGiB},
-		Lifecycle: Lifecycle(r.Priority), State: pw.State, StoppedAllocated: pw.Allocated, Tags: r.Tags,
+		Lifecycle: Lifecycle(r.Priority), SpotInterruption: SpotInterruption(r.Priority, r.Eviction),
+		State: pw.State, StoppedAllocated: pw.Allocated, Tags: r.Tags,
 	}
 	if len(r.Zones) > 0 {
 		in.Zone = in.Region + "-" + r.Zones[0]

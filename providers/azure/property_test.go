@@ -31,6 +31,7 @@ func TestScanProperty(t *testing.T) {
 					Tags: map[string]string{"team": "t"}}
 				if rng.Intn(4) == 0 {
 					in.Lifecycle = fleet.Spot
+					in.SpotInterruption = []fleet.SpotInterruption{"", fleet.SpotDeallocate, fleet.SpotDelete}[rng.Intn(3)]
 				}
 				if rng.Intn(5) == 0 {
 					in.State = fleet.Stopped
@@ -71,6 +72,18 @@ func TestScanProperty(t *testing.T) {
 				w := want[in.ID]
 				if seen[in.ID] || in.State != w.State || in.Lifecycle != w.Lifecycle || in.Account != w.Account || in.Region != w.Region || in.GPU.Count != w.GPU.Count || in.GPU.Model != w.GPU.Model {
 					t.Errorf("%s: %+v, served %+v", in.ID, in, w)
+				}
+				// A Spot VM's eviction policy is Deallocate unless the fleet
+				// says Delete (Azure's default), for a pool member its set's.
+				wantSpot := fleet.SpotInterruption("")
+				if w.Lifecycle == fleet.Spot {
+					wantSpot = fleet.SpotDeallocate
+					if w.SpotInterruption == fleet.SpotDelete {
+						wantSpot = fleet.SpotDelete
+					}
+				}
+				if in.SpotInterruption != wantSpot {
+					t.Errorf("%s (%s, pool %q): spot interruption %q, want %q", in.ID, in.Lifecycle, w.Tags["aks-managed-poolName"], in.SpotInterruption, wantSpot)
 				}
 				if (w.Tags["aks-managed-poolName"] != "") != (in.ManagedBy != nil) {
 					t.Errorf("%s: owner %+v", in.ID, in.ManagedBy)

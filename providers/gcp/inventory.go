@@ -245,6 +245,9 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 		Lifecycle:    lifecycleOf(inst.GetScheduling()),
 		State:        stateOf(inst.GetStatus()),
 	}
+	if out.Lifecycle == fleet.Spot {
+		out.SpotInterruption = spotInterruptionOf(inst.GetScheduling())
+	}
 	if id := inst.GetId(); id != 0 {
 		p.idMu.Lock()
 		p.ids[scope.Account+"/"+out.ID] = strconv.FormatUint(id, 10)
@@ -303,6 +306,20 @@ func lifecycleOf(s *computepb.Scheduling) fleet.Lifecycle {
 		return fleet.Spot
 	}
 	return fleet.OnDemand
+}
+
+// spotInterruptionOf maps a Spot (or preemptible) VM's
+// instanceTerminationAction: STOP keeps the VM and its disks, so it can be
+// stopped like a standard VM; DELETE removes it. An action left out or
+// unknown is unknown, which keeps the VM protected.
+func spotInterruptionOf(s *computepb.Scheduling) fleet.SpotInterruption {
+	switch strings.ToUpper(strings.TrimSpace(s.GetInstanceTerminationAction())) {
+	case "STOP":
+		return fleet.SpotStop
+	case "DELETE":
+		return fleet.SpotDelete
+	}
+	return ""
 }
 
 // stateOf maps a VM status: only RUNNING accrues VM-hours.

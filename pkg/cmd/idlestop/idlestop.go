@@ -450,6 +450,8 @@ func skipMetricsFailed(decisions []idlestop.Decision, failed map[string]*provide
 			continue
 		}
 		switch {
+		case d.Reason == idlestop.ReasonStoppedAllocated:
+			continue // powered off: the power state, not the metrics, is the evidence
 		case d.Decision == idlestop.Stop:
 		case d.Reason == idlestop.ReasonNoMetrics, d.Reason == idlestop.ReasonPartialMetrics, d.Reason == idlestop.ReasonStaleMetrics:
 		default:
@@ -477,7 +479,7 @@ func skipUnknownGPUs(decisions []idlestop.Decision, cands []idlestop.Candidate) 
 	for i := range decisions {
 		d := &decisions[i]
 		typ, ok := unknown[string(d.Provider)+"/"+d.ResourceID]
-		if !ok || d.Decision != idlestop.Stop {
+		if !ok || d.Decision != idlestop.Stop || d.Reason == idlestop.ReasonStoppedAllocated {
 			continue
 		}
 		d.Decision, d.Reason = idlestop.Skip, ReasonUnknownType

@@ -144,7 +144,7 @@ func (s *Server) graphSet(v *vm) kqlRow {
 	row := graphResource(v.setID(), v.set, "microsoft.compute/virtualmachinescalesets", v)
 	profile := map[string]any{"priority": priority(v.in)}
 	if v.in.Lifecycle == fleet.Spot {
-		profile["evictionPolicy"] = "Deallocate"
+		profile["evictionPolicy"] = evictionPolicy(v.in)
 	}
 	row["sku"] = map[string]any{"name": v.in.InstanceType, "tier": "Standard"}
 	row["properties"] = map[string]any{"orchestrationMode": "Uniform", "provisioningState": "Succeeded", "virtualMachineProfile": profile}

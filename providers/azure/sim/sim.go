@@ -253,11 +253,15 @@ func ResourceGroup(in fleet.Instance) string {
 // ScaleSet is the uniform scale set an instance is a member of: its
 // virtualMachineScaleSet tag, its AKS pool (aks-managed-poolName), or a
 // managedBy of kind vmss or aks-node-pool; "" for a standalone VM. A set
-// has one priority: spot members of a pool are in a set of their own.
+// has one priority and one eviction policy: spot members of a pool are in
+// a set of their own, those deleted on eviction in another.
 func ScaleSet(in fleet.Instance) string {
 	set := scaleSet(in)
 	if set != "" && in.Lifecycle == fleet.Spot && in.Tags["virtualMachineScaleSet"] == "" {
 		set += "-spot"
+		if evictionPolicy(&in) == "Delete" {
+			set += "-delete"
+		}
 	}
 	return set
 }
@@ -679,6 +683,16 @@ func powerCode(state string) string {
 	return "PowerState/" + state
 }
 
+// evictionPolicy is a Spot VM's eviction policy: Delete where the fleet
+// says the VM is deleted on eviction, else Deallocate (Azure's default for
+// a Spot VM).
+func evictionPolicy(in *fleet.Instance) string {
+	if in.SpotInterruption == fleet.SpotDelete {
+		return "Delete"
+	}
+	return "Deallocate"
+}
+
 func priority(in *fleet.Instance) string {
 	if in.Lifecycle == fleet.Spot {
 		if in.Tags["priority"] == "Low" {
@@ -729,7 +743,7 @@ func (s *Server) vmBody(v *vm, view bool) map[string]any {
 		"provisioningState": "Succeeded",
 	}
 	if in.Lifecycle == fleet.Spot {
-		props["evictionPolicy"] = "Deallocate"
+		props["evictionPolicy"] = evictionPolicy(in)
 		props["billingProfile"] = map[string]any{"maxPrice": -1}
 	}
 	if view {
@@ -782,7 +796,7 @@ func (s *Server) serveListSets(w http.ResponseWriter, req request) {
 		seen[v.setID()] = true
 		profile := map[string]any{"priority": priority(v.in)}
 		if v.in.Lifecycle == fleet.Spot {
-			profile["evictionPolicy"] = "Deallocate"
+			profile["evictionPolicy"] = evictionPolicy(v.in)
 		}
 		out = append(out, map[string]any{"id": v.setID(), "name": v.set, "type": "Microsoft.Compute/virtualMachineScaleSets",
 			"location": v.in.Region, "sku": map[string]any{"name": v.in.InstanceType, "tier": "Standard"},

@@ -115,7 +115,13 @@ func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 	sched := map[string]any{"provisioningModel": "STANDARD", "onHostMaintenance": "TERMINATE", "automaticRestart": true}
 	switch in.Lifecycle {
 	case fleet.Spot:
-		sched = map[string]any{"provisioningModel": "SPOT", "preemptible": true, "instanceTerminationAction": "STOP", "onHostMaintenance": "TERMINATE", "automaticRestart": false}
+		// instanceTerminationAction: DELETE where the fleet says the VM
+		// is deleted when reclaimed, else STOP (Compute Engine's default).
+		action := "STOP"
+		if in.SpotInterruption == fleet.SpotDelete {
+			action = "DELETE"
+		}
+		sched = map[string]any{"provisioningModel": "SPOT", "preemptible": true, "instanceTerminationAction": action, "onHostMaintenance": "TERMINATE", "automaticRestart": false}
 	}
 	// A VM that a committed use discount covers is an ordinary STANDARD VM:
 	// the discount is applied in billing, not a provisioning model
