@@ -208,36 +208,12 @@ func (s *Server) describeReservedInstances(w http.ResponseWriter, req request) {
 		if len(ids) > 0 && !contains(ids, it.ReservedInstancesID) || class != "" && class != it.OfferingClass || payment != "" && payment != it.OfferingType {
 			continue
 		}
-		keep := true
-		for _, f := range filters {
-			var v []string
-			one := func(s string) []string { return []string{s} }
-			switch f.name {
-			case "availability-zone":
-				v = one(it.AvailabilityZone)
-			case "end":
-				v = one(it.End)
-			case "start":
-				v = one(it.Start)
-			case "fixed-price":
-				v = one(it.FixedPrice)
-			case "usage-price":
-				v = one(it.UsagePrice)
-			case "duration":
-				v = one(strconv.FormatInt(it.Duration, 10))
-			case "instance-type":
-				v = one(it.InstanceType)
-			case "scope":
-				v = one(it.Scope)
-			case "product-description":
-				v = one(it.ProductDescription)
-			case "reserved-instances-id":
-				v = one(it.ReservedInstancesID)
-			case "state":
-				v = one(it.State)
-			}
-			keep = keep && f.matchAny(v...)
-		}
+		keep := matchFields(filters, map[string]string{
+			"availability-zone": it.AvailabilityZone, "end": it.End, "start": it.Start, "fixed-price": it.FixedPrice,
+			"usage-price": it.UsagePrice, "duration": strconv.FormatInt(it.Duration, 10), "instance-type": it.InstanceType,
+			"scope": it.Scope, "product-description": it.ProductDescription, "reserved-instances-id": it.ReservedInstancesID,
+			"state": it.State,
+		})
 		if keep {
 			out.Items = append(out.Items, it)
 		}
@@ -337,13 +313,10 @@ func (s *Server) describeCapacityReservations(w http.ResponseWriter, req request
 		if len(ids) > 0 && !contains(ids, it.CapacityReservationID) {
 			continue
 		}
-		keep := true
-		for _, f := range filters {
-			v, ok := map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID, "availability-zone": it.AvailabilityZone,
-				"instance-platform": it.InstancePlatform, "tenancy": it.Tenancy, "state": it.State, "start-date": it.StartDate,
-				"end-date": it.EndDate, "end-date-type": it.EndDateType, "instance-match-criteria": it.InstanceMatchCriteria}[f.name]
-			keep = keep && ok && f.matchAny(v)
-		}
+		keep := matchFields(filters, map[string]string{"instance-type": it.InstanceType, "owner-id": it.OwnerID,
+			"availability-zone": it.AvailabilityZone, "instance-platform": it.InstancePlatform, "tenancy": it.Tenancy,
+			"state": it.State, "start-date": it.StartDate, "end-date": it.EndDate, "end-date-type": it.EndDateType,
+			"instance-match-criteria": it.InstanceMatchCriteria})
 		if keep {
 			kept = append(kept, it)
 		}
@@ -517,4 +490,15 @@ func (s *Server) describeSavingsPlans(w http.ResponseWriter, req request) {
 		out.NextToken = simkit.EncodeToken(next, query)
 	}
 	writeJSONResponse(w, "application/json", out)
+}
+
+// matchFields reports whether an item whose filterable fields are fields
+// passes every filter; a filter on a field the item lacks matches nothing.
+func matchFields(filters []queryFilter, fields map[string]string) bool {
+	for _, f := range filters {
+		if v, ok := fields[f.name]; !ok || !f.matchAny(v) {
+			return false
+		}
+	}
+	return true
 }
