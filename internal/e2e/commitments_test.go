@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
@@ -22,28 +19,15 @@ import (
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
 // commitmentsFile is testdata/fleets/commitments.yaml and the fleet it
-// holds, decoded as JSON (fleet.Parse's piecewise readers learn the
-// commitments section in another change of issue 33).
+// holds.
 func commitmentsFile(t *testing.T) (string, *fleet.Fleet) {
-	t.Helper()
 	path := filepath.Join("..", "..", "testdata", "fleets", "commitments.yaml")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fleet.Fleet
-	if err := json.Unmarshal(j, &f); err != nil {
-		t.Fatal(err)
-	}
-	return path, &f
+	return path, providertest.ReadFleet(t, path)
 }
 
 // serveAllClouds serves f, commitments included, from every registered
@@ -109,8 +93,7 @@ func inventoryFleet(t *testing.T, args ...string) *fleet.Fleet {
 // APIs, come back from the production scan of `--provider
 // aws,azure,gcp` exactly as the file has them, the expired ones left out;
 // `inventory --provider` and `inventory --fleet` on the same file give the
-// same, once the fleet file's reader and writer carry the commitments
-// section (another change of issue 33; until then they are logged).
+// same.
 func TestCommitmentsThroughCloudsim(t *testing.T) {
 	path, f := commitmentsFile(t)
 	want := heldLines(f.Commitments)
@@ -153,7 +136,7 @@ func TestCommitmentsThroughCloudsim(t *testing.T) {
 		other := heldLines(inventoryFleet(t, args...).Commitments)
 		switch {
 		case len(other) == 0:
-			t.Logf("inventory %v wrote no commitments: this build's fleet file reader or writer does not carry the section yet", args)
+			t.Errorf("inventory %v wrote no commitments", args)
 		case strings.Join(other, "\n") != strings.Join(got, "\n"):
 			t.Errorf("inventory %v gives\n%s\nthe scan read\n%s", args, strings.Join(other, "\n"), strings.Join(got, "\n"))
 		}

@@ -5,37 +5,19 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 )
 
-// commitmentsFleet is testdata/fleets/commitments.yaml: three clouds, with
-// active, expired and not yet started commitments.
+// commitmentsFleet is testdata/fleets/commitments.yaml.
 func commitmentsFleet(t testing.TB) *fleet.Fleet {
-	t.Helper()
-	data, err := os.ReadFile("../../testdata/fleets/commitments.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Decoded as JSON, not by fleet.Parse: its piecewise readers learn the
-	// commitments section in another change (issue 33).
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fleet.Fleet
-	if err := json.Unmarshal(j, &f); err != nil {
-		t.Fatal(err)
-	}
-	return &f
+	return providertest.ReadFleet(t, "../../testdata/fleets/commitments.yaml")
 }
 
 // activeHeld is what a scan of cloud must read back from f: its

@@ -3,35 +3,18 @@ package azure
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 )
 
-// commitmentsFleet is testdata/fleets/commitments.yaml, decoded as JSON
-// (fleet.Parse's piecewise readers learn the commitments section in
-// another change of issue 33).
+// commitmentsFleet is testdata/fleets/commitments.yaml.
 func commitmentsFleet(t testing.TB) *fleet.Fleet {
-	t.Helper()
-	data, err := os.ReadFile("../../testdata/fleets/commitments.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fleet.Fleet
-	if err := json.Unmarshal(j, &f); err != nil {
-		t.Fatal(err)
-	}
-	return &f
+	return providertest.ReadFleet(t, "../../testdata/fleets/commitments.yaml")
 }
 
 // activeAzure is what a scan must read back: the file's Azure
