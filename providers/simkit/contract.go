@@ -33,3 +33,22 @@ func PageProblems(call func(token *string) (items int, next *string, err error),
 		token = next
 	}
 }
+
+// PagingProblems walks a listing in small pages and in one page and says
+// what is wrong: a broken token on either walk, or the two not seeing the
+// same items, or the small walk not taking several pages.
+func PagingProblems(name string, small, whole func(token *string) (int, *string, error)) []string {
+	var out []string
+	n, pages, problems := PageProblems(small, 1000)
+	for _, p := range problems {
+		out = append(out, fmt.Sprintf("%s paging: %s", name, p))
+	}
+	all, _, problems := PageProblems(whole, 1000)
+	for _, p := range problems {
+		out = append(out, fmt.Sprintf("%s paging (one page): %s", name, p))
+	}
+	if n != all || pages < 2 {
+		out = append(out, fmt.Sprintf("%s: %d items in %d small pages, %d in one page; want the same items over several pages", name, n, pages, all))
+	}
+	return out
+}
