@@ -36,6 +36,9 @@ type Input struct {
 	// savings plan or spend-based commitment on a type whose rate under it
 	// the catalog lacks (the policy's configured discount).
 	FallbackDiscount func(p fleet.Provider, term string) (float64, bool)
+	// Summary, when set, gives an instance's utilization summary already
+	// worked out (the engine has one per instance); nil summarizes here.
+	Summary func(*fleet.Instance) *fleet.Summary
 }
 
 // Result is the allocation of a fleet's commitments to its instances.
@@ -175,7 +178,13 @@ func Allocate(in Input) Result {
 	busy := make(map[*usage]float64, len(us))
 	for _, u := range us {
 		busy[u] = math.Inf(1)
-		if sm := u.in.Utilization.Summarize(); sm != nil && sm.GPU != nil && !math.IsNaN(sm.GPU.P95) {
+		var sm *fleet.Summary
+		if in.Summary != nil {
+			sm = in.Summary(u.in)
+		} else {
+			sm = u.in.Utilization.Summarize()
+		}
+		if sm != nil && sm.GPU != nil && !math.IsNaN(sm.GPU.P95) {
 			busy[u] = sm.GPU.P95
 		}
 	}

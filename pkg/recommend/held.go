@@ -32,7 +32,17 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 	}
 	held := map[string]bool{}
 	if len(f.Commitments) > 0 {
-		e.held = coverage.Allocate(coverage.Input{Fleet: f, Catalog: e.cat, Now: now, FallbackDiscount: e.fallbackDiscount})
+		summaries := make(map[*fleet.Instance]*fleet.Summary, len(states))
+		for _, s := range states {
+			summaries[s.inst] = s.summary
+		}
+		e.held = coverage.Allocate(coverage.Input{Fleet: f, Catalog: e.cat, Now: now, FallbackDiscount: e.fallbackDiscount,
+			Summary: func(in *fleet.Instance) *fleet.Summary {
+				if sm, ok := summaries[in]; ok {
+					return sm
+				}
+				return in.Utilization.Summarize()
+			}})
 		e.heldByID = make(map[string]*coverage.Usage, len(e.held.Commitments))
 		for i := range e.held.Commitments {
 			u := &e.held.Commitments[i]
