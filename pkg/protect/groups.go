@@ -16,7 +16,7 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 	p = p.effective()
 	keys := make([]string, len(p.Rules.GroupKeys))
 	for i, k := range p.Rules.GroupKeys {
-		keys[i] = phrase(k)
+		keys[i] = configured(k)
 	}
 	var out []string
 	for k, v := range in.Tags {

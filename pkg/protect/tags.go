@@ -65,7 +65,7 @@ func MatchAny(v string, patterns []string) bool {
 // the same words (Tokens: Deployment.Environment is DeploymentEnvironment),
 // sorted, and their values, trimmed.
 func TagValues(tags map[string]string, key string) (keys, values []string) {
-	want, words := fleet.NormTagKey(key), phrase(key)
+	want, words := fleet.NormTagKey(key), configured(key)
 	if want == "" {
 		return nil, nil
 	}
@@ -286,7 +286,7 @@ func Inference(in *fleet.Instance, p Policy) *Finding {
 // nim) inside other words are not stacks; a name of five letters or more
 // may start or end a word (tritonserver).
 func hasStack(tokens []string, stack string) bool {
-	ph := phrase(stack)
+	ph := configured(stack)
 	for i := range tokens {
 		if len(ph) >= 5 && (strings.HasPrefix(tokens[i], ph) || strings.HasSuffix(tokens[i], ph)) {
 			return true

@@ -2,6 +2,7 @@ package protect
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -43,8 +44,22 @@ func Tokens(s string) []string {
 // (DoNotStop, do_not_stop and "Do Not Stop" are all do-not-stop).
 func Fold(s string) string { return strings.Join(Tokens(s), "-") }
 
-// phrase is a configured phrase in matching form: its tokens run together.
+// phrase is a phrase in matching form: its tokens run together.
 func phrase(p string) string { return strings.Join(Tokens(p), "") }
+
+// configured is phrase for the policy's own phrases, stacks and keys, a
+// bounded set each machine's tags are matched against: worked out once,
+// not once per machine and tag.
+func configured(p string) string {
+	if v, ok := configuredPhrases.Load(p); ok {
+		return v.(string)
+	}
+	ph := phrase(p)
+	configuredPhrases.Store(p, ph)
+	return ph
+}
+
+var configuredPhrases sync.Map
 
 // hasPhrase reports whether consecutive tokens, run together, spell the
 // phrase (do + not + stop, donot + stop, donotstop all spell donotstop), or
@@ -75,7 +90,7 @@ func hasPhrase(tokens []string, ph string) bool {
 // firstPhrase is the first of the phrases the tokens hold, or "".
 func firstPhrase(tokens []string, phrases []string) string {
 	for _, p := range phrases {
-		if hasPhrase(tokens, phrase(p)) {
+		if hasPhrase(tokens, configured(p)) {
 			return p
 		}
 	}
