@@ -2,6 +2,8 @@ package coverage
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -149,5 +151,50 @@ func FuzzAllocate(f *testing.F) {
 		r := Allocate(Input{Fleet: fl, Catalog: testCatalog(), Now: now,
 			FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
 		checkInvariants(t, fl, r)
+		// The same fleet listed backwards allocates alike: a scan lists in
+		// another order than a file (IDs unique, as a scan's are).
+		if !uniqueIDs(fl) {
+			return
+		}
+		rev := &fleet.Fleet{Metadata: fl.Metadata, Instances: slices.Clone(fl.Instances), Commitments: slices.Clone(fl.Commitments)}
+		slices.Reverse(rev.Instances)
+		slices.Reverse(rev.Commitments)
+		r2 := Allocate(Input{Fleet: rev, Catalog: testCatalog(), Now: now,
+			FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
+		for id, c := range r.Instances {
+			c2 := r2.Instances[id]
+			if c2 == nil || math.Abs(c.Share-c2.Share) > 1e-9 {
+				t.Fatalf("instance %s covered %v listed forwards, %+v backwards", id, c.Share, c2)
+			}
+		}
+		if len(r.Instances) != len(r2.Instances) {
+			t.Fatalf("%d instances covered forwards, %d backwards", len(r.Instances), len(r2.Instances))
+		}
+		used := map[string]string{}
+		for _, u := range r.Commitments {
+			used[u.ID] = u.UsedMonthly.String()
+		}
+		for _, u := range r2.Commitments {
+			if used[u.ID] != u.UsedMonthly.String() {
+				t.Fatalf("commitment %s uses %s forwards, %s backwards", u.ID, used[u.ID], u.UsedMonthly)
+			}
+		}
 	})
+}
+
+func uniqueIDs(f *fleet.Fleet) bool {
+	seen := map[string]bool{}
+	for _, in := range f.Instances {
+		if seen["i"+in.ID] {
+			return false
+		}
+		seen["i"+in.ID] = true
+	}
+	for _, h := range f.Commitments {
+		if seen["c"+h.ID] {
+			return false
+		}
+		seen["c"+h.ID] = true
+	}
+	return true
 }
