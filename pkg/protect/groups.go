@@ -98,14 +98,16 @@ func Static(in *fleet.Instance, p Policy) *Finding {
 		return &Finding{Reason: ReasonManaged, Owner: o,
 			Message: fmt.Sprintf("the machine is managed by %s%s, which would replace or miss it: %s", o.Kind, name, fleet.OwnerAction(o.Kind))}
 	}
-	if f := Tags(in.Tags, p); f != nil {
+	p = p.effective()
+	ts := sortedTags(in.Tags)
+	if f := tagsOf(in.Tags, ts, p); f != nil {
 		return f
 	}
 	if f := Spot(in); f != nil {
 		return f
 	}
 	if p.ProtectInference {
-		return Inference(in, p)
+		return inferenceOf(in, ts, p)
 	}
 	return nil
 }

@@ -128,8 +128,12 @@ func found(r Reason, t tag, msg string) *Finding {
 // then any key or value holding an exemption phrase), the auto-stop switch
 // (opted out, or not opted in), production. Nil when none applies.
 func Tags(tags map[string]string, p Policy) *Finding {
-	p = p.effective()
-	ts := sortedTags(tags)
+	return tagsOf(tags, sortedTags(tags), p.effective())
+}
+
+// tagsOf is Tags on tags already split into words (ts) with an effective
+// policy.
+func tagsOf(tags map[string]string, ts []tag, p Policy) *Finding {
 	if f := exemption(tags, ts, p); f != nil {
 		return f
 	}
@@ -262,14 +266,19 @@ func anyWord(tokens, words []string) bool {
 // component, …) has a serving value (serving, inference, endpoint, api), or
 // a key or value names a serving stack (triton, vllm, tgi, kserve, …).
 func Inference(in *fleet.Instance, p Policy) *Finding {
-	p = p.effective()
+	return inferenceOf(in, sortedTags(in.Tags), p.effective())
+}
+
+// inferenceOf is Inference on the machine's tags already split into words
+// (ts) with an effective policy.
+func inferenceOf(in *fleet.Instance, ts []tag, p Policy) *Finding {
 	if in.Workload != nil && in.Workload.Type == fleet.Inference {
 		return &Finding{Reason: ReasonInference, Message: "the machine serves inference (workload type), which may be needed at any time"}
 	}
 	if slices.Contains(fleet.WorkloadTypesFromTags(in.Tags), fleet.Inference) {
 		return &Finding{Reason: ReasonInference, Message: "the machine serves inference (WorkloadType tag), which may be needed at any time"}
 	}
-	for _, t := range sortedTags(in.Tags) {
+	for _, t := range ts {
 		if anyWord(t.kt, p.Rules.InferenceKeyWords) && anyWord(t.vt, p.Rules.InferenceValueWords) {
 			return found(ReasonInference, t, "the machine is tagged "+t.String()+": a serving role, which may be needed at any time")
 		}
