@@ -3,12 +3,14 @@
 // width; elsewhere tab-separated values with a header line, easy to cut and
 // awk, never shortened.
 //
-// A table that is wider than its width first shortens the columns that may
-// be truncated (Truncate, TruncateStart), widest first, down to their
-// minimum; if that is not enough it hides columns in DropOrder, as few as it
-// can, and shortens again. Key columns are never hidden; they shorten like
-// the others when the caller allows it, and otherwise only when everything
-// else is already as narrow as it may be.
+// A table that is wider than its width first narrows the columns that may
+// give way (Truncate, TruncateStart, TruncateMiddle, WrapColumn), the most
+// room first, down to their minimum; if that is not enough it hides columns
+// in DropOrder, as few as it can, and narrows again. A wrapped column loses
+// nothing: its cells break between words onto continuation lines. Key
+// columns are never hidden; they narrow like the others when the caller
+// allows it, and otherwise only when everything else is already as narrow as
+// it may be.
 //
 // A table that says nothing of this has defaults: the first column is the
 // key and keeps its end, text columns may shorten to ten characters, numbers
@@ -19,6 +21,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -59,10 +62,13 @@ type section struct {
 	headers []string
 }
 
-// truncation is how far a column may shrink and which end it loses.
+// truncation is how far a column may shrink and how: losing its end, its
+// start or its middle, or wrapping onto continuation lines.
 type truncation struct {
-	min   int
-	start bool
+	min    int
+	start  bool
+	middle bool
+	wrap   bool
 }
 
 // New starts a table; tty selects the aligned rendering.
@@ -96,6 +102,20 @@ func (t *Table) Truncate(col, min int) { t.trunc[col] = truncation{min: max(1, m
 // for identifiers whose end tells them apart.
 func (t *Table) TruncateStart(col, min int) {
 	t.trunc[col] = truncation{min: max(1, min), start: true}
+}
+
+// TruncateMiddle lets col lose its middle, marked "…", down to min
+// characters: for long identifiers (ARNs, resource IDs, self-links) whose
+// head and tail tell them apart; the tail keeps two thirds.
+func (t *Table) TruncateMiddle(col, min int) {
+	t.trunc[col] = truncation{min: max(3, min), middle: true}
+}
+
+// WrapColumn lets col narrow down to min characters by breaking its cells
+// between words onto continuation lines, so nothing of it is cut: the
+// column to act on. A word wider than the column is broken across lines.
+func (t *Table) WrapColumn(col, min int) {
+	t.trunc[col] = truncation{min: max(1, min), wrap: true}
 }
 
 // DropOrder lists the columns that may be hidden when the table does not fit,
@@ -171,28 +191,49 @@ func (t *Table) renderTTY(b *strings.Builder) {
 	}
 	visible, widths := t.layout(upper(t.headers), measured)
 	line := func(row []string, rowIndex int) {
-		var l strings.Builder
-		last := len(visible) - 1
+		// Each visible cell as the lines it takes: one, or more when a
+		// wrapped column breaks it.
+		parts := make([][]string, len(visible))
+		height := 1
 		for k, j := range visible {
-			// Headers lose their end, whichever end the cells lose.
-			text := fit(row[j], widths[j], t.trunc[j].start && rowIndex >= 0)
-			pad := strings.Repeat(" ", widths[j]-cw.StringWidth(text))
-			if rowIndex >= 0 && t.style != nil {
-				text = t.style(rowIndex, j, text)
-			}
+			tr := t.trunc[j]
 			switch {
-			case t.right[j]:
-				l.WriteString(pad + text)
-			case k < last:
-				l.WriteString(text + pad)
+			case tr.wrap && rowIndex >= 0:
+				parts[k] = wrapCell(row[j], widths[j])
+			case tr.middle && rowIndex >= 0:
+				parts[k] = []string{fitMiddle(row[j], widths[j])}
 			default:
-				l.WriteString(text)
+				// Headers lose their end, whichever end the cells lose.
+				parts[k] = []string{fit(row[j], widths[j], tr.start && rowIndex >= 0)}
 			}
-			if k < last {
-				l.WriteString(strings.Repeat(" ", gap))
-			}
+			height = max(height, len(parts[k]))
 		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		last := len(visible) - 1
+		for n := 0; n < height; n++ {
+			var l strings.Builder
+			for k, j := range visible {
+				text := ""
+				if n < len(parts[k]) {
+					text = parts[k][n]
+				}
+				pad := strings.Repeat(" ", max(0, widths[j]-cw.StringWidth(text)))
+				if rowIndex >= 0 && t.style != nil && text != "" {
+					text = t.style(rowIndex, j, text)
+				}
+				switch {
+				case t.right[j]:
+					l.WriteString(pad + text)
+				case k < last:
+					l.WriteString(text + pad)
+				default:
+					l.WriteString(text)
+				}
+				if k < last {
+					l.WriteString(strings.Repeat(" ", gap))
+				}
+			}
+			b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		}
 	}
 	groups := t.groups()
 	for g, s := range groups {
@@ -285,13 +326,18 @@ func (t *Table) defaults() {
 
 // shrink takes a character at a time from the visible column with the most
 // room above its minimum until the table fits; it reports whether it does.
+// Columns shortened in the middle (identifiers to copy) give way last.
 func (t *Table) shrink(visible, widths []int, limit func(int) (int, bool)) bool {
 	for total(visible, widths) > t.width {
-		best, room := -1, 0
+		best, room, bestMiddle := -1, 0, true
 		for _, j := range visible {
 			min, ok := limit(j)
-			if ok && widths[j]-min > room {
-				best, room = j, widths[j]-min
+			if !ok || widths[j] <= min {
+				continue
+			}
+			middle := t.trunc[j].middle
+			if best < 0 || (bestMiddle && !middle) || (middle == bestMiddle && widths[j]-min > room) {
+				best, room, bestMiddle = j, widths[j]-min, middle
 			}
 		}
 		if best < 0 {
@@ -340,6 +386,61 @@ func fit(s string, width int, start bool) string {
 		w += cw.RuneWidth(r[i])
 	}
 	return "…" + string(r[i:])
+}
+
+// fitMiddle shortens s to width display columns by cutting its middle,
+// marked "…": the head keeps a third of what is left, the tail the rest.
+func fitMiddle(s string, width int) string {
+	if cw.StringWidth(s) <= width {
+		return s
+	}
+	if width <= 2 {
+		return fit(s, width, true)
+	}
+	room := width - 1
+	head := cw.Truncate(s, room/3, "")
+	tail := fit(s, room-cw.StringWidth(head)+1, true)
+	return head + tail
+}
+
+// wrapCell breaks s into lines of at most width display columns between
+// words; a word wider than width is broken across lines. Nothing is lost
+// but the spaces at the breaks.
+func wrapCell(s string, width int) []string {
+	width = max(1, width)
+	if cw.StringWidth(s) <= width {
+		return []string{s}
+	}
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(s) {
+		if cur != "" && cw.StringWidth(cur)+1+cw.StringWidth(word) <= width {
+			cur += " " + word
+			continue
+		}
+		if cur != "" {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		for cw.StringWidth(word) > width {
+			// The longest head of whole runes that fits, one rune at least.
+			n, w := 0, 0
+			for n < len(word) {
+				r, size := utf8.DecodeRuneInString(word[n:])
+				if n > 0 && w+cw.RuneWidth(r) > width {
+					break
+				}
+				n, w = n+size, w+cw.RuneWidth(r)
+			}
+			lines = append(lines, word[:n])
+			word = word[n:]
+		}
+		cur = word
+	}
+	if cur != "" || len(lines) == 0 {
+		lines = append(lines, cur)
+	}
+	return lines
 }
 
 // ansi matches the colour sequences a cell may carry.
