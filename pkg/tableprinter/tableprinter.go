@@ -264,6 +264,21 @@ func (t *Table) layout(headers []string, cells [][]string) ([]int, []int) {
 			natural[j] = max(natural[j], cw.StringWidth(c))
 		}
 	}
+	// A wrapped column keeps its longest word whole while other columns can
+	// still give way.
+	longest := map[int]int{}
+	for j, tr := range t.trunc {
+		if !tr.wrap {
+			continue
+		}
+		for _, r := range cells {
+			if j < len(r) {
+				for _, word := range strings.Fields(r[j]) {
+					longest[j] = max(longest[j], cw.StringWidth(word))
+				}
+			}
+		}
+	}
 	var droppable []int
 	for _, j := range t.drop {
 		if j >= 0 && j < len(headers) && !t.key[j] {
@@ -281,7 +296,7 @@ func (t *Table) layout(headers []string, cells [][]string) ([]int, []int) {
 		widths = append(widths[:0], natural...)
 		if t.width <= 0 || t.shrink(visible, widths, func(j int) (int, bool) {
 			tr, ok := t.trunc[j]
-			return tr.min, ok
+			return max(tr.min, min(longest[j], natural[j])), ok
 		}) {
 			return visible, widths
 		}

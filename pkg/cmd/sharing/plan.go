@@ -124,12 +124,14 @@ func writeTable(w io.Writer, tty bool, width int, sp sharing.Plan) error {
 	t := tableprinter.New(w, tty, "mode", "provider", "account", "region", "instance type", "gpu", "host",
 		"tenants", "gpu load", "gpu memory", "layout", "frees", "freed monthly")
 	t.AlignRight(8, 9, 12)
-	// On a terminal the host, what it takes in and what that frees stay.
+	// On a terminal the host, what it takes in and what that frees stay:
+	// the host loses its middle at most, the tenants and the machines freed
+	// wrap onto continuation lines and are never cut.
 	t.SetWidth(width)
-	t.Key(6, 7, 12)
-	t.TruncateStart(6, 12)
-	t.Truncate(7, 14)
-	t.Truncate(11, 12)
+	t.Key(6, 7, 11, 12)
+	t.TruncateMiddle(6, 12)
+	t.WrapColumn(7, 14)
+	t.WrapColumn(11, 12)
 	t.Truncate(10, 10)
 	t.DropOrder(2, 1, 5, 3, 0, 9, 4, 10, 8, 11)
 	for _, g := range sp.Groups {
