@@ -25,6 +25,7 @@ type IOStreams struct {
 	stderrTTY    bool
 	colorEnabled bool
 	width        int
+	height       int
 }
 
 // System returns the process's streams with TTY and colour detected.
@@ -39,8 +40,13 @@ func System() *IOStreams {
 	}
 	s.colorEnabled = outTTY && colorAllowed(os.Getenv)
 	if outTTY {
-		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
-			s.width = w
+		if w, h, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			s.width, s.height = w, h
+		}
+	}
+	if s.height == 0 && outTTY {
+		if l, err := strconv.Atoi(os.Getenv("LINES")); err == nil && l > 0 {
+			s.height = l
 		}
 	}
 	if s.width == 0 {
@@ -97,6 +103,13 @@ func (s *IOStreams) TerminalWidth() int {
 
 // SetTerminalWidth overrides the detected terminal width (tests).
 func (s *IOStreams) SetTerminalWidth(w int) { s.width = w }
+
+// TerminalHeight is the height of the terminal stdout is, in lines; 0 when
+// it is not a terminal or the height is unknown.
+func (s *IOStreams) TerminalHeight() int { return s.height }
+
+// SetTerminalHeight overrides the detected terminal height (tests).
+func (s *IOStreams) SetTerminalHeight(h int) { s.height = h }
 
 // ColorScheme returns colour helpers that are no-ops when colour is off.
 func (s *IOStreams) ColorScheme() *ColorScheme { return &ColorScheme{enabled: s.colorEnabled} }

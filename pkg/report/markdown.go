@@ -167,22 +167,13 @@ func markdownFull(r *Report, limit int) (text string, over bool) {
 
 	writeMarkdownSections(b, r)
 
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(b, "\n### Warnings (%d)\n\n", len(r.Warnings))
-		for _, wn := range r.Warnings {
-			b.WriteString("- ")
-			if wn.ResourceID != "" {
-				b.WriteString(mdCode(wn.ResourceID) + ": ")
-			}
-			fmt.Fprintf(b, "%s (%s)\n", mdText(wn.Message), mdCode(wn.Code))
-		}
-	}
+	writeMarkdownWarnings(b, r.Warnings, 0, 0)
 	markdownFooter(b, r)
 	return b.b.String(), b.over()
 }
 
-// Bounds that keep the summary short whatever the fleet: warnings are
-// grouped by code, and a group's first message is cut.
+// Bounds that keep the summary short whatever the fleet: at most
+// maxWarningGroups groups of warnings, and a group's message is cut.
 const (
 	maxWarningGroups  = 20
 	maxWarningMessage = 300
@@ -232,39 +223,7 @@ func markdownSummary(r *Report, opts PrintOptions, auto bool) string {
 		}
 	}
 
-	if len(r.Warnings) > 0 {
-		type group struct {
-			code, first string
-			n           int
-		}
-		var groups []*group
-		byCode := map[string]*group{}
-		for _, wn := range r.Warnings {
-			g := byCode[wn.Code]
-			if g == nil {
-				msg := wn.Message
-				if wn.ResourceID != "" {
-					msg = wn.ResourceID + ": " + msg
-				}
-				g = &group{code: wn.Code, first: truncate(msg, maxWarningMessage)}
-				byCode[wn.Code] = g
-				groups = append(groups, g)
-			}
-			g.n++
-		}
-		fmt.Fprintf(&b, "\n### Warnings (%d)\n\n", len(r.Warnings))
-		for i, g := range groups {
-			if i == maxWarningGroups {
-				fmt.Fprintf(&b, "- and %d more kinds\n", len(groups)-i)
-				break
-			}
-			if g.n == 1 {
-				fmt.Fprintf(&b, "- %s: %s\n", mdCode(g.code), mdText(g.first))
-			} else {
-				fmt.Fprintf(&b, "- %s × %d, e.g. %s\n", mdCode(g.code), g.n, mdText(g.first))
-			}
-		}
-	}
+	writeMarkdownWarnings(&b, r.Warnings, maxWarningGroups, maxWarningMessage)
 
 	b.WriteString("\n")
 	if auto {
@@ -379,4 +338,52 @@ func MarkdownCode(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// writeMarkdownWarnings writes the warnings grouped by code (stale prices by
+// source) as the terminal does (warningGroup.lines); with maxGroups > 0 the
+// groups past it are counted, with maxMessage > 0 a message is cut to it.
+func writeMarkdownWarnings(b textWriter, ws []Warning, maxGroups, maxMessage int) {
+	if len(ws) == 0 {
+		return
+	}
+	groups := groupWarnings(ws)
+	fmt.Fprintf(b, "\n### %s\n\n", mdText(warningsHeading(ws, groups)))
+	for i, g := range groups {
+		if maxGroups > 0 && i == maxGroups {
+			fmt.Fprintf(b, "- and %s more\n", plural(len(groups)-i, "group"))
+			break
+		}
+		cut := func(msg string) string {
+			if maxMessage > 0 {
+				return truncate(msg, maxMessage)
+			}
+			return msg
+		}
+		switch {
+		case g.n <= maxExamples && !g.merged:
+			for _, wn := range g.items {
+				b.WriteString("- ")
+				if wn.ResourceID != "" {
+					b.WriteString(mdCode(wn.ResourceID) + ": ")
+				}
+				fmt.Fprintf(b, "%s (%s)\n", mdText(cut(oneLine(wn.Message))), mdCode(wn.Code))
+			}
+		case g.merged:
+			fmt.Fprintf(b, "- %s (%s × %d)\n", mdText(cut(g.message)), mdCode(g.code), g.n)
+		default:
+			head := fmt.Sprintf("%s × %d", mdCode(g.code), g.n)
+			if len(g.examples) > 0 {
+				ex := make([]string, len(g.examples))
+				for k, e := range g.examples {
+					ex[k] = mdCode(e)
+				}
+				head += ", e.g. " + strings.Join(ex, ", ")
+				if g.n > len(ex) {
+					head += ", …"
+				}
+			}
+			fmt.Fprintf(b, "- %s: %s\n", head, mdText(cut(g.message)))
+		}
+	}
 }

@@ -66,7 +66,7 @@ func TestWriteSectionsFitWidth(t *testing.T) {
 	r.Allocation.ByTeam[0].Key = long
 	r.AIMetrics.TrainingRuns[1].ID = strings.Repeat("pretrain-", 10) + "7"
 	for _, width := range []int{80, 100} {
-		out := write(t, r, "table", PrintOptions{TTY: true, Width: width})
+		out := write(t, r, "table", PrintOptions{TTY: true, Width: width, ByStrategy: true})
 		start := strings.Index(out, "Cost by team")
 		for _, line := range strings.Split(out[start:strings.Index(out, "Tags")], "\n") {
 			if n := utf8.RuneCountInString(line); n > width {
@@ -74,7 +74,7 @@ func TestWriteSectionsFitWidth(t *testing.T) {
 			}
 		}
 	}
-	if out := write(t, r, "wide", PrintOptions{TTY: true, Width: 80}); !strings.Contains(out, long) || !strings.Contains(out, r.AIMetrics.TrainingRuns[1].ID) {
+	if out := write(t, r, "wide", PrintOptions{TTY: true, Width: 80, ByStrategy: true}); !strings.Contains(out, long) || !strings.Contains(out, r.AIMetrics.TrainingRuns[1].ID) {
 		t.Error("wide cuts names")
 	}
 }
@@ -82,7 +82,7 @@ func TestWriteSectionsFitWidth(t *testing.T) {
 // A kind that saves nothing says so instead of "saving $0.00".
 func TestSectionHeadingNoSaving(t *testing.T) {
 	for _, f := range []string{"table", "markdown"} {
-		out := write(t, testReport(), f, PrintOptions{TTY: true})
+		out := write(t, testReport(), f, PrintOptions{TTY: true, ByStrategy: true})
 		if !strings.Contains(out, "tagging: 1 recommendation, no direct saving") || strings.Contains(out, "saving $0.00") {
 			t.Errorf("%s: tagging heading:\n%s", f, out)
 		}

@@ -39,13 +39,21 @@ func TestWriteGolden(t *testing.T) {
 		format string
 		opts   PrintOptions
 	}{
-		{"table_tty.golden", "table", PrintOptions{TTY: true, Width: 120}},
-		{"table_tty_100.golden", "table", PrintOptions{TTY: true, Width: 100}},
-		{"table_tty_80.golden", "table", PrintOptions{TTY: true, Width: 80}},
-		{"table_tty_200.golden", "table", PrintOptions{TTY: true, Width: 200}},
-		{"table_pipe.golden", "table", PrintOptions{}},
-		{"wide_tty.golden", "wide", PrintOptions{TTY: true, Width: 120}},
-		{"wide_pipe.golden", "wide", PrintOptions{}},
+		{"table_tty.golden", "table", PrintOptions{TTY: true, Width: 120, ByStrategy: true}},
+		{"table_tty_100.golden", "table", PrintOptions{TTY: true, Width: 100, ByStrategy: true}},
+		{"table_tty_80.golden", "table", PrintOptions{TTY: true, Width: 80, ByStrategy: true}},
+		{"table_tty_200.golden", "table", PrintOptions{TTY: true, Width: 200, ByStrategy: true}},
+		{"table_pipe.golden", "table", PrintOptions{ByStrategy: true}},
+		{"wide_tty.golden", "wide", PrintOptions{TTY: true, Width: 120, ByStrategy: true}},
+		{"wide_pipe.golden", "wide", PrintOptions{ByStrategy: true}},
+		{"actions_tty_80.golden", "table", PrintOptions{TTY: true, Width: 80}},
+		{"actions_tty_120.golden", "table", PrintOptions{TTY: true, Width: 120}},
+		{"actions_tty_200.golden", "table", PrintOptions{TTY: true, Width: 200}},
+		{"actions_pipe.golden", "table", PrintOptions{}},
+		{"actions_limit_pipe.golden", "table", PrintOptions{Limit: 2}},
+		{"actions_wide_tty_80.golden", "wide", PrintOptions{TTY: true, Width: 80}},
+		{"actions_wide_tty_200.golden", "wide", PrintOptions{TTY: true, Width: 200}},
+		{"actions_wide_pipe.golden", "wide", PrintOptions{}},
 		{"report.json", "json", PrintOptions{}},
 		{"report.csv", "csv", PrintOptions{}},
 		{"report.md", "markdown", PrintOptions{}},
@@ -83,13 +91,24 @@ func TestWriteTableColor(t *testing.T) {
 	r := testReport()
 	ios, _, _, _ := iostreams.Test()
 	ios.SetColorEnabled(true)
-	for _, format := range []string{"table", "wide"} {
-		plain := write(t, r, format, PrintOptions{TTY: true, Width: 120})
-		colored := write(t, r, format, PrintOptions{TTY: true, Width: 120, Color: ios.ColorScheme()})
+	for _, tc := range []struct {
+		format     string
+		byStrategy bool
+		want       []string
+	}{
+		{"table", true, []string{"\x1b[32m$6,418.30\x1b[0m", "\x1b[31mhigh\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"}},
+		{"wide", true, []string{"\x1b[32m$6,418.30\x1b[0m", "\x1b[31mhigh\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"}},
+		{"table", false, []string{"\x1b[32m$18,702.45\x1b[0m", "\x1b[31mhigh\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"}},
+		// The records of a terminal too narrow for the wide table.
+		{"wide", false, []string{"\x1b[32m$18,702.45/mo\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"}},
+	} {
+		format := tc.format
+		plain := write(t, r, format, PrintOptions{TTY: true, Width: 120, ByStrategy: tc.byStrategy})
+		colored := write(t, r, format, PrintOptions{TTY: true, Width: 120, Color: ios.ColorScheme(), ByStrategy: tc.byStrategy})
 		if plain == colored {
 			t.Fatalf("%s: colour scheme not applied", format)
 		}
-		for _, want := range []string{"\x1b[32m$6,418.30\x1b[0m", "\x1b[31mhigh\x1b[0m", "\x1b[33m! i-0ffff0000aaaa0002"} {
+		for _, want := range tc.want {
 			if !strings.Contains(colored, want) {
 				t.Errorf("%s: missing %q", format, want)
 			}
@@ -126,7 +145,7 @@ func TestWriteTableFitsWidth(t *testing.T) {
 func TestWriteTableShortAction(t *testing.T) {
 	r := testReport()
 	for _, w := range []int{80, 200} {
-		out := write(t, r, "table", PrintOptions{TTY: true, Width: w})
+		out := write(t, r, "table", PrintOptions{TTY: true, Width: w, ByStrategy: true})
 		for _, want := range []string{"schedule Mon–Fri 07–19", "spot $1.234/h, ckpt 20 min", "1y CUD $0.445/h", "Stop the instance", "→ g2-standard-8"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("width %d: no %q in\n%s", w, want, out)
@@ -138,14 +157,14 @@ func TestWriteTableShortAction(t *testing.T) {
 			}
 		}
 	}
-	if out := write(t, r, "wide", PrintOptions{TTY: true, Width: 80}); !strings.Contains(out, "Run on a schedule → Mon–Fri 07:00–19:00 UTC") {
+	if out := write(t, r, "wide", PrintOptions{TTY: true, Width: 80, ByStrategy: true}); !strings.Contains(out, "Run on a schedule → Mon–Fri 07:00–19:00 UTC") {
 		t.Errorf("wide: no whole action:\n%s", out)
 	}
 }
 
 // Every section's columns line up with every other's.
 func TestWriteTableSectionsAligned(t *testing.T) {
-	out := write(t, testReport(), "table", PrintOptions{TTY: true, Width: 120})
+	out := write(t, testReport(), "table", PrintOptions{TTY: true, Width: 120, ByStrategy: true})
 	var starts []int
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "RESOURCE") {

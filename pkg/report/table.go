@@ -217,12 +217,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	if err := writeTableSections(&b, r, c, tty, wide, width); err != nil {
 		return err
 	}
-	if len(r.Warnings) > 0 {
-		fmt.Fprintf(&b, "\n%s\n", c.bold(fmt.Sprintf("Warnings (%d)", len(r.Warnings))))
-		for _, wn := range r.Warnings {
-			b.WriteString(c.yellow("! "+warningText(wn)) + "\n")
-		}
-	}
+	writeWarnings(&b, r.Warnings, c)
 	b.WriteString("\n" + c.gray("Amounts are "+currencyNote(r)+" per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
 	out := b.String()
 	if tty && !wide {

@@ -36,6 +36,15 @@ type PrintOptions struct {
 	FullReport string
 	// Top is how many recommendations the summary lists; 0 means 10.
 	Top int
+	// ByStrategy prints the table and wide formats as sections by strategy,
+	// one row per recommendation, instead of the ranked view of machines.
+	ByStrategy bool
+	// Limit is how many machines the ranked view lists; 0 fits one screen
+	// of Height lines on a terminal, else DefaultLimit. All lists them all.
+	Limit int
+	All   bool
+	// Height is the terminal's height in lines; 0 when unknown.
+	Height int
 }
 
 // DefaultWidth is the table width used when PrintOptions.Width is 0.
@@ -44,10 +53,11 @@ const DefaultWidth = 120
 // Write prints r to w in format, one of Formats.
 func Write(w io.Writer, r *Report, format string, opts PrintOptions) error {
 	switch format {
-	case "table":
-		return writeTable(w, r, opts, false)
-	case "wide":
-		return writeTable(w, r, opts, true)
+	case "table", "wide":
+		if opts.ByStrategy {
+			return writeTable(w, r, opts, format == "wide")
+		}
+		return writeActions(w, r, opts, format == "wide")
 	case "json":
 		return writeJSON(w, r)
 	case "csv":

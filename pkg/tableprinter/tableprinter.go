@@ -339,20 +339,32 @@ func (t *Table) defaults() {
 	}
 }
 
+// middleComfort is how wide a column shortened in the middle stays while
+// other columns can still give way: enough to tell most identifiers apart.
+const middleComfort = 24
+
 // shrink takes a character at a time from the visible column with the most
 // room above its minimum until the table fits; it reports whether it does.
-// Columns shortened in the middle (identifiers to copy) give way last.
+// Columns shortened in the middle (identifiers to copy) count their room
+// above middleComfort first, and below it only when no other column has any.
 func (t *Table) shrink(visible, widths []int, limit func(int) (int, bool)) bool {
 	for total(visible, widths) > t.width {
-		best, room, bestMiddle := -1, 0, true
-		for _, j := range visible {
-			min, ok := limit(j)
-			if !ok || widths[j] <= min {
-				continue
+		best, room := -1, 0
+		for _, phase := range []bool{false, true} {
+			for _, j := range visible {
+				min, ok := limit(j)
+				if !ok {
+					continue
+				}
+				if t.trunc[j].middle && !phase {
+					min = max(min, middleComfort)
+				}
+				if widths[j]-min > room {
+					best, room = j, widths[j]-min
+				}
 			}
-			middle := t.trunc[j].middle
-			if best < 0 || (bestMiddle && !middle) || (middle == bestMiddle && widths[j]-min > room) {
-				best, room, bestMiddle = j, widths[j]-min, middle
+			if best >= 0 {
+				break
 			}
 		}
 		if best < 0 {
@@ -457,6 +469,13 @@ func wrapCell(s string, width int) []string {
 	}
 	return lines
 }
+
+// StripColor is s without its colour codes.
+func StripColor(s string) string { return ansi.ReplaceAllString(s, "") }
+
+// WrapWords breaks s into lines of at most width terminal columns between
+// words, as a wrapped column does; a word wider than width is broken.
+func WrapWords(s string, width int) []string { return wrapCell(s, width) }
 
 // ansi matches the colour sequences a cell may carry.
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")

@@ -21,3 +21,40 @@ func AssertFits(t *testing.T, out string, width int) {
 		}
 	}
 }
+
+// TableCells reads the column headed header (upper-case, as a terminal table
+// prints it) back from the first terminal table in out: one cell per row, a
+// wrapped cell's continuation lines joined by spaces. A row starts on a line
+// whose first column is not blank; the table ends at a blank line.
+func TableCells(out, header string) []string {
+	lines := strings.Split(out, "\n")
+	var cells []string
+	start := -1
+	for _, l := range lines {
+		plain := tableprinter.StripColor(l)
+		if start < 0 {
+			if i := strings.Index(plain, header); i >= 0 && strings.HasPrefix(plain, strings.ToUpper(plain[:1])) && plain == strings.ToUpper(plain) {
+				start = len([]rune(plain[:i]))
+			}
+			continue
+		}
+		if strings.TrimSpace(plain) == "" {
+			break
+		}
+		r := []rune(plain)
+		cell := ""
+		if start < len(r) {
+			cell = string(r[start:])
+			if i := strings.Index(cell, "  "); i >= 0 {
+				cell = cell[:i]
+			}
+			cell = strings.TrimSpace(cell)
+		}
+		if r[0] != ' ' || len(cells) == 0 {
+			cells = append(cells, cell)
+		} else if cell != "" {
+			cells[len(cells)-1] += " " + cell
+		}
+	}
+	return cells
+}

@@ -67,6 +67,20 @@ type AnalyzeOptions struct {
 	// BillingStart and BillingEnd are --billing-start and --billing-end;
 	// zero is open.
 	BillingStart, BillingEnd time.Time
+	// View shapes -o table and -o wide: --by, --limit and --all.
+	View ViewFlags
+}
+
+// ViewFlags shape the table and wide formats.
+type ViewFlags struct {
+	// ByStrategy is --by strategy: sections by strategy, one row per
+	// recommendation, instead of one ranked row per machine.
+	ByStrategy bool
+	// Limit is --limit: how many machines the ranked view lists; 0 fits one
+	// screen on a terminal, else report.DefaultLimit.
+	Limit int
+	// All is --all: every machine.
+	All bool
 }
 
 // MarkdownFlags shape the markdown format.
@@ -84,7 +98,7 @@ func NewCmdAnalyze(f *cmdutil.Factory, runF func(*AnalyzeOptions) error) *cobra.
 	opts := &AnalyzeOptions{IO: f.IOStreams, Config: f.Config, Catalog: f.Catalog, Fleet: f.Fleet, Scan: f.Scan, Now: f.Now}
 	var idle float64
 	var includeProtected bool
-	var term, currency, rate, billStart, billEnd string
+	var term, currency, rate, billStart, billEnd, by string
 	var failOn []string
 	var out *cmdutil.Output
 	cmd := &cobra.Command{
@@ -99,6 +113,8 @@ the metrics, the thresholds and the prices used (see -o json).
 Thresholds come from the policy (docs/rules.md); override them in the config
 file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 		Example: `  $ gpufinops analyze --demo
+  $ gpufinops analyze --demo --all -o wide
+  $ gpufinops analyze --demo --by strategy
   $ gpufinops analyze --fleet fleet.yaml -o json > report.json
   $ gpufinops inventory --demo -o json | gpufinops analyze --fleet - -o markdown
   $ gpufinops analyze --demo --idle-threshold 10 --commitment-term 3y
@@ -131,6 +147,29 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 				if cmd.Flags().Changed(name) && opts.Format != "markdown" {
 					return cmdutil.FlagErrorf("--%s shapes the markdown report: add -o markdown", name)
 				}
+			}
+			switch by {
+			case "machine":
+			case "strategy":
+				opts.View.ByStrategy = true
+			default:
+				return cmdutil.FlagErrorf("--by: %q is not machine or strategy", by)
+			}
+			for _, name := range []string{"by", "limit", "all"} {
+				if cmd.Flags().Changed(name) && opts.Format != "table" && opts.Format != "wide" {
+					return cmdutil.FlagErrorf("--%s shapes the table: use -o table or -o wide", name)
+				}
+			}
+			if cmd.Flags().Changed("limit") {
+				switch {
+				case opts.View.Limit < 1:
+					return cmdutil.FlagErrorf("--limit: %d is not a positive number of machines", opts.View.Limit)
+				case opts.View.All:
+					return cmdutil.FlagErrorf("--limit and --all disagree: give one")
+				}
+			}
+			if opts.View.ByStrategy && (cmd.Flags().Changed("limit") || opts.View.All) {
+				return cmdutil.FlagErrorf("--limit and --all rank machines; --by strategy lists every recommendation")
 			}
 			if opts.Markdown.Top < 1 {
 				return cmdutil.FlagErrorf("--markdown-top: %d is not a positive number of recommendations", opts.Markdown.Top)
@@ -185,6 +224,9 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 	cmd.Flags().BoolVar(&opts.Markdown.Summary, "markdown-summary", false, fmt.Sprintf("print the markdown report's summary (headline, totals, top recommendations, warnings); automatic over %d characters", report.MarkdownLimit))
 	cmd.Flags().StringVar(&opts.Markdown.FullReport, "full-report", "", "link or path of the whole report, named in the markdown summary")
 	cmd.Flags().IntVar(&opts.Markdown.Top, "markdown-top", report.DefaultTop, "recommendations the markdown summary lists, largest saving first")
+	cmd.Flags().StringVar(&by, "by", "machine", "how the table groups the advice: machine (one ranked row per machine, its steps combined) or strategy (sections by strategy, one row per recommendation)")
+	cmd.Flags().IntVar(&opts.View.Limit, "limit", 0, fmt.Sprintf("machines the table lists, largest saving first (default: one screen on a terminal, %d in a pipe)", report.DefaultLimit))
+	cmd.Flags().BoolVar(&opts.View.All, "all", false, "list every machine in the table")
 	cmd.Flags().StringVar(&opts.Billing, "billing", "", "FOCUS billing export (file or folder): price each instance at its effective rate and reconcile with the bill")
 	cmd.Flags().StringVar(&billStart, "billing-start", "", "read the bill's charges from this date (YYYY-MM-DD or RFC 3339, UTC)")
 	cmd.Flags().StringVar(&billEnd, "billing-end", "", "read the bill's charges before this date (YYYY-MM-DD or RFC 3339, UTC)")
@@ -286,7 +328,8 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		}
 	}
 	popts := report.PrintOptions{TTY: opts.IO.IsStdoutTTY(), Width: opts.IO.TerminalWidth(),
-		MarkdownSummary: opts.Markdown.Summary, FullReport: opts.Markdown.FullReport, Top: opts.Markdown.Top}
+		MarkdownSummary: opts.Markdown.Summary, FullReport: opts.Markdown.FullReport, Top: opts.Markdown.Top,
+		ByStrategy: opts.View.ByStrategy, Limit: opts.View.Limit, All: opts.View.All, Height: opts.IO.TerminalHeight()}
 	if opts.IO.ColorEnabled() {
 		popts.Color = opts.IO.ColorScheme()
 	}

@@ -2,7 +2,7 @@ package analyze
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,48 +10,88 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/testutil"
 )
 
-// On a terminal the demo's table fits 80 and 200 columns, and at 80 every
-// spot and commitment recommendation still shows the price or amount to act
-// on.
+// On a terminal of 40 lines the demo's ranked view fits 80, 120 and 200
+// columns with the headline, the top actions and the total on the first
+// screen, ranked by saving; and no action is cut: read back from the
+// terminal table, wrapped lines joined, every action is the pipe's, whole.
 func TestAnalyzeTableWidths(t *testing.T) {
-	for _, w := range testutil.TableWidths {
+	pipeOpts, pipe := demoOptions(t, "table", false)
+	pipeOpts.View.All = true
+	if err := analyzeRun(pipeOpts); err != nil {
+		t.Fatal(err)
+	}
+	whole := pipeActions(t, pipe.String())
+	if len(whole) != 23 {
+		t.Fatalf("%d machines in the pipe's table, want the demo's 23:\n%s", len(whole), pipe)
+	}
+	for _, w := range []int{80, 120, 200} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
 			opts, out := demoOptions(t, "table", true)
 			opts.IO.SetTerminalWidth(w)
+			opts.IO.SetTerminalHeight(40)
 			if err := analyzeRun(opts); err != nil {
 				t.Fatal(err)
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
-			spot, commit := actionCells(out.String(), "spot"), actionCells(out.String(), "commitment")
-			if len(spot) == 0 || len(commit) == 0 {
-				t.Fatalf("no spot or commitment section:\n%s", out)
+			screen := strings.Split(out.String(), "\n")
+			screen = screen[:min(40, len(screen))]
+			first := strings.Join(screen, "\n")
+			for _, want := range []string{"Current $94,227.64/mo → optimized $7,415.22/mo", "\nTotal: 40 recommendations on 23 machines", "\nRESOURCE "} {
+				if !strings.Contains(first, want) {
+					t.Errorf("%q is not on the first screen:\n%s", want, first)
+				}
 			}
-			price := regexp.MustCompile(`\$[0-9]+\.[0-9]+/h`)
-			for _, l := range append(spot, commit...) {
-				if !price.MatchString(l) {
-					t.Errorf("no price on %q", l)
+			resources, actions := testutil.TableCells(first, "RESOURCE"), testutil.TableCells(first, "ACTION")
+			if len(resources) < 10 || len(resources) != len(actions) {
+				t.Fatalf("%d resources and %d actions on the first screen:\n%s", len(resources), len(actions), first)
+			}
+			if resources[0] != "nd-h100-eval" {
+				t.Errorf("first machine %q, want the largest saving, nd-h100-eval", resources[0])
+			}
+			for i, res := range resources {
+				if got, want := actions[i], whole[res]; got != want {
+					t.Errorf("%s: action %q, want %q whole", res, got, want)
 				}
 			}
 		})
 	}
 }
 
-// actionCells are the rows of one section of the table.
-func actionCells(out, kind string) []string {
-	var rows []string
-	in := false
+// pipeActions reads the action of every machine from the pipe's table.
+func pipeActions(t *testing.T, out string) map[string]string {
+	t.Helper()
+	actions := map[string]string{}
+	var col = -1
 	for _, l := range strings.Split(out, "\n") {
+		cells := strings.Split(l, "\t")
 		switch {
-		case strings.HasPrefix(l, kind+":"):
-			in = true
-		case l == "":
-			in = false
-		case in && !strings.HasPrefix(l, "RESOURCE"):
-			rows = append(rows, l)
+		case col < 0 && len(cells) > 1 && cells[0] == "resource":
+			col = slices.Index(cells, "action")
+		case col >= 0 && len(cells) > col:
+			actions[cells[0]] = cells[col]
+		case col >= 0:
+			return actions
 		}
 	}
-	return rows
+	return actions
+}
+
+// The sections by strategy stay, with --by strategy.
+func TestAnalyzeByStrategy(t *testing.T) {
+	opts, out := demoOptions(t, "table", true)
+	opts.IO.SetTerminalWidth(80)
+	opts.View.ByStrategy = true
+	if err := analyzeRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	testutil.AssertGolden(t, "testdata/demo-by-strategy-tty-80.txt", out.Bytes())
+	testutil.AssertFits(t, out.String(), 80)
+	for _, kind := range []string{"idle-stop", "schedule", "rightsize", "quantize", "share", "spot", "commitment", "tagging"} {
+		if !strings.Contains(out.String(), "\n"+kind+": ") {
+			t.Errorf("no %s section", kind)
+		}
+	}
 }
 
 func TestAnalyzeMarkdownSummary(t *testing.T) {
