@@ -74,7 +74,7 @@ func writeActions(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	p := rank(r)
 	shown := opts.limit(len(p.machines))
 
-	render := func(shown int) string {
+	render := func(shown int, compact bool) string {
 		var b strings.Builder
 		writeHeadline(&b, r, c, perMonth)
 		if len(p.machines) == 0 {
@@ -89,7 +89,11 @@ func writeActions(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 			}
 		}
 		writeActionNotes(&b, r, p, shown, c, perMonth)
-		writeWarnings(&b, r.Warnings, c)
+		cut := 0
+		if compact {
+			cut = width
+		}
+		writeWarnings(&b, r.Warnings, c, cut)
 		writeActionsEnd(&b, r, p, shown, wide, c, perMonth)
 		out := b.String()
 		if tty {
@@ -97,18 +101,34 @@ func writeActions(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 		}
 		return out
 	}
-	out := render(shown)
+	out := render(shown, false)
 	// On a terminal of known height the default view fits one screen up to
-	// its total: fewer machines until it does, five at least.
-	if tty && !opts.All && opts.Limit == 0 && opts.Height > 0 {
-		for shown > 5 && linesToTotal(out) > opts.Height {
-			shown--
-			out = render(shown)
+	// its total: fewer machines until it does, down to minFitRows; then the
+	// warnings one line each, and fewer machines again, five at least.
+	if tty && !opts.All && opts.Limit == 0 && opts.Height > 0 && linesToTotal(out) > opts.Height {
+		start := shown
+		for _, step := range []struct {
+			compact bool
+			least   int
+		}{{false, minFitRows}, {true, 5}} {
+			for shown = start; ; shown-- {
+				out = render(shown, step.compact)
+				if linesToTotal(out) <= opts.Height || shown <= min(step.least, start) {
+					break
+				}
+			}
+			if linesToTotal(out) <= opts.Height {
+				break
+			}
 		}
 	}
 	_, err := io.WriteString(w, out)
 	return err
 }
+
+// minFitRows is how few machines the default view shows to fit one screen
+// before it prints the warnings one line each.
+const minFitRows = 10
 
 // totalPrefix starts the ranked view's total line.
 const totalPrefix = "Total: "
@@ -321,16 +341,24 @@ func writeActionNotes(b *strings.Builder, r *Report, p actionPlan, shown int, c 
 }
 
 // writeWarnings writes the warnings grouped by code (stale prices by source),
-// each group on one line.
-func writeWarnings(b *strings.Builder, ws []Warning, c colors) {
+// each group on one line; with cut > 0 a line is cut to cut columns.
+func writeWarnings(b *strings.Builder, ws []Warning, c colors, cut int) {
 	if len(ws) == 0 {
 		return
 	}
 	groups := groupWarnings(ws)
-	fmt.Fprintf(b, "\n%s\n", c.bold(warningsHeading(ws, groups)))
+	heading := warningsHeading(ws, groups)
+	if cut > 0 {
+		heading = fmt.Sprintf("Warnings (%d, cut to a line each; each one whole in -o json)", len(ws))
+	}
+	fmt.Fprintf(b, "\n%s\n", c.bold(heading))
 	for _, g := range groups {
-		for _, l := range g.lines() {
-			b.WriteString(c.yellow("! "+l) + "\n")
+		for _, l := range g.lines(cut > 0) {
+			l = "! " + l
+			if cut > 0 {
+				l = truncate(l, cut)
+			}
+			b.WriteString(c.yellow(l) + "\n")
 		}
 	}
 }

@@ -217,7 +217,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	if err := writeTableSections(&b, r, c, tty, wide, width); err != nil {
 		return err
 	}
-	writeWarnings(&b, r.Warnings, c)
+	writeWarnings(&b, r.Warnings, c, 0)
 	b.WriteString("\n" + c.gray("Amounts are "+currencyNote(r)+" per month; every figure's evidence (metrics, thresholds, prices, formula) is in -o json.") + "\n")
 	out := b.String()
 	if tty && !wide {

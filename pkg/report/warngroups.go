@@ -125,8 +125,9 @@ func warningExample(wn Warning) (string, string) {
 }
 
 // lines are the group as printed, one line each: every warning of a group of
-// up to maxExamples as it is, else "code ×N (e.g. a, b, c): message".
-func (g *warningGroup) lines() []string {
+// up to maxExamples as it is, else "code ×N (e.g. a, b, c): message", the
+// examples left out when brief.
+func (g *warningGroup) lines(brief bool) []string {
 	if g.n <= maxExamples && !g.merged {
 		out := make([]string, len(g.items))
 		for i, wn := range g.items {
@@ -138,7 +139,7 @@ func (g *warningGroup) lines() []string {
 	if g.merged {
 		return []string{g.message + " [" + head + "]"}
 	}
-	if len(g.examples) > 0 {
+	if len(g.examples) > 0 && !brief {
 		head += " (e.g. " + strings.Join(g.examples, ", ")
 		if g.n > len(g.examples) {
 			head += ", …"

@@ -126,3 +126,33 @@ func TestMarkdownFlags(t *testing.T) {
 		})
 	}
 }
+
+func TestViewFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    string
+		want    ViewFlags
+		wantErr string
+	}{
+		{args: "--demo", want: ViewFlags{}},
+		{args: "--demo --by machine --limit 5", want: ViewFlags{Limit: 5}},
+		{args: "--demo -o wide --all", want: ViewFlags{All: true}},
+		{args: "--demo --by strategy", want: ViewFlags{ByStrategy: true}},
+		{args: "--demo --by kind", wantErr: `--by: "kind" is not machine or strategy`},
+		{args: "--demo --limit 0", wantErr: "--limit: 0 is not a positive number of machines"},
+		{args: "--demo --limit -3", wantErr: "--limit: -3 is not a positive number of machines"},
+		{args: "--demo --limit 5 --all", wantErr: "--limit and --all disagree: give one"},
+		{args: "--demo --by strategy --all", wantErr: "--limit and --all rank machines; --by strategy lists every recommendation"},
+		{args: "--demo -o json --limit 5", wantErr: "--limit shapes the table: use -o table or -o wide"},
+		{args: "--demo -o markdown --by strategy", wantErr: "--by shapes the table: use -o table or -o wide"},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			got, err := cmdtest.Parse(t, NewCmdAnalyze, strings.Fields(tc.args))
+			if cmdtest.CheckErr(t, err, tc.wantErr) {
+				return
+			}
+			if got.View != tc.want {
+				t.Errorf("got %+v want %+v", got.View, tc.want)
+			}
+		})
+	}
+}
