@@ -11,15 +11,14 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 )
 
-// How the table format fits a terminal: long resource IDs shorten (keeping
-// their end) down to minResourceWidth, instance types down to minTypeWidth
-// and the short actions down to minActionWidth, which keeps the figure to act
-// on; if that is not enough, the projected cost, the confidence, the current
-// cost, the instance type and the risk give way in that order. The resource,
-// the action and the savings always stay.
+// How the sections by strategy fit a terminal: long resource IDs lose their
+// middle down to minResourceWidth and the short actions wrap onto
+// continuation lines down to minActionWidth, never cut; if that is not
+// enough, the projected cost, the confidence, the current cost, the instance
+// type and the risk give way in that order. The resource, the action and the
+// savings always stay.
 const (
-	minResourceWidth = 12
-	minTypeWidth     = 10
+	minResourceWidth = 16
 	minActionWidth   = 26
 )
 
@@ -84,7 +83,7 @@ func tableColumns(wide bool) []column {
 		)
 	}
 	cols = append(cols,
-		column{header: typeHeader, min: minTypeWidth, cell: field(func(r Recommendation) string { return r.InstanceType })},
+		column{header: typeHeader, cell: field(func(r Recommendation) string { return r.InstanceType })},
 		action,
 		column{header: "current", right: true, cell: money(func(r Recommendation) Money { return r.CurrentMonthlyCost })},
 		column{header: "projected", right: true, cell: money(func(r Recommendation) Money { return r.ProjectedMonthlyCost })},
@@ -176,8 +175,10 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 				tp.Key(j)
 			}
 			switch {
+			case col.header == actionHeader:
+				tp.WrapColumn(j, minActionWidth)
 			case col.min > 0 && col.fromStart:
-				tp.TruncateStart(j, col.min)
+				tp.TruncateMiddle(j, col.min)
 			case col.min > 0:
 				tp.Truncate(j, col.min)
 			}
