@@ -227,3 +227,61 @@ func TestActionsLargeFleetLines(t *testing.T) {
 		t.Errorf("markdown: %d warning items for %d groups", n, len(groups))
 	}
 }
+
+// -o wide is a table on a terminal wide enough for it, else key: value
+// records; either way every step's whole action and the full resource ID.
+func TestActionsWideTableOrRecords(t *testing.T) {
+	r := testReport()
+	id := "/subscriptions/0000-1111/resourceGroups/ml/providers/Microsoft.Compute/virtualMachines/infer-a100-01"
+	for _, tc := range []struct {
+		width   int
+		records bool
+	}{{80, true}, {200, true}, {600, false}} {
+		out := write(t, r, "wide", PrintOptions{TTY: true, Width: tc.width})
+		testutil.AssertFits(t, out, tc.width)
+		if got := strings.Contains(out, "\n1. gpu-train-01\n"); got != tc.records {
+			t.Errorf("width %d: records %v, want %v:\n%s", tc.width, got, tc.records, out)
+		}
+		if !tc.records && !strings.Contains(out, "PROVIDER") {
+			t.Errorf("width %d: no table:\n%s", tc.width, out)
+		}
+		joined := strings.Join(strings.Fields(out), "")
+		for _, want := range []string{id, "Run on a schedule → Mon–Fri 07:00–19:00 UTC", "Buy a 1-year reservation → 1y reserved"} {
+			if !strings.Contains(joined, strings.Join(strings.Fields(want), "")) {
+				t.Errorf("width %d: %q missing", tc.width, want)
+			}
+		}
+	}
+}
+
+// What to run next names idle-stop only when there is something to stop,
+// and --all only when machines are hidden.
+func TestActionsNext(t *testing.T) {
+	r := testReport()
+	var kept []Recommendation
+	for _, rec := range r.Recommendations {
+		if rec.Kind != string(recommend.KindIdleStop) && rec.Kind != string(recommend.KindSchedule) {
+			kept = append(kept, rec)
+		}
+	}
+	for _, tc := range []struct {
+		recs          []Recommendation
+		opts          PrintOptions
+		idleStop, all bool
+	}{
+		{r.Recommendations, PrintOptions{}, true, false},
+		{r.Recommendations, PrintOptions{Limit: 1}, true, true},
+		{kept, PrintOptions{}, false, false},
+	} {
+		c := *r
+		c.Recommendations = tc.recs
+		out := write(t, &c, "table", tc.opts)
+		next := out[strings.Index(out, "Next: "):]
+		if got := strings.Contains(next, "gpufinops idle-stop"); got != tc.idleStop {
+			t.Errorf("%d recommendations: idle-stop named %v:\n%s", len(tc.recs), got, next)
+		}
+		if got := strings.Contains(next, "--all"); got != tc.all {
+			t.Errorf("%+v: --all named %v:\n%s", tc.opts, got, next)
+		}
+	}
+}
