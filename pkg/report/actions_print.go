@@ -106,14 +106,13 @@ func writeActions(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	// its total: fewer machines until it does, down to minFitRows; then the
 	// warnings one line each, and fewer machines again, five at least.
 	if tty && !opts.All && opts.Limit == 0 && opts.Height > 0 && linesToTotal(out) > opts.Height {
-		start := shown
 		for _, step := range []struct {
-			compact bool
-			least   int
-		}{{false, minFitRows}, {true, 5}} {
-			for shown = start; ; shown-- {
+			compact     bool
+			from, least int
+		}{{false, shown, minFitRows}, {true, min(shown, minFitRows), 5}} {
+			for shown = step.from; ; shown-- {
 				out = render(shown, step.compact)
-				if linesToTotal(out) <= opts.Height || shown <= min(step.least, start) {
+				if linesToTotal(out) <= opts.Height || shown <= min(step.least, step.from) {
 					break
 				}
 			}

@@ -28,6 +28,10 @@ type warningGroup struct {
 	items []Warning
 	// merged says the message stands for several stale-price warnings.
 	merged bool
+	// stale is a stale-price group's source, its instances summed over
+	// rates; nil for other codes.
+	stale *staleSource
+	rates int
 }
 
 // stalePriceMessage reads back the message stalePriceWarnings writes.
@@ -98,6 +102,7 @@ func groupWarnings(ws []Warning) []*warningGroup {
 				stale[key] = &src
 			}
 			s := stale[key]
+			g.stale, g.rates = s, rates[key]
 			if rates[key] == 1 {
 				continue
 			}
@@ -128,6 +133,15 @@ func warningExample(wn Warning) (string, string) {
 // up to maxExamples as it is, else "code ×N (e.g. a, b, c): message", the
 // examples left out when brief.
 func (g *warningGroup) lines(brief bool) []string {
+	if s := g.stale; s != nil {
+		// Stale prices, tersely: the source, its age and limit, what it
+		// priced; the policy key and advice are in -o json.
+		line := fmt.Sprintf("%s prices from %s: %s days old (as of %s, limit %s), %s", s.kind, s.source, s.days, s.asOf, s.limit, plural(s.instances, "instance"))
+		if g.rates > 1 {
+			line += fmt.Sprintf(" at %d rates", g.rates)
+		}
+		return []string{line + "; check current prices before acting [" + g.code + "]"}
+	}
 	if g.n <= maxExamples && !g.merged {
 		out := make([]string, len(g.items))
 		for i, wn := range g.items {

@@ -42,8 +42,8 @@ func TestGroupWarnings(t *testing.T) {
 		"no-utilization ×5 (e.g. i-00, i-01, i-02, …): no GPU utilization data",
 		"aws af-south-1 inf1: no 1y rate for inf1.xlarge [no-commitment-rate]",
 		"aws ap-east-1 g5: no 1y rate for g5.12xlarge [no-commitment-rate]",
-		"commitment prices from Compute Savings Plan 1y no-upfront rates (AWS RIs via ec2instances.info (tsaol/aws-gpu @2d0108c)) as of 2025-11-30 are 371 days old, over the 365-day limit (policy.prices.max_list_age_days); 3 instances priced with them at 2 rates: check current prices before acting [stale-price ×2]",
-		"spot prices from GCP Billing Catalog (Cyclenerd @fd66b26) as of 2025-11-30 are 371 days old, over the 365-day limit (policy.prices.max_list_age_days); 1 instance priced with them: check current prices before acting [stale-price]",
+		"commitment prices from Compute Savings Plan 1y no-upfront rates (AWS RIs via ec2instances.info (tsaol/aws-gpu @2d0108c)): 371 days old (as of 2025-11-30, limit 365), 3 instances at 2 rates; check current prices before acting [stale-price]",
+		"spot prices from GCP Billing Catalog (Cyclenerd @fd66b26): 371 days old (as of 2025-11-30, limit 365), 1 instance; check current prices before acting [stale-price]",
 		"gpu-1: utilization covers 50 % [low-coverage]",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
