@@ -48,12 +48,16 @@ func rank(r *Report) actionPlan {
 	var p actionPlan
 	cur := r.Summary.CurrentMonthlyCost.cur
 	p.protectedSavings = Money{cur: cur}
-	instances := make(map[string]*Instance, len(r.Instances))
+	// Machines are told apart by provider, account and region as well: two
+	// projects may name an instance alike.
+	type machineKey struct{ provider, account, region, resource string }
+	instances := make(map[machineKey]*Instance, len(r.Instances))
 	for i := range r.Instances {
-		instances[r.Instances[i].ResourceID] = &r.Instances[i]
+		in := &r.Instances[i]
+		instances[machineKey{in.Provider, in.Account, in.Region, in.ResourceID}] = in
 	}
-	index := map[string]int{}
-	tagged := map[string]bool{}
+	index := map[machineKey]int{}
+	tagged := map[machineKey]bool{}
 	for _, sec := range sections(r) {
 		for _, rec := range sec.recs {
 			switch {
@@ -62,20 +66,21 @@ func rank(r *Report) actionPlan {
 				p.protectedSavings.d = p.protectedSavings.d.Add(rec.Protected.PotentialMonthlySavings.d)
 				continue
 			case rec.Kind == string(recommend.KindTagging):
-				tagged[rec.ResourceID] = true
+				tagged[machineKey{rec.Provider, rec.Account, rec.Region, rec.ResourceID}] = true
 				continue
 			case !rec.MonthlySavings.d.IsPositive():
 				p.other++
 				continue
 			}
-			i, ok := index[rec.ResourceID]
+			k := machineKey{rec.Provider, rec.Account, rec.Region, rec.ResourceID}
+			i, ok := index[k]
 			if !ok {
 				i = len(p.machines)
-				index[rec.ResourceID] = i
+				index[k] = i
 				m := machineAction{resource: rec.ResourceID, provider: rec.Provider, account: rec.Account,
 					region: rec.Region, instanceType: rec.InstanceType, current: rec.CurrentMonthlyCost,
 					savings: Money{cur: rec.MonthlySavings.cur}}
-				if in := instances[rec.ResourceID]; in != nil && in.CurrentMonthlyCost != nil {
+				if in := instances[k]; in != nil && in.CurrentMonthlyCost != nil {
 					m.current = *in.CurrentMonthlyCost
 				}
 				p.machines = append(p.machines, m)
@@ -163,10 +168,10 @@ func (p actionPlan) protectedLine(perMonth func(Money) string) string {
 	if len(p.protected) == 0 {
 		return ""
 	}
-	machines := map[string]bool{}
+	machines := map[[4]string]bool{}
 	reasons := map[string]int{}
 	for _, rec := range p.protected {
-		machines[rec.ResourceID] = true
+		machines[[4]string{rec.Provider, rec.Account, rec.Region, rec.ResourceID}] = true
 		reasons[rec.Protected.Reason]++
 	}
 	keys := make([]string, 0, len(reasons))

@@ -88,6 +88,25 @@ func TestRank(t *testing.T) {
 	}
 }
 
+// Two projects may name an instance alike: the ranked view keeps them apart
+// by provider, account and region, each with its own saving.
+func TestRankSameNameTwoAccounts(t *testing.T) {
+	r := testReport()
+	r.Recommendations = nil
+	for i, acct := range []string{"proj-a", "proj-b", "proj-a"} {
+		r.Recommendations = append(r.Recommendations, Recommendation{ID: fmt.Sprintf("s%d", i), ResourceID: "trainer",
+			Provider: "gcp", Account: acct, Region: "us-central1", Kind: string(recommend.KindIdleStop),
+			CurrentMonthlyCost: NewMoney(dec("100")), MonthlySavings: NewMoney(dec("40")), Confidence: "high", Risk: "low"})
+	}
+	p := rank(r)
+	if len(p.machines) != 2 {
+		t.Fatalf("%d machines, want 2 (one per project)", len(p.machines))
+	}
+	if a, b := p.machines[0], p.machines[1]; a.account != "proj-a" || !a.savings.d.Equal(dec("80")) || b.account != "proj-b" || !b.savings.d.Equal(dec("40")) {
+		t.Errorf("machines %s %s and %s %s, want proj-a 80 and proj-b 40", a.account, a.savings.d, b.account, b.savings.d)
+	}
+}
+
 // The ranked view adds up on generated fleets of several sizes, protected
 // machines among them.
 func TestRankGenerated(t *testing.T) {
