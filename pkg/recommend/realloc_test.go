@@ -1,6 +1,7 @@
 package recommend
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -30,7 +31,15 @@ func TestReallocation(t *testing.T) {
 		w := warningsOf(p, WarnCommitmentReallocation)
 		if len(w) != 1 || w[0].ResourceID != "ri-1" || !strings.Contains(w[0].Message, "idle-stop:a frees $9855.00 a month of commitment ri-1") ||
 			!strings.Contains(w[0].Message, "b (730 h, $10418.90): $10418.90 a month below the optimized cost") || !strings.Contains(w[0].Message, "not counted in the savings") {
-			t.Errorf("warnings %+v", w)
+			t.Fatalf("warnings %+v", w)
+		}
+		// docs/commitments.md quotes it word for word.
+		doc, err := os.ReadFile("../../docs/commitments.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), w[0].Message) {
+			t.Errorf("docs/commitments.md does not quote %q", w[0].Message)
 		}
 	})
 	t.Run("a spot move frees savings-plan spend another family takes, at its own rate", func(t *testing.T) {
