@@ -272,6 +272,7 @@ func TestHeldProperties(t *testing.T) {
 			t.Errorf("seed %d: no instance covered: the property is not exercised", seed)
 		}
 	}
+	t.Logf("%d reallocations checked over 8 fleets", reallocated)
 	if reallocated == 0 {
 		t.Error("no reallocation in any fleet: its invariants are not exercised")
 	}
