@@ -54,7 +54,8 @@ type Receiver struct {
 
 // reallocate allocates the fleet's commitments again over the projected
 // fleet — the plan's changes applied, and those held back because
-// commitments pay for them (covered-no-saving) too: stopped instances gone,
+// commitments pay for them (covered-no-saving, idle-committed) too:
+// stopped instances gone,
 // moved or spot ones billed in full as the plan bills them, scheduled ones
 // on their new hours — and reports, per commitment, which uncovered
 // instances would take what those changes free (commitment-reallocation).
@@ -108,7 +109,7 @@ func (e *engine) reallocate() {
 			case t.hours != s.hours0:
 				changed = changed || s.cov != nil
 				h := t.hours
-				in.Usage = fleet.Usage{HoursPerMonth: &h}
+				in.Usage = fleet.Usage{HoursPerMonth: &h, Schedule: t.schedule}
 			}
 		}
 		pf.Instances[i] = in
