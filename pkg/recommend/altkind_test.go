@@ -107,7 +107,7 @@ func TestAzureSavingsPlanOrReservation(t *testing.T) {
 		for _, r := range recs {
 			saved = saved.Add(r.MonthlySavings)
 			pu := r.Evidence.Purchase
-			if pu.Kind != string(pricing.AzureSavingsPlan) || pu.Quantity != 0 || !pu.Live || !strings.Contains(r.Action, "Azure savings plan for compute") {
+			if pu.Kind != string(pricing.AzureSavingsPlan) || pu.Quantity != 0 || !pu.Live || !strings.Contains(r.Action, "Azure savings plan for compute") || !strings.HasPrefix(r.ShortAction, "1y savings plan ") {
 				t.Errorf("%s buys %+v (%s), want an hourly Azure savings plan", r.ID, pu, r.Action)
 			}
 		}
