@@ -29,10 +29,13 @@ const (
 	// ResourceCUD is a GCP resource-based committed use discount: counts of
 	// vCPUs, memory and GPUs in a region.
 	ResourceCUD CommitmentKind = "resource-cud"
+	// AzureSavingsPlan is an Azure savings plan for compute: a $/hour
+	// commitment that follows usage across VM sizes, series and regions.
+	AzureSavingsPlan CommitmentKind = "azure-savings-plan"
 )
 
 // CommitmentKinds lists every kind, in documentation order.
-var CommitmentKinds = []CommitmentKind{ComputeSavingsPlan, EC2InstanceSavingsPlan, StandardRI, ConvertibleRI, CapacityBlock, Reservation, ResourceCUD}
+var CommitmentKinds = []CommitmentKind{ComputeSavingsPlan, EC2InstanceSavingsPlan, StandardRI, ConvertibleRI, CapacityBlock, Reservation, AzureSavingsPlan, ResourceCUD}
 
 // Valid reports whether k is a known kind.
 func (k CommitmentKind) Valid() bool {
@@ -61,6 +64,8 @@ func (k CommitmentKind) Label() string {
 		return "Reserved VM Instance"
 	case ResourceCUD:
 		return "resource-based committed use discount"
+	case AzureSavingsPlan:
+		return "Azure savings plan for compute"
 	}
 	return string(k)
 }
@@ -68,7 +73,7 @@ func (k CommitmentKind) Label() string {
 // PerHour reports whether the kind is bought as a dollar amount per hour (a
 // Savings Plan) rather than as a number of instances or resources.
 func (k CommitmentKind) PerHour() bool {
-	return k == ComputeSavingsPlan || k == EC2InstanceSavingsPlan
+	return k == ComputeSavingsPlan || k == EC2InstanceSavingsPlan || k == AzureSavingsPlan
 }
 
 // Payment options of commitments. Azure reservations cost the same paid up
@@ -143,8 +148,8 @@ func LookupCommitment(c Catalog, q CommitmentQuery) (CommitmentRate, bool) {
 // resource-based CUDs), or, naming none, when its Source names the Savings
 // Plan asked for (AWS, no upfront).
 func (o *overlay) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
-	if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.commitments[q.Term] != nil {
-		p := s.commitments[q.Term]
+	if s := o.slot(q.Provider, q.Region, q.InstanceType); s != nil && s.rateOf(q) != nil {
+		p := s.rateOf(q)
 		if payment, ok := liveFits(p, q); ok {
 			r := CommitmentRate{
 				Provider: q.Provider, Region: p.Region, InstanceType: p.InstanceType, Kind: q.Kind,
@@ -160,12 +165,22 @@ func (o *overlay) CommitmentRate(q CommitmentQuery) (CommitmentRate, bool) {
 	return LookupCommitment(o.Catalog, q)
 }
 
+// rateOf is the slot's live commitment price that may answer q: the one of
+// q's kind where a price names its kind (an Azure reservation and savings
+// plan of one term both), else the term's.
+func (s *liveSlot) rateOf(q CommitmentQuery) *Price {
+	if p := s.byKind[kindTerm{q.Kind, q.Term}]; p != nil {
+		return p
+	}
+	return s.commitments[q.Term]
+}
+
 // livePayment is the one payment option a live commitment rate of a kind
 // is for: Savings Plans rates are read no upfront, an Azure reservation
 // costs the same up front or monthly, a GCP CUD is billed monthly.
 var livePayment = map[CommitmentKind]string{
 	ComputeSavingsPlan: PayNoUpfront, EC2InstanceSavingsPlan: PayNoUpfront,
-	Reservation: PayUpfrontOrMonthly, ResourceCUD: PayMonthly,
+	Reservation: PayUpfrontOrMonthly, AzureSavingsPlan: PayUpfrontOrMonthly, ResourceCUD: PayMonthly,
 }
 
 // liveFits reports whether a live commitment price answers q, and the

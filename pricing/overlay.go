@@ -95,7 +95,23 @@ func OverlayFrom(base Catalog, live []Price, src OverlaySource) Catalog {
 			if s.commitments == nil {
 				s.commitments = map[string]*Price{}
 			}
-			s.commitments[term] = pick(s.commitments[term], p)
+			if p.Commitment != "" {
+				if s.byKind == nil {
+					s.byKind = map[kindTerm]*Price{}
+				}
+				k := kindTerm{p.Commitment, term}
+				s.byKind[k] = pick(s.byKind[k], p)
+			}
+			switch held := s.commitments[term]; {
+			case held != nil && held.Commitment != p.Commitment && (held.Commitment == AzureSavingsPlan) != (p.Commitment == AzureSavingsPlan):
+				// A reservation's rate before a savings plan's, whatever
+				// the order they come in.
+				if held.Commitment == AzureSavingsPlan {
+					s.commitments[term] = &p
+				}
+			default:
+				s.commitments[term] = pick(held, p)
+			}
 		}
 		o.count(p)
 	}
@@ -127,7 +143,18 @@ type liveKey struct {
 type liveSlot struct {
 	region, typ    string
 	onDemand, spot *Price
-	commitments    map[string]*Price
+	// commitments are the offer's commitment price of each term: one that
+	// names its kind other than a savings plan first where a term has
+	// several (an Azure reservation before the savings plan). byKind holds
+	// each kind's price of a term, for CommitmentRate.
+	commitments map[string]*Price
+	byKind      map[kindTerm]*Price
+}
+
+// kindTerm is a commitment kind and term.
+type kindTerm struct {
+	kind CommitmentKind
+	term string
 }
 
 // liveStats counts what one provider's live prices cover, for Sources.

@@ -287,3 +287,44 @@ func TestOverlayCommitmentRate(t *testing.T) {
 		t.Error("live rate lost over an empty base")
 	}
 }
+
+// TestOverlayAzureReservationAndSavingsPlan: an Azure size has a
+// reservation and a savings plan rate of the same term; each answers its
+// own kind, and the offer's commitment price of the term is the
+// reservation's whichever comes first.
+func TestOverlayAzureReservationAndSavingsPlan(t *testing.T) {
+	nc := pricing.InstanceType{Provider: fleet.Azure, Name: "Standard_NC24ads_A100_v4", GPUModel: "A100", GPUCount: 1, GPUMemoryGiB: 80}
+	base := &pricingtest.Catalog{}
+	base.AddOffer(nc, "eastus", "3.673", "")
+	mk := func(kind pricing.CommitmentKind, opt pricing.Option, v string) pricing.Price {
+		p := live("eastus", nc.Name, opt, v)
+		p.Provider, p.Commitment, p.Source = fleet.Azure, kind, "Azure Retail Prices API ("+string(kind)+")"
+		return p
+	}
+	res := mk(pricing.Reservation, pricing.SavingsPlan1y, "2.320776")
+	sp1 := mk(pricing.AzureSavingsPlan, pricing.SavingsPlan1y, "2.6213")
+	sp3 := mk(pricing.AzureSavingsPlan, pricing.SavingsPlan3y, "1.8542")
+	for _, order := range [][]pricing.Price{{res, sp1, sp3}, {sp3, sp1, res}} {
+		o := pricing.Overlay(base, order)
+		for _, c := range []struct {
+			kind pricing.CommitmentKind
+			term string
+			want string
+			ok   bool
+		}{
+			{pricing.Reservation, "1y", "2.320776", true},
+			{pricing.AzureSavingsPlan, "1y", "2.6213", true},
+			{pricing.AzureSavingsPlan, "3y", "1.8542", true},
+			{pricing.Reservation, "3y", "", false}, // a savings plan never answers a reservation query
+		} {
+			r, ok := pricing.LookupCommitment(o, pricing.CommitmentQuery{Provider: fleet.Azure, Region: "eastus", InstanceType: nc.Name, Kind: c.kind, Term: c.term})
+			if ok != c.ok || ok && (r.Hourly.String() != c.want || !r.Live || r.Kind != c.kind || r.Payment != pricing.PayUpfrontOrMonthly) {
+				t.Errorf("%s %s: %+v %v, want %s %v", c.kind, c.term, r, ok, c.want, c.ok)
+			}
+		}
+		off, _ := o.Offer(fleet.Azure, "eastus", nc.Name)
+		if p := off.Commitments["1y"]; p == nil || p.Commitment != pricing.Reservation {
+			t.Errorf("offer's 1y commitment %+v, want the reservation", p)
+		}
+	}
+}

@@ -152,6 +152,12 @@ type GroupPlan struct {
 	Provider fleet.Provider `json:"provider"`
 	Region   string         `json:"region"`
 	Family   string         `json:"family"`
+	// Kind is the commitment kind the group is planned in, where its
+	// planner chose one of several (an Azure savings plan or reservation);
+	// empty when it is the policy's for the provider.
+	Kind string `json:"kind,omitempty"`
+	// KindNote says how that choice was made: what each kind saves.
+	KindNote string `json:"kindNote,omitempty"`
 	// Items are the instances in the usage curve (the committable ones).
 	Items []string `json:"items"`
 	// SpotItems already run on spot: the burst layer, outside the curve.

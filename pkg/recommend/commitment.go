@@ -39,11 +39,22 @@ func (e *engine) commitRates(p fleet.Provider, region, typ string, onDemand deci
 // commitRatesOf is commitRates, and whether the answer depends on onDemand
 // (a rate that states no on-demand price of its own).
 func (e *engine) commitRatesOf(p fleet.Provider, region, typ string, onDemand decimal.Decimal) (map[string]commitRate, bool) {
+	return e.kindRates(e.planKind(p), p, region, typ, onDemand)
+}
+
+// kindRates is commitRatesOf for a kind of commitment. A kind other than
+// the policy's is priced at catalog (or live) rates only: a configured
+// discount is for the policy's kind, and no rate is assumed for another.
+func (e *engine) kindRates(kind pricing.CommitmentKind, p fleet.Provider, region, typ string, onDemand decimal.Decimal) (map[string]commitRate, bool) {
 	pol := e.policy.Commitment
 	out := make(map[string]commitRate, len(commitTerms))
 	byOD := false
-	if e.planKind(p) == "" {
+	if kind == "" {
 		return out, byOD
+	}
+	payment := pol.Payments[string(p)]
+	if kind != e.planKind(p) {
+		payment = ""
 	}
 	for _, term := range commitTerms {
 		conf := pol.Discounts1y
@@ -51,11 +62,13 @@ func (e *engine) commitRatesOf(p fleet.Provider, region, typ string, onDemand de
 			conf = pol.Discounts3y
 		}
 		if d, ok := conf[string(p)]; ok {
-			out[term] = commitRate{discount: d, configured: true}
+			if kind == e.planKind(p) {
+				out[term] = commitRate{discount: d, configured: true}
+			}
 			continue
 		}
 		r, ok := pricing.LookupCommitment(e.cat, pricing.CommitmentQuery{
-			Provider: p, Region: region, InstanceType: typ, Kind: e.planKind(p), Term: term, Payment: pol.Payments[string(p)],
+			Provider: p, Region: region, InstanceType: typ, Kind: kind, Term: term, Payment: payment,
 		})
 		if !ok {
 			continue
@@ -152,6 +165,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	noKind := map[fleet.Provider]int{} // provider → eligible instances
 	offers := map[regionType]onDemandOf{}
 	shared := map[pricedType]typeRates{}
+	altShared := map[altKey]typeRates{}
+	alts := map[int]altItem{}                  // item index → the item under the other kind
+	noAlt := map[pricing.CommitmentKind]bool{} // other kinds some eligible type has no rate of
 	resourceOf := map[string]*resourceSplit{}
 	var mixed map[regionType]bool
 	var splits []*resourceSplit
@@ -235,6 +251,22 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			rates[it.ID] = r
 			it.Discounts, it.Rates = t.discounts, t.hourly
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
+			if alt := altKinds[e.planKind(it.Provider)]; alt != "" {
+				ak := altKey{alt, k}
+				at, ok := altShared[ak]
+				if !ok {
+					ar, _ := e.kindRates(alt, it.Provider, it.Region, it.InstanceType, od)
+					at = newTypeRates(ar)
+					altShared[ak] = at
+				}
+				if _, ok := at.rates[pol.Term]; ok {
+					a := it
+					a.Discounts, a.Rates, a.PerInstance = at.discounts, at.hourly, !alt.PerHour()
+					alts[len(items)] = altItem{kind: alt, item: a, rates: at.rates}
+				} else if _, conf := pol.Discounts1y[string(it.Provider)]; len(at.rates) == 0 && !conf {
+					noAlt[alt] = true
+				}
+			}
 			if _, ok := r[pol.Term]; !ok {
 				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
 				if !slices.Contains(missing[key], it.InstanceType) {
@@ -247,6 +279,16 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	for _, p := range slices.Sorted(maps.Keys(noKind)) {
 		e.warn("", WarnNoCommitmentKind, "%s: the policy names no commitment to buy (policy.commitment.plans.%s): no commitment advised for %d instance(s)", p, p, noKind[p])
 	}
+	plan, err := e.buildPlan(items, alts, rates, missing)
+	if err != nil {
+		e.warn("", "commitment-plan", "no commitment plan: %v", err)
+		return nil
+	}
+	if len(alts) == 0 {
+		for _, alt := range slices.Sorted(maps.Keys(noAlt)) {
+			e.offlineNote(&plan, alt)
+		}
+	}
 	keys := make([]string, 0, len(missing))
 	for k := range missing {
 		keys = append(keys, k)
@@ -256,11 +298,6 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 		p := fleet.Provider(strings.Fields(k)[0])
 		e.warn("", WarnNoCommitmentRate, "%s: no %s %s rate for %s in the catalog's commitment data (docs/catalog.md): no commitment advised for it, and no discount assumed; set policy.commitment.discounts_%s.%s to your negotiated rate",
 			k, pol.Term, e.planKind(p).Label(), strings.Join(missing[k], ", "), pol.Term, p)
-	}
-	plan, err := commitplan.Build(items, nil, commitplan.Options{TrendPercent: pol.TrendPercent, Term: pol.Term})
-	if err != nil {
-		e.warn("", "commitment-plan", "no commitment plan: %v", err)
-		return nil
 	}
 	e.commits = plan
 	out := map[*state]*change{}
@@ -393,7 +430,11 @@ func unitRate(g *commitplan.GroupPlan, tp *commitplan.TermPlan, byID map[string]
 }
 
 func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commitplan.TermPlan) *termAdvice {
-	ta := &termAdvice{term: termName(tp.Term), kind: e.planKind(p), dPct: round2(tp.Discount * 100), buys: map[string]string{}, sources: map[*pricing.CommitmentRate]string{}}
+	kind := e.planKind(p)
+	if g.Kind != "" {
+		kind = pricing.CommitmentKind(g.Kind)
+	}
+	ta := &termAdvice{term: termName(tp.Term), kind: kind, dPct: round2(tp.Discount * 100), buys: map[string]string{}, sources: map[*pricing.CommitmentRate]string{}}
 	ta.target = ta.term + " " + ta.kind.Label()
 	ta.short = tp.Term + " " + commitmentShort(ta.kind) + " " + hourlyShort(tp.PayHourly)
 	if tp.Quantity > 0 {
@@ -405,6 +446,9 @@ func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commi
 	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
 		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
 	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
+	if g.KindNote != "" {
+		ta.groupNote += "; " + g.KindNote
+	}
 	for _, o := range g.Terms {
 		if o.Term != tp.Term && o.SavingsMonthly.GreaterThan(tp.SavingsMonthly) {
 			ta.groupNote += fmt.Sprintf("; %s: $%s (policy.commitment.term is %s)", o.Term, o.SavingsMonthly.StringFixed(2), tp.Term)

@@ -67,6 +67,7 @@ func (e *engine) refCommitRates(p fleet.Provider, region, typ string, onDemand d
 // choosing the level that minimises the month's cost, and gives each
 // instance its share of the saving.
 func refCommitmentRule(e *engine, active []*state) map[*state]*change {
+	anyAlt, noAlt := false, map[pricing.CommitmentKind]bool{}
 	pol := e.policy.Commitment
 	byID := map[string]*state{}
 	for _, s := range active {
@@ -122,6 +123,15 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 				}
 			}
 			it.PerInstance = !e.planKind(it.Provider).PerHour()
+			if alt := altKinds[e.planKind(it.Provider)]; alt != "" {
+				ar, _ := e.kindRates(alt, it.Provider, it.Region, it.InstanceType, od)
+				_, conf := pol.Discounts1y[string(it.Provider)]
+				if _, ok := ar[pol.Term]; ok {
+					anyAlt = true
+				} else if len(ar) == 0 && !conf {
+					noAlt[alt] = true
+				}
+			}
 			if _, ok := r[pol.Term]; !ok {
 				key := fmt.Sprintf("%s %s %s", it.Provider, it.Region, it.Family)
 				if !slices.Contains(missing[key], it.InstanceType) {
@@ -148,6 +158,11 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 	if err != nil {
 		e.warn("", "commitment-plan", "no commitment plan: %v", err)
 		return nil
+	}
+	if !anyAlt {
+		for _, alt := range slices.Sorted(maps.Keys(noAlt)) {
+			e.offlineNote(&plan, alt)
+		}
 	}
 	e.commits = plan
 	out := map[*state]*change{}

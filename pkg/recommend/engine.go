@@ -28,6 +28,8 @@ type state struct {
 	// typ is shared with every state of the same type; read, never written.
 	typ       *pricing.InstanceType
 	typeKnown bool
+	// typ0 is the name of the type the fleet has it on.
+	typ0      string
 	price     pricing.Price
 	hours     float64
 	lifecycle fleet.Lifecycle
@@ -235,6 +237,13 @@ type engine struct {
 	uncovered    map[familyKey]*idList
 	heldByID     map[string]*coverage.Usage
 	unattributed decimal.Decimal
+	// heldNow is the clock commitments were allocated at; reallocations
+	// what the plan frees of them would cover of other instances.
+	heldNow       time.Time
+	reallocations []Reallocation
+	// unsaved are the changes held back as covered-no-saving.
+	unsaved []pendingChange
+	fleet   *fleet.Fleet
 	// fleetAsOf dates the prices the fleet file states (fleetPriceDate).
 	fleetAsOf, fleetSource string
 	// guards is the protection decision's state (see guard).
@@ -504,6 +513,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	}
 	e.all = states
 	e.applyHeld(f, states)
+	e.fleet = f
 	for _, ph := range phases {
 		active := make([]*state, 0, len(states))
 		for _, s := range states {
@@ -535,6 +545,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 			e.record(p.s, p.c)
 		}
 	}
+	e.reallocate()
 	// The tagging recommendations come last, at most one per instance that
 	// runs priced: room for them all now, so that the list is not copied
 	// while the plan is largest.
@@ -583,6 +594,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	}
 	plan.Held = e.held.Commitments
 	plan.HeldInstances = e.held.Instances
+	plan.Reallocations = e.reallocations
 	plan.HeldCoverage = HeldCoverage{Covered: e.held.CoveredOnDemandMonthly, OnDemand: e.held.OnDemandMonthly, Share: e.held.Coverage}
 	plan.Sharing = e.sharing
 	plan.Governance = gov
@@ -600,6 +612,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 		s.typ = &pricing.InstanceType{Provider: in.Provider, Name: in.InstanceType, GPUModel: in.GPU.Model,
 			GPUCount: in.GPU.Count, GPUMemoryGiB: in.GPU.MemoryGiB, VCPUs: in.VCPUs, MemoryGiB: in.MemoryGiB}
 	}
+	s.typ0 = s.typ.Name
 	s.noGPU = strings.TrimSpace(cmp.Or(in.GPU.Model, s.typ.GPUModel)) == "" || !(in.GPU.Count > 0 || s.typ.GPUCount > 0)
 	price, ok := e.currentPrice(in)
 	if !ok {

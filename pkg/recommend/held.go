@@ -30,6 +30,7 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 	if now.IsZero() && f.Metadata.GeneratedAt != nil {
 		now = *f.Metadata.GeneratedAt
 	}
+	e.heldNow = now
 	held := map[string]bool{}
 	if len(f.Commitments) > 0 {
 		summaries := make(map[*fleet.Instance]*fleet.Summary, len(states))
@@ -225,6 +226,7 @@ func (e *engine) coveredWithoutSaving(s *state, c *change) bool {
 	if t.cost().LessThan(s.cost()) {
 		return false
 	}
+	e.heldBack(s, c)
 	// Kept apart and listed after the rules' warnings: a change is recorded
 	// after its phase's rules have all run, so this comes in record order.
 	e.heldWarnings = append(e.heldWarnings, Warning{ResourceID: s.inst.ID, Code: WarnCoveredNoSaving,
@@ -263,7 +265,7 @@ func (e *engine) freesText(s *state) string {
 		if u := e.heldByID[p.CommitmentID]; u != nil {
 			if c := slices.DeleteFunc(slices.Clone(u.Candidates), func(id string) bool { return id == s.inst.ID }); len(c) > 0 {
 				use = "it could cover " + listSome(c, 3)
-			} else if others, n := e.uncoveredLike(s); len(others) > 0 {
+			} else if others, n := e.uncoveredLike(s, (&fleet.Held{Kind: p.Kind}).PerHour()); len(others) > 0 {
 				shown := others[:min(3, len(others))]
 				use = "it could cover " + strings.Join(shown, ", ")
 				if n > len(shown) {
@@ -280,9 +282,11 @@ func (e *engine) freesText(s *state) string {
 }
 
 // uncoveredLike are running instances of the same provider, region and
-// type family as s that no commitment fully covers (at most four, and
-// how many in all), from an index built on first use.
-func (e *engine) uncoveredLike(s *state) (ids []string, total int) {
+// type family as s (of the same provider only, for a savings plan's or
+// spend-based commitment's spend, which follows usage across families)
+// that no commitment fully covers (at most four, and how many in all),
+// from an index built on first use.
+func (e *engine) uncoveredLike(s *state, anyFamily bool) (ids []string, total int) {
 	if e.uncovered == nil {
 		e.uncovered = map[familyKey]*idList{}
 		for _, o := range e.all {
@@ -290,19 +294,24 @@ func (e *engine) uncoveredLike(s *state) (ids []string, total int) {
 			if in.State != fleet.Running || in.Lifecycle != fleet.OnDemand || o.cov != nil && o.cov.Share >= 1-1e-9 {
 				continue
 			}
-			k := familyKey{in.Provider, in.Region, coverage.Family(in.InstanceType)}
-			l := e.uncovered[k]
-			if l == nil {
-				l = &idList{}
-				e.uncovered[k] = l
+			for _, k := range []familyKey{{in.Provider, in.Region, coverage.Family(in.InstanceType)}, {provider: in.Provider}} {
+				l := e.uncovered[k]
+				if l == nil {
+					l = &idList{}
+					e.uncovered[k] = l
+				}
+				if len(l.ids) < 4 {
+					l.ids = append(l.ids, in.ID)
+				}
+				l.n++
 			}
-			if len(l.ids) < 4 {
-				l.ids = append(l.ids, in.ID)
-			}
-			l.n++
 		}
 	}
-	l := e.uncovered[familyKey{s.inst.Provider, s.inst.Region, coverage.Family(s.inst.InstanceType)}]
+	k := familyKey{s.inst.Provider, s.inst.Region, coverage.Family(s.inst.InstanceType)}
+	if anyFamily {
+		k = familyKey{provider: s.inst.Provider}
+	}
+	l := e.uncovered[k]
 	if l == nil {
 		return nil, 0
 	}
@@ -350,4 +359,12 @@ func listOf(names []string, n, total int) string {
 		return strings.Join(shown, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(shown, ", "), total-len(shown))
+}
+
+// heldBack keeps a change not made because commitments pay for the
+// instance, for the reallocation of what it would free (reallocate).
+func (e *engine) heldBack(s *state, c *change) {
+	if s.cov != nil {
+		e.unsaved = append(e.unsaved, pendingChange{s, c})
+	}
 }

@@ -243,6 +243,7 @@ func TestHeldProperties(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
+	reallocated := 0
 	for seed := range uint64(8) {
 		f := fleetgen.Generate(fleetgen.Options{Instances: 300, Seed: seed, SampleShare: 0.2, MaxSamples: 200, Hostile: seed%2 == 1})
 		if err := pricing.Complete(f, cat); err != nil {
@@ -260,6 +261,7 @@ func TestHeldProperties(t *testing.T) {
 		p := Run(f, cat, pol)
 		checkSums(t, p)
 		checkHeld(t, p)
+		reallocated += checkReallocations(t, p)
 		covered := 0
 		for _, ic := range p.Instances {
 			if ic.CoveredShare > 0 {
@@ -269,6 +271,10 @@ func TestHeldProperties(t *testing.T) {
 		if covered == 0 {
 			t.Errorf("seed %d: no instance covered: the property is not exercised", seed)
 		}
+	}
+	t.Logf("%d reallocations checked over 8 fleets", reallocated)
+	if reallocated == 0 {
+		t.Error("no reallocation in any fleet: its invariants are not exercised")
 	}
 }
 

@@ -89,6 +89,7 @@ func idleJudge(e *engine, s *state) *change {
 func deallocateChange(e *engine, s *state) *change {
 	if s.lifecycle == fleet.Committed {
 		e.warn(s.inst.ID, WarnIdleCommitted, "stopped but still allocated, on a commitment: deallocating it saves only if the commitment can cover other usage")
+		e.heldBack(s, &change{kind: KindIdleStop, stop: true})
 		return nil
 	}
 	c := &change{
@@ -120,6 +121,7 @@ func idleStopChange(e *engine, s *state) *change {
 	if s.lifecycle == fleet.Committed {
 		e.warn(s.inst.ID, WarnIdleCommitted, "GPU p95 %s%% is below the idle threshold of %s%%, but the instance is on a commitment: stopping it saves only if the commitment can cover other usage",
 			pct(sum.GPU.P95), pct(thr))
+		e.heldBack(s, &change{kind: KindIdleStop, stop: true})
 		return nil
 	}
 	c := &change{

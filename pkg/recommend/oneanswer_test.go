@@ -58,56 +58,131 @@ func TestAnalyzeAndCommitPlanOneAnswer(t *testing.T) {
 		if err := pricing.Complete(f, cat); err != nil {
 			t.Fatal(err)
 		}
-		for _, term := range []string{commitplan.Term1y, commitplan.Term3y} {
-			pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
-			pol.Commitment.Term = term
-			p := Run(f, cat, pol)
-			type key struct {
-				provider       fleet.Provider
-				region, family string
-			}
-			groups := map[key]commitplan.GroupPlan{}
-			advised := map[key]int{}
-			for _, g := range p.Commitments.Groups {
-				groups[key{g.Provider, g.Region, g.Family}] = g
-				if g.Recommended != commitplan.None && g.Recommended != term {
-					t.Errorf("%s %s: %s %s %s recommends %s", name, term, g.Provider, g.Region, g.Family, g.Recommended)
-				}
-				for _, tp := range g.Terms {
-					if tp.Term != term {
-						if tp.SavingsMonthly.GreaterThan(savingsOf(g, term)) {
-							longerSavesMore++
-						}
-					}
-				}
-			}
-			for _, r := range p.Recommendations {
-				if r.Kind != KindCommitment {
-					continue
-				}
-				pu := r.Evidence.Purchase
-				k := key{r.Provider, pu.Region, pu.Scope}
-				g, ok := groups[k]
-				if !ok {
-					t.Fatalf("%s %s: %s advises a commitment for a group commit-plan lacks: %+v", name, term, r.ResourceID, k)
-				}
-				advised[k]++
-				tp := termOf(g, g.Recommended)
-				if tp == nil || pu.Term != g.Recommended || !pu.CommitmentHourly.Equal(tp.PayHourly) || pu.Quantity != tp.Quantity || !pu.CoversOnDemandHourly.Equal(tp.CommitHourly) {
-					t.Errorf("%s %s: %s buys %s %s/h ×%d; commit-plan recommends %s %+v", name, term, r.ResourceID, pu.Term, pu.CommitmentHourly, pu.Quantity, g.Recommended, tp)
-				}
-			}
-			for k, g := range groups {
-				tp := termOf(g, g.Recommended)
-				if tp != nil && tp.SavingsMonthly.IsPositive() && advised[k] == 0 {
-					t.Errorf("%s %s: commit-plan recommends %s for %+v (saving %s), analyze advises nothing", name, term, g.Recommended, k, tp.SavingsMonthly)
-				}
-			}
-		}
+		longerSavesMore += checkOneAnswer(t, name, f, cat, nil)
 	}
 	if longerSavesMore == 0 {
 		t.Error("no group where the other term saves more: the fleets do not test the choice")
 	}
+}
+
+// TestOneAnswerAzureSavingsPlan: with live Azure savings plan rates laid
+// over the catalog (as a scan reads them from the Retail Prices API), the
+// planner weighs them against reservations group by group, and analyze
+// buys the kind, term and amount commit-plan recommends; some groups take
+// the savings plan and some the reservation.
+func TestOneAnswerAzureSavingsPlan(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for name, f := range oneAnswerFleets(t) {
+		if err := pricing.Complete(f, cat); err != nil {
+			t.Fatal(err)
+		}
+		// Savings plan rates for every Azure size the fleet runs (30 % off
+		// for 1 year, 50 % for 3, on the catalog's on-demand), and
+		// reservation rates (37 %, 57 %) for every other one, as regions
+		// lack some sizes' reservations.
+		var live []pricing.Price
+		seen := map[string]bool{}
+		for _, in := range f.Instances {
+			if in.Provider != fleet.Azure || seen[in.Region+" "+in.InstanceType] {
+				continue
+			}
+			seen[in.Region+" "+in.InstanceType] = true
+			off, ok := cat.Offer(fleet.Azure, in.Region, in.InstanceType)
+			if !ok || off.OnDemand == nil {
+				continue
+			}
+			for _, r := range []struct {
+				o    pricing.Option
+				kind pricing.CommitmentKind
+				d    string
+			}{
+				{pricing.SavingsPlan1y, pricing.AzureSavingsPlan, "0.7"}, {pricing.SavingsPlan3y, pricing.AzureSavingsPlan, "0.5"},
+				{pricing.SavingsPlan1y, pricing.Reservation, "0.63"}, {pricing.SavingsPlan3y, pricing.Reservation, "0.43"},
+			} {
+				if r.kind == pricing.Reservation && len(seen)%2 == 0 {
+					continue
+				}
+				live = append(live, pricing.Price{Provider: fleet.Azure, Region: in.Region, InstanceType: in.InstanceType, Option: r.o, Commitment: r.kind,
+					Hourly: off.OnDemand.Hourly.Mul(decimal.RequireFromString(r.d)).Round(6), Currency: pricing.Currency, Unit: pricing.UnitHour,
+					Source: "Azure Retail Prices API (" + string(r.kind) + ")", AsOf: "2026-12-06"})
+			}
+		}
+		if len(live) == 0 {
+			continue
+		}
+		checkOneAnswer(t, name, f, pricing.Overlay(cat, live), kinds)
+	}
+	t.Logf("groups by kind bought: %v", kinds)
+	if kinds[string(pricing.AzureSavingsPlan)] == 0 || kinds[string(pricing.Reservation)] == 0 {
+		t.Errorf("groups by kind %v: want both an Azure savings plan and reservations chosen somewhere", kinds)
+	}
+}
+
+// checkOneAnswer runs f with a 1- and a 3-year policy and checks that
+// every group commit-plan recommends a term for is bought by analyze at
+// that term, kind, amount and quantity, and that every group with a
+// positive saving gets advice. It returns how many groups another term
+// would save more in, and counts the groups' kinds in kinds when given.
+func checkOneAnswer(t *testing.T, name string, f *fleet.Fleet, cat pricing.Catalog, kinds map[string]int) int {
+	t.Helper()
+	longerSavesMore := 0
+	for _, term := range []string{commitplan.Term1y, commitplan.Term3y} {
+		pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
+		pol.Commitment.Term = term
+		p := Run(f, cat, pol)
+		type key struct {
+			provider       fleet.Provider
+			region, family string
+		}
+		groups := map[key]commitplan.GroupPlan{}
+		advised := map[key]int{}
+		for _, g := range p.Commitments.Groups {
+			groups[key{g.Provider, g.Region, g.Family}] = g
+			if g.Recommended != commitplan.None && g.Recommended != term {
+				t.Errorf("%s %s: %s %s %s recommends %s", name, term, g.Provider, g.Region, g.Family, g.Recommended)
+			}
+			if kinds != nil && g.Kind != "" && g.Recommended != commitplan.None {
+				kinds[g.Kind]++
+			}
+			for _, tp := range g.Terms {
+				if tp.Term != term {
+					if tp.SavingsMonthly.GreaterThan(savingsOf(g, term)) {
+						longerSavesMore++
+					}
+				}
+			}
+		}
+		for _, r := range p.Recommendations {
+			if r.Kind != KindCommitment {
+				continue
+			}
+			pu := r.Evidence.Purchase
+			k := key{r.Provider, pu.Region, pu.Scope}
+			g, ok := groups[k]
+			if !ok {
+				t.Fatalf("%s %s: %s advises a commitment for a group commit-plan lacks: %+v", name, term, r.ResourceID, k)
+			}
+			advised[k]++
+			tp := termOf(g, g.Recommended)
+			if tp == nil || pu.Term != g.Recommended || !pu.CommitmentHourly.Equal(tp.PayHourly) || pu.Quantity != tp.Quantity || !pu.CoversOnDemandHourly.Equal(tp.CommitHourly) {
+				t.Errorf("%s %s: %s buys %s %s/h ×%d; commit-plan recommends %s %+v", name, term, r.ResourceID, pu.Term, pu.CommitmentHourly, pu.Quantity, g.Recommended, tp)
+			}
+			if g.Kind != "" && pu.Kind != g.Kind {
+				t.Errorf("%s %s: %s buys a %s; commit-plan plans the group as %s", name, term, r.ResourceID, pu.Kind, g.Kind)
+			}
+		}
+		for k, g := range groups {
+			tp := termOf(g, g.Recommended)
+			if tp != nil && tp.SavingsMonthly.IsPositive() && advised[k] == 0 {
+				t.Errorf("%s %s: commit-plan recommends %s for %+v (saving %s), analyze advises nothing", name, term, g.Recommended, k, tp.SavingsMonthly)
+			}
+		}
+	}
+	return longerSavesMore
 }
 
 func termOf(g commitplan.GroupPlan, term string) *commitplan.TermPlan {

@@ -402,7 +402,7 @@ func (p Policy) validate() error {
 			return fmt.Errorf("policy.commitment.plans: %q is not a provider (aws, azure, gcp)", k)
 		}
 		if kind := pricing.CommitmentKind(p.Commitment.Plans[k]); !kind.Valid() || kind == pricing.CapacityBlock {
-			return fmt.Errorf("policy.commitment.plans.%s: %q is not a commitment kind (compute-savings-plan, ec2-instance-savings-plan, standard-reserved-instance, convertible-reserved-instance, reservation, resource-cud)", k, p.Commitment.Plans[k])
+			return fmt.Errorf("policy.commitment.plans.%s: %q is not a commitment kind (compute-savings-plan, ec2-instance-savings-plan, standard-reserved-instance, convertible-reserved-instance, reservation, azure-savings-plan, resource-cud)", k, p.Commitment.Plans[k])
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Commitment.Payments)) {

@@ -69,6 +69,8 @@ func commitmentShort(k pricing.CommitmentKind) string {
 		return "reservation"
 	case pricing.ResourceCUD:
 		return "CUD"
+	case pricing.AzureSavingsPlan:
+		return "savings plan"
 	}
 	return string(k)
 }

@@ -256,6 +256,10 @@ type Plan struct {
 	// the commitments').
 	HeldInstances map[string]*coverage.Covered `json:"-"`
 	HeldCoverage  HeldCoverage                 `json:"-"`
+	// Reallocations are what the plan's changes free of held commitments
+	// and which instances would take it (commitment-reallocation
+	// warnings); not counted in the summary.
+	Reallocations []Reallocation `json:"-"`
 }
 
 // HeldCoverage is the on-demand value of the running usage commitments

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
 )
 
 // FuzzParseSizes: a size table either parses into rows with a model, a
@@ -78,14 +79,26 @@ func FuzzPricesOf(f *testing.F) {
 	f.Add(`{"currencyCode":"USD","retailPrice":3.673,"armRegionName":"eastus","armSkuName":"S","type":"Consumption","unitOfMeasure":"1 Hour","skuName":"S","meterName":"S"}`)
 	f.Add(`{"currencyCode":"USD","retailPrice":20148,"armRegionName":"eastus","armSkuName":"S","type":"Reservation","reservationTerm":"1 Year"}`)
 	f.Add(`{"currencyCode":"USD","retailPrice":-1,"armRegionName":"eastus","armSkuName":"S","type":"Consumption","unitOfMeasure":"1 Hour","savingsPlan":[{"term":"3 Years","retailPrice":1e400}]}`)
+	f.Add(`{"currencyCode":"USD","retailPrice":3.673,"armRegionName":"eastus","armSkuName":"S","type":"Consumption","unitOfMeasure":"1 Hour","skuName":"S","meterName":"S","savingsPlan":[{"unitPrice":1.85,"retailPrice":1.85,"term":"3 Years"},{"unitPrice":2.62,"retailPrice":2.62,"term":"1 Year"},{"retailPrice":2.5,"term":"1 Year"}]}`)
 	f.Fuzz(func(t *testing.T, row string) {
 		var it RetailItem
 		if json.Unmarshal([]byte(row), &it) != nil {
 			return
 		}
+		seen := map[string]bool{}
 		for _, p := range PricesOf([]RetailItem{it}, "eastus", "S", time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) {
 			if !p.Hourly.IsPositive() || p.Currency != "USD" || p.Region != "eastus" {
 				t.Fatalf("%s → %+v", row, p)
+			}
+			// One price per option and kind; a commitment price names its
+			// kind, so a savings plan never answers a reservation query.
+			k := string(p.Option) + " " + string(p.Commitment)
+			if seen[k] {
+				t.Fatalf("%s → two %s prices", row, k)
+			}
+			seen[k] = true
+			if _, ok := pricing.CommitmentTerm(p.Option); ok != (p.Commitment == pricing.Reservation || p.Commitment == pricing.AzureSavingsPlan) {
+				t.Fatalf("%s → %+v: a commitment price must name its kind, and only it", row, p)
 			}
 		}
 	})

@@ -81,8 +81,9 @@ var _ providers.PriceReader = (*Provider)(nil)
 // API answers 400 to an or query, the region's sizes are read one query
 // each (and so are every later region's), with a note. Of the rows it
 // takes Linux consumption (on-demand), Spot (else Low Priority) as spot,
-// and 1- and 3-year commitment rates from reservations (term price ÷ hours
-// in the term), else from the consumption row's savings plan prices.
+// and 1- and 3-year commitment rates: reservations' (term price ÷ hours in
+// the term) and the consumption row's savings plan prices, each naming its
+// kind (pricing.Reservation, pricing.AzureSavingsPlan).
 // Windows and DevTest rows are left out.
 func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instanceTypes []string) ([]pricing.Price, error) {
 	if err := ctx.Err(); err != nil {
@@ -312,9 +313,13 @@ func PricesOf(items []RetailItem, region, size string, now time.Time) []pricing.
 			pr.Source = pricesSource + " (reservation: " + reservedTerms[t.term] + " price ÷ " + termHours[reservedTerms[t.term]].String() + " h)"
 			pr.Commitment = pricing.Reservation
 			out = append(out, pr)
-		} else if v, ok := plans[t.term]; ok {
+		}
+		if v, ok := plans[t.term]; ok {
+			// The savings plan's hourly rate of this size: what an hour of
+			// it costs under the plan (the API's savingsPlan retailPrice).
 			pr := mk(t.o, v)
-			pr.Source = pricesSource + " (savings plan)"
+			pr.Source = pricesSource + " (savings plan for compute, " + reservedTerms[t.term] + ")"
+			pr.Commitment = pricing.AzureSavingsPlan
 			out = append(out, pr)
 		}
 	}

@@ -109,8 +109,8 @@ func TestPricesOneQueryPerRegion(t *testing.T) {
 	if n := len(ps.requests()); n != 1 {
 		t.Errorf("%d Retail Prices requests for %d sizes, want 1", n, len(asked))
 	}
-	if len(got) != 4*len(sizes) {
-		t.Errorf("%d prices, want 4 a size (on-demand, spot, 1- and 3-year)", len(got))
+	if len(got) != 5*len(sizes) {
+		t.Errorf("%d prices, want 5 a size (on-demand, spot, 1-year reservation, 1- and 3-year savings plan)", len(got))
 	}
 	if a, b := pricesJSON(t, got), pricesJSON(t, perSizePrices(t, p, "eastus", asked)); a != b {
 		t.Errorf("the region query's prices differ from one query per size:\n region   %s\n per size %s", a, b)
@@ -239,8 +239,8 @@ func TestPricesFilterSpeltAsAzureLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 4 {
-		t.Errorf("%d prices, want 4 (on-demand, spot, 1- and 3-year)", len(got))
+	if len(got) != 5 {
+		t.Errorf("%d prices, want 5 (on-demand, spot, 1-year reservation, 1- and 3-year savings plan)", len(got))
 	}
 	for _, raw := range ps.requests() {
 		u, err := neturl.Parse(raw)
@@ -251,5 +251,49 @@ func TestPricesFilterSpeltAsAzureLists(t *testing.T) {
 		if !strings.Contains(f, "serviceName eq 'Virtual Machines'") || !strings.Contains(f, "armRegionName eq 'eastus'") || u.Query().Get("api-version") != "2023-01-01-preview" {
 			t.Errorf("request %s: want serviceName 'Virtual Machines', armRegionName 'eastus', api-version 2023-01-01-preview", raw)
 		}
+	}
+}
+
+// TestSavingsPlanRowsAsDocumented pins the shape of a consumption row's
+// savings plan prices as Microsoft documents them (the Retail Prices API
+// has no OpenAPI model; https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices,
+// "savingsPlan": [{"unitPrice", "retailPrice", "term": "1 Year" | "3 Years"}],
+// returned only with api-version 2023-01-01-preview): each term is a
+// savings-plan price of its own, beside the reservation of the same term,
+// each naming its kind.
+func TestSavingsPlanRowsAsDocumented(t *testing.T) {
+	const rows = `{"Items": [
+	 {"currencyCode": "USD", "retailPrice": 3.673, "unitPrice": 3.673, "armRegionName": "eastus", "armSkuName": "Standard_NC24ads_A100_v4",
+	  "productName": "NCads A100 v4 Series", "skuName": "Standard_NC24ads_A100_v4", "meterName": "NC24ads A100 v4", "serviceName": "Virtual Machines",
+	  "unitOfMeasure": "1 Hour", "type": "Consumption",
+	  "savingsPlan": [{"unitPrice": 1.8542, "retailPrice": 1.8542, "term": "3 Years"}, {"unitPrice": 2.6213, "retailPrice": 2.6213, "term": "1 Year"}]},
+	 {"currencyCode": "USD", "retailPrice": 20330, "unitPrice": 20330, "armRegionName": "eastus", "armSkuName": "Standard_NC24ads_A100_v4",
+	  "productName": "NCads A100 v4 Series", "skuName": "Standard_NC24ads_A100_v4", "meterName": "NC24ads A100 v4", "serviceName": "Virtual Machines",
+	  "unitOfMeasure": "1 Hour", "type": "Reservation", "reservationTerm": "1 Year"}
+	], "NextPageLink": null}`
+	var page retailPage
+	if err := json.Unmarshal([]byte(rows), &page); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]pricing.Price{}
+	for _, p := range PricesOf(page.Items, "eastus", "Standard_NC24ads_A100_v4", simNow) {
+		got[string(p.Option)+" "+string(p.Commitment)] = p
+	}
+	want := map[string]string{
+		"on-demand ":                         "3.673",
+		"savings-plan-1y reservation":        "2.320776", // 20,330 ÷ 8,760
+		"savings-plan-1y azure-savings-plan": "2.6213",
+		"savings-plan-3y azure-savings-plan": "1.8542",
+	}
+	if len(got) != len(want) {
+		t.Errorf("prices %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if p, ok := got[k]; !ok || p.Hourly.String() != v {
+			t.Errorf("%s: %+v, want %s/h", k, p, v)
+		}
+	}
+	if p := got["savings-plan-3y azure-savings-plan"]; !strings.Contains(p.Source, "savings plan for compute, 3 Years") {
+		t.Errorf("source %q", p.Source)
 	}
 }

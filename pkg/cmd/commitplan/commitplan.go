@@ -214,7 +214,7 @@ func writePage(w io.Writer, tty bool, width int, h header, p cplan.Plan) error {
 		name = "fleet"
 	}
 	fmt.Fprintf(w, "Commitment plan for %s (%s): %d groups, usage over %s, scaled to 730 h a month\n", name, h.source, len(p.Groups), axisText(p))
-	fmt.Fprintf(w, "Rates: public commitment rates per type and region, live where a scan read them (AWS Savings Plans, Azure reservations, GCP CUD SKUs), else the catalog's dated data (docs/catalog.md); configured discounts: %s\n", discountText(h.terms, h.names))
+	fmt.Fprintf(w, "Rates: public commitment rates per type and region, live where a scan read them (AWS Savings Plans, Azure reservations and savings plans, GCP CUD SKUs), else the catalog's dated data (docs/catalog.md); configured discounts: %s\n", discountText(h.terms, h.names))
 	fmt.Fprintf(w, "Term: %s, policy.commitment.term, recommended where it saves, as analyze buys it (--term plans another)\n", h.term)
 	for _, g := range p.Groups {
 		fmt.Fprintln(w)
@@ -277,6 +277,9 @@ func groupName(g cplan.GroupPlan) string {
 
 func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	fmt.Fprintf(w, "== %s: %s\n", groupName(g), groupCounts(g))
+	if g.KindNote != "" {
+		fmt.Fprintf(w, "kind: %s\n", g.KindNote)
+	}
 	if len(g.Excluded) > 0 {
 		var ex []string
 		for _, e := range g.Excluded {

@@ -288,3 +288,22 @@ func asInputError(err error, target **cmdutil.InputError) bool {
 	}
 	return ok
 }
+
+// TestGroupKindNote: a group whose planner weighed two kinds (an Azure
+// savings plan against reservations) says what each saves; one that did
+// not prints no kind line.
+func TestGroupKindNote(t *testing.T) {
+	for _, tc := range []struct {
+		note string
+		want bool
+	}{{"an Azure savings plan for compute saves $2014.80 a month on this usage, a Reserved VM Instance $0.00: the savings plan is bought", true}, {"", false}} {
+		var b bytes.Buffer
+		g := cplan.GroupPlan{Provider: fleet.Azure, Region: "eastus", Family: "NCads_A100_v4", Kind: "azure-savings-plan", KindNote: tc.note, Recommended: cplan.None}
+		if err := writeGroup(&b, false, 0, g); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "\nkind: "+tc.note+"\n"); got != tc.want {
+			t.Errorf("note %q: output %q", tc.note, b.String())
+		}
+	}
+}
