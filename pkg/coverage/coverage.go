@@ -36,6 +36,10 @@ type Input struct {
 	// savings plan or spend-based commitment on a type whose rate under it
 	// the catalog lacks (the policy's configured discount).
 	FallbackDiscount func(p fleet.Provider, term string) (float64, bool)
+	// ISF is Microsoft's instance size flexibility table, when given: a
+	// size-flexible reservation covers the other sizes of its group by
+	// their ratios. Nil derives the groups of GPU sizes (DerivedISF).
+	ISF *ISF
 	// Summary, when set, gives an instance's utilization summary already
 	// worked out (the engine has one per instance); nil summarizes here.
 	Summary func(*fleet.Instance) *fleet.Summary
@@ -442,13 +446,26 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 			}
 		}
 	}
-	if h.SizeFlexible && h.Kind == fleet.HeldReservation {
-		out.Notes = append(out.Notes, "instance size flexibility not applied: the catalog has no size-flexibility ratios, so the reservation covers its own size only")
+	isf := a.isfGroup(h)
+	if isf != nil {
+		unit = func(typ string) (float64, bool) {
+			need, per, ok := a.in.ISF.units(h.InstanceType, typ)
+			return need / per, ok
+		}
+	} else if h.SizeFlexible && h.Kind == fleet.HeldReservation {
+		out.Notes = append(out.Notes, "instance size flexibility not applied: no flexibility group is known for "+h.InstanceType+
+			" (give Microsoft's ratio table, analyze.isf_ratios), so the reservation covers its own size only")
 	}
 	capacity := h.Count * heldNF * fleet.HoursPerMonth
 	out.Capacity = fmt.Sprintf("%s × %s", num(h.Count), h.InstanceType)
-	if flexible {
+	switch {
+	case flexible:
 		out.Capacity += fmt.Sprintf(" (%s normalized units, family %s)", num(h.Count*heldNF), Family(h.InstanceType))
+	case isf != nil:
+		out.Capacity += fmt.Sprintf(" (size-flexible across group %s)", isf.Group)
+		if isf.Derived {
+			out.Notes = append(out.Notes, "instance size flexibility by ratios derived from the sizes' vCPUs, not from Microsoft's table (analyze.isf_ratios overrides them)")
+		}
 	}
 	rate, priced, note := a.perInstanceRate(h)
 	if note != "" {
@@ -459,7 +476,14 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 		out.PaidMonthly = rate.Mul(decimal.NewFromFloat(h.Count)).Mul(hoursPerMonth).Round(2)
 	}
 	left := capacity
-	for _, u := range a.eligible(h, func(u *usage) bool { _, ok := unit(u.in.InstanceType); return ok }) {
+	elig := a.eligible(h, func(u *usage) bool { _, ok := unit(u.in.InstanceType); return ok })
+	if isf != nil {
+		// Its own size first, then the group's other sizes.
+		slices.SortStableFunc(elig, func(x, y *usage) int {
+			return cmp.Compare(a.otherSize(h, x), a.otherSize(h, y))
+		})
+	}
+	for _, u := range elig {
 		if left <= 0 {
 			break
 		}
@@ -475,6 +499,32 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 		u.cover(h, out, share, part(out.PaidMonthly, use, capacity), priced, true)
 	}
 	a.finish(out, capacity-left, capacity)
+}
+
+// isfGroup is the flexibility group of a size-flexible reservation of
+// instance size flexibility (Azure's), nil when h is not one or its size
+// has no known group.
+func (a *allocator) isfGroup(h *fleet.Held) *ISFSize {
+	if !h.SizeFlexible || h.Kind != fleet.HeldReservation {
+		return nil
+	}
+	g, ok := a.in.ISF.Lookup(h.InstanceType)
+	if !ok {
+		return nil
+	}
+	return &g
+}
+
+// otherSize orders h's eligible instances: those h names first (0), then
+// its own size (1), then other sizes (2).
+func (a *allocator) otherSize(h *fleet.Held, u *usage) int {
+	switch {
+	case u.named == h.ID:
+		return 0
+	case strings.EqualFold(u.in.InstanceType, h.InstanceType):
+		return 1
+	}
+	return 2
 }
 
 func (a *allocator) finish(out *Usage, used, capacity float64) {
@@ -786,6 +836,8 @@ func (a *allocator) candidates(h *fleet.Held) ([]string, int) {
 			ok = true
 		case h.SizeFlexible && normalizes(h):
 			ok = Family(u.in.InstanceType) == fam
+		case a.isfGroup(h) != nil:
+			_, _, ok = a.in.ISF.units(h.InstanceType, u.in.InstanceType)
 		default:
 			ok = strings.EqualFold(u.in.InstanceType, h.InstanceType)
 		}

@@ -465,6 +465,9 @@ type Options struct {
 	// deallocate saving in the plan (analyze --include-protected); without
 	// it the advice says what releasing it would save and saves nothing.
 	IncludeProtected bool
+	// ISF is Microsoft's instance size flexibility table for the fleet's
+	// size-flexible Azure reservations; nil derives GPU sizes' groups.
+	ISF *coverage.ISF
 }
 
 // BilledRate is what a bill says one instance pays per hour.

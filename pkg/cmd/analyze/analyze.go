@@ -19,6 +19,7 @@ import (
 	billingCmd "github.com/gpufinops/gpufinops/pkg/cmd/billing"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/gates"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
@@ -235,6 +236,11 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected}
 	if opts.IncludeProtected != nil {
 		ropts.IncludeProtected = *opts.IncludeProtected
+	}
+	if path := in.Config.Analyze.ISFRatios; path != "" {
+		if ropts.ISF, err = coverage.ReadISFFile(path); err != nil {
+			return &cmdutil.InputError{Err: &config.KeyError{Key: "analyze.isf_ratios", Source: in.Config.Source("analyze.isf_ratios"), Msg: err.Error()}}
+		}
 	}
 	var bill *billed
 	if opts.Billing != "" {
