@@ -60,6 +60,13 @@ func fleetFrom(b []byte) *fleet.Fleet {
 			in.Usage.HoursPerMonth = &h
 		case 2:
 			in.State = fleet.Stopped
+		case 3:
+			// A weekly schedule, in one of a few time zones.
+			start := s.next(24)
+			end := start + 1 + s.next(24-start)
+			in.Usage.Schedule = &fleet.Schedule{Timezone: []string{"", "Europe/Berlin", "Asia/Kolkata", "America/New_York"}[s.next(4)],
+				Windows: []fleet.Window{{Days: [][]string{{"mon", "tue", "wed", "thu", "fri"}, {"sat", "sun"}, {"wed"}}[s.next(3)],
+					Start: fmt.Sprintf("%02d:%02d", start, 30*s.next(2)), End: fmt.Sprintf("%02d:00", end)}}}
 		}
 		f.Instances = append(f.Instances, in)
 	}
