@@ -3,11 +3,12 @@
 // rules, and what each commitment leaves unused. It is pure: the same
 // fleet, catalog and clock give the same allocation.
 //
-// Usage is counted in monthly hours (fleet.HoursPerMonth a month): an
-// instance running 200 hours a month uses 200 of a reservation's 730. The
-// allocation assumes usage that fits a commitment month by month also fits
-// it hour by hour (two instances on 365 hours each share one reservation);
-// docs/commitments.md says so.
+// Commitments apply hour by hour, as the clouds bill them, over the 168
+// UTC hours of a week (hourly.go): an instance with a schedule runs its
+// scheduled hours; one without runs its monthly hours spread evenly over
+// every hour (365 h a month is half of each hour), so two such instances
+// share one reservation as they would over the month; docs/commitments.md
+// says why.
 package coverage
 
 import (
@@ -87,6 +88,27 @@ type Part struct {
 	// discount covers: billed at the reservation's rate, it is paid
 	// whether used or not, like the rest.
 	Fixed bool
+	// units, on a size-flexible commitment's part, are the units of it an
+	// instance-hour of a type uses, and whether it covers the type.
+	units func(typ string) (float64, bool)
+}
+
+// Resized is how many hours of type to the part's commitment covers for
+// each hour of type from it covers: the ratio of their units where the
+// commitment is size-flexible and covers both (an RI in normalization
+// factors, an Azure reservation by its flexibility group's ratios, either
+// way within the one family or group); false where it covers only the type
+// it covered, or not to.
+func (p Part) Resized(from, to string) (float64, bool) {
+	if p.units == nil {
+		return 0, false
+	}
+	a, ok := p.units(from)
+	b, ok2 := p.units(to)
+	if !ok || !ok2 || !(a > 0) || !(b > 0) {
+		return 0, false
+	}
+	return a / b, true
 }
 
 // Usage is one commitment: what it pays a month and how much of it is used.
@@ -530,6 +552,9 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 			continue
 		}
 		u.cover(h, out, got/u.onSum, part(out.PaidMonthly, got*nf, capacity), priced, true)
+		if flexible || isf != nil {
+			u.out.Parts[len(u.out.Parts)-1].units = unit
+		}
 	}
 	a.finish(out, capacity-leftSum, capacity)
 }

@@ -273,3 +273,26 @@ func TestReadISFFile(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestPartResized(t *testing.T) {
+	f := &fleet.Fleet{Instances: []fleet.Instance{inst("g5", fleet.AWS, "us-east-1", "g5.12xlarge"), azureVM("nc", "Standard_NC48ads_A100_v4"), inst("p5", fleet.AWS, "us-east-1", "p5.48xlarge")},
+		Commitments: []fleet.Held{ri("ri-g5", "g5.12xlarge", 1, true), isfReservation("res", "Standard_NC24ads_A100_v4", 2, true), ri("ri-p5", "p5.48xlarge", 1, false)}}
+	r := allocate(t, f)
+	for _, tc := range []struct {
+		id, from, to string
+		want         float64
+		ok           bool
+	}{
+		{"g5", "g5.12xlarge", "g5.xlarge", 12, true},
+		{"g5", "g5.12xlarge", "g5.24xlarge", 0.5, true},
+		{"g5", "g5.12xlarge", "g6.xlarge", 0, false},
+		{"nc", "Standard_NC48ads_A100_v4", "Standard_NC24ads_A100_v4", 2, true},
+		{"nc", "Standard_NC48ads_A100_v4", "Standard_NC4as_T4_v3", 0, false},
+		{"p5", "p5.48xlarge", "p5.24xlarge", 0, false},
+	} {
+		got, ok := r.Instances[tc.id].Parts[0].Resized(tc.from, tc.to)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s %s → %s: %v %v, want %v %v", tc.id, tc.from, tc.to, got, ok, tc.want, tc.ok)
+		}
+	}
+}
