@@ -5,10 +5,11 @@
 //
 // Commitments apply hour by hour, as the clouds bill them, over the 168
 // UTC hours of a week (hourly.go): an instance with a schedule runs its
-// scheduled hours; one without runs its monthly hours spread evenly over
-// every hour (365 h a month is half of each hour), so two such instances
-// share one reservation as they would over the month; docs/commitments.md
-// says why.
+// scheduled hours, one running part of the time with a week of utilization
+// samples the hours they were taken in; any other runs its monthly hours
+// spread evenly over every hour (365 h a month is half of each hour), so
+// two such instances share one reservation as they would over the month;
+// docs/commitments.md says why.
 package coverage
 
 import (
@@ -210,7 +211,10 @@ func Allocate(in Input) Result {
 			u.hours = 0
 		}
 		if u.hours > 0 {
-			if u.on = prof.of(inst.Usage); u.on != nil {
+			if u.on = prof.of(inst.Usage); u.on == nil && inst.Utilization != nil {
+				u.on = fromSamples(inst.Utilization.Samples, u.hours/weekToMonth)
+			}
+			if u.on != nil {
 				for _, v := range u.on {
 					u.onSum += v
 				}

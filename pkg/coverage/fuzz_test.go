@@ -58,6 +58,15 @@ func fleetFrom(b []byte) *fleet.Fleet {
 		case 1:
 			h := float64(s.next(745))
 			in.Usage.HoursPerMonth = &h
+			// Samples every few hours over one to three weeks place its hours.
+			if s.next(2) == 1 {
+				step := time.Duration(1+s.next(12)) * time.Hour
+				var ss []fleet.Sample
+				for t := now.AddDate(0, 0, -7*(1+s.next(3))); t.Before(now); t = t.Add(step) {
+					ss = append(ss, fleet.Sample{Time: t, GPU: fleet.PerGPU{float64(s.next(101))}})
+				}
+				in.Utilization = &fleet.Utilization{Samples: ss}
+			}
 		case 2:
 			in.State = fleet.Stopped
 		case 3:

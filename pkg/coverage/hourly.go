@@ -96,6 +96,88 @@ func (p *profiles) read(s *fleet.Schedule) *week {
 	return w
 }
 
+// minSampleSpan is the shortest span of utilization samples that places an
+// instance's hours: a week, so that every hour of the week was seen.
+const minSampleSpan = 7 * 24 * time.Hour
+
+// fromSamples places onSum instance-hours a week (fewer than all of them)
+// in the UTC hours of the week the instance's utilization samples were
+// taken in, each hour weighing how many of the sampled weeks have a sample
+// in it: the hours with the most samples fill first, all in proportion,
+// none past a whole hour; hours the samples cannot hold are spread evenly
+// over the others. nil when the samples span less than a week.
+func fromSamples(samples []fleet.Sample, onSum float64) *week {
+	if len(samples) < 2 || !(onSum > 0) || onSum >= hoursInWeek {
+		return nil
+	}
+	first, last := samples[0].Time, samples[0].Time
+	for _, x := range samples[1:] {
+		if x.Time.Before(first) {
+			first = x.Time
+		}
+		if x.Time.After(last) {
+			last = x.Time
+		}
+	}
+	if last.Sub(first) < minSampleSpan {
+		return nil
+	}
+	// n[h] counts the weeks with a sample in hour h: each (week, hour) once.
+	var n week
+	seen := map[int64]bool{}
+	for _, x := range samples {
+		k := x.Time.UTC().Unix() / 3600
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		n[hourOfWeek(x.Time)]++
+	}
+	// on[h] = min(1, c·n[h]) with c found by bisection so that they sum to onSum.
+	fill := func(c float64) (w week, sum float64) {
+		for h := range w {
+			w[h] = min(1, c*n[h])
+			sum += w[h]
+		}
+		return w, sum
+	}
+	lo, hi := 0.0, 1.0
+	for _, s := fill(hi); s < onSum && hi < 1e12; _, s = fill(hi) {
+		hi *= 2
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if _, s := fill(mid); s < onSum {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	w, sum := fill(hi)
+	if rest := onSum - sum; rest > 0 {
+		// More hours than the sampled hours hold: the rest evenly over the
+		// hours without samples.
+		empty := 0
+		for h := range w {
+			if w[h] < 1 {
+				empty++
+			}
+		}
+		for h := range w {
+			if w[h] < 1 && empty > 0 {
+				w[h] = min(1, w[h]+rest/float64(empty))
+			}
+		}
+	}
+	return &w
+}
+
+// hourOfWeek is t's hour of the week in UTC, Sunday 00:00 first.
+func hourOfWeek(t time.Time) int {
+	t = t.UTC()
+	return int(t.Weekday())*24 + t.Hour()
+}
+
 // at is the instance-hours the instance runs in hour h of the week.
 func (u *usage) at(h int) float64 {
 	if u.on != nil {

@@ -2,8 +2,10 @@ package coverage
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -270,4 +272,76 @@ func TestCUDShareByPrice(t *testing.T) {
 			t.Errorf("%+v", c)
 		}
 	})
+}
+
+// sampled is an instance running hoursPerWeek whose utilization samples,
+// every 30 minutes over the days given from Monday 16 November 2026, fall
+// between from and to (UTC hours) on weekdays.
+func sampled(id string, perWeek float64, days, from, to int) fleet.Instance {
+	in := inst(id, fleet.AWS, "us-east-1", "g5.xlarge")
+	in.Usage.HoursPerWeek = &perWeek
+	start := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	var ss []fleet.Sample
+	for t := start; t.Before(start.AddDate(0, 0, days)); t = t.Add(30 * time.Minute) {
+		if wd := t.Weekday(); wd != time.Saturday && wd != time.Sunday && t.Hour() >= from && t.Hour() < to {
+			ss = append(ss, fleet.Sample{Time: t, GPU: fleet.PerGPU{50}})
+		}
+	}
+	in.Utilization = &fleet.Utilization{Samples: ss}
+	return in
+}
+
+// TestHoursFromSamples: a machine without a schedule that runs part of the
+// week is placed in the hours its utilization samples were taken in, once
+// they span a week.
+func TestHoursFromSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		instances []fleet.Instance
+		want      map[string]float64
+	}{
+		{"same sampled hours overlap", []fleet.Instance{sampled("a", 45, 14, 9, 18), sampled("b", 45, 14, 9, 18)}, map[string]float64{"a": 1, "b": 0}},
+		{"day and night share", []fleet.Instance{sampled("a", 45, 14, 9, 18), sampled("b", 45, 14, 0, 9)}, map[string]float64{"a": 1, "b": 1}},
+		// 60 h a week, samples in 45 of them: the other 15 spread over the
+		// 123 unsampled hours, where b (sampled at night) is.
+		{"more hours than samples", []fleet.Instance{sampled("a", 60, 14, 9, 18), sampled("b", 45, 14, 0, 9)}, map[string]float64{"a": 1, "b": 1 - 45*15.0/123/45}},
+		{"under a week of samples: spread evenly", []fleet.Instance{sampled("a", 45, 5, 9, 18), sampled("b", 45, 5, 9, 18)}, map[string]float64{"a": 1, "b": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := allocate(t, &fleet.Fleet{Instances: tc.instances, Commitments: []fleet.Held{ri("ri", "g5.xlarge", 1, false)}})
+			for id, want := range tc.want {
+				if got := shareOf(r, id); math.Abs(got-want) > 1e-6 {
+					t.Errorf("%s covered %v, want %v", id, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestFromSamplesKeepsHours: however the samples fall, the profile holds
+// the instance's hours a week, no hour past a whole one.
+func TestFromSamplesKeepsHours(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 33))
+	for range 500 {
+		start := now.Add(-time.Duration(r.IntN(1000)) * time.Hour)
+		var ss []fleet.Sample
+		for range 2 + r.IntN(400) {
+			ss = append(ss, fleet.Sample{Time: start.Add(time.Duration(r.IntN(30*24*60)) * time.Minute)})
+		}
+		onSum := r.Float64() * hoursInWeek
+		w := fromSamples(ss, onSum)
+		if w == nil {
+			continue
+		}
+		sum := 0.0
+		for _, v := range w {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("hour at %v", v)
+			}
+			sum += v
+		}
+		if math.Abs(sum-onSum) > 1e-9*hoursInWeek {
+			t.Fatalf("%d samples, %v hours a week placed as %v", len(ss), onSum, sum)
+		}
+	}
 }
