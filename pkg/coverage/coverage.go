@@ -507,8 +507,11 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 	}
 	isf := a.isfGroup(h)
 	if isf != nil {
+		// Kept by the parts it covers (Part.Resized): the table and the
+		// size, not the allocator.
+		tab, reserved := a.in.ISF, h.InstanceType
 		unit = func(typ string) (float64, bool) {
-			need, per, ok := a.in.ISF.units(h.InstanceType, typ)
+			need, per, ok := tab.units(reserved, typ)
 			return need / per, ok
 		}
 	} else if h.SizeFlexible && h.Kind == fleet.HeldReservation {

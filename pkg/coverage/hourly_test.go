@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -342,6 +343,51 @@ func TestFromSamplesKeepsHours(t *testing.T) {
 		}
 		if math.Abs(sum-onSum) > 1e-9*hoursInWeek {
 			t.Fatalf("%d samples, %v hours a week placed as %v", len(ss), onSum, sum)
+		}
+	}
+}
+
+// TestHourlyCapacity: over random fleets of g5 sizes on random schedules
+// under one size-flexible RI, the normalized units covered never exceed the
+// RI's units in the hours some machine runs: a reservation's idle hours
+// cannot be lent to machines running in other hours (the monthly model
+// did: it counted 168 hours a week for any schedule).
+func TestHourlyCapacity(t *testing.T) {
+	sizes := []string{"g5.xlarge", "g5.12xlarge", "g5.24xlarge"}
+	zones := []string{"UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"}
+	days := [][]string{weekdays, {"sat", "sun"}, {"mon", "wed", "fri"}}
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 168))
+		f := &fleet.Fleet{}
+		for i := range 2 + r.IntN(10) {
+			start := r.IntN(23)
+			end := start + 1 + r.IntN(24-start)
+			f.Instances = append(f.Instances, scheduled(fmt.Sprintf("i%02d", i), sizes[r.IntN(len(sizes))], zones[r.IntN(len(zones))],
+				days[r.IntN(len(days))], fmt.Sprintf("%02d:00", start), fmt.Sprintf("%02d:00", end)))
+		}
+		held := ri("ri", sizes[r.IntN(len(sizes))], float64(1+r.IntN(3)), true)
+		f.Commitments = []fleet.Held{held}
+		res := allocate(t, f)
+		prof := &profiles{at: now}
+		var union week
+		units := 0.0
+		for _, in := range f.Instances {
+			w := prof.of(in.Usage)
+			sum := 0.0
+			for h, v := range w {
+				union[h] = max(union[h], min(1, math.Ceil(v)))
+				sum += v
+			}
+			nf, _ := NormalizationFactor(in.InstanceType)
+			units += shareOf(res, in.ID) * sum * nf
+		}
+		hours := 0.0
+		for _, v := range union {
+			hours += v
+		}
+		heldNF, _ := NormalizationFactor(held.InstanceType)
+		if bound := held.Count * heldNF * hours; units > bound*(1+1e-9) {
+			t.Fatalf("seed %d: %v units covered, the RI has %v in the %v hours anything runs", seed, units, bound, hours)
 		}
 	}
 }
