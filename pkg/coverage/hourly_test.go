@@ -180,6 +180,8 @@ func cud(id, region, series string, commit string, res ...fleet.HeldResource) fl
 		Resources: res, HourlyCommitment: dec(commit)}
 }
 
+// allocateWith allocates a valid test fleet over cat and checks the
+// invariants.
 func allocateWith(t *testing.T, cat pricing.Catalog, f *fleet.Fleet) Result {
 	t.Helper()
 	f.APIVersion, f.Kind = fleet.APIVersion, fleet.Kind
