@@ -158,6 +158,7 @@ func fleetFrom(b []byte) *fleet.Fleet {
 // past 100 %, no commitment past its capacity, and what the parts charge
 // never exceeds what the commitments are paid.
 func FuzzAllocate(f *testing.F) {
+	unitPriced := g2Prices(true)
 	f.Add([]byte{})
 	f.Add([]byte{5, 3, 0, 0, 2, 1, 1, 3, 4, 0, 1, 0, 3, 2, 1, 1, 0, 8, 9, 0, 1})
 	f.Add([]byte{11, 0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6, 5, 8, 5, 0, 1, 2, 7, 3, 9, 1, 0, 1, 2})
@@ -167,6 +168,8 @@ func FuzzAllocate(f *testing.F) {
 		r := Allocate(Input{Fleet: fl, Catalog: testCatalog(), Now: now,
 			FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
 		checkInvariants(t, fl, r)
+		// With per-resource prices, resource CUDs split machines by price.
+		checkInvariants(t, fl, Allocate(Input{Fleet: fl, Catalog: unitPriced, Now: now}))
 		// The same fleet listed backwards allocates alike: a scan lists in
 		// another order than a file (IDs unique, as a scan's are).
 		if !uniqueIDs(fl) {
