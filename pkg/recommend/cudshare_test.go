@@ -33,6 +33,7 @@ func TestIdleUnderHostOnlyCUD(t *testing.T) {
 	}
 	p := Run(f, cat, DefaultPolicy())
 	checkSums(t, p)
+	checkHeld(t, p)
 	var stop *Recommendation
 	for i, r := range p.Recommendations {
 		if r.Kind == KindIdleStop && r.ResourceID == "small" {
