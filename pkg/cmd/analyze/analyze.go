@@ -19,7 +19,6 @@ import (
 	billingCmd "github.com/gpufinops/gpufinops/pkg/cmd/billing"
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
-	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/gates"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
@@ -237,10 +236,8 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	if opts.IncludeProtected != nil {
 		ropts.IncludeProtected = *opts.IncludeProtected
 	}
-	if path := in.Config.Analyze.ISFRatios; path != "" {
-		if ropts.ISF, err = coverage.ReadISFFile(path); err != nil {
-			return &cmdutil.InputError{Err: &config.KeyError{Key: "analyze.isf_ratios", Source: in.Config.Source("analyze.isf_ratios"), Msg: err.Error()}}
-		}
+	if ropts.ISF, err = cmdutil.ISF(in.Config); err != nil {
+		return err
 	}
 	var bill *billed
 	if opts.Billing != "" {
