@@ -83,15 +83,16 @@ func (p *profiles) read(s *fleet.Schedule) *week {
 	}
 	_, off := at.In(loc).Zone()
 	shift := off / 60
-	w := new(week)
+	var minutes [hoursInWeek]int
 	for m, ok := range on {
 		if ok {
 			utc := ((m-shift)%fleet.MinutesPerWeek + fleet.MinutesPerWeek) % fleet.MinutesPerWeek
-			w[utc/60] += 1.0 / 60
+			minutes[utc/60]++
 		}
 	}
-	for h := range w {
-		w[h] = min(1, w[h])
+	w := new(week)
+	for h, n := range minutes {
+		w[h] = float64(n) / 60
 	}
 	return w
 }
