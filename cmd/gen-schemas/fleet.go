@@ -164,7 +164,7 @@ var notes = []note{
 	{"Held", "instanceType", "The instance type a reserved instance, reservation, capacity reservation or block is for.", nil},
 	{"Held", "instanceFamily", "The instance family an EC2 Instance Savings Plan is for, or the machine series (g2, a2, a3-mega) whose vCPUs and memory a GCP resource-based CUD covers (its commitment type); without it a CUD's vCPUs and memory are taken to fit any series.", nil},
 	{"Held", "count", "How many instances of instanceType are reserved.", nonNegative},
-	{"Held", "sizeFlexible", "The reservation applies across the sizes of its family (AWS regional Linux RIs, Azure instance size flexibility).", nil},
+	{"Held", "sizeFlexible", "The reservation applies across the sizes of its family: AWS regional Linux RIs by normalization factor; Azure reservations with instance size flexibility On by the ratios of the size's flexibility group (Microsoft's ratio table when analyze.isf_ratios gives it, else derived from the vCPUs of GPU sizes of one series).", nil},
 	{"Held", "resources", "What a GCP resource-based CUD commits to in its region.", nil},
 	{"Held", "hourlyCommitment", "USD per hour a savings plan or spend-based CUD commits to spend.", nonNegative},
 	{"Held", "hourlyRate", "Effective USD per unit-hour it pays, upfront amortised.", nonNegative},

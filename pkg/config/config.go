@@ -170,6 +170,13 @@ type AnalyzeConfig struct {
 	// saving; by default their advice says what releasing them would save
 	// and saves nothing.
 	IncludeProtected bool `mapstructure:"include_protected"`
+	// ISFRatios is Microsoft's instance size flexibility ratio table
+	// (https://aka.ms/isf: InstanceSizeFlexibilityGroup,ArmSkuName,Ratio),
+	// a CSV file: size-flexible Azure reservations cover the other sizes
+	// of their group by its ratios. Empty derives the groups of GPU sizes
+	// from their names (docs/commitments.md). analyze reads it
+	// (coverage.ReadISFFile).
+	ISFRatios string `mapstructure:"isf_ratios"`
 }
 
 // ReportConfig configures how reports are printed.

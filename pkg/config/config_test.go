@@ -188,3 +188,22 @@ func TestExchangeRate(t *testing.T) {
 		}
 	}
 }
+
+func TestISFRatiosKey(t *testing.T) {
+	file := write(t, "config.yaml", "analyze:\n  isf_ratios: /data/isf.csv\n")
+	for _, tc := range []struct {
+		env        map[string]string
+		want, from string
+	}{
+		{nil, "/data/isf.csv", "config file " + file},
+		{map[string]string{"GPUFINOPS_ANALYZE_ISF_RATIOS": "/other.csv"}, "/other.csv", "environment GPUFINOPS_ANALYZE_ISF_RATIOS"},
+	} {
+		cfg, err := Load(Options{File: file, LookupEnv: env(tc.env)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Analyze.ISFRatios != tc.want || cfg.Source("analyze.isf_ratios") != tc.from {
+			t.Errorf("%q from %q, want %q from %q", cfg.Analyze.ISFRatios, cfg.Source("analyze.isf_ratios"), tc.want, tc.from)
+		}
+	}
+}

@@ -3,11 +3,13 @@
 // rules, and what each commitment leaves unused. It is pure: the same
 // fleet, catalog and clock give the same allocation.
 //
-// Usage is counted in monthly hours (fleet.HoursPerMonth a month): an
-// instance running 200 hours a month uses 200 of a reservation's 730. The
-// allocation assumes usage that fits a commitment month by month also fits
-// it hour by hour (two instances on 365 hours each share one reservation);
-// docs/commitments.md says so.
+// Commitments apply hour by hour, as the clouds bill them, over the 168
+// UTC hours of a week (hourly.go): an instance with a schedule runs its
+// scheduled hours, one running part of the time with a week of utilization
+// samples the hours they were taken in; any other runs its monthly hours
+// spread evenly over every hour (365 h a month is half of each hour), so
+// two such instances share one reservation as they would over the month;
+// docs/commitments.md says why.
 package coverage
 
 import (
@@ -36,6 +38,10 @@ type Input struct {
 	// savings plan or spend-based commitment on a type whose rate under it
 	// the catalog lacks (the policy's configured discount).
 	FallbackDiscount func(p fleet.Provider, term string) (float64, bool)
+	// ISF is Microsoft's instance size flexibility table, when given: a
+	// size-flexible reservation covers the other sizes of its group by
+	// their ratios. Nil derives the groups of GPU sizes (DerivedISF).
+	ISF *ISF
 	// Summary, when set, gives an instance's utilization summary already
 	// worked out (the engine has one per instance); nil summarizes here.
 	Summary func(*fleet.Instance) *fleet.Summary
@@ -83,6 +89,27 @@ type Part struct {
 	// discount covers: billed at the reservation's rate, it is paid
 	// whether used or not, like the rest.
 	Fixed bool
+	// units, on a size-flexible commitment's part, are the units of it an
+	// instance-hour of a type uses, and whether it covers the type.
+	units func(typ string) (float64, bool)
+}
+
+// Resized is how many hours of type to the part's commitment covers for
+// each hour of type from it covers: the ratio of their units where the
+// commitment is size-flexible and covers both (an RI in normalization
+// factors, an Azure reservation by its flexibility group's ratios, either
+// way within the one family or group); false where it covers only the type
+// it covered, or not to.
+func (p Part) Resized(from, to string) (float64, bool) {
+	if p.units == nil {
+		return 0, false
+	}
+	a, ok := p.units(from)
+	b, ok2 := p.units(to)
+	if !ok || !ok2 || !(a > 0) || !(b > 0) {
+		return 0, false
+	}
+	return a / b, true
 }
 
 // Usage is one commitment: what it pays a month and how much of it is used.
@@ -119,19 +146,41 @@ type Usage struct {
 // maxCandidates bounds Usage.Candidates.
 const maxCandidates = 20
 
-// usage is one instance as the allocation sees it.
+// usage is one instance as the allocation sees it, hour by hour over a
+// week (hourly.go).
 type usage struct {
-	in       *fleet.Instance
-	hours    float64
-	typ      pricing.InstanceType
-	known    bool
+	in *fleet.Instance
+	// hours are its monthly hours; on its instance-hours in each hour of the
+	// week, from its schedule; nil when it has none, and it runs flat in
+	// each hour (hours ÷ 730); onSum is its instance-hours a week.
+	hours float64
+	on    *week
+	flat  float64
+	onSum float64
+	typ   pricing.InstanceType
+	known bool
+	// onDemand is its uncovered hourly price.
 	onDemand decimal.Decimal
 	hasOD    bool
-	share    float64 // covered so far (discounting commitments)
-	matched  float64 // share matched by capacity reservations
-	held     float64 // share capacity reservations bill, no discount covering it
-	named    string
-	cov      *Covered
+	// cov are the instance-hours discounts cover in each hour (covSum a
+	// week); matched those capacity reservations match; held those they
+	// bill that no discount covers (heldSum a week).
+	cov     *week
+	covSum  float64
+	matched *week
+	held    *week
+	heldSum float64
+	// res are the instance-hours of each committed resource (resourceKey)
+	// that resource-based CUDs cover, by hour, where its value is split by
+	// resource price (weights).
+	res map[string]*week
+	// weights are the parts of its on-demand value each of its resources
+	// is; nil when a resource's unit price is unknown. weighed is true once
+	// worked out.
+	weights map[string]float64
+	weighed bool
+	named   string
+	out     *Covered
 }
 
 // maxShare is the share past which an instance counts as fully covered
@@ -151,14 +200,28 @@ func Allocate(in Input) Result {
 		return res
 	}
 	us := make([]*usage, 0, len(f.Instances))
+	prof := &profiles{at: in.Now}
 	for i := range f.Instances {
 		inst := &f.Instances[i]
 		u := &usage{in: inst, hours: inst.MonthlyHours()}
 		if inst.StoppedAllocated {
 			u.hours = inst.Usage.MonthlyHours()
 		}
-		if !(u.hours > 0) || math.IsInf(u.hours, 0) {
+		if !(u.hours > 0) || math.IsInf(u.hours, 0) || u.hours > 1e6 {
 			u.hours = 0
+		}
+		if u.hours > 0 {
+			if u.on = prof.of(inst.Usage); u.on == nil && inst.Utilization != nil {
+				u.on = fromSamples(inst.Utilization.Samples, u.hours/weekToMonth)
+			}
+			if u.on != nil {
+				for _, v := range u.on {
+					u.onSum += v
+				}
+			} else {
+				u.flat = u.hours / fleet.HoursPerMonth
+				u.onSum = u.flat * hoursInWeek
+			}
 		}
 		if inst.Commitment != nil {
 			u.named = inst.Commitment.ID
@@ -204,14 +267,14 @@ func Allocate(in Input) Result {
 		res.Commitments[i] = a.apply(&f.Commitments[i])
 	}
 	for _, u := range us {
-		if u.cov != nil {
-			u.cov.Share = min(1, u.share+u.held)
-			res.Instances[u.in.ID] = u.cov
+		if u.out != nil {
+			u.out.Share = min(1, u.share()+u.heldShare())
+			res.Instances[u.in.ID] = u.out
 		}
 		if u.hours > 0 && u.hasOD {
 			od := u.onDemand.Mul(decimal.NewFromFloat(u.hours))
 			res.OnDemandMonthly = res.OnDemandMonthly.Add(od)
-			res.CoveredOnDemandMonthly = res.CoveredOnDemandMonthly.Add(od.Mul(decimal.NewFromFloat(min(1, u.share+u.held))))
+			res.CoveredOnDemandMonthly = res.CoveredOnDemandMonthly.Add(od.Mul(decimal.NewFromFloat(min(1, u.share()+u.heldShare()))))
 		}
 	}
 	res.OnDemandMonthly = res.OnDemandMonthly.Round(2)
@@ -393,14 +456,14 @@ func (u *usage) cover(h *fleet.Held, out *Usage, share float64, monthly decimal.
 	if share <= 0 {
 		return
 	}
-	if u.cov == nil {
-		u.cov = &Covered{InstanceID: u.in.ID}
+	if u.out == nil {
+		u.out = &Covered{InstanceID: u.in.ID}
 	}
 	p := Part{CommitmentID: h.ID, Kind: h.Kind, Share: share, Monthly: monthly, Priced: priced, Fixed: fixed}
 	if u.hours > 0 {
 		p.Hourly = monthly.Div(decimal.NewFromFloat(u.hours)).Round(6)
 	}
-	u.cov.Parts = append(u.cov.Parts, p)
+	u.out.Parts = append(u.out.Parts, p)
 	out.Covers = append(out.Covers, u.in.ID)
 }
 
@@ -442,13 +505,30 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 			}
 		}
 	}
-	if h.SizeFlexible && h.Kind == fleet.HeldReservation {
-		out.Notes = append(out.Notes, "instance size flexibility not applied: the catalog has no size-flexibility ratios, so the reservation covers its own size only")
+	isf := a.isfGroup(h)
+	if isf != nil {
+		// Kept by the parts it covers (Part.Resized): the table and the
+		// size, not the allocator.
+		tab, reserved := a.in.ISF, h.InstanceType
+		unit = func(typ string) (float64, bool) {
+			need, per, ok := tab.units(reserved, typ)
+			return need / per, ok
+		}
+	} else if h.SizeFlexible && h.Kind == fleet.HeldReservation {
+		out.Notes = append(out.Notes, "instance size flexibility not applied: no flexibility group is known for "+h.InstanceType+
+			" (give Microsoft's ratio table, analyze.isf_ratios), so the reservation covers its own size only")
 	}
-	capacity := h.Count * heldNF * fleet.HoursPerMonth
+	perHour := h.Count * heldNF
+	capacity := perHour * hoursInWeek
 	out.Capacity = fmt.Sprintf("%s × %s", num(h.Count), h.InstanceType)
-	if flexible {
+	switch {
+	case flexible:
 		out.Capacity += fmt.Sprintf(" (%s normalized units, family %s)", num(h.Count*heldNF), Family(h.InstanceType))
+	case isf != nil:
+		out.Capacity += fmt.Sprintf(" (size-flexible across group %s)", isf.Group)
+		if isf.Derived {
+			out.Notes = append(out.Notes, "instance size flexibility by ratios derived from the sizes' vCPUs, not from Microsoft's table (analyze.isf_ratios overrides them)")
+		}
 	}
 	rate, priced, note := a.perInstanceRate(h)
 	if note != "" {
@@ -458,23 +538,58 @@ func (a *allocator) reserved(h *fleet.Held, out *Usage) {
 	if priced {
 		out.PaidMonthly = rate.Mul(decimal.NewFromFloat(h.Count)).Mul(hoursPerMonth).Round(2)
 	}
-	left := capacity
-	for _, u := range a.eligible(h, func(u *usage) bool { _, ok := unit(u.in.InstanceType); return ok }) {
-		if left <= 0 {
+	left, leftSum := fullWeek(perHour), capacity
+	elig := a.eligible(h, func(u *usage) bool { _, ok := unit(u.in.InstanceType); return ok })
+	if isf != nil {
+		// Its own size first, then the group's other sizes.
+		slices.SortStableFunc(elig, func(x, y *usage) int {
+			return cmp.Compare(a.otherSize(h, x), a.otherSize(h, y))
+		})
+	}
+	for _, u := range elig {
+		if leftSum <= capacity*1e-12 {
 			break
 		}
 		nf, _ := unit(u.in.InstanceType)
-		need := nf * u.hours * (1 - u.share)
-		if need <= 0 || u.share >= maxShare {
+		if u.share() >= maxShare || !(nf > 0) {
 			continue
 		}
-		use := min(need, left)
-		left -= use
-		share := use / (nf * u.hours)
-		u.share += share
-		u.cover(h, out, share, part(out.PaidMonthly, use, capacity), priced, true)
+		got := u.take(left, &leftSum, nf)
+		if got <= 0 {
+			continue
+		}
+		u.cover(h, out, got/u.onSum, part(out.PaidMonthly, got*nf, capacity), priced, true)
+		if flexible || isf != nil {
+			u.out.Parts[len(u.out.Parts)-1].units = unit
+		}
 	}
-	a.finish(out, capacity-left, capacity)
+	a.finish(out, capacity-leftSum, capacity)
+}
+
+// isfGroup is the flexibility group of a size-flexible reservation of
+// instance size flexibility (Azure's), nil when h is not one or its size
+// has no known group.
+func (a *allocator) isfGroup(h *fleet.Held) *ISFSize {
+	if !h.SizeFlexible || h.Kind != fleet.HeldReservation {
+		return nil
+	}
+	g, ok := a.in.ISF.Lookup(h.InstanceType)
+	if !ok {
+		return nil
+	}
+	return &g
+}
+
+// otherSize orders h's eligible instances: those h names first (0), then
+// its own size (1), then other sizes (2).
+func (a *allocator) otherSize(h *fleet.Held, u *usage) int {
+	switch {
+	case u.named == h.ID:
+		return 0
+	case strings.EqualFold(u.in.InstanceType, h.InstanceType):
+		return 1
+	}
+	return 2
 }
 
 func (a *allocator) finish(out *Usage, used, capacity float64) {
@@ -508,7 +623,7 @@ func (a *allocator) perInstanceRate(h *fleet.Held) (decimal.Decimal, bool, strin
 // instances of one type, paid at its rate whether used or not, with no
 // discount. Usage a discount already covers still fills it.
 func (a *allocator) capacity(h *fleet.Held, out *Usage) {
-	capacity := h.Count * fleet.HoursPerMonth
+	capacity := h.Count * hoursInWeek
 	out.Capacity = fmt.Sprintf("%s × %s", num(h.Count), h.InstanceType)
 	rate, priced, note := a.perInstanceRate(h)
 	if note != "" {
@@ -518,33 +633,47 @@ func (a *allocator) capacity(h *fleet.Held, out *Usage) {
 	if priced {
 		out.PaidMonthly = rate.Mul(decimal.NewFromFloat(h.Count)).Mul(hoursPerMonth).Round(2)
 	}
-	left := capacity
+	left, leftSum := fullWeek(h.Count), capacity
 	for _, u := range a.eligible(h, func(u *usage) bool { return strings.EqualFold(u.in.InstanceType, h.InstanceType) }) {
-		if left <= 0 {
+		if leftSum <= capacity*1e-12 {
 			break
 		}
-		need := u.hours * (1 - u.matched)
-		if need <= 0 {
+		matched, held := weekOf(&u.matched), weekOf(&u.held)
+		used, free := 0.0, 0.0
+		for hr := range left {
+			need := u.at(hr) - matched[hr]
+			if need <= 0 || left[hr] <= 0 {
+				continue
+			}
+			use := min(need, left[hr])
+			left[hr] -= use
+			matched[hr] += use
+			used += use
+			// The part no discount covers is billed at the reservation's rate.
+			covered := held[hr]
+			if u.cov != nil {
+				covered += u.cov[hr]
+			}
+			f := max(0, min(use, u.at(hr)-covered))
+			held[hr] += f
+			free += f
+		}
+		if used <= 0 {
 			continue
 		}
-		use := min(need, left)
-		left -= use
-		share := use / u.hours
-		u.matched += share
-		// The part no discount covers is billed at the reservation's rate.
-		free := max(0, min(share, 1-u.share-u.held))
-		u.held += free
+		leftSum -= used
+		u.heldSum += free
 		var m decimal.Decimal
 		if priced {
-			m = rate.Mul(decimal.NewFromFloat(u.hours * free)).Round(2)
+			m = rate.Mul(decimal.NewFromFloat(free * weekToMonth)).Round(2)
 		}
 		if free > 0 {
-			u.cover(h, out, free, m, priced, true)
+			u.cover(h, out, free/u.onSum, m, priced, true)
 		} else {
 			out.Covers = append(out.Covers, u.in.ID)
 		}
 	}
-	a.finish(out, capacity-left, capacity)
+	a.finish(out, capacity-leftSum, capacity)
 }
 
 // GCP's documented spend-based (flexible) committed use discounts.
@@ -562,7 +691,8 @@ func (a *allocator) spend(h *fleet.Held, out *Usage) {
 	out.Capacity = "$" + commit.String() + "/h"
 	out.Priced = true
 	out.PaidMonthly = commit.Mul(hoursPerMonth).Round(2)
-	capacity := commit.Mul(hoursPerMonth).InexactFloat64()
+	perHour := commit.InexactFloat64()
+	capacity := perHour * hoursInWeek
 	type cand struct {
 		u        *usage
 		rate     float64 // commitment USD per instance-hour
@@ -573,7 +703,7 @@ func (a *allocator) spend(h *fleet.Held, out *Usage) {
 	for _, u := range a.eligible(h, func(u *usage) bool {
 		return h.Kind != fleet.HeldEC2SavingsPlan || strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
 	}) {
-		if !u.hasOD || !u.onDemand.IsPositive() || u.share >= maxShare {
+		if !u.hasOD || !u.onDemand.IsPositive() || u.share() >= maxShare {
 			continue
 		}
 		od := u.onDemand.InexactFloat64()
@@ -587,25 +717,24 @@ func (a *allocator) spend(h *fleet.Held, out *Usage) {
 		cands = append(cands, cand{u, od * (1 - d), d})
 	}
 	slices.SortStableFunc(cands, func(x, y cand) int { return cmp.Compare(y.discount, x.discount) })
-	left := capacity
+	left, leftSum := fullWeek(perHour), capacity
 	for _, c := range cands {
-		if left <= 0 {
+		if leftSum <= capacity*1e-12 {
 			break
 		}
-		need := c.rate * c.u.hours * (1 - c.u.share)
-		if need <= 0 {
+		if !(c.rate > 0) {
 			continue
 		}
-		use := min(need, left)
-		left -= use
-		share := use / (c.rate * c.u.hours)
-		c.u.share += share
-		c.u.cover(h, out, share, part(out.PaidMonthly, use, capacity), true, true)
+		got := c.u.take(left, &leftSum, c.rate)
+		if got <= 0 {
+			continue
+		}
+		c.u.cover(h, out, got/c.u.onSum, part(out.PaidMonthly, got*c.rate, capacity), true, true)
 	}
 	slices.Sort(assumed)
 	assumed = slices.Compact(assumed)
 	out.Notes = append(out.Notes, assumed...)
-	a.finish(out, capacity-left, capacity)
+	a.finish(out, capacity-leftSum, capacity)
 }
 
 // discount is the discount (0–1) h gives u's type, and how it was found
@@ -645,30 +774,33 @@ func (a *allocator) discount(h *fleet.Held, u *usage) (float64, string, bool) {
 }
 
 // resourceCUD allocates a GCP resource-based CUD: per resource (vCPUs,
-// memory GiB, GPUs of one model) in its region. A machine is covered in
-// proportion to what the commitment has left of the scarcest committed
-// resource it uses; resources the commitment does not name do not limit
-// its share (the catalog has no per-resource price to split the machine's).
+// memory GiB, GPUs of one model) in its region, hour by hour. Where the
+// catalog prices each of a machine's resources (per-unit on-demand prices,
+// read live), the machine is covered resource by resource, and its covered
+// share is the part of its on-demand value the covered resources are: a CUD
+// of vCPUs and memory alone covers a GPU machine's host, not its GPUs, whose
+// price stays what stopping it saves. Where a unit price is unknown, the
+// machine is covered in proportion to what the commitment has left of the
+// scarcest committed resource it uses, resources the commitment does not
+// name not limiting the share: no saving is claimed on its hours (noted).
 func (a *allocator) resourceCUD(h *fleet.Held, out *Usage) {
-	capacity := map[string]float64{}
-	var names []string
+	var names, shown []string
+	var amounts []float64
 	for _, r := range h.Resources {
 		k := resourceKey(r.Type, r.GPUModel)
-		if _, ok := capacity[k]; !ok {
-			names = append(names, k)
+		shown = append(shown, num(r.Amount)+" "+k)
+		i := slices.Index(names, k)
+		if i < 0 {
+			names, amounts = append(names, k), append(amounts, 0)
+			i = len(names) - 1
 		}
-		capacity[k] += r.Amount * fleet.HoursPerMonth
+		amounts[i] += r.Amount
 	}
-	out.Capacity = strings.Join(func() []string {
-		var s []string
-		for _, r := range h.Resources {
-			s = append(s, num(r.Amount)+" "+resourceKey(r.Type, r.GPUModel))
-		}
-		return s
-	}(), " + ")
-	left := map[string]float64{}
-	for k, v := range capacity {
-		left[k] = v
+	out.Capacity = strings.Join(shown, " + ")
+	left := make([]*week, len(names))
+	leftSum := make([]float64, len(names))
+	for i, v := range amounts {
+		left[i], leftSum[i] = fullWeek(v), v*hoursInWeek
 	}
 	if h.HourlyCommitment != nil {
 		out.Priced = true
@@ -676,56 +808,190 @@ func (a *allocator) resourceCUD(h *fleet.Held, out *Usage) {
 	} else {
 		out.Notes = append(out.Notes, "unpriced: the fleet gives no hourlyCommitment (the USD an hour the commitment bills)")
 	}
-	need := func(u *usage) map[string]float64 { return cudNeed(h, u, capacity) }
-	usedFrac := 0.0
-	for _, u := range a.eligible(h, func(u *usage) bool { return len(need(u)) > 0 }) {
-		if u.share >= maxShare {
+	var ns []need
+	used := make([]float64, len(names))
+	usedFrac, unweighted := 0.0, 0
+	for _, u := range a.eligible(h, func(u *usage) bool { ns = cudNeed(h, u, names, ns[:0]); return len(ns) > 0 }) {
+		if u.share() >= maxShare {
 			continue
 		}
-		n := need(u)
-		share := 1 - u.share
-		for k, v := range n {
-			share = min(share, left[k]/(v*u.hours))
+		if exhausted(leftSum, amounts) {
+			break
 		}
-		if share <= 0 {
-			continue
+		ns = cudNeed(h, u, names, ns[:0])
+		clear(used)
+		cov := weekOf(&u.cov)
+		got := 0.0
+		if w := a.weights(u); w == nil {
+			unweighted++
+			for hr := range cov {
+				s := u.at(hr) - cov[hr]
+				for _, n := range ns {
+					s = min(s, left[n.k][hr]/n.amount)
+				}
+				if s <= 0 {
+					continue
+				}
+				for _, n := range ns {
+					left[n.k][hr] -= n.amount * s
+					used[n.k] += n.amount * s
+				}
+				cov[hr] += s
+				got += s
+			}
+		} else {
+			for _, n := range ns {
+				wk, rw := w[names[n.k]], u.resWeek(names[n.k])
+				for hr := range cov {
+					f := min(u.at(hr)-rw[hr], left[n.k][hr]/n.amount)
+					if f <= 0 {
+						continue
+					}
+					rw[hr] += f
+					left[n.k][hr] -= n.amount * f
+					used[n.k] += n.amount * f
+					cov[hr] += wk * f
+					got += wk * f
+				}
+			}
 		}
 		frac := 0.0
-		for k, v := range n {
-			use := v * u.hours * share
-			left[k] -= use
-			frac += use / capacity[k]
+		for k, v := range used {
+			leftSum[k] -= v
+			frac += v / (amounts[k] * hoursInWeek)
 		}
 		frac /= float64(len(names))
 		usedFrac += frac
-		u.share += share
-		u.cover(h, out, share, part(out.PaidMonthly, frac, 1), out.Priced, true)
+		if got <= 0 {
+			continue
+		}
+		got = u.add(got)
+		u.cover(h, out, got/u.onSum, part(out.PaidMonthly, frac, 1), out.Priced, true)
+	}
+	if unweighted > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d machine(s) without a per-resource on-demand price (vCPU, GiB, GPU) in the catalog: "+
+			"each counted covered by the share of its scarcest committed resource, not by the price of what is committed (no saving claimed on its hours)", unweighted))
 	}
 	a.finish(out, usedFrac, 1)
 }
 
-// cudNeed is what u uses of the resources a resource-based CUD commits to
-// (capacity's keys). A CUD's vCPUs and memory are of one machine series
-// (InstanceFamily, from its type: GRAPHICS_OPTIMIZED is g2); they cover no
-// other series' vCPUs and memory. Its GPUs cover that GPU model on any
-// machine.
-func cudNeed[V any](h *fleet.Held, u *usage, capacity map[string]V) map[string]float64 {
-	n := map[string]float64{}
-	vcpus, mem := u.in.VCPUs, u.in.MemoryGiB
-	model, gpus := u.in.GPU.Model, u.in.GPU.Count
+// exhausted reports whether every committed resource is used up.
+func exhausted(leftSum, amounts []float64) bool {
+	for k, v := range leftSum {
+		if v > amounts[k]*hoursInWeek*1e-12 {
+			return false
+		}
+	}
+	return true
+}
+
+// resWeek is the week of instance-hours of resource k resource-based CUDs
+// cover on u, made on first use.
+func (u *usage) resWeek(k string) *week {
+	if u.res == nil {
+		u.res = map[string]*week{}
+	}
+	w := u.res[k]
+	if w == nil {
+		w = new(week)
+		u.res[k] = w
+	}
+	return w
+}
+
+// need is what a machine uses of one committed resource an instance-hour.
+type need struct {
+	k      int // index in the commitment's resources
+	amount float64
+}
+
+// resources are the vCPUs, memory GiB, GPU model and GPU count of u's
+// machine, from the fleet, else the catalog.
+func (u *usage) resources() (vcpus, mem float64, model string, gpus float64) {
+	vcpus, mem = u.in.VCPUs, u.in.MemoryGiB
+	model, gpus = u.in.GPU.Model, u.in.GPU.Count
 	if u.known {
 		vcpus, mem = cmp.Or(vcpus, u.typ.VCPUs), cmp.Or(mem, u.typ.MemoryGiB)
 		model, gpus = cmp.Or(model, u.typ.GPUModel), cmp.Or(gpus, u.typ.GPUCount)
 	}
+	return vcpus, mem, model, gpus
+}
+
+// cudNeed appends to ns what u uses of the resources a resource-based CUD
+// commits to (names, resourceKey). A CUD's vCPUs and memory are of one
+// machine series (InstanceFamily, from its type: GRAPHICS_OPTIMIZED is g2);
+// they cover no other series' vCPUs and memory. Its GPUs cover that GPU
+// model on any machine.
+func cudNeed(h *fleet.Held, u *usage, names []string, ns []need) []need {
+	vcpus, mem, model, gpus := u.resources()
 	if h.InstanceFamily != "" && !strings.EqualFold(MachineSeries(u.in.InstanceType), h.InstanceFamily) {
 		vcpus, mem = 0, 0
 	}
-	for k, v := range map[string]float64{"vcpu": vcpus, "memory": mem, resourceKey("gpu", model): gpus} {
-		if _, ok := capacity[k]; ok && v > 0 {
-			n[k] = v
+	for k, name := range names {
+		v := 0.0
+		switch name {
+		case "vcpu":
+			v = vcpus
+		case "memory":
+			v = mem
+		default:
+			if model != "" && name == resourceKey("gpu", model) {
+				v = gpus
+			}
+		}
+		if v > 0 && !math.IsInf(v, 0) {
+			ns = append(ns, need{k, v})
 		}
 	}
-	return n
+	return ns
+}
+
+// weights are the parts (0–1) of u's on-demand value each of its resources
+// (vcpu, memory, gpu:MODEL) is, by the catalog's per-unit on-demand prices
+// of its series and GPU model in its region; nil when one is unknown.
+func (a *allocator) weights(u *usage) map[string]float64 {
+	if u.weighed {
+		return u.weights
+	}
+	u.weighed = true
+	vcpus, mem, model, gpus := u.resources()
+	if a.in.Catalog == nil || !(vcpus > 0) || !(mem > 0) {
+		return nil
+	}
+	family, _, _ := strings.Cut(strings.ToLower(u.in.InstanceType), "-")
+	price := func(resource, name string) (float64, bool) {
+		for _, n := range []string{name, normModel(name)} {
+			p, ok := pricing.LookupResource(a.in.Catalog, pricing.ResourceQuery{Provider: u.in.Provider, Region: u.in.Region, Resource: resource, Name: n, Option: pricing.OnDemand})
+			if ok && p.Hourly.IsPositive() {
+				return p.Hourly.InexactFloat64(), true
+			}
+		}
+		return 0, false
+	}
+	parts := map[string]float64{}
+	total := 0.0
+	for _, r := range []struct {
+		key, resource, name string
+		n                   float64
+	}{{"vcpu", pricing.ResourceVCPU, family, vcpus}, {"memory", pricing.ResourceMemory, family, mem}, {resourceKey("gpu", model), pricing.ResourceGPU, model, gpus}} {
+		if !(r.n > 0) {
+			continue
+		}
+		p, ok := price(r.resource, r.name)
+		if !ok || math.IsInf(p*r.n, 0) {
+			return nil
+		}
+		parts[r.key] += p * r.n
+		total += p * r.n
+	}
+	if !(total > 0) {
+		return nil
+	}
+	for k := range parts {
+		parts[k] /= total
+	}
+	u.weights = parts
+	return parts
 }
 
 // MachineSeries is the series of a machine type named series-class-size
@@ -769,23 +1035,25 @@ func (a *allocator) candidates(h *fleet.Held) ([]string, int) {
 	var out []string
 	n := 0
 	for _, u := range a.inScope(h) {
-		if u.hours <= 0 || u.in.Lifecycle == fleet.Spot || u.share+u.held >= maxShare || !inScope(h, u.in) {
+		if u.hours <= 0 || u.in.Lifecycle == fleet.Spot || u.share()+u.heldShare() >= maxShare || !inScope(h, u.in) {
 			continue
 		}
 		ok := false
 		switch {
 		case h.Kind == fleet.HeldResourceCUD:
-			named := map[string]bool{}
+			names := make([]string, 0, len(h.Resources))
 			for _, r := range h.Resources {
-				named[resourceKey(r.Type, r.GPUModel)] = true
+				names = append(names, resourceKey(r.Type, r.GPUModel))
 			}
-			ok = len(cudNeed(h, u, named)) > 0
+			ok = len(cudNeed(h, u, names, nil)) > 0
 		case h.Kind == fleet.HeldEC2SavingsPlan:
 			ok = strings.EqualFold(Family(u.in.InstanceType), h.InstanceFamily)
 		case h.PerHour():
 			ok = true
 		case h.SizeFlexible && normalizes(h):
 			ok = Family(u.in.InstanceType) == fam
+		case a.isfGroup(h) != nil:
+			_, _, ok = a.in.ISF.units(h.InstanceType, u.in.InstanceType)
 		default:
 			ok = strings.EqualFold(u.in.InstanceType, h.InstanceType)
 		}

@@ -50,13 +50,7 @@ func inst(id string, p fleet.Provider, region, typ string) fleet.Instance {
 
 func allocate(t *testing.T, f *fleet.Fleet) Result {
 	t.Helper()
-	f.APIVersion, f.Kind = fleet.APIVersion, fleet.Kind
-	if err := f.Validate(); err != nil {
-		t.Fatalf("test fleet invalid: %v", err)
-	}
-	r := Allocate(Input{Fleet: f, Catalog: testCatalog(), Now: now})
-	checkInvariants(t, f, r)
-	return r
+	return allocateWith(t, testCatalog(), f)
 }
 
 // checkInvariants: no instance is covered past 100 %, no commitment past

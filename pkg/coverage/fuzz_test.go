@@ -58,8 +58,24 @@ func fleetFrom(b []byte) *fleet.Fleet {
 		case 1:
 			h := float64(s.next(745))
 			in.Usage.HoursPerMonth = &h
+			// Samples every few hours over one to three weeks place its hours.
+			if s.next(2) == 1 {
+				step := time.Duration(1+s.next(12)) * time.Hour
+				var ss []fleet.Sample
+				for t := now.AddDate(0, 0, -7*(1+s.next(3))); t.Before(now); t = t.Add(step) {
+					ss = append(ss, fleet.Sample{Time: t, GPU: fleet.PerGPU{float64(s.next(101))}})
+				}
+				in.Utilization = &fleet.Utilization{Samples: ss}
+			}
 		case 2:
 			in.State = fleet.Stopped
+		case 3:
+			// A weekly schedule, in one of a few time zones.
+			start := s.next(24)
+			end := start + 1 + s.next(24-start)
+			in.Usage.Schedule = &fleet.Schedule{Timezone: []string{"", "Europe/Berlin", "Asia/Kolkata", "America/New_York"}[s.next(4)],
+				Windows: []fleet.Window{{Days: [][]string{{"mon", "tue", "wed", "thu", "fri"}, {"sat", "sun"}, {"wed"}}[s.next(3)],
+					Start: fmt.Sprintf("%02d:%02d", start, 30*s.next(2)), End: fmt.Sprintf("%02d:00", end)}}}
 		}
 		f.Instances = append(f.Instances, in)
 	}
@@ -142,6 +158,7 @@ func fleetFrom(b []byte) *fleet.Fleet {
 // past 100 %, no commitment past its capacity, and what the parts charge
 // never exceeds what the commitments are paid.
 func FuzzAllocate(f *testing.F) {
+	unitPriced := g2Prices(true)
 	f.Add([]byte{})
 	f.Add([]byte{5, 3, 0, 0, 2, 1, 1, 3, 4, 0, 1, 0, 3, 2, 1, 1, 0, 8, 9, 0, 1})
 	f.Add([]byte{11, 0, 1, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 5, 5, 5, 6, 6, 6, 5, 8, 5, 0, 1, 2, 7, 3, 9, 1, 0, 1, 2})
@@ -151,6 +168,8 @@ func FuzzAllocate(f *testing.F) {
 		r := Allocate(Input{Fleet: fl, Catalog: testCatalog(), Now: now,
 			FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
 		checkInvariants(t, fl, r)
+		// With per-resource prices, resource CUDs split machines by price.
+		checkInvariants(t, fl, Allocate(Input{Fleet: fl, Catalog: unitPriced, Now: now}))
 		// The same fleet listed backwards allocates alike: a scan lists in
 		// another order than a file (IDs unique, as a scan's are).
 		if !uniqueIDs(fl) {

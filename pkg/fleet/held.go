@@ -45,7 +45,9 @@ type Held struct {
 	// Count is how many instances (of InstanceType) are reserved.
 	Count float64 `json:"count,omitempty"`
 	// SizeFlexible is true when the reservation applies across sizes of
-	// its family (AWS regional Linux RIs, Azure instance size flexibility).
+	// its family: AWS regional Linux RIs (by normalization factor), Azure
+	// reservations whose instanceFlexibility is "On" (by the ratios of the
+	// size's instance size flexibility group).
 	SizeFlexible bool `json:"sizeFlexible,omitempty"`
 	// Resources are what a GCP resource-based CUD commits to, per region.
 	Resources []HeldResource `json:"resources,omitempty"`

@@ -110,15 +110,28 @@ func (s *state) variable() decimal.Decimal { return s.cost().Sub(s.fixed) }
 
 // billedHours are the monthly hours billed at the state's price: those no
 // commitment covers. A commitment covers its instance's type on demand; on
-// another type or on spot, every hour is billed.
-func (s *state) billedHours() float64 {
-	if s.coveredHours == 0 || s.stopped {
+// spot, or on another type, every hour is billed, but for the hours a
+// size-flexible commitment still covers of another size of its family.
+func (s *state) billedHours() float64 { return s.billedAs(s.typ.Name) }
+
+// billedAs are the monthly hours billed were the instance of type typ.
+func (s *state) billedAs(typ string) float64 {
+	if s.coveredHours == 0 || s.stopped || s.lifecycle == fleet.Spot {
 		return s.hours
 	}
-	if s.typ.Name != s.coveredType || s.lifecycle == fleet.Spot {
+	if typ == s.coveredType {
+		return max(0, s.hours-s.coveredHours)
+	}
+	if s.cov == nil {
 		return s.hours
 	}
-	return max(0, s.hours-s.coveredHours)
+	covered := 0.0
+	for _, p := range s.cov.Parts {
+		if r, ok := p.Resized(s.coveredType, typ); ok {
+			covered += s.hours0 * p.Share * r
+		}
+	}
+	return max(0, s.hours-covered)
 }
 
 // monthly is hourly × hours, rounded to cents.
@@ -474,6 +487,9 @@ type Options struct {
 	// deallocate saving in the plan (analyze --include-protected); without
 	// it the advice says what releasing it would save and saves nothing.
 	IncludeProtected bool
+	// ISF is Microsoft's instance size flexibility table for the fleet's
+	// size-flexible Azure reservations; nil derives GPU sizes' groups.
+	ISF *coverage.ISF
 }
 
 // BilledRate is what a bill says one instance pays per hour.

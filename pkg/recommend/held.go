@@ -37,7 +37,7 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 		for _, s := range states {
 			summaries[s.inst] = s.summary
 		}
-		e.held = coverage.Allocate(coverage.Input{Fleet: f, Catalog: e.cat, Now: now, FallbackDiscount: e.fallbackDiscount,
+		e.held = coverage.Allocate(coverage.Input{Fleet: f, Catalog: e.cat, Now: now, FallbackDiscount: e.fallbackDiscount, ISF: e.opts.ISF,
 			Summary: func(in *fleet.Instance) *fleet.Summary {
 				if sm, ok := summaries[in]; ok {
 					return sm

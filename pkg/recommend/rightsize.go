@@ -68,7 +68,7 @@ func rightsizeRule(e *engine, s *state) *change {
 	}
 	before := s.variable()
 	eq, basis := e.comparable(s, bestPrice)
-	after := monthly(eq, s.hours)
+	after := monthly(eq, s.billedAs(best.Name))
 	if before.IsZero() || before.Sub(after).Mul(decimal.NewFromInt(100)).Div(before).LessThan(decimal.NewFromFloat(pol.MinSavingsPercent)) {
 		return nil
 	}

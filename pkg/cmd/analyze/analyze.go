@@ -278,6 +278,9 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 	if opts.IncludeProtected != nil {
 		ropts.IncludeProtected = *opts.IncludeProtected
 	}
+	if ropts.ISF, err = cmdutil.ISF(in.Config); err != nil {
+		return err
+	}
 	var bill *billed
 	if opts.Billing != "" {
 		if bill, err = readBill(opts.Ctx, opts, cat, fl); err != nil {

@@ -126,7 +126,11 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	// The engine plans commitments after idle-stop, schedules, rightsizing,
 	// quantization, sharing and spot, at each type's commitment rate; this
 	// command shows that plan in full.
-	p := onlyTerm(recommend.Run(fl, cat, policy).Commitments, opts.Term)
+	isf, err := cmdutil.ISF(cfg)
+	if err != nil {
+		return err
+	}
+	p := onlyTerm(recommend.RunWith(fl, cat, policy, recommend.Options{ISF: isf}).Commitments, opts.Term)
 	source := opts.Input.SourceName()
 	if opts.Input.Demo {
 		source = "demo"
