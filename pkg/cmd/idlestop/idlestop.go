@@ -266,7 +266,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, set.run, &timeoutCause{limit: set.run})
 	defer cancel()
 	provCfg := *cfg
-	provCfg.Timeouts.Request = set.request
+	provCfg.Timeouts.Connect, provCfg.Timeouts.Request = set.connect, set.request
 	provs, err := opts.Providers(ctx, opts.Input, &provCfg)
 	if err != nil {
 		if ctx.Err() != nil {
