@@ -198,9 +198,16 @@ differently, with the monthly saving of each change and how it was computed.`,
 		cmd.AddCommand(c)
 	}
 	cmd.AddCommand(versionCmd.NewCmdVersion(f))
-	for _, t := range helpTopics {
-		cmd.AddCommand(newHelpTopic(t))
+	width := func() int {
+		if f.IOStreams == nil {
+			return 80
+		}
+		return f.IOStreams.TerminalWidth()
 	}
+	for _, t := range helpTopics {
+		cmd.AddCommand(newHelpTopic(t, width))
+	}
+	cmdutil.SetHelp(cmd, width)
 	suggestSubcommands(cmd)
 	return cmd
 }
