@@ -8,6 +8,7 @@
 package money
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -174,6 +175,23 @@ func init() { decimal.MarshalJSONWithoutQuotes = true }
 func Cell(d decimal.Decimal, code string, tty bool) string {
 	return CellPlaces(d, code, Scale(code), tty)
 }
+
+// Inline is d inside a sentence: for people on a terminal (Format,
+// "$12,345.67"), plain with its code in pipes ("12345.67 USD").
+func Inline(d decimal.Decimal, code string, tty bool) string {
+	if tty {
+		return Format(d, code)
+	}
+	return Plain(d, code) + " " + cmp.Or(code, USD)
+}
+
+// NoData is what a table cell or a sentence shows for a figure that was not
+// measured or not priced, never a zero: "no data".
+const NoData = "no data"
+
+// None is what a table cell shows for a figure that does not apply to its
+// row (the saving of a machine left running): "-".
+const None = "-"
 
 // CellPlaces is Cell with places decimals, for hourly prices: "$1.0060" on
 // a terminal, "1.0060" in pipes.
