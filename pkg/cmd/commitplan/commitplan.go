@@ -85,7 +85,7 @@ docs/commit-plan.md.`,
 		Example: `  $ gpufinops commit-plan --demo
   $ gpufinops commit-plan --fleet fleet.yaml --term 3y
   $ gpufinops commit-plan --demo -o json | jq '.groups[] | {family, recommended}'`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Output, opts.Filter = out.Format(), out.Filter

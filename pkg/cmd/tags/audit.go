@@ -75,7 +75,7 @@ engine as analyze. Docs: docs/governance.md.`,
 		Example: `  $ gpufinops tags audit --demo
   $ gpufinops tags audit --fleet fleet.yaml -o json > audit.json
   $ gpufinops tags audit --demo --require Team,Project,CostCenter -o csv`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Format, opts.Filter = out.Format(), out.Filter
