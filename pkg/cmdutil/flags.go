@@ -189,11 +189,18 @@ func (f *FleetFlags) Validate() error {
 	}
 	given := f.Adapter.Given()
 	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(given) > 0) {
-		names := []string{"--region"}
+		var names []string
+		if len(f.Regions) > 0 {
+			names = append(names, "--region")
+		}
 		for _, g := range given {
 			names = append(names, "--"+g)
 		}
-		return FlagErrorf("%s need --provider", strings.Join(names, ", "))
+		verb := "needs"
+		if len(names) > 1 {
+			verb = "need"
+		}
+		return FlagErrorf("%s %s --provider", strings.Join(names, ", "), verb)
 	}
 	for _, g := range given {
 		fl := f.Adapter[g]
