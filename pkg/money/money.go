@@ -8,8 +8,8 @@
 package money
 
 import (
-	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -162,8 +162,19 @@ func Group(d decimal.Decimal, places int32) string {
 	return out
 }
 
-// Percent is a percentage for people, with one decimal: "12.5 %".
+// Percent is a percentage for people, with one decimal: "12.5 %". Every
+// output writes percentages this one way, tables and sentences, terminal
+// and pipe.
 func Percent(d decimal.Decimal) string { return d.StringFixed(1) + " %" }
+
+// PercentFloat is Percent of a float: "12.5 %", "100.0 %", never "-0.0 %".
+func PercentFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if s == "-0.0" {
+		s = "0.0"
+	}
+	return s + " %"
+}
 
 // Decimals are written to JSON as numbers, not strings: every amount in a
 // JSON document is a number a reader can compute with.
@@ -182,7 +193,7 @@ func Inline(d decimal.Decimal, code string, tty bool) string {
 	if tty {
 		return Format(d, code)
 	}
-	return Plain(d, code) + " " + cmp.Or(code, USD)
+	return Plain(d, code) + " " + cmpCode(code)
 }
 
 // NoData is what a table cell or a sentence shows for a figure that was not
