@@ -88,3 +88,21 @@ func (t *ScanTimeouts) apply(c *config.Config) {
 		c.Timeouts.Run = t.Run.D
 	}
 }
+
+// AddConnectTimeoutFlag adds --connect-timeout alone, to a command that
+// talks to the clouds without a scan's other time limits (doctor); check it
+// with ValidateConnectTimeout and lay it over the configuration with
+// ApplyTimeouts.
+func AddConnectTimeoutFlag(cmd *cobra.Command, f *FleetFlags) {
+	cmd.Flags().Var(&f.Timeouts.Connect, "connect-timeout", ConnectTimeoutHelp)
+}
+
+// ValidateConnectTimeout checks --connect-timeout against timeouts.connect's
+// range.
+func (f *FleetFlags) ValidateConnectTimeout() error {
+	t := ScanTimeouts{Connect: f.Timeouts.Connect}
+	return t.validate(true)
+}
+
+// ApplyTimeouts lays the time-limit flags given over c.
+func (f *FleetFlags) ApplyTimeouts(c *config.Config) { f.Timeouts.apply(c) }
