@@ -156,9 +156,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 from a dated catalog, and recommends what to stop, schedule, resize or buy
 differently, with the monthly saving of each change and how it was computed.`,
 		Example: `  $ gpufinops analyze --demo
+  $ gpufinops inventory --demo -o yaml > fleet.yaml
   $ gpufinops analyze --fleet fleet.yaml -o json > report.json
-  $ gpufinops prices --gpu H100 --provider aws
-  $ gpufinops inventory --demo -o json > fleet.json`,
+  $ gpufinops prices --gpu H100 --provider aws`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       build.Version,
