@@ -64,7 +64,9 @@ func TestAdapterFlags(t *testing.T) {
 		want string
 	}{
 		{nil, "give a fleet: --fleet FILE, --demo or --provider aws"},
-		{[]string{"--demo", "--tenant", "x"}, "--region, --tenant need --provider"},
+		{[]string{"--demo", "--tenant", "x"}, "--tenant needs --provider"},
+		{[]string{"--demo", "--region", "us-east-1"}, "--region needs --provider"},
+		{[]string{"--demo", "--region", "us-east-1", "--tenant", "x"}, "--region, --tenant need --provider"},
 		{[]string{"--provider", "gcp", "--account", "a"}, "--account is a flag of aws, which --provider does not name"},
 		{[]string{"--provider", "oracle"}, `--provider: "oracle" is not one of aws, azure, gcp`},
 		{[]string{"--provider", "aws", "--lookback-days", "31"}, "--lookback-days: 31 is outside 1–30 (the metrics store keeps 30 days)"},

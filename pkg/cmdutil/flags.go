@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -187,11 +189,18 @@ func (f *FleetFlags) Validate() error {
 	}
 	given := f.Adapter.Given()
 	if len(f.Providers) == 0 && (len(f.Regions) > 0 || len(given) > 0) {
-		names := []string{"--region"}
+		var names []string
+		if len(f.Regions) > 0 {
+			names = append(names, "--region")
+		}
 		for _, g := range given {
 			names = append(names, "--"+g)
 		}
-		return FlagErrorf("%s need --provider", strings.Join(names, ", "))
+		verb := "needs"
+		if len(names) > 1 {
+			verb = "need"
+		}
+		return FlagErrorf("%s %s --provider", strings.Join(names, ", "), verb)
 	}
 	for _, g := range given {
 		fl := f.Adapter[g]
@@ -395,4 +404,43 @@ func (in *FleetInputs) Finish(w io.Writer, err *error) {
 	if *err == nil {
 		*err = in.Partial()
 	}
+}
+
+// FleetArgs is the Args check of a command that reads a fleet with --fleet
+// and takes no arguments: a fleet file given as an argument ("analyze
+// fleet.json") is told to use --fleet; any other argument is unknown, as
+// cobra.NoArgs says.
+func FleetArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if looksLikeFile(args[0]) {
+		return FlagErrorf("%s takes the fleet as a flag, not an argument: %s --fleet %s", cmd.CommandPath(), cmd.CommandPath(), shellQuote(args[0]))
+	}
+	return cobra.NoArgs(cmd, args)
+}
+
+// looksLikeFile reports whether arg names a file: "-", a path with a
+// directory, a fleet file's extension, or a file that exists.
+func looksLikeFile(arg string) bool {
+	if arg == "-" || strings.ContainsAny(arg, `/\`) {
+		return true
+	}
+	switch strings.ToLower(filepath.Ext(arg)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	_, err := os.Stat(arg)
+	return err == nil
+}
+
+// shellQuote quotes s for a shell when it holds anything but plain path
+// characters.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@+=,", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }

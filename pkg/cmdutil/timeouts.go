@@ -8,9 +8,10 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 )
 
-// ScanTimeouts are a live scan's --request-timeout and --run-timeout; each
-// overrides its timeouts.* key when given.
+// ScanTimeouts are a live scan's --connect-timeout, --request-timeout and
+// --run-timeout; each overrides its timeouts.* key when given.
 type ScanTimeouts struct {
+	Connect OptionalDuration
 	Request OptionalDuration
 	Run     OptionalDuration
 }
@@ -42,8 +43,13 @@ func (d *OptionalDuration) Set(s string) error {
 // Type implements pflag.Value.
 func (d *OptionalDuration) Type() string { return "duration" }
 
+// ConnectTimeoutHelp is the help of --connect-timeout on every command that
+// has it.
+const ConnectTimeoutHelp = "with --provider: bound opening a connection to the cloud (TCP and TLS); a connection not open in time is not retried (default timeouts.connect, 10s)"
+
 func addScanTimeoutFlags(cmd *cobra.Command, t *ScanTimeouts) {
-	cmd.Flags().Var(&t.Request, "request-timeout", "with --provider: bound each request to the cloud, one attempt, not retried when it passes (default timeouts.request, 30s; connecting: timeouts.connect, 10s)")
+	cmd.Flags().Var(&t.Connect, "connect-timeout", ConnectTimeoutHelp)
+	cmd.Flags().Var(&t.Request, "request-timeout", "with --provider: bound each request to the cloud, one attempt, not retried when it passes (default timeouts.request, 30s)")
 	cmd.Flags().Var(&t.Run, "run-timeout", "with --provider: bound the whole scan, retries included; past it the report keeps the scopes read and exits 3 (default timeouts.run, 10m)")
 }
 
@@ -53,6 +59,7 @@ func (t *ScanTimeouts) validate(scanning bool) error {
 		name, key string
 		v         OptionalDuration
 	}{
+		{"connect-timeout", "timeouts.connect", t.Connect},
 		{"request-timeout", "timeouts.request", t.Request},
 		{"run-timeout", "timeouts.run", t.Run},
 	} {
@@ -71,6 +78,9 @@ func (t *ScanTimeouts) validate(scanning bool) error {
 
 // apply lays the flags given over the configuration's timeouts.
 func (t *ScanTimeouts) apply(c *config.Config) {
+	if t.Connect.Given {
+		c.Timeouts.Connect = t.Connect.D
+	}
 	if t.Request.Given {
 		c.Timeouts.Request = t.Request.D
 	}
@@ -78,3 +88,21 @@ func (t *ScanTimeouts) apply(c *config.Config) {
 		c.Timeouts.Run = t.Run.D
 	}
 }
+
+// AddConnectTimeoutFlag adds --connect-timeout alone, to a command that
+// talks to the clouds without a scan's other time limits (doctor); check it
+// with ValidateConnectTimeout and lay it over the configuration with
+// ApplyTimeouts.
+func AddConnectTimeoutFlag(cmd *cobra.Command, f *FleetFlags) {
+	cmd.Flags().Var(&f.Timeouts.Connect, "connect-timeout", ConnectTimeoutHelp)
+}
+
+// ValidateConnectTimeout checks --connect-timeout against timeouts.connect's
+// range.
+func (f *FleetFlags) ValidateConnectTimeout() error {
+	t := ScanTimeouts{Connect: f.Timeouts.Connect}
+	return t.validate(true)
+}
+
+// ApplyTimeouts lays the time-limit flags given over c.
+func (f *FleetFlags) ApplyTimeouts(c *config.Config) { f.Timeouts.apply(c) }

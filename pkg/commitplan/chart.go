@@ -5,6 +5,10 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // Glyphs of the charts.
@@ -23,7 +27,32 @@ func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }
 // commitment level from 0 to the usage peak, with the optimum marked ◆. The
 // plot is width × height characters plus axes and labels; the output is
 // deterministic.
-func Chart(tp TermPlan, width, height int) string {
+func Chart(tp TermPlan, width, height int) string { return ChartWith(tp, width, height, Amounts{}) }
+
+// Amounts writes the amounts the charts' sentences name, as the output
+// around them writes money: Hourly a commitment level, Monthly a total. The
+// zero value writes them plain with their unit ("2.0120 USD/h",
+// "1530.46 USD"); the axes' ticks are plain numbers either way.
+type Amounts struct {
+	Hourly, Monthly func(decimal.Decimal) string
+}
+
+func (a Amounts) hourly(d decimal.Decimal) string {
+	if a.Hourly != nil {
+		return a.Hourly(d)
+	}
+	return d.StringFixed(4) + " USD/h"
+}
+
+func (a Amounts) monthly(d decimal.Decimal) string {
+	if a.Monthly != nil {
+		return a.Monthly(d)
+	}
+	return money.Inline(d, money.USD, false)
+}
+
+// ChartWith is Chart with its sentences' amounts written by a.
+func ChartWith(tp TermPlan, width, height int, a Amounts) string {
 	width, height = clampInt(width, 16, 200), clampInt(height, 3, 60)
 	if len(tp.Curve) < 2 || tp.Curve[len(tp.Curve)-1].CommitHourly <= 0 {
 		return "(no usage to chart)\n"
@@ -58,10 +87,10 @@ func Chart(tp TermPlan, width, height int) string {
 	optCol := int(math.Round(opt / xmax * float64(width-1)))
 	grid[row(optY)][optCol] = glyphOptimum
 
-	labels := map[int]string{0: money(ymax), height - 1: money(ymin)}
-	labels[row(optY)] = money(optY)
+	labels := map[int]string{0: tick(ymax), height - 1: tick(ymin)}
+	labels[row(optY)] = tick(optY)
 	var b strings.Builder
-	fmt.Fprintf(&b, "total USD a month by commitment level (%s, %s%% off)\n", tp.Term, pct(tp.Discount*100))
+	fmt.Fprintf(&b, "total USD a month by commitment level (%s, %s off)\n", tp.Term, money.PercentFloat(tp.Discount*100))
 	writeRows(&b, grid, labels)
 	lw := labelWidth(labels)
 	fmt.Fprintf(&b, "%s └%s\n", strings.Repeat(" ", lw), strings.Repeat("─", width))
@@ -71,7 +100,7 @@ func Chart(tp TermPlan, width, height int) string {
 	right := fmt.Sprintf("%.2f", xmax)
 	putFree(axisLine, width-len(right), right)
 	fmt.Fprintf(&b, "%s  %s  on-demand USD/h committed\n", strings.Repeat(" ", lw), strings.TrimRight(string(axisLine), " "))
-	fmt.Fprintf(&b, "%c optimum: commit %s USD/h of on-demand usage → %s USD a month\n", glyphOptimum, tp.CommitHourly.StringFixed(4), tp.TotalMonthly.StringFixed(2))
+	fmt.Fprintf(&b, "%c optimum: commit %s of on-demand usage → %s a month\n", glyphOptimum, a.hourly(tp.CommitHourly), a.monthly(tp.TotalMonthly))
 	return b.String()
 }
 
@@ -81,6 +110,12 @@ func Chart(tp TermPlan, width, height int) string {
 // commitment (on demand or spot). ▲ marks the break-even share 1−d: the
 // optimum is the level the curve still reaches at that share.
 func DurationChart(g GroupPlan, tp TermPlan, width, height int) string {
+	return DurationChartWith(g, tp, width, height, Amounts{})
+}
+
+// DurationChartWith is DurationChart with its sentences' amounts written
+// by a.
+func DurationChartWith(g GroupPlan, tp TermPlan, width, height int, a Amounts) string {
 	width, height = clampInt(width, 16, 200), clampInt(height, 3, 60)
 	sorted := slices.Clone(g.HourlyUsage)
 	slices.SortFunc(sorted, func(a, b float64) int { return -cmpFloat(a, b) })
@@ -110,25 +145,25 @@ func DurationChart(g GroupPlan, tp TermPlan, width, height int) string {
 		labels[clampInt(cr, 0, height-1)] = fmt.Sprintf("%.2f", c)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "on-demand USD/h by share of hours, %s %s %s/%s (%s)\n", g.Provider, g.Region, g.Family, tp.Term, commitText(tp))
+	fmt.Fprintf(&b, "on-demand USD/h by share of hours, %s %s %s/%s (%s)\n", g.Provider, g.Region, g.Family, tp.Term, commitText(tp, a))
 	writeRows(&b, grid, labels)
 	lw := labelWidth(labels)
 	fmt.Fprintf(&b, "%s └%s\n", strings.Repeat(" ", lw), strings.Repeat("─", width))
 	axisLine := newLine(width)
 	be := clampInt(int(math.Round(tp.BreakEven*float64(width))), 0, width-1)
-	placeMark(axisLine, be, pct(tp.BreakEven*100)+"% break-even")
-	putFree(axisLine, 0, "0%")
-	putFree(axisLine, width-4, "100%")
+	placeMark(axisLine, be, money.PercentFloat(tp.BreakEven*100)+" break-even")
+	putFree(axisLine, 0, "0 %")
+	putFree(axisLine, width-5, "100 %")
 	fmt.Fprintf(&b, "%s  %s  of hours\n", strings.Repeat(" ", lw), strings.TrimRight(string(axisLine), " "))
 	fmt.Fprintf(&b, "%c committed, used  %c committed, unused  %c above the commitment\n", glyphUsed, glyphUnused, glyphAbove)
 	return b.String()
 }
 
-func commitText(tp TermPlan) string {
+func commitText(tp TermPlan, a Amounts) string {
 	if !tp.CommitHourly.IsPositive() {
 		return "no commitment"
 	}
-	return "commit " + tp.CommitHourly.StringFixed(4) + " USD/h"
+	return "commit " + a.hourly(tp.CommitHourly)
 }
 
 // interpolate reads y at x from points sorted by x, linearly between them.
@@ -222,7 +257,5 @@ func writeRows(b *strings.Builder, grid [][]rune, labels map[int]string) {
 	}
 }
 
-func money(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-// pct formats a percentage with at most one decimal.
-func pct(v float64) string { return num(v) }
+// tick is an axis label: a plain amount, the axis title naming the unit.
+func tick(v float64) string { return fmt.Sprintf("%.2f", v) }

@@ -63,7 +63,7 @@ type Config struct {
 	lookupEnv func(string) (string, bool)
 }
 
-// TimeoutsConfig is timeouts.*; the --request-timeout,
+// TimeoutsConfig is timeouts.*; the --connect-timeout, --request-timeout,
 // --run-timeout and --grace-period flags win.
 type TimeoutsConfig struct {
 	// Connect bounds opening a connection to a cloud (TCP and TLS); a
@@ -106,8 +106,8 @@ const (
 type DurationRange struct{ Min, Max time.Duration }
 
 // DurationRanges are the ranges of the timeouts.* and locks.* keys; the
-// flags that set them (--request-timeout, --run-timeout, --grace-period,
-// --lock-wait) are checked against the same ranges.
+// flags that set them (--connect-timeout, --request-timeout, --run-timeout,
+// --grace-period, --lock-wait) are checked against the same ranges.
 var DurationRanges = map[string]DurationRange{
 	"timeouts.connect": {time.Millisecond, 10 * time.Minute},
 	"timeouts.request": {time.Millisecond, time.Hour},

@@ -9,6 +9,7 @@ package money
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -161,8 +162,19 @@ func Group(d decimal.Decimal, places int32) string {
 	return out
 }
 
-// Percent is a percentage for people, with one decimal: "12.5 %".
+// Percent is a percentage for people, with one decimal: "12.5 %". Every
+// output writes percentages this one way, tables and sentences, terminal
+// and pipe.
 func Percent(d decimal.Decimal) string { return d.StringFixed(1) + " %" }
+
+// PercentFloat is Percent of a float: "12.5 %", "100.0 %", never "-0.0 %".
+func PercentFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if s == "-0.0" {
+		s = "0.0"
+	}
+	return s + " %"
+}
 
 // Decimals are written to JSON as numbers, not strings: every amount in a
 // JSON document is a number a reader can compute with.
@@ -174,6 +186,23 @@ func init() { decimal.MarshalJSONWithoutQuotes = true }
 func Cell(d decimal.Decimal, code string, tty bool) string {
 	return CellPlaces(d, code, Scale(code), tty)
 }
+
+// Inline is d inside a sentence: for people on a terminal (Format,
+// "$12,345.67"), plain with its code in pipes ("12345.67 USD").
+func Inline(d decimal.Decimal, code string, tty bool) string {
+	if tty {
+		return Format(d, code)
+	}
+	return Plain(d, code) + " " + cmpCode(code)
+}
+
+// NoData is what a table cell or a sentence shows for a figure that was not
+// measured or not priced, never a zero: "no data".
+const NoData = "no data"
+
+// None is what a table cell shows for a figure that does not apply to its
+// row (the saving of a machine left running): "-".
+const None = "-"
 
 // CellPlaces is Cell with places decimals, for hourly prices: "$1.0060" on
 // a terminal, "1.0060" in pipes.

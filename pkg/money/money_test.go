@@ -141,3 +141,78 @@ func TestDecimalsAreJSONNumbers(t *testing.T) {
 		t.Errorf("got %s, %v: want a number", b, err)
 	}
 }
+
+// writers are every way this package writes an amount of code, with the
+// decimals each keeps.
+func writers(a decimal.Decimal, code string, places int32) []struct {
+	name   string
+	out    string
+	places int32
+} {
+	return []struct {
+		name   string
+		out    string
+		places int32
+	}{
+		{"Format", Format(a, code), Scale(code)},
+		{"FormatPlaces", FormatPlaces(a, code, places), places},
+		{"Plain", Plain(a, code), Scale(code)},
+		{"Cell tty", Cell(a, code, true), Scale(code)},
+		{"Cell pipe", Cell(a, code, false), Scale(code)},
+		{"CellPlaces tty", CellPlaces(a, code, places, true), places},
+		{"CellPlaces pipe", CellPlaces(a, code, places, false), places},
+		{"Inline tty", Inline(a, code, true), Scale(code)},
+		{"Inline pipe", Inline(a, code, false), Scale(code)},
+		{"Inline tty /month", Inline(a, code, true) + "/month", Scale(code)},
+		{"hourly tty", FormatPlaces(a, code, places) + "/h", places},
+	}
+}
+
+// FuzzAmountRoundTrip: every money string the package writes, for every
+// currency, reads back (ParseAmount) as the amount rounded to the decimals
+// it shows, half away from zero: no writer loses a digit, a sign or a
+// grouping, and none shows an amount other than the one it was given.
+func FuzzAmountRoundTrip(f *testing.F) {
+	f.Add("1234.5", "USD", uint8(2))
+	f.Add("-0.005", "JPY", uint8(0))
+	f.Add("-1234567.891", "KWD", uint8(4))
+	f.Add("0.00004999", "EUR", uint8(4))
+	f.Add("999999.995", "CHF", uint8(2))
+	f.Add("-0.4", "", uint8(0))
+	f.Fuzz(func(t *testing.T, amount, code string, places uint8) {
+		a, err := decimal.NewFromString(amount)
+		if err != nil || a.Abs().GreaterThan(decimal.New(1, 17)) || a.Exponent() < -20 {
+			t.Skip()
+		}
+		if _, err := Parse(code); err != nil && code != "" {
+			t.Skip()
+		}
+		p := int32(places % 7)
+		for _, w := range writers(a, code, p) {
+			got, err := ParseAmount(w.out, code)
+			if err != nil {
+				t.Fatalf("%s(%s, %q) = %q does not read back: %v", w.name, a, code, w.out, err)
+			}
+			if want := a.Round(w.places); !got.Equal(want) {
+				t.Fatalf("%s(%s, %q) = %q reads back as %s, want %s", w.name, a, code, w.out, got, want)
+			}
+		}
+		pct := PercentFloat(a.InexactFloat64())
+		if got, err := ParsePercent(pct); err != nil || got.Sub(a).Abs().GreaterThan(decimal.RequireFromString("0.05").Add(a.Abs().Mul(decimal.New(1, -12)))) {
+			t.Fatalf("PercentFloat(%s) = %q reads back as %s, %v", a, pct, got, err)
+		}
+	})
+}
+
+func TestParseAmountRefuses(t *testing.T) {
+	for _, s := range []string{"", "$", "$1,2345.00", "$12,34.00", "1,234.00", "12 EUR", "1e3", "--1", "$ 1", "abc", "1.2.3"} {
+		if d, err := ParseAmount(s, USD); err == nil {
+			t.Errorf("ParseAmount(%q) = %s, want an error", s, d)
+		}
+	}
+	for _, s := range []string{"12.5", "12.5%", "12.5  %", "%"} {
+		if _, err := ParsePercent(s); err == nil {
+			t.Errorf("ParsePercent(%q): no error", s)
+		}
+	}
+}

@@ -124,7 +124,7 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
   $ gpufinops analyze --demo --currency EUR --exchange-rate 0.92
   $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary --full-report "$RUN_URL"
   $ gpufinops analyze --provider aws,azure,gcp --shard 2/8 -o json > part-2.json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Format, opts.Filter = out.Format(), out.Filter

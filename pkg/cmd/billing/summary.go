@@ -191,15 +191,15 @@ func writeTable(w io.Writer, tty bool, width int, d billing.Document) error {
 func writeFooter(w io.Writer, tty bool, width int, d billing.Document) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s GPU-instance hours: billed %s, effective %s, list %s (%s of %s rows).\n",
-		text.Plural(len(d.Resources), "GPU instance"), d.Hours.StringFixed(2), money.Format(d.BilledCost, d.Currency),
-		money.Format(d.EffectiveCost, d.Currency), money.Format(d.ListCost, d.Currency),
+		text.Plural(len(d.Resources), "GPU instance"), d.Hours.StringFixed(2), money.Inline(d.BilledCost, d.Currency, tty),
+		money.Inline(d.EffectiveCost, d.Currency, tty), money.Inline(d.ListCost, d.Currency, tty),
 		strconv.FormatInt(d.GPURows, 10), strconv.FormatInt(d.Rows, 10))
 	for _, c := range d.UnusedCommitments {
 		what := "commitment"
 		if c.GPU {
 			what = "GPU commitment"
 		}
-		fmt.Fprintf(&b, "finding: %s %s (%s) left %s unused.\n", what, c.ID, dash(c.Type), money.Format(c.UnusedEffectiveCost, d.Currency))
+		fmt.Fprintf(&b, "finding: %s %s (%s) left %s unused.\n", what, c.ID, dash(c.Type), money.Inline(c.UnusedEffectiveCost, d.Currency, tty))
 	}
 	for _, w := range d.Warnings {
 		fmt.Fprintf(&b, "warning: %s.\n", w)

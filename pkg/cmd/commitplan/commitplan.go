@@ -85,7 +85,7 @@ docs/commit-plan.md.`,
 		Example: `  $ gpufinops commit-plan --demo
   $ gpufinops commit-plan --fleet fleet.yaml --term 3y
   $ gpufinops commit-plan --demo -o json | jq '.groups[] | {family, recommended}'`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Output, opts.Filter = out.Format(), out.Filter
@@ -227,14 +227,18 @@ func writePage(w io.Writer, tty bool, width int, h header, p cplan.Plan) error {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Recommended: %s\n", recommendedText(p))
+	fmt.Fprintf(w, "Recommended: %s\n", recommendedText(fmtr{tty}, p))
 	if len(p.Assumptions) > 0 {
 		fmt.Fprintln(w, "\nAssumptions:")
 		for _, a := range p.Assumptions {
 			fmt.Fprintf(w, "- %s\n", a)
 		}
 	}
-	fmt.Fprintln(w, "\nAmounts are USD a month (730 h); commitment levels are on-demand USD per hour covered. -o json has every figure.")
+	if tty {
+		fmt.Fprintln(w, "\nAmounts are a month (730 h); commitment levels are on-demand dollars per hour covered. -o json has every figure.")
+	} else {
+		fmt.Fprintln(w, "\nAmounts are USD a month (730 h), hourly figures USD per hour; commitment levels are on-demand USD per hour covered. -o json has every figure.")
+	}
 	return nil
 }
 
@@ -260,7 +264,7 @@ func discountText(terms map[fleet.Provider]cplan.Terms, names map[string]string)
 		var ds []string
 		for _, term := range []string{cplan.Term1y, cplan.Term3y} {
 			if d, ok := t[term]; ok {
-				ds = append(ds, fmt.Sprintf("%s %s%%", term, pct(d*100)))
+				ds = append(ds, term+" "+moneyfmt.PercentFloat(d*100))
 			}
 		}
 		n := names[string(prov)]
@@ -280,6 +284,7 @@ func groupName(g cplan.GroupPlan) string {
 }
 
 func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
+	f := fmtr{tty}
 	fmt.Fprintf(w, "== %s: %s\n", groupName(g), groupCounts(g))
 	if g.KindNote != "" {
 		fmt.Fprintf(w, "kind: %s\n", g.KindNote)
@@ -293,22 +298,22 @@ func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	}
 	if len(g.Items) > 0 {
 		u := g.Usage
-		fmt.Fprintf(w, "usage: %s–%s USD/h, mean %s, median %s, running %s%% of hours\n",
-			fixed(u.Min), fixed(u.Max), fixed(u.Mean), fixed(u.P50), pct(u.RunningShare*100))
+		fmt.Fprintf(w, "usage: %s, mean %s, median %s, running %s of hours\n",
+			f.rateRange(u.Min, u.Max), f.rate(u.Mean, 2), f.rate(u.P50, 2), moneyfmt.PercentFloat(u.RunningShare*100))
 		if len(g.PlacementAssumed) > 0 {
 			fmt.Fprintf(w, "placement assumed: %s\n", strings.Join(g.PlacementAssumed, ", "))
 		}
 		if tr := g.Trend; tr != nil {
-			fmt.Fprintf(w, "trend: usage %s %s%% in the last week (mean %s → %s USD/h): sized on the last week\n",
-				tr.Direction, pct(math.Abs(tr.ChangePercent)), fixed(tr.EarlierMean), fixed(tr.RecentMean))
+			fmt.Fprintf(w, "trend: usage %s %s in the last week (mean %s → %s): sized on the last week\n",
+				tr.Direction, moneyfmt.PercentFloat(math.Abs(tr.ChangePercent)), f.rate(tr.EarlierMean, 2), f.rate(tr.RecentMean, 2))
 		}
 		for _, t := range g.Terms {
 			if t.Quantity > 0 {
 				rate := ""
 				if t.UnitRate.IsPositive() {
-					rate = fmt.Sprintf(", %s USD/h each at the public rate: pay %s USD/h", t.UnitRate.String(), t.PayHourly.StringFixed(4))
+					rate = fmt.Sprintf(", %s each at the public rate: pay %s", f.rateExact(t.UnitRate), f.hourly(t.PayHourly))
 				}
-				fmt.Fprintf(w, "%s: buy %d × %s (%s USD/h each on demand%s)\n", t.Term, t.Quantity, t.UnitType, t.UnitHourly.StringFixed(4), rate)
+				fmt.Fprintf(w, "%s: buy %d × %s (%s each on demand%s)\n", t.Term, t.Quantity, t.UnitType, f.hourly(t.UnitHourly), rate)
 			}
 		}
 		if len(g.Terms) == 0 {
@@ -330,14 +335,15 @@ func writeGroup(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	if a := tp.Allocations; len(a) > 0 {
 		var parts []string
 		for _, x := range a {
-			parts = append(parts, x.ID+" "+money(x.SavingsMonthly))
+			parts = append(parts, x.ID+" "+f.inline(x.SavingsMonthly))
 		}
 		fmt.Fprintf(w, "saving by instance (%s): %s\n", tp.Term, strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprint(w, cplan.DurationChart(g, tp, chartWidth, chartHeight))
+	amounts := cplan.Amounts{Hourly: f.hourly, Monthly: f.inline}
+	fmt.Fprint(w, cplan.DurationChartWith(g, tp, chartWidth, chartHeight, amounts))
 	fmt.Fprintln(w)
-	fmt.Fprint(w, cplan.Chart(tp, chartWidth, chartHeight))
+	fmt.Fprint(w, cplan.ChartWith(tp, chartWidth, chartHeight, amounts))
 	return nil
 }
 
@@ -379,6 +385,7 @@ func shown(g cplan.GroupPlan) (cplan.TermPlan, bool) {
 
 func writeTerms(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	// Headers are words only: the terminal renderer splits them at punctuation.
+	f := fmtr{tty}
 	t := tableprinter.New(w, tty, "term", "discount", "commit per hour", "pay per hour", "committed", "on demand", "spot", "total", "saving", "utilisation", "break even")
 	t.AlignRight(1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 	t.SetWidth(width)
@@ -387,26 +394,27 @@ func writeTerms(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	for _, tp := range g.Terms {
 		util := "-"
 		if tp.CommitHourly.IsPositive() {
-			util = pct(tp.Utilization*100) + "%"
+			util = moneyfmt.PercentFloat(tp.Utilization * 100)
 		}
 		term := tp.Term
 		if tp.Term == g.Recommended {
 			term += " *"
 		}
-		t.AddRow(term, pct(tp.Discount*100)+"%", tp.CommitHourly.StringFixed(4), tp.PayHourly.StringFixed(4),
-			money(tp.CommittedMonthly), money(tp.OnDemandMonthly), money(tp.SpotMonthly), money(tp.TotalMonthly),
-			money(tp.SavingsMonthly), util, pct(tp.BreakEven*100)+"%")
+		t.AddRow(term, moneyfmt.PercentFloat(tp.Discount*100), f.hourlyCell(tp.CommitHourly), f.hourlyCell(tp.PayHourly),
+			f.cell(tp.CommittedMonthly), f.cell(tp.OnDemandMonthly), f.cell(tp.SpotMonthly), f.cell(tp.TotalMonthly),
+			f.cell(tp.SavingsMonthly), util, moneyfmt.PercentFloat(tp.BreakEven*100))
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "baseline without a commitment: %s; all on demand: %s. * = recommended. break even: usage must exceed a level in more than this share of hours for a commitment at that level to pay.\n",
-		money(g.Terms[0].BaselineMonthly), money(g.AllOnDemandMonthly))
+		f.inline(g.Terms[0].BaselineMonthly), f.inline(g.AllOnDemandMonthly))
 	return nil
 }
 
 func writeLayers(w io.Writer, tty bool, width int, tp cplan.TermPlan) error {
-	fmt.Fprintf(w, "layers (%s, commit %s USD/h):\n", tp.Term, tp.CommitHourly.StringFixed(4))
+	f := fmtr{tty}
+	fmt.Fprintf(w, "layers (%s, commit %s):\n", tp.Term, f.hourly(tp.CommitHourly))
 	t := tableprinter.New(w, tty, "layer", "carries", "usage at on demand", "cost", "share")
 	t.AlignRight(2, 3, 4)
 	t.SetWidth(width)
@@ -418,7 +426,7 @@ func writeLayers(w io.Writer, tty bool, width int, tp cplan.TermPlan) error {
 		{cplan.LayerBurst, "spot", tp.Layers.Burst},
 		{cplan.LayerReserve, "on demand", tp.Layers.Reserve},
 	} {
-		t.AddRow(l.name, l.what, money(l.l.UsageMonthly), money(l.l.CostMonthly), pct(l.l.Share*100)+"%")
+		t.AddRow(l.name, l.what, f.cell(l.l.UsageMonthly), f.cell(l.l.CostMonthly), moneyfmt.PercentFloat(l.l.Share*100))
 	}
 	return t.Render()
 }
@@ -444,6 +452,7 @@ func writeSpot(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	if len(rows) == 0 {
 		return nil
 	}
+	f := fmtr{tty}
 	fmt.Fprintln(w, "spot against a commitment sized to the instance (the commitment pays only when hours share > break even = (1−d)/(1−s)):")
 	headers := []string{"instance", "spot discount", "hours share", "on spot"}
 	for _, tp := range g.Terms {
@@ -460,21 +469,21 @@ func writeSpot(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	t.Key(0, len(headers)-1)
 	for _, r := range rows {
 		sc := r.check
-		cells := []string{sc.ID, pct(sc.SpotDiscount*100) + "%", pct(sc.HoursShare*100) + "%", money(sc.SpotMonthly)}
+		cells := []string{sc.ID, moneyfmt.PercentFloat(sc.SpotDiscount * 100), moneyfmt.PercentFloat(sc.HoursShare * 100), f.cell(sc.SpotMonthly)}
 		best, bestTerm := sc.SpotMonthly, ""
 		for ti, tc := range r.terms {
-			be := pct(tc.BreakEven*100) + "%"
+			be := moneyfmt.PercentFloat(tc.BreakEven * 100)
 			if tc.BreakEven >= 1 {
 				be = "never"
 			}
-			cells = append(cells, money(tc.CommitMonthly), be)
+			cells = append(cells, f.cell(tc.CommitMonthly), be)
 			if tc.CommitMonthly.LessThan(best) {
 				best, bestTerm = tc.CommitMonthly, g.Terms[ti].Term
 			}
 		}
 		cheapest := "spot"
 		if bestTerm != "" {
-			cheapest = fmt.Sprintf("%s commitment, %s less than spot", bestTerm, money(sc.SpotMonthly.Sub(best)))
+			cheapest = fmt.Sprintf("%s commitment, %s less than spot", bestTerm, f.inline(sc.SpotMonthly.Sub(best)))
 			if sc.AlreadyOnSpot {
 				cheapest += " (now on spot)"
 			}
@@ -484,25 +493,60 @@ func writeSpot(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 	return t.Render()
 }
 
-func recommendedText(p cplan.Plan) string {
+func recommendedText(f fmtr, p cplan.Plan) string {
 	var parts []string
 	for _, g := range p.Groups {
 		tp, ok := shown(g)
 		if !ok || g.Recommended == cplan.None {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s at %s USD/h (pay %s USD/h) saving %s", groupName(g), tp.Term,
-			tp.CommitHourly.StringFixed(4), tp.PayHourly.StringFixed(4), money(tp.SavingsMonthly)))
+		parts = append(parts, fmt.Sprintf("%s %s at %s (pay %s) saving %s", groupName(g), tp.Term,
+			f.hourly(tp.CommitHourly), f.hourly(tp.PayHourly), f.inline(tp.SavingsMonthly)))
 	}
 	if len(parts) == 0 {
 		return "no commitment pays"
 	}
-	return strings.Join(parts, "; ") + fmt.Sprintf(" · total saving %s USD a month", money(p.SavingsMonthly))
+	return strings.Join(parts, "; ") + fmt.Sprintf(" · total saving %s a month", f.inline(p.SavingsMonthly))
 }
 
-func money(d decimal.Decimal) string { return moneyfmt.Plain(d, moneyfmt.USD) }
+// fmtr writes money one way per output: for people on a terminal
+// ("$1,234.56", "$2.0120/h"), plain for pipes ("1234.56" in a cell,
+// "1234.56 USD" and "2.0120 USD/h" in a sentence).
+type fmtr struct{ tty bool }
 
-func fixed(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func (f fmtr) cell(d decimal.Decimal) string { return moneyfmt.Cell(d, moneyfmt.USD, f.tty) }
 
-// pct formats a percentage with at most one decimal.
-func pct(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+func (f fmtr) hourlyCell(d decimal.Decimal) string {
+	return moneyfmt.CellPlaces(d, moneyfmt.USD, 4, f.tty)
+}
+
+func (f fmtr) inline(d decimal.Decimal) string { return moneyfmt.Inline(d, moneyfmt.USD, f.tty) }
+
+// hourly is an hourly amount in a sentence, to four decimals.
+func (f fmtr) hourly(d decimal.Decimal) string { return f.hourlyPlaces(d, 4) }
+
+// rate is a float hourly amount in a sentence, to places decimals.
+func (f fmtr) rate(v float64, places int32) string {
+	return f.hourlyPlaces(decimal.NewFromFloat(v), places)
+}
+
+// rateRange is lo–hi an hour, to cents: "$0.00–$1.58/h", "0.00–1.58 USD/h".
+func (f fmtr) rateRange(lo, hi float64) string {
+	l, h := decimal.NewFromFloat(lo), decimal.NewFromFloat(hi)
+	if f.tty {
+		return moneyfmt.FormatPlaces(l, moneyfmt.USD, 2) + "–" + moneyfmt.FormatPlaces(h, moneyfmt.USD, 2) + "/h"
+	}
+	return l.StringFixed(2) + "–" + h.StringFixed(2) + " USD/h"
+}
+
+// rateExact is an hourly rate in a sentence with all its decimals.
+func (f fmtr) rateExact(d decimal.Decimal) string {
+	return f.hourlyPlaces(d, max(-d.Exponent(), 2))
+}
+
+func (f fmtr) hourlyPlaces(d decimal.Decimal, places int32) string {
+	if f.tty {
+		return moneyfmt.FormatPlaces(d, moneyfmt.USD, places) + "/h"
+	}
+	return d.StringFixed(places) + " USD/h"
+}

@@ -256,8 +256,8 @@ func TestCommitPlanConfiguredDiscounts(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{
-		"configured discounts: aws Compute Savings Plan 1y 35%\n",
-		"35%",
+		"configured discounts: aws Compute Savings Plan 1y 35.0 %\n",
+		"35.0 %",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)

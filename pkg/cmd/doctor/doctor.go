@@ -96,6 +96,9 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 					return cmdutil.FlagErrorf("give --provider: this build checks no cloud by default")
 				}
 			}
+			if err := opts.Input.ValidateConnectTimeout(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -103,6 +106,7 @@ reached, 4 credentials or a permission missing (see 'gpufinops iam-policy').`,
 		},
 	}
 	cmdutil.AddScopeFlags(cmd, &opts.Input, "check")
+	cmdutil.AddConnectTimeoutFlag(cmd, &opts.Input)
 	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
 }
@@ -112,11 +116,13 @@ func doctorRun(opts *DoctorOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := opts.Config()
+	loaded, err := opts.Config()
 	if err != nil {
 		return err
 	}
-	rep, err := Run(ctx, opts.Providers, opts.Input, cfg)
+	cfg := *loaded
+	opts.Input.ApplyTimeouts(&cfg)
+	rep, err := Run(ctx, opts.Providers, opts.Input, &cfg)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
@@ -175,5 +176,45 @@ func TestDoctorDefaultsFromRegistry(t *testing.T) {
 	cmd := NewCmdDoctor(&cmdutil.Factory{IOStreams: ios}, nil)
 	if !strings.Contains(cmd.Long, "\n\naws: the credentials (sts:GetCallerIdentity)") {
 		t.Errorf("help:\n%s", cmd.Long)
+	}
+}
+
+// TestDoctorConnectTimeout: --connect-timeout reaches the adapters doctor
+// builds, and is refused out of range (exit 2) before any cloud is called.
+func TestDoctorConnectTimeout(t *testing.T) {
+	var got []time.Duration
+	build := func(args ...string) error {
+		ios, _, _, _ := iostreams.Test()
+		f := &cmdutil.Factory{
+			IOStreams: ios,
+			Config: func() (*config.Config, error) {
+				return &config.Config{Timeouts: config.TimeoutsConfig{Connect: 9 * time.Second}}, nil
+			},
+			Providers: func(_ context.Context, _ cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error) {
+				got = append(got, cfg.Timeouts.Connect)
+				return []providers.Provider{demoFake(t, 0, fake.Options{})}, nil
+			},
+		}
+		cmd := NewCmdDoctor(f, nil)
+		cmd.SetArgs(args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		return cmd.Execute()
+	}
+	if err := build("--provider", "aws", "--connect-timeout", "1500ms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := build("--provider", "aws"); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != 1500*time.Millisecond || got[1] != 9*time.Second {
+		t.Errorf("the adapters got connect timeouts %v, want [1.5s 9s]", got)
+	}
+	for _, v := range []string{"0s", "-1s", "11m"} {
+		got = nil
+		err := build("--provider", "aws", "--connect-timeout", v)
+		if cmdutil.ExitCodeFor(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "--connect-timeout: ") || len(got) != 0 {
+			t.Errorf("--connect-timeout %s: %v (exit %d), %d builds", v, err, cmdutil.ExitCodeFor(err), len(got))
+		}
 	}
 }

@@ -111,7 +111,10 @@ func TestScanTimeoutFlags(t *testing.T) {
 		{[]string{"--provider", "aws", "--run-timeout", "0s"}, "--run-timeout"},
 		{[]string{"--provider", "aws", "--run-timeout", "48h"}, "--run-timeout"},
 		{[]string{"--provider", "aws", "--request-timeout", "2h"}, "--request-timeout"},
+		{[]string{"--provider", "aws", "--connect-timeout", "0s"}, "--connect-timeout"},
+		{[]string{"--provider", "aws", "--connect-timeout", "20m"}, "--connect-timeout"},
 		{[]string{"--demo", "--run-timeout", "1m"}, "needs --provider"},
+		{[]string{"--demo", "--connect-timeout", "1s"}, "needs --provider"},
 	} {
 		res := s.run(t, "", "analyze", tc.args...)
 		if res.code != cmdutil.ExitUsage || res.err == nil || !strings.Contains(res.err.Error(), tc.want) {

@@ -266,7 +266,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, set.run, &timeoutCause{limit: set.run})
 	defer cancel()
 	provCfg := *cfg
-	provCfg.Timeouts.Request = set.request
+	provCfg.Timeouts.Connect, provCfg.Timeouts.Request = set.connect, set.request
 	provs, err := opts.Providers(ctx, opts.Input, &provCfg)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -620,21 +620,26 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 	for _, d := range final {
 		res := d.Result
 		if res == "" {
-			res = "-"
+			res = money.None
+		}
+		// No samples is no figure, not 0 %; a machine left running saves
+		// nothing, which is not $0.00 of saving either.
+		gpu := money.NoData
+		if d.Metrics.Samples > 0 {
+			gpu = fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent)
+		}
+		hourly, monthly := money.None, money.None
+		if d.Decision == idlestop.Stop {
+			hourly, monthly = money.CellPlaces(d.HourlySavings.Decimal, money.USD, 4, tty), money.Cell(d.MonthlySavings.Decimal, money.USD, tty)
 		}
 		tp.AddRow(d.ResourceID, string(d.Provider), d.Region, d.InstanceType, string(d.Decision), string(d.Reason),
-			fmt.Sprintf("%.1f", d.Metrics.GPUMaxPercent), fmt.Sprint(d.Metrics.Samples),
-			money.CellPlaces(d.HourlySavings.Decimal, money.USD, 4, tty), money.Cell(d.MonthlySavings.Decimal, money.USD, tty), res)
+			gpu, fmt.Sprint(d.Metrics.Samples), hourly, monthly, res)
 	}
 	if err := tp.Render(); err != nil {
 		return err
 	}
-	for _, d := range final {
-		if d.Decision == idlestop.Stop {
-			for _, w := range d.Warnings {
-				opts.IO.Notef("warning: %s: %s\n", d.ResourceID, w)
-			}
-		}
+	for _, w := range groupWarnings(final) {
+		opts.IO.Notef("warning: %s\n", w)
 	}
 	mode := "dry run: nothing was stopped (add --execute to act)"
 	if opts.Execute {
@@ -643,12 +648,46 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 			mode += fmt.Sprintf(", %d unknown", s.Unknown)
 		}
 	}
-	opts.IO.Notef("%d machines considered, %d idle to stop, %d left running; %s; saving %s USD a month\n",
-		s.Considered, s.Stop, s.Skip, mode, money.Plain(s.MonthlySavings.Decimal, money.USD))
+	opts.IO.Notef("%d machines considered, %d idle to stop, %d left running; %s; saving %s a month\n",
+		s.Considered, s.Stop, s.Skip, mode, money.Inline(s.MonthlySavings.Decimal, money.USD, opts.IO.IsStderrTTY()))
 	if s.RunID != "" && auditLog != "" {
 		opts.IO.Notef("audit log: %s (run %s)\n", auditLog, s.RunID)
 	}
 	return nil
+}
+
+// groupWarnings says each warning of the machines to stop once, naming the
+// machines it concerns: the first few, then how many more (-o json has
+// them all).
+func groupWarnings(ds []idlestop.Decision) []string {
+	const shown = 3
+	var order []string
+	ids := map[string][]string{}
+	for _, d := range ds {
+		if d.Decision != idlestop.Stop {
+			continue
+		}
+		for _, w := range d.Warnings {
+			if _, seen := ids[w]; !seen {
+				order = append(order, w)
+			}
+			ids[w] = append(ids[w], d.ResourceID)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, w := range order {
+		m := ids[w]
+		if len(m) == 1 {
+			out = append(out, m[0]+": "+w)
+			continue
+		}
+		names := strings.Join(m[:min(len(m), shown)], ", ")
+		if len(m) > shown {
+			names += fmt.Sprintf(" and %d more", len(m)-shown)
+		}
+		out = append(out, fmt.Sprintf("%d machines (%s): %s", len(m), names, w))
+	}
+	return out
 }
 
 // Run runs idle-stop with options NewCmdIdleStop filled in; end-to-end tests

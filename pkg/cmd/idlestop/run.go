@@ -20,6 +20,7 @@ import (
 
 // runFlags are the time and lock flags; nil when not given.
 type runFlags struct {
+	ConnectTimeout *time.Duration
 	RequestTimeout *time.Duration
 	RunTimeout     *time.Duration
 	Grace          *time.Duration
@@ -31,10 +32,11 @@ type runFlags struct {
 // validates and records the ones given.
 func addRunFlags(cmd *cobra.Command, rf *runFlags) func() error {
 	var (
-		request, run, grace, wait time.Duration
-		dir                       string
+		connect, request, run, grace, wait time.Duration
+		dir                                string
 	)
 	fl := cmd.Flags()
+	fl.DurationVar(&connect, "connect-timeout", config.DefaultConnectTimeout, "bound opening a connection to the cloud (TCP and TLS); not retried when it passes")
 	fl.DurationVar(&request, "request-timeout", config.DefaultRequestTimeout, "bound each request to the cloud or the webhook (one attempt)")
 	fl.DurationVar(&run, "run-timeout", config.DefaultRunTimeout, "bound the whole run, retries included; past it, exit 3")
 	fl.DurationVar(&grace, "grace-period", idlestop.DefaultGrace, "after SIGINT/SIGTERM or the run timeout, let stops in flight finish this long")
@@ -46,6 +48,7 @@ func addRunFlags(cmd *cobra.Command, rf *runFlags) func() error {
 			v         time.Duration
 			dst       **time.Duration
 		}{
+			{"connect-timeout", "timeouts.connect", connect, &rf.ConnectTimeout},
 			{"request-timeout", "timeouts.request", request, &rf.RequestTimeout},
 			{"run-timeout", "timeouts.run", run, &rf.RunTimeout},
 			{"grace-period", "timeouts.grace", grace, &rf.Grace},
@@ -72,16 +75,19 @@ func addRunFlags(cmd *cobra.Command, rf *runFlags) func() error {
 
 // settings are the time and lock settings in effect: config, then flags.
 type settings struct {
-	request, run, grace, lockWait time.Duration
-	lockDir, auditLog             string
+	connect, request, run, grace, lockWait time.Duration
+	lockDir, auditLog                      string
 }
 
 // settings merges the configuration and the flags, and picks the default
 // audit log and lock directory under the XDG state directory.
 func (o *IdleStopOptions) settings(cfg *config.Config) (settings, error) {
-	s := settings{request: cfg.Timeouts.Request, run: cfg.Timeouts.Run, grace: cfg.Timeouts.Grace,
+	s := settings{connect: cfg.Timeouts.Connect, request: cfg.Timeouts.Request, run: cfg.Timeouts.Run, grace: cfg.Timeouts.Grace,
 		lockWait: cfg.Locks.Wait, lockDir: cfg.Locks.Dir, auditLog: o.AuditLog}
 	// A Config built in code may leave them zero: the defaults apply.
+	if s.connect <= 0 {
+		s.connect = config.DefaultConnectTimeout
+	}
 	if s.request <= 0 {
 		s.request = config.DefaultRequestTimeout
 	}
@@ -90,6 +96,9 @@ func (o *IdleStopOptions) settings(cfg *config.Config) (settings, error) {
 	}
 	if s.lockWait <= 0 {
 		s.lockWait = config.DefaultLockWait
+	}
+	if o.Run.ConnectTimeout != nil {
+		s.connect = *o.Run.ConnectTimeout
 	}
 	if o.Run.RequestTimeout != nil {
 		s.request = *o.Run.RequestTimeout

@@ -25,12 +25,15 @@ func TestRunFlags(t *testing.T) {
 				t.Errorf("flags not given are nil: %+v", o.Run)
 			}
 		}},
-		{args: "--provider aws --execute --request-timeout 5s --run-timeout 2m --grace-period 0s --lock-dir /var/lib/g/locks --lock-wait 1s", check: func(t *testing.T, o *IdleStopOptions) {
+		{args: "--provider aws --execute --connect-timeout 3s --request-timeout 5s --run-timeout 2m --grace-period 0s --lock-dir /var/lib/g/locks --lock-wait 1s", check: func(t *testing.T, o *IdleStopOptions) {
 			r := o.Run
-			if *r.RequestTimeout != 5*time.Second || *r.RunTimeout != 2*time.Minute || *r.Grace != 0 || *r.LockDir != "/var/lib/g/locks" || *r.LockWait != time.Second {
+			if *r.ConnectTimeout != 3*time.Second || *r.RequestTimeout != 5*time.Second || *r.RunTimeout != 2*time.Minute || *r.Grace != 0 || *r.LockDir != "/var/lib/g/locks" || *r.LockWait != time.Second {
 				t.Errorf("%+v", r)
 			}
 		}},
+		{args: "--provider aws --connect-timeout 0s", wantErr: "--connect-timeout: 0s is outside 1ms–10m0s"},
+		{args: "--provider aws --connect-timeout -1s", wantErr: "--connect-timeout: -1s is outside"},
+		{args: "--provider aws --connect-timeout 11m", wantErr: "--connect-timeout: 11m0s is outside"},
 		{args: "--provider aws --request-timeout 0s", wantErr: "--request-timeout: 0s is outside 1ms–1h0m0s"},
 		{args: "--provider aws --request-timeout -3s", wantErr: "--request-timeout: -3s is outside"},
 		{args: "--provider aws --run-timeout 0", wantErr: "--run-timeout: 0s is outside"},
@@ -58,7 +61,7 @@ func TestSettings(t *testing.T) {
 		}
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
-	cfg := &config.Config{Timeouts: config.TimeoutsConfig{Request: 7 * time.Second, Run: 3 * time.Minute, Grace: 4 * time.Second}, Locks: config.LocksConfig{Wait: time.Minute}}
+	cfg := &config.Config{Timeouts: config.TimeoutsConfig{Connect: 2 * time.Second, Request: 7 * time.Second, Run: 3 * time.Minute, Grace: 4 * time.Second}, Locks: config.LocksConfig{Wait: time.Minute}}
 
 	// --execute without --audit-log: the XDG state directory.
 	o := &IdleStopOptions{Execute: true, LookupEnv: env("XDG_STATE_HOME", "/state", "HOME", "/home/u")}
@@ -67,7 +70,7 @@ func TestSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.auditLog != filepath.FromSlash("/state/gpufinops/idle-stop.jsonl") || s.lockDir != filepath.FromSlash("/state/gpufinops/locks") ||
-		s.request != 7*time.Second || s.run != 3*time.Minute || s.grace != 4*time.Second || s.lockWait != time.Minute {
+		s.connect != 2*time.Second || s.request != 7*time.Second || s.run != 3*time.Minute || s.grace != 4*time.Second || s.lockWait != time.Minute {
 		t.Fatalf("%+v", s)
 	}
 	// The config's audit log, then the flag, win over the default.
@@ -75,9 +78,9 @@ func TestSettings(t *testing.T) {
 	if s, _ = o.settings(cfg); s.auditLog != "/var/log/g.jsonl" || s.lockDir != "/var/lib/g/locks" {
 		t.Fatalf("%+v", s)
 	}
-	d, g := 9*time.Second, time.Duration(0)
-	o.AuditLog, o.Run = "/tmp/a.jsonl", runFlags{RequestTimeout: &d, Grace: &g}
-	if s, _ = o.settings(cfg); s.auditLog != "/tmp/a.jsonl" || s.request != 9*time.Second || s.grace != 0 {
+	d, g, c := 9*time.Second, time.Duration(0), 500*time.Millisecond
+	o.AuditLog, o.Run = "/tmp/a.jsonl", runFlags{ConnectTimeout: &c, RequestTimeout: &d, Grace: &g}
+	if s, _ = o.settings(cfg); s.auditLog != "/tmp/a.jsonl" || s.connect != c || s.request != 9*time.Second || s.grace != 0 {
 		t.Fatalf("%+v", s)
 	}
 	// Nowhere to keep the record: --execute is refused, exit 2.
@@ -94,7 +97,7 @@ func TestSettings(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 	// A Config built in code with zero limits gets the defaults.
-	if s, _ := o.settings(&config.Config{}); s.request != config.DefaultRequestTimeout || s.run != config.DefaultRunTimeout || s.lockWait != config.DefaultLockWait || s.grace != 0 {
+	if s, _ := o.settings(&config.Config{}); s.connect != config.DefaultConnectTimeout || s.request != config.DefaultRequestTimeout || s.run != config.DefaultRunTimeout || s.lockWait != config.DefaultLockWait || s.grace != 0 {
 		t.Fatalf("%+v", s)
 	}
 }

@@ -58,7 +58,7 @@ metadata.warnings, exits 3, and a report of the snapshot repeats it.`,
 		Example: `  $ gpufinops inventory --demo
   $ gpufinops inventory --fleet fleet.yaml -o wide
   $ gpufinops inventory --demo -o json | gpufinops analyze --fleet -`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Output, opts.Filter = output.Format(), output.Filter

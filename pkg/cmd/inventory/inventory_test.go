@@ -79,7 +79,7 @@ func TestNewCmdInventory(t *testing.T) {
 		{name: "no input", args: nil, wantErr: "give a fleet: --fleet FILE, --demo or --provider aws", flagError: true},
 		{name: "both inputs", args: []string{"--demo", "--fleet", "x.yaml"}, wantErr: "if any flags in the group [fleet demo provider] are set none of the others can be"},
 		{name: "bad output", args: []string{"--demo", "-o", "csv"}, wantErr: `"csv" is not one of table, wide, json, yaml`},
-		{name: "argument", args: []string{"fleet.yaml"}, wantErr: `unknown command "fleet.yaml"`},
+		{name: "argument", args: []string{"fleet.yaml"}, wantErr: "takes the fleet as a flag, not an argument: inventory --fleet fleet.yaml"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

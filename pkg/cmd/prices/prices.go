@@ -109,36 +109,49 @@ each price's, and the spot advice's, separately).`,
 	return cmd
 }
 
-// nearNames suggests, when --instance-type or --gpu names nothing in the
-// catalog, the names of --provider's offers (every provider's without it)
-// that it is close to. A real name that matches no offer (T4 on GCP) gets
-// no suggestion.
-func nearNames(cat pricing.Catalog, opts *PricesOptions) string {
-	all := cat.Offers(pricing.Query{Provider: fleet.Provider(opts.Provider)})
-	var types, gpus []string
-	for _, o := range all {
-		types = append(types, o.Type.Name)
-		gpus = append(gpus, o.Type.GPUModel)
-	}
-	if opts.InstanceType != "" && !known(cat, opts.InstanceType) {
-		if s := suggest.Phrase(opts.InstanceType, types, func(s string) string { return "--instance-type " + s }); s != "" {
-			return s
+// checkFilters refuses a --gpu, --instance-type or --region that the
+// catalog does not know for any cloud (case aside), naming the closest of
+// --provider's (every cloud's without it): a typo is exit 2, not an empty
+// list. A real name that matches no offer (T4 on GCP) is not an error.
+func checkFilters(cat pricing.Catalog, opts *PricesOptions) error {
+	all := cat.Offers(pricing.Query{})
+	near := cat.Offers(pricing.Query{Provider: fleet.Provider(opts.Provider)})
+	for _, f := range []struct {
+		flag, value, what string
+		of                func(pricing.Offer) string
+	}{
+		{"--gpu", opts.GPU, "GPU model", func(o pricing.Offer) string { return o.Type.GPUModel }},
+		{"--instance-type", opts.InstanceType, "instance type", func(o pricing.Offer) string { return o.Type.Name }},
+		{"--region", opts.Region, "region", func(o pricing.Offer) string { return o.Region }},
+	} {
+		if f.value == "" || slices.ContainsFunc(all, func(o pricing.Offer) bool { return strings.EqualFold(f.of(o), f.value) }) {
+			continue
 		}
+		if f.flag == "--gpu" {
+			if _, ok := cat.GPU(f.value); ok {
+				continue
+			}
+		}
+		var names []string
+		for _, o := range near {
+			names = append(names, f.of(o))
+		}
+		slices.Sort(names)
+		hint := suggest.Phrase(f.value, slices.Compact(names), func(s string) string { return f.flag + " " + s })
+		if hint == "" {
+			hint = "; 'gpufinops prices -o csv' lists them"
+		}
+		return cmdutil.FlagErrorf("%s: %q is not a%s %s of the catalog%s", f.flag, f.value, article(f.what), f.what, hint)
 	}
-	if _, ok := cat.GPU(opts.GPU); opts.GPU != "" && !ok {
-		return suggest.Phrase(opts.GPU, gpus, func(s string) string { return "--gpu " + s })
-	}
-	return ""
+	return nil
 }
 
-// known reports whether some provider in the catalog has instance type name.
-func known(cat pricing.Catalog, name string) bool {
-	for _, p := range fleet.Providers {
-		if _, ok := cat.InstanceType(p, name); ok {
-			return true
-		}
+// article is "n" before a vowel sound, for "an instance type".
+func article(noun string) string {
+	if strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "n"
 	}
-	return false
+	return ""
 }
 
 // maxGPUMemoryGiB bounds --min-gpu-memory: far above any GPU's memory.
@@ -156,6 +169,9 @@ type row struct {
 func pricesRun(opts *PricesOptions) error {
 	cat, err := opts.Catalog()
 	if err != nil {
+		return err
+	}
+	if err := checkFilters(cat, opts); err != nil {
 		return err
 	}
 	offers := cat.Offers(pricing.Query{
@@ -185,7 +201,7 @@ func pricesRun(opts *PricesOptions) error {
 	slices.SortStableFunc(rows, compareRows)
 
 	if len(rows) == 0 {
-		opts.IO.Notef("no offers match %s%s\n", describeFilters(opts), nearNames(cat, opts))
+		opts.IO.Notef("no offers match %s\n", describeFilters(opts))
 	}
 	// No offers: an empty list in JSON, nothing in a table or CSV.
 	some := func(p cmdutil.Printer) cmdutil.Printer {

@@ -223,18 +223,52 @@ func TestPricesAges(t *testing.T) {
 	}
 }
 
+// TestPricesRunSuggests: a --gpu, --instance-type or --region the catalog
+// knows for no cloud, whatever its spelling, is exit 2 with the nearest
+// names (of --provider's offers) and no output, in every format; a real
+// name that matches no offer is an empty result, exit 0.
 func TestPricesRunSuggests(t *testing.T) {
 	for _, tc := range []struct {
 		opts PricesOptions
 		want string
 	}{
-		{PricesOptions{InstanceType: "p5.48xlarg"}, "no offers match --instance-type p5.48xlarg; did you mean --instance-type p5.48xlarge?\n"},
-		{PricesOptions{Provider: "aws", GPU: "H10"}, "no offers match --provider aws --gpu H10; did you mean --gpu H100?\n"},
-		{PricesOptions{Provider: "gcp", GPU: "K80"}, "no offers match --provider gcp --gpu K80\n"},
+		{PricesOptions{InstanceType: "p5.48xlarg"}, `--instance-type: "p5.48xlarg" is not an instance type of the catalog; did you mean --instance-type p5.48xlarge?`},
+		{PricesOptions{Provider: "aws", GPU: "H10"}, `--gpu: "H10" is not a GPU model of the catalog; did you mean --gpu H100?`},
+		{PricesOptions{GPU: "h10"}, `did you mean --gpu A10 or --gpu H100?`},
+		{PricesOptions{GPU: "zzzzzz"}, `--gpu: "zzzzzz" is not a GPU model of the catalog; 'gpufinops prices -o csv' lists them`},
+		{PricesOptions{Region: "us-est-1"}, `--region: "us-est-1" is not a region of the catalog; did you mean --region us-east-1`},
+		{PricesOptions{Provider: "gcp", Region: "us-centrl1"}, `did you mean --region us-central1?`},
+		{PricesOptions{Provider: "azure", Region: "eastuss", GPU: "H100"}, `did you mean --region eastus`},
 	} {
-		tc.opts.Output = "table"
+		for _, format := range []string{"table", "json", "csv"} {
+			ios, _, out, _ := iostreams.Test()
+			opts := tc.opts
+			opts.IO, opts.Catalog, opts.Output = ios, catalog.Embedded, format
+			opts.Now = func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
+			err := pricesRun(&opts)
+			if cmdutil.ExitCodeFor(err) != cmdutil.ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%+v -o %s: %v (exit %d), want exit 2 with %q", tc.opts, format, err, cmdutil.ExitCodeFor(err), tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("%+v -o %s: output %q", tc.opts, format, out)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		opts PricesOptions
+		want string
+	}{
+		{PricesOptions{Provider: "gcp", GPU: "K80"}, "no offers match --provider gcp --gpu K80\n"},
+		{PricesOptions{Provider: "azure", GPU: "L4"}, "no offers match --provider azure --gpu L4\n"},
+		{PricesOptions{Provider: "gcp", InstanceType: "P5.48XLARGE"}, "no offers match --provider gcp --instance-type P5.48XLARGE\n"},
+	} {
 		if _, errOut := runPrices(t, false, tc.opts); errOut != tc.want {
 			t.Errorf("%+v: stderr = %q, want %q", tc.opts, errOut, tc.want)
+		}
+	}
+	for _, o := range []PricesOptions{{GPU: "h100"}, {InstanceType: "P5.48XLARGE"}, {Region: "US-EAST-1"}, {GPU: "a100-80gb"}} {
+		if out, _ := runPrices(t, false, o); out == "" {
+			t.Errorf("%+v: nothing listed", o)
 		}
 	}
 }

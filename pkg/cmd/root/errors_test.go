@@ -133,7 +133,7 @@ func TestRunWarnsOfUnknownVariables(t *testing.T) {
 // tells the user to set: the list is made from the configuration's schema
 // and this test finds what it could miss.
 func TestEnvironmentHelpListsEverySetting(t *testing.T) {
-	help := environmentHelp()
+	help := environmentHelp(200)
 	for _, k := range config.Keys() {
 		if !strings.Contains(help, " "+config.EnvVar(k)+" ") || !strings.Contains(help, " "+k+"\n") {
 			t.Errorf("help environment lacks key %s (%s)", k, config.EnvVar(k))

@@ -8,24 +8,27 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/suggest"
 )
 
 type helpTopic struct {
-	name, short, long string
+	name, short string
+	// long is the topic's text for a terminal of width columns.
+	long func(width int) string
 }
 
 var helpTopics = []helpTopic{
 	{
 		name:  "environment",
 		short: "Environment variables and configuration precedence",
-		long:  environmentHelp(),
+		long:  environmentHelp,
 	},
 	{
 		name:  "exit-codes",
 		short: "Exit codes and what they mean",
-		long: `gpufinops exits with one of these codes. They are stable; scripts may rely on them.
+		long: constant(`gpufinops exits with one of these codes. They are stable; scripts may rely on them.
 
   0  success
   1  an error not covered below, including an internal error: a bug in
@@ -46,11 +49,15 @@ codes: the runtime prints "fatal error: out of memory" and exits 2. To make
 that unlikely, gpufinops sets a soft memory limit (the garbage collector works
 harder near it instead of growing): GPUFINOPS_MEMORY_LIMIT (e.g. 2GiB, or off),
 else GOMEMLIMIT, else 90% of the container's (cgroup) memory limit.
-`,
+`),
 	},
 }
 
-func environmentHelp() string {
+func constant(s string) func(int) string { return func(int) string { return s } }
+
+// environmentHelp lists the variables in two columns when they fit width,
+// else each variable over its key.
+func environmentHelp(width int) string {
 	var b strings.Builder
 	b.WriteString(`Settings are taken, highest first, from:
 
@@ -80,38 +87,47 @@ A GPUFINOPS_ variable that is none of those below is not read: each run warns
 of it on stderr, with the names it is close to.
 
 `)
+	type pair struct{ name, key string }
+	var keys []pair
+	nameW, keyW := 0, 0
 	for _, k := range config.Keys() {
-		fmt.Fprintf(&b, "  %-54s %s\n", config.EnvVar(k), k)
+		keys = append(keys, pair{config.EnvVar(k), k})
 	}
 	for _, v := range patternVariables {
-		fmt.Fprintf(&b, "  %-54s %s\n", v.name, v.key)
+		keys = append(keys, pair{v.name, v.key})
+	}
+	for _, p := range keys {
+		nameW, keyW = max(nameW, len(p.name)), max(keyW, len(p.key))
+	}
+	for _, p := range keys {
+		if 2+nameW+2+keyW <= width {
+			fmt.Fprintf(&b, "  %-*s  %s\n", nameW, p.name, p.key)
+		} else {
+			fmt.Fprintf(&b, "  %s\n      %s\n", p.name, p.key)
+		}
 	}
 	b.WriteString("\nOther variables:\n\n")
 	for _, v := range otherVariables {
-		lines := strings.Split(v.help, "\n")
-		fmt.Fprintf(&b, "  %-24s %s\n", v.name, lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(&b, "  %-24s %s\n", "", l)
-		}
+		fmt.Fprintf(&b, "  %-27s  %s\n", v.name, v.help)
 	}
-	return b.String()
+	return cmdutil.WrapText(b.String(), width)
 }
 
-func newHelpTopic(t helpTopic) *cobra.Command {
+func newHelpTopic(t helpTopic, width func() int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     t.name,
 		Short:   t.short,
-		Long:    t.long,
+		Long:    t.long(80),
 		GroupID: "help",
 		Hidden:  false,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, err := fmt.Fprint(c.OutOrStdout(), t.long)
+			_, err := fmt.Fprint(c.OutOrStdout(), cmdutil.WrapText(t.long(width()), width()))
 			return err
 		},
 	}
 	cmd.SetHelpFunc(func(c *cobra.Command, _ []string) {
-		fmt.Fprint(c.OutOrStdout(), t.long)
+		fmt.Fprint(c.OutOrStdout(), cmdutil.WrapText(t.long(width()), width()))
 	})
 	cmd.Annotations = map[string]string{"helpTopic": "true"}
 	return cmd
@@ -129,13 +145,13 @@ var patternVariables = []envVariable{
 // otherVariables are read directly, not through the configuration.
 var otherVariables = []envVariable{
 	{name: "NO_COLOR", help: "disable colour in tables (any value)"},
-	{name: DebugEnv, help: "print the stack of an internal error and the SDK's message\nbehind a credentials error (any value)"},
+	{name: DebugEnv, help: "print the stack of an internal error and the SDK's message behind a credentials error (any value)"},
 	{name: MemoryLimitEnv, help: "soft memory limit, e.g. 2GiB or off (see help exit-codes)"},
 	{name: "GOMEMLIMIT", help: "the Go runtime's soft memory limit, when the above is unset"},
 	{name: "XDG_CONFIG_HOME", help: "where the default configuration file is looked for"},
 	{name: "XDG_CACHE_HOME", help: "where live prices are cached ($XDG_CACHE_HOME/gpufinops)"},
-	{name: "XDG_STATE_HOME", help: "where idle-stop keeps its audit log and locks by default\n($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)"},
-	{name: "GPUFINOPS_BIGQUERY_ENDPOINT", help: "--billing bigquery://: the BigQuery endpoint to query, without\ncredentials (a simulator); unset is Google's, with ADC"},
+	{name: "XDG_STATE_HOME", help: "where idle-stop keeps its audit log and locks by default ($XDG_STATE_HOME/gpufinops, else ~/.local/state/gpufinops)"},
+	{name: "GPUFINOPS_BIGQUERY_ENDPOINT", help: "--billing bigquery://: the BigQuery endpoint to query, without credentials (a simulator); unset is Google's, with ADC"},
 	{name: CPUProfileEnv, help: "contributors: write a CPU profile of the run to this file (go tool pprof)"},
 	{name: MemProfileEnv, help: "contributors: write an allocation profile of the run to this file"},
 	{name: "GPUFINOPS_UPDATE_GOLDEN", help: "contributors: the tests rewrite their golden files (make golden)"},

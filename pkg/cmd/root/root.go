@@ -156,9 +156,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 from a dated catalog, and recommends what to stop, schedule, resize or buy
 differently, with the monthly saving of each change and how it was computed.`,
 		Example: `  $ gpufinops analyze --demo
+  $ gpufinops inventory --demo -o yaml > fleet.yaml
   $ gpufinops analyze --fleet fleet.yaml -o json > report.json
-  $ gpufinops prices --gpu H100 --provider aws
-  $ gpufinops inventory --demo -o json > fleet.json`,
+  $ gpufinops prices --gpu H100 --provider aws`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       build.Version,
@@ -198,9 +198,16 @@ differently, with the monthly saving of each change and how it was computed.`,
 		cmd.AddCommand(c)
 	}
 	cmd.AddCommand(versionCmd.NewCmdVersion(f))
-	for _, t := range helpTopics {
-		cmd.AddCommand(newHelpTopic(t))
+	width := func() int {
+		if f.IOStreams == nil {
+			return 80
+		}
+		return f.IOStreams.TerminalWidth()
 	}
+	for _, t := range helpTopics {
+		cmd.AddCommand(newHelpTopic(t, width))
+	}
+	cmdutil.SetHelp(cmd, width)
 	suggestSubcommands(cmd)
 	return cmd
 }

@@ -52,6 +52,12 @@ func TestRun(t *testing.T) {
 		{name: "group alone shows help", args: []string{"tags"}, code: 0, stdout: "Available Commands:"},
 		{name: "root alone shows help", args: []string{}, code: 0, stdout: "Core commands:"},
 		{name: "completion", args: []string{"completion", "bash"}, code: 0, stdout: "bash completion"},
+		{name: "fleet as an argument", args: []string{"analyze", "fleet.json"}, code: 2, stderr: "gpufinops analyze takes the fleet as a flag, not an argument: gpufinops analyze --fleet fleet.json"},
+		{name: "yaml fleet as an argument", args: []string{"inventory", "snap.YML", "-o", "json"}, code: 2, stderr: "gpufinops inventory --fleet snap.YML"},
+		{name: "fleet path as an argument", args: []string{"commit-plan", "fleets/prod"}, code: 2, stderr: "gpufinops commit-plan --fleet fleets/prod"},
+		{name: "stdin as an argument", args: []string{"tags", "audit", "-"}, code: 2, stderr: "gpufinops tags audit --fleet -"},
+		{name: "quoted fleet argument", args: []string{"sharing", "plan", "my fleet.json"}, code: 2, stderr: "gpufinops sharing plan --fleet 'my fleet.json'"},
+		{name: "other argument", args: []string{"analyze", "now"}, code: 2, stderr: `unknown command "now" for "gpufinops analyze"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, out, errOut := testFactory()

@@ -65,7 +65,7 @@ docs/sharing.md for how to apply them.`,
 		Example: `  $ gpufinops sharing plan --demo
   $ gpufinops sharing plan --fleet fleet.yaml -o json
   $ gpufinops sharing plan --fleet fleet.yaml -o yaml > gpu-sharing.yaml`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Format, opts.Filter = out.Format(), out.Filter

@@ -75,7 +75,7 @@ engine as analyze. Docs: docs/governance.md.`,
 		Example: `  $ gpufinops tags audit --demo
   $ gpufinops tags audit --fleet fleet.yaml -o json > audit.json
   $ gpufinops tags audit --demo --require Team,Project,CostCenter -o csv`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.FleetArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Ctx = cmd.Context()
 			opts.Format, opts.Filter = out.Format(), out.Filter
@@ -287,17 +287,22 @@ func (p printer) table(headers []string, right ...int) *tableprinter.Table {
 	return t
 }
 
+// writeTable writes the page on stdout, then its footnotes on stderr, so
+// that on a terminal, where both show, the notes follow the report.
 func writeTable(ios *iostreams.IOStreams, res *result) error {
-	var page bytes.Buffer
+	var page, notes bytes.Buffer
 	tty, width := ios.IsStdoutTTY(), ios.TerminalWidth()
-	if err := writePage(&page, ios.ErrOut, tty, width, res); err != nil {
+	if err := writePage(&page, &notes, tty, width, res); err != nil {
 		return err
 	}
 	out := page.String()
 	if tty {
 		out = tableprinter.Wrap(out, width)
 	}
-	_, err := io.WriteString(ios.Out, out)
+	if _, err := io.WriteString(ios.Out, out); err != nil {
+		return err
+	}
+	_, err := notes.WriteTo(ios.ErrOut)
 	return err
 }
 

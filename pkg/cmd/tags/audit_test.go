@@ -305,3 +305,28 @@ func TestAuditRunErrors(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", out, errOut)
 	}
 }
+
+// TestAuditFootnotesFollowTheReport: on a terminal, where stdout and stderr
+// share the screen, the footnotes (stderr) come after the report, not
+// before it; in a pipe there are none.
+func TestAuditFootnotesFollowTheReport(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		opts, _, _ := demoOptions(t, "table", tty)
+		var screen bytes.Buffer
+		opts.IO.Out, opts.IO.ErrOut = &screen, &screen
+		if err := auditRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		got := screen.String()
+		head, note := strings.Index(got, "Tag audit of"), strings.Index(got, "Amounts are USD per month")
+		last := strings.LastIndex(got, "Training runs")
+		switch {
+		case head != 0:
+			t.Errorf("tty %v: the report does not come first:\n%s", tty, got)
+		case tty && (note < 0 || note < last):
+			t.Errorf("tty %v: the footnote is at %d, the report's last section at %d:\n%s", tty, note, last, got)
+		case !tty && note >= 0:
+			t.Errorf("footnotes in a pipe:\n%s", got)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package root
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gpufinops/gpufinops/internal/purchasetest"
+	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/config"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/money"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pkg/testutil"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
+)
+
+var (
+	dollars     = regexp.MustCompile(`-?\$[0-9][0-9,]*(\.[0-9]+)?`)
+	plainUSD    = regexp.MustCompile(`[0-9] ?USD\b`)
+	tightPct    = regexp.MustCompile(`[0-9]%`)
+	spacedPct   = regexp.MustCompile(`[0-9.]+ %`)
+	dollarDigit = regexp.MustCompile(`\$[0-9]`)
+)
+
+// TestOneMoneyFormatPerOutput: on a terminal every command writes money one
+// way, "$12,345.67" (each amount reads back as a number), never
+// "12345.67 USD", and percentages one way, "12.5 %", never "12.5%"; in a
+// pipe no amount has a "$". The demo fleet through each command that shows
+// money. (analyze's and sharing plan's tables are tested with their
+// printers.)
+func TestOneMoneyFormatPerOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"commit-plan", "--demo"},
+		{"tags", "audit", "--demo"},
+		{"prices", "--gpu", "H100"},
+		{"prices", "--spot-only", "--provider", "gcp"},
+		{"fit", "--model", "llama-3.1-70b"},
+		{"inventory", "--demo"},
+		{"inventory", "--demo", "-o", "wide"},
+		{"billing", "summary", "--billing", "../../../testdata/billing/focus-1.0-sample.csv"},
+	} {
+		for _, tty := range []bool{true, false} {
+			ios, _, out, errOut := iostreams.Test()
+			ios.SetStdoutTTY(tty)
+			ios.SetStderrTTY(tty)
+			ios.SetTerminalWidth(200)
+			f := &cmdutil.Factory{
+				IOStreams: ios,
+				Now:       testutil.Now,
+				Config: func() (*config.Config, error) {
+					return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
+				},
+				Catalog: catalog.Embedded,
+				Fleet:   factory.FileFleet(ios),
+			}
+			if code := Run(context.Background(), f, args); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut)
+			}
+			page := out.String() + errOut.String()
+			if tty {
+				n := 0
+				for _, s := range dollars.FindAllString(page, -1) {
+					n++
+					if _, err := money.ParseAmount(s, money.USD); err != nil {
+						t.Errorf("%v: %v", args, err)
+					}
+				}
+				if n == 0 && args[0] != "inventory" {
+					t.Errorf("%v: no amounts on the terminal:\n%s", args, page)
+				}
+				for _, re := range []*regexp.Regexp{plainUSD, tightPct} {
+					if m := re.FindAllString(page, 3); m != nil {
+						t.Errorf("%v on a terminal: %q, another style than the output's:\n%s", args, m, context3(page, m[0]))
+					}
+				}
+			} else if m := dollarDigit.FindAllString(page, 3); m != nil {
+				t.Errorf("%v in a pipe: %q:\n%s", args, m, context3(page, m[0]))
+			}
+			if m := tightPct.FindAllString(page, 3); m != nil && len(spacedPct.FindAllString(page, 1)) > 0 {
+				t.Errorf("%v (tty %v): two percent styles, %q and %q", args, tty, m, spacedPct.FindString(page))
+			}
+		}
+	}
+}
+
+// context3 is the line of page that holds s.
+func context3(page, s string) string {
+	i := strings.Index(page, s)
+	start := strings.LastIndex(page[:i], "\n") + 1
+	end := strings.Index(page[i:], "\n")
+	if end < 0 {
+		return page[start:]
+	}
+	return page[start : i+end]
+}
