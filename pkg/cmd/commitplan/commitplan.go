@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	cplan "github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	moneyfmt "github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
@@ -126,7 +128,7 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	// The engine plans commitments after idle-stop, schedules, rightsizing,
 	// quantization, sharing and spot, at each type's commitment rate; this
 	// command shows that plan in full.
-	p := onlyTerm(recommend.Run(fl, cat, policy).Commitments, opts.Term)
+	p := onlyTerm(recommend.RunWith(fl, cat, policy, protected(cfg)).Commitments, opts.Term)
 	source := opts.Input.SourceName()
 	if opts.Input.Demo {
 		source = "demo"
@@ -499,3 +501,16 @@ func fixed(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
 // pct formats a percentage with at most one decimal.
 func pct(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// protected are the engine options that protect what analyze and idle-stop
+// protect: the configured idle_stop.* policy (its defaults when the
+// configuration has none) and analyze.include_protected, so the machines
+// they keep running are planned as running here too.
+func protected(cfg *config.Config) recommend.Options {
+	is := cfg.IdleStop
+	if reflect.ValueOf(is).IsZero() {
+		is = idlestop.DefaultPolicy()
+	}
+	pp := is.Protection()
+	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected}
+}
