@@ -335,7 +335,8 @@ func awsBound(scopes []Scope, steps int) Bound {
 // only from the answers); per region, the Retail Prices rows of its types at
 // 1,000 a page. The chain splits the inventory by region (each region's
 // query pages in parallel with the others'). Sizes' GPU facts come from the
-// embedded catalog: no Resource SKUs call is needed.
+// embedded catalog; Resource SKUs are read once per region for the sizes'
+// local NVMe disks.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
@@ -356,6 +357,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 	for r, t := range rt {
 		p := pages(retailRowsPerType*t, retailPage)
 		req["prices.RetailPrices"] += p
+		req["compute.ListSKUs"]++
 		chain = max(chain, 1+pages(perRegion[r], graphPage)+max(metricsChain, p))
 	}
 	return Bound{Cloud: fleet.Azure, Requests: drop0(req), Chain: chain}

@@ -78,6 +78,8 @@ func TestAzureBound(t *testing.T) {
 		"monitor.MetricsBatch": 6,
 		// 2 sizes × 10 rows on one page.
 		"prices.RetailPrices": 1,
+		// The region's local NVMe disks.
+		"compute.ListSKUs": 1,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

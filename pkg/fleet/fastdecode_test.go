@@ -256,6 +256,11 @@ func randomInstance(r *rand.Rand) Instance {
 		in.GPU = GPU{Model: str(), Count: num(), MemoryGiB: num()}
 	}
 	if maybe() {
+		for range 1 + r.IntN(3) {
+			in.PlacementGroups = append(in.PlacementGroups, str())
+		}
+	}
+	if maybe() {
 		t := tm()
 		in.LaunchTime = &t
 	}

@@ -138,6 +138,13 @@ type Instance struct {
 	// SpotTerminate. A spot instance the cloud itself would stop can be
 	// stopped; empty (unknown) or any other value keeps it protected.
 	SpotInterruption SpotInterruption `json:"spotInterruption,omitempty"`
+	// PlacementGroups name the cloud's placement constructs the instance
+	// was launched into: an AWS placement group (Placement.GroupName), an
+	// Azure proximity placement group (its resource ID), the GCP resource
+	// policies attached to it (placement and workload policies, whose URLs
+	// do not say their kind). Instances of one account and region sharing
+	// one are hosts of one multi-host group.
+	PlacementGroups []string `json:"placementGroups,omitempty"`
 	// Commitment is the reservation or savings plan a committed instance
 	// runs under, and what it pays.
 	Commitment *Commitment `json:"commitment,omitempty"`

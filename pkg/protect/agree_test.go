@@ -3,6 +3,7 @@ package protect_test
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,10 @@ func randomFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 				in.Utilization = nil
 			}
 		}
+		if rng.Intn(2) == 0 { // the cloud's placement constructs, several spellings
+			in.PlacementGroups = [][]string{{"hpc-pg"}, {"HPC-PG"}, {" hpc-pg"}, {"other-pg"}, {"projects/p/regions/r/resourcePolicies/nightly", "hpc-pg"}, {""}}[rng.Intn(6)]
+			in.Account = []string{"", "", "acct-2"}[rng.Intn(3)]
+		}
 		if rng.Intn(5) == 0 {
 			in.InstanceStoreGB = float64(100 * (1 + rng.Intn(8)))
 		}
@@ -112,7 +117,8 @@ func randomFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 
 // TestAnalyzeAndIdleStopAgree runs idle-stop's decision and analyze's plan
 // over random fleets (every protection class in several spellings, partial
-// GPUs, memory held, busy CPUs, spot, inference, multi-host groups,
+// GPUs, memory held, busy CPUs, spot, inference, multi-host groups by tag
+// and by placement group,
 // machines without metrics) on the same half hour of data, and checks that
 // they never disagree: idle-stop stops a machine exactly when analyze
 // counts a stop saving for it; and where idle-stop protects an idle machine,
@@ -131,7 +137,7 @@ func TestAnalyzeAndIdleStopAgree(t *testing.T) {
 	if testing.Short() {
 		seeds = 60
 	}
-	stops, protected := 0, 0
+	stops, protected, placement := 0, 0, 0
 	for seed := range seeds {
 		rng := rand.New(rand.NewSource(int64(seed)))
 		f := randomFleet(rng, now)
@@ -176,10 +182,13 @@ func TestAnalyzeAndIdleStopAgree(t *testing.T) {
 			if d.Decision == idlestop.Stop {
 				stops++
 			}
+			if protect.Reason(d.Reason) == protect.ReasonMultiHost && strings.Contains(d.Message, "placement=") {
+				placement++
+			}
 		}
 	}
-	if stops < seeds/4 || protected < seeds/4 {
-		t.Errorf("the fleets exercise too little: %d stops, %d protected advice over %d fleets", stops, protected, seeds)
+	if stops < seeds/4 || protected < seeds/4 || placement < seeds/20 {
+		t.Errorf("the fleets exercise too little: %d stops, %d protected advice, %d kept by a placement group over %d fleets", stops, protected, placement, seeds)
 	}
 }
 

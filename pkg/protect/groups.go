@@ -11,7 +11,10 @@ import (
 // GroupsOf names the multi-host groups a machine belongs to, each as
 // "key=value": a tag whose whole key, normalised, is one of Rules.GroupKeys
 // (job, cluster-name, ray-cluster, slurm-job-id, placement-group, tpu-slice,
-// instance-template, …), and the workload's training run.
+// instance-template, …), the cloud's placement constructs as
+// "placement=<name or ID>" (fleet.Instance.PlacementGroups: an AWS
+// placement group, an Azure proximity placement group, GCP resource
+// policies), and the workload's training run.
 func GroupsOf(in *fleet.Instance, p Policy) []string {
 	p = p.effective()
 	keys := make([]string, len(p.Rules.GroupKeys))
@@ -24,11 +27,30 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 			out = append(out, Fold(k)+"="+v)
 		}
 	}
+	for _, g := range in.PlacementGroups {
+		if g = strings.TrimSpace(g); g != "" {
+			out = append(out, placementKey+g)
+		}
+	}
 	slices.Sort(out)
+	out = slices.Compact(out)
 	if in.Workload != nil && strings.TrimSpace(in.Workload.TrainingRun) != "" {
 		out = append(out, "trainingRun="+strings.TrimSpace(in.Workload.TrainingRun))
 	}
 	return out
+}
+
+// placementKey starts the group name of a placement construct.
+const placementKey = "placement="
+
+// groupScope is what a group name is unique within: the cloud, and for a
+// placement construct (named per account and region: two accounts may each
+// have a placement group "pg-1") the account and region too.
+func groupScope(in *fleet.Instance, name string) string {
+	if strings.HasPrefix(name, placementKey) {
+		return string(in.Provider) + "\x00" + strings.ToLower(in.Account) + "\x00" + strings.ToLower(in.Region) + "\x00"
+	}
+	return string(in.Provider) + "\x00"
 }
 
 // Peers indexes the multi-host groups of a fleet.
@@ -50,7 +72,7 @@ func NewPeers(insts []*fleet.Instance, inUse func(i int) bool, p Policy) *Peers 
 		g.ids = append(g.ids, in.ID)
 		gs := GroupsOf(in, p)
 		for j, name := range gs {
-			gs[j] = string(in.Provider) + "\x00" + strings.ToLower(name)
+			gs[j] = groupScope(in, name) + strings.ToLower(name)
 			g.members[gs[j]] = append(g.members[gs[j]], i)
 		}
 		g.groups = append(g.groups, gs)
@@ -67,7 +89,7 @@ func (g *Peers) Check(i int) *Finding {
 	for _, name := range g.groups[i] {
 		for _, j := range g.members[name] {
 			if j != i && g.working(j) {
-				label := name[strings.IndexByte(name, 0)+1:]
+				label := name[strings.LastIndexByte(name, 0)+1:]
 				return &Finding{Reason: ReasonMultiHost, Tag: label,
 					Message: fmt.Sprintf("the machine is a host of the multi-host group %s, whose host %s works or has no data to show it idle: an idle host of a running job is kept", label, g.ids[j])}
 			}

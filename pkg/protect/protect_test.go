@@ -1,6 +1,7 @@
 package protect
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -241,6 +242,91 @@ func TestSpotProtectsUnlessTheCloudWouldStopIt(t *testing.T) {
 		}
 		if f != nil && (f.Reason != ReasonSpot || !strings.Contains(f.Message, tc.says)) {
 			t.Errorf("%s/%q: %+v, want %s saying %q", tc.life, tc.si, f, ReasonSpot, tc.says)
+		}
+	}
+}
+
+// TestPlacementGroups: the clouds' placement constructs (an AWS placement
+// group name, an Azure proximity placement group ID in any case, GCP
+// resource policy URLs, several per machine) group hosts within one
+// provider, account and region only; blank names group nothing.
+func TestPlacementGroups(t *testing.T) {
+	p := policy()
+	ppg := "/subscriptions/s1/resourceGroups/rg/providers/Microsoft.Compute/proximityPlacementGroups/ppg-train"
+	pol := "projects/p1/regions/us-central1/resourcePolicies/compact-a3"
+	mk := func(id string, prov fleet.Provider, account, region string, pgs ...string) *fleet.Instance {
+		return &fleet.Instance{ID: id, Provider: prov, Account: account, Region: region, PlacementGroups: pgs}
+	}
+	cases := []struct {
+		name      string
+		idle      *fleet.Instance
+		busy      *fleet.Instance
+		protected bool
+	}{
+		{"aws same group", mk("i-1", fleet.AWS, "111", "us-east-1", "hpc-cluster"), mk("i-2", fleet.AWS, "111", "us-east-1", "hpc-cluster"), true},
+		{"aws other account", mk("i-1", fleet.AWS, "111", "us-east-1", "hpc-cluster"), mk("i-2", fleet.AWS, "222", "us-east-1", "hpc-cluster"), false},
+		{"aws other region", mk("i-1", fleet.AWS, "111", "us-east-1", "hpc-cluster"), mk("i-2", fleet.AWS, "111", "us-west-2", "hpc-cluster"), false},
+		{"aws other group", mk("i-1", fleet.AWS, "111", "us-east-1", "hpc-a"), mk("i-2", fleet.AWS, "111", "us-east-1", "hpc-b"), false},
+		{"other cloud", mk("i-1", fleet.AWS, "p1", "r", "g"), mk("i-2", fleet.GCP, "p1", "r", "g"), false},
+		{"azure id in another case", mk("vm-1", fleet.Azure, "s1", "eastus", ppg), mk("vm-2", fleet.Azure, "S1", "EastUS", strings.ToLower(ppg)), true},
+		{"gcp one of several policies", mk("a", fleet.GCP, "p1", "us-central1", "projects/p1/regions/us-central1/resourcePolicies/nightly", pol), mk("b", fleet.GCP, "p1", "us-central1", pol), true},
+		{"padded name", mk("a", fleet.GCP, "p1", "us-central1", " "+pol+" "), mk("b", fleet.GCP, "p1", "us-central1", pol), true},
+		{"blank names", mk("a", fleet.GCP, "p1", "us-central1", "", " "), mk("b", fleet.GCP, "p1", "us-central1", "", " "), false},
+		{"no group", mk("a", fleet.AWS, "111", "us-east-1"), mk("b", fleet.AWS, "111", "us-east-1"), false},
+	}
+	for _, c := range cases {
+		g := NewPeers([]*fleet.Instance{c.idle, c.busy}, func(i int) bool { return i == 1 }, p)
+		f := g.Check(0)
+		if (f != nil) != c.protected {
+			t.Errorf("%s: protected %+v, want %v", c.name, f, c.protected)
+			continue
+		}
+		if f != nil && (f.Reason != ReasonMultiHost || !strings.HasPrefix(f.Tag, "placement=")) {
+			t.Errorf("%s: %+v, want a multi-host finding naming the placement group", c.name, f)
+		}
+		if g.Check(1) != nil {
+			t.Errorf("%s: the busy host is protected by its idle peer", c.name)
+		}
+	}
+}
+
+// TestPlacementGroupsProperty: over random fleets, an idle machine is kept
+// by its placement group exactly when another machine of the same provider,
+// account and region shares one of its (trimmed, case-folded) placement
+// names and works.
+func TestPlacementGroupsProperty(t *testing.T) {
+	p := policy()
+	names := []string{"pg-a", "PG-A", "pg-b", " pg-b", "", "projects/p/regions/r/resourcePolicies/x"}
+	provs := []fleet.Provider{fleet.AWS, fleet.Azure, fleet.GCP}
+	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	for seed := range 300 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 34))
+		n := 2 + rng.IntN(8)
+		insts := make([]*fleet.Instance, n)
+		busy := make([]bool, n)
+		for i := range insts {
+			in := &fleet.Instance{ID: string(rune('a' + i)), Provider: provs[rng.IntN(2)], Account: []string{"1", "2"}[rng.IntN(2)], Region: "r"}
+			for range rng.IntN(3) {
+				in.PlacementGroups = append(in.PlacementGroups, names[rng.IntN(len(names))])
+			}
+			insts[i], busy[i] = in, rng.IntN(3) == 0
+		}
+		g := NewPeers(insts, func(i int) bool { return busy[i] }, p)
+		for i, a := range insts {
+			want := false
+			for j, b := range insts {
+				if i == j || !busy[j] || a.Provider != b.Provider || a.Account != b.Account {
+					continue
+				}
+				for _, x := range a.PlacementGroups {
+					for _, y := range b.PlacementGroups {
+						want = want || norm(x) != "" && norm(x) == norm(y)
+					}
+				}
+			}
+			if got := g.Check(i) != nil; got != want {
+				t.Fatalf("seed %d: %s %+v protected %v, want %v (fleet %+v)", seed, a.ID, a.PlacementGroups, got, want, insts)
+			}
 		}
 	}
 }

@@ -67,6 +67,24 @@ type Provider struct {
 	cws     map[string]*cloudwatch.Client // account label + region
 	typeMu  sync.Mutex
 	typeMap map[string]*typeEntry // region + type
+	// notes are the scan's notes not tied to a failed scope (TakeScanNotes).
+	notes []string
+}
+
+// note keeps a note for the scan's end.
+func (p *Provider) note(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, s)
+}
+
+// TakeScanNotes returns the scan's notes (providers.ScanNoter), once.
+func (p *Provider) TakeScanNotes() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.notes
+	p.notes = nil
+	return out
 }
 
 // Compile-time checks of the capabilities the adapter offers.

@@ -59,8 +59,8 @@ type probe struct {
 // sts:GetCallerIdentity, ec2:DescribeRegions (DryRun), pricing:GetProducts
 // and savingsplans:DescribeSavingsPlansOfferingRates (one page of one
 // result each; neither API has a dry run). Per region: EC2's
-// DescribeInstances, DescribeInstanceTypes and DescribeSpotPriceHistory with
-// DryRun (and the commitment reads: commitmentProbes) (DryRunOperation means allowed, UnauthorizedOperation denied), and
+// DescribeInstances, DescribeInstanceTypes, DescribeSpotPriceHistory and
+// DescribeSpotInstanceRequests with DryRun (and the commitment reads: commitmentProbes) (DryRunOperation means allowed, UnauthorizedOperation denied), and
 // CloudWatch's ListMetrics and GetMetricData with one cheap call each.
 // Nothing is changed. ec2:StopInstances (idle-stop) needs an instance to
 // dry-run on: CheckCoverage, which lists them, checks it.
@@ -114,6 +114,10 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			}},
 			{"ec2:DescribeSpotPriceHistory", "DryRun", func(ctx context.Context) error {
 				_, err := ec2c.DescribeSpotPriceHistory(ctx, &ec2.DescribeSpotPriceHistoryInput{DryRun: aws.Bool(true)})
+				return dryRun(err)
+			}},
+			{"ec2:DescribeSpotInstanceRequests", "DryRun", func(ctx context.Context) error {
+				_, err := ec2c.DescribeSpotInstanceRequests(ctx, &ec2.DescribeSpotInstanceRequestsInput{DryRun: aws.Bool(true)})
 				return dryRun(err)
 			}},
 			{"cloudwatch:ListMetrics", "one call", func(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -77,7 +78,9 @@ const describeTypesBatch = 100
 // interruptible capacity reservations, is on-demand. State: pending and
 // running are running, stopping and stopped are stopped. ManagedBy is read
 // from the owner tags, InstanceStoreGB from the type's InstanceStorageInfo,
-// Hibernation from HibernationOptions.
+// Hibernation from HibernationOptions, PlacementGroups from
+// Placement.GroupName, and a spot instance's SpotInterruption from its
+// request (spotInterruptions).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -93,6 +96,7 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 type inventoryAPI interface {
 	ec2.DescribeInstancesAPIClient
 	ec2.DescribeInstanceTypesAPIClient
+	ec2.DescribeSpotInstanceRequestsAPIClient
 }
 
 func (p *Provider) listGPUInstances(ctx context.Context, c inventoryAPI, scope providers.Scope) ([]fleet.Instance, error) {
@@ -125,6 +129,9 @@ func (p *Provider) listGPUInstances(ctx context.Context, c inventoryAPI, scope p
 		if ok {
 			out = append(out, in)
 		}
+	}
+	if err := p.spotInterruptions(ctx, c, scope, raw, out); err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
@@ -385,8 +392,14 @@ func toFleetInstance(r ec2Instance, info instanceTypeInfo, scope providers.Scope
 		Lifecycle: lifecycleOf(inst.InstanceLifecycle),
 		State:     state,
 	}
-	if inst.Placement != nil {
-		out.Zone = aws.ToString(inst.Placement.AvailabilityZone)
+	if pl := inst.Placement; pl != nil {
+		out.Zone = aws.ToString(pl.AvailabilityZone)
+		// The group's name is what the account sees (and tags or docs
+		// name); an instance of a group shared from another account may
+		// show the ID only.
+		if g := cmp.Or(aws.ToString(pl.GroupName), aws.ToString(pl.GroupId)); g != "" {
+			out.PlacementGroups = []string{g}
+		}
 	}
 	if inst.LaunchTime != nil {
 		t := inst.LaunchTime.UTC()

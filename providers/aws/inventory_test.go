@@ -36,6 +36,34 @@ type fakeEC2 struct {
 	// stop behaviour
 	denyStop    bool            // UnauthorizedOperation on the dry run
 	oneTimeSpot map[string]bool // UnsupportedOperation on the real stop
+
+	// spot requests: DescribeSpotInstanceRequests answers these by the
+	// spot-instance-request-id filter, or spotErr.
+	spotRequests []types.SpotInstanceRequest
+	spotErr      error
+	spotBatches  [][]string
+}
+
+func (f *fakeEC2) DescribeSpotInstanceRequests(ctx context.Context, in *ec2.DescribeSpotInstanceRequestsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSpotInstanceRequestsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.spotErr != nil {
+		return nil, f.spotErr
+	}
+	var ids []string
+	for _, fl := range in.Filters {
+		if aws.ToString(fl.Name) == "spot-instance-request-id" {
+			ids = fl.Values
+		}
+	}
+	f.spotBatches = append(f.spotBatches, ids)
+	out := &ec2.DescribeSpotInstanceRequestsOutput{}
+	for _, r := range f.spotRequests {
+		if slices.Contains(ids, aws.ToString(r.SpotInstanceRequestId)) {
+			out.SpotInstanceRequests = append(out.SpotInstanceRequests, r)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeEC2) DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {

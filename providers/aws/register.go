@@ -108,6 +108,7 @@ var IAMAnalyze = []providers.Permission{
 	{Action: "ec2:DescribeInstances", Purpose: "list GPU instances, their state, lifecycle and tags"},
 	{Action: "ec2:DescribeRegions", Purpose: "find the account's enabled regions"},
 	{Action: "ec2:DescribeReservedInstances", Purpose: "the Reserved Instances the account holds, so no advice saves what they already pay for"},
+	{Action: "ec2:DescribeSpotInstanceRequests", Purpose: "whether a spot instance's request is persistent (it can be stopped) or one-time (it can only be terminated)"},
 	{Action: "ec2:DescribeSpotPriceHistory", Purpose: "live spot prices per zone"},
 	{Action: "pricing:GetProducts", Purpose: "live on-demand prices from the Price List"},
 	{Action: "savingsplans:DescribeSavingsPlans", Purpose: "the Savings Plans the account holds and their hourly commitments"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -42,9 +43,9 @@ func graphQuery(region string) string {
 	return `Resources
 | where type in~ ('` + typeVM + `', '` + typeVMSS + `')
 | where location =~ '` + strings.ReplaceAll(region, "'", "") + `'
-| extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name)), priority = tostring(coalesce(properties.priority, properties.virtualMachineProfile.priority)), eviction = tostring(coalesce(properties.evictionPolicy, properties.virtualMachineProfile.evictionPolicy)), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated), vmss = tostring(properties.virtualMachineScaleSet.id)
+| extend size = tostring(coalesce(properties.hardwareProfile.vmSize, sku.name)), priority = tostring(coalesce(properties.priority, properties.virtualMachineProfile.priority)), eviction = tostring(coalesce(properties.evictionPolicy, properties.virtualMachineProfile.evictionPolicy)), power = tostring(properties.extended.instanceView.powerState.code), created = tostring(properties.timeCreated), vmss = tostring(properties.virtualMachineScaleSet.id), ppg = tostring(properties.proximityPlacementGroup.id)
 | where size startswith 'Standard_N'
-| project id, name, type, subscriptionId, resourceGroup, location, zones, tags, size, priority, eviction, power, created, vmss
+| project id, name, type, subscriptionId, resourceGroup, location, zones, tags, size, priority, eviction, power, created, vmss, ppg
 | order by id asc`
 }
 
@@ -86,6 +87,8 @@ type vmRow struct {
 	Power          string            `json:"power"`
 	Created        string            `json:"created"`
 	VMSS           string            `json:"vmss"`
+	// PPG is the VM's (or a scale set's) proximity placement group ID.
+	PPG string `json:"ppg"`
 }
 
 // regionListing is one Resource Graph read of a region for every
@@ -406,6 +409,9 @@ func rowOfVM(vm *armcompute.VirtualMachine) vmRow {
 		if pr.VirtualMachineScaleSet != nil {
 			r.VMSS = deref(pr.VirtualMachineScaleSet.ID)
 		}
+		if pr.ProximityPlacementGroup != nil {
+			r.PPG = deref(pr.ProximityPlacementGroup.ID)
+		}
 		if pr.InstanceView != nil {
 			r.Power = powerCode(pr.InstanceView.Statuses)
 		}
@@ -535,9 +541,12 @@ func SpotInterruption(priority, eviction string) fleet.SpotInterruption {
 	return ""
 }
 
-// skuInfo is what Resource SKUs says of a size.
+// skuInfo is what Resource SKUs says of a size. nvmeGB is its local NVMe
+// disk (capability NvmeDiskSizeInMiB, in GB), lost when the VM is
+// deallocated.
 type skuInfo struct {
 	gpus, vcpus, memoryGiB float64
+	nvmeGB                 float64
 }
 
 // instances turns rows into fleet instances with their GPU facts.
@@ -602,10 +611,14 @@ func instanceOf(r vmRow, sku *skuInfo, scope providers.Scope) (fleet.Instance, b
 	}
 	if sku != nil {
 		in.VCPUs, in.MemoryGiB = sku.vcpus, sku.memoryGiB
+		in.InstanceStoreGB = sku.nvmeGB
 	}
 	if t, err := time.Parse(time.RFC3339, r.Created); err == nil {
 		t = t.UTC()
 		in.LaunchTime = &t
+	}
+	if g := strings.TrimSpace(r.PPG); g != "" {
+		in.PlacementGroups = []string{g}
 	}
 	in.Workload = fleet.WorkloadFromTags(in.Tags)
 	in.ManagedBy = fleet.DetectOwner(in.ID, in.Tags)
@@ -630,8 +643,10 @@ func lastPart(id string) string {
 // (lower-case name →): the embedded catalog's for the GPU sizes it has (a
 // size's hardware does not change), and Resource SKUs' for the others (a
 // size neither the size table nor the catalog knows included: its GPUs
-// capability decides whether it has GPUs), read only when some size is not
-// in the catalog.
+// capability decides whether it has GPUs). The local NVMe disk of every
+// size is Resource SKUs' (once per region): when they cannot be read and
+// the catalog has every size, the listing goes on without it and the scan
+// notes that a deallocation may lose data no warning names.
 func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []vmRow) (map[string]*skuInfo, error) {
 	cat, _ := catalog.Embedded() // without it, Resource SKUs says all
 	out := map[string]*skuInfo{}
@@ -653,16 +668,22 @@ func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []
 		out[k] = nil
 		lacking = true
 	}
-	if !lacking {
-		return out, nil
-	}
 	skus, err := p.skusOf(ctx, scope)
-	if err != nil {
+	if err != nil && (lacking || ctx.Err() != nil) {
 		return nil, err
 	}
+	if err != nil {
+		p.mu.Lock()
+		p.pendingNotes = append(p.pendingNotes, fmt.Sprintf("%s: %v: the local NVMe disks of its VM sizes are unknown, so a deallocation may lose data on them without a warning", scope, err))
+		p.mu.Unlock()
+		return out, nil
+	}
 	for k, v := range out {
-		if v == nil {
-			out[k] = skus[k]
+		switch s := skus[k]; {
+		case v == nil:
+			out[k] = s
+		case s != nil:
+			v.nvmeGB = s.nvmeGB
 		}
 	}
 	return out, nil
@@ -708,6 +729,8 @@ func (p *Provider) skusOf(ctx context.Context, scope providers.Scope) (map[strin
 					info.vcpus = v
 				case "MemoryGB":
 					info.memoryGiB = v
+				case "NvmeDiskSizeInMiB":
+					info.nvmeGB = math.Round(v*(1<<20)/1e9*10) / 10
 				}
 			}
 			out[strings.ToLower(deref(s.Name))] = info

@@ -162,7 +162,7 @@ var roleDocs embed.FS
 // fleet: the read actions of Reader and Monitoring Reader it needs.
 // docs/iam/azure-analyze.json grants exactly these.
 var RoleAnalyze = []providers.Permission{
-	{Action: "Microsoft.Compute/skus/read", Purpose: "GPU count of each VM size (Resource SKUs)"},
+	{Action: "Microsoft.Compute/skus/read", Purpose: "GPU count of the VM sizes the catalog lacks, and every size's local NVMe disk (Resource SKUs)"},
 	{Action: "Microsoft.Compute/virtualMachineScaleSets/read", Purpose: "scale sets that own VMs"},
 	{Action: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read", Purpose: "VMs of uniform scale sets (AKS node pools)"},
 	{Action: "Microsoft.Compute/virtualMachines/instanceView/read", Purpose: "power state of a VM before it is deallocated"},

@@ -12,10 +12,11 @@ import (
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
 )
 
-// TestCatalogSizesNeedNoResourceSKUs: a region whose sizes the embedded
-// catalog has is listed without Resource SKUs, with the same instances
-// (GPU count, vCPUs, memory) as when Resource SKUs says them.
-func TestCatalogSizesNeedNoResourceSKUs(t *testing.T) {
+// TestCatalogSizesReadResourceSKUsForNVMeOnly: a region whose sizes the
+// embedded catalog has reads Resource SKUs once, for the local NVMe disks
+// only, and lists the same instances (GPU count, vCPUs, memory, NVMe) as
+// when Resource SKUs says everything.
+func TestCatalogSizesReadResourceSKUsForNVMeOnly(t *testing.T) {
 	f := testFleet(t, 30)
 	srv, _ := testSim(t, f, sim.Options{})
 	p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}})
@@ -23,8 +24,8 @@ func TestCatalogSizesNeedNoResourceSKUs(t *testing.T) {
 	if err != nil || len(got.Failures) > 0 {
 		t.Fatal(err, got.Failures)
 	}
-	if n := simRequests(t, srv.URL)["compute"]["ListSKUs"]; n != 0 {
-		t.Errorf("%d Resource SKUs calls, want 0: the catalog has every size", n)
+	if n := simRequests(t, srv.URL)["compute"]["ListSKUs"]; n != 2 {
+		t.Errorf("%d Resource SKUs calls, want one per region (2)", n)
 	}
 	// The same scan with every size's facts from Resource SKUs.
 	ref := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}})
@@ -54,7 +55,7 @@ func TestCatalogSizesNeedNoResourceSKUs(t *testing.T) {
 	}
 	for _, in := range got.Fleet.Instances {
 		w := byID[in.ID]
-		if in.GPU != w.GPU || in.VCPUs != w.VCPUs || in.MemoryGiB != w.MemoryGiB {
+		if in.GPU != w.GPU || in.VCPUs != w.VCPUs || in.MemoryGiB != w.MemoryGiB || in.InstanceStoreGB != w.InstanceStoreGB {
 			a, _ := json.Marshal(in)
 			b, _ := json.Marshal(w)
 			t.Errorf("%s: from the catalog %s\n through Resource SKUs %s", in.ID, a, b)

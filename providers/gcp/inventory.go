@@ -294,6 +294,7 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 	if ssd > 0 {
 		out.InstanceStoreGB = float64(ssd)
 	}
+	out.PlacementGroups = policiesOf(inst.GetResourcePolicies())
 	return out, true, nil
 }
 
@@ -485,4 +486,23 @@ func GPUModel(acceleratorType string) string {
 var gpuMemory = map[string]float64{
 	"T4": 16, "V100": 16, "P100": 16, "P4": 8, "K80": 12, "A100": 40, "A100-80GB": 80,
 	"H100": 80, "H100-MEGA": 80, "H200": 141, "B200": 180, "GB200": 186, "L4": 24, "RTX PRO Server 6000": 96,
+}
+
+// policiesOf are the resource policies attached to an instance, each as its
+// "projects/P/regions/R/resourcePolicies/N" path (the same whatever API
+// version's URL named it). A group placement (compact) or workload policy
+// makes its instances hosts of one multi-host group; the URL does not say a
+// policy's kind, so an instance schedule counts too (it can only keep more
+// machines running).
+func policiesOf(urls []string) []string {
+	var out []string
+	for _, u := range urls {
+		if i := strings.Index(u, "projects/"); i >= 0 {
+			u = u[i:]
+		}
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }

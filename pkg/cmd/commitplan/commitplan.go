@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	cplan "github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	moneyfmt "github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
@@ -130,7 +132,9 @@ func commitPlanRun(opts *CommitPlanOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	p := onlyTerm(recommend.RunWith(fl, cat, policy, recommend.Options{ISF: isf}).Commitments, opts.Term)
+	ro := protected(cfg)
+	ro.ISF = isf
+	p := onlyTerm(recommend.RunWith(fl, cat, policy, ro).Commitments, opts.Term)
 	source := opts.Input.SourceName()
 	if opts.Input.Demo {
 		source = "demo"
@@ -549,4 +553,17 @@ func (f fmtr) hourlyPlaces(d decimal.Decimal, places int32) string {
 		return moneyfmt.FormatPlaces(d, moneyfmt.USD, places) + "/h"
 	}
 	return d.StringFixed(places) + " USD/h"
+}
+
+// protected are the engine options that protect what analyze and idle-stop
+// protect: the configured idle_stop.* policy (its defaults when the
+// configuration has none) and analyze.include_protected, so the machines
+// they keep running are planned as running here too.
+func protected(cfg *config.Config) recommend.Options {
+	is := cfg.IdleStop
+	if reflect.ValueOf(is).IsZero() {
+		is = idlestop.DefaultPolicy()
+	}
+	pp := is.Protection()
+	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected}
 }

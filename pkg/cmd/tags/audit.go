@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/governance"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/recommend"
@@ -125,7 +127,7 @@ func auditRun(opts *AuditOptions) (err error) {
 	if err := policy.Governance.Validate(); err != nil {
 		return &cmdutil.InputError{Err: err}
 	}
-	plan := recommend.Run(fl, cat, policy)
+	plan := recommend.RunWith(fl, cat, policy, protected(cfg))
 	res := &result{
 		Report:    plan.Governance,
 		fleetName: fl.Metadata.Name,
@@ -511,4 +513,17 @@ func dash(s string) string {
 // 730, 260.7, 0.4.
 func hours(v float64) string {
 	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
+// protected are the engine options that protect what analyze and idle-stop
+// protect: the configured idle_stop.* policy (its defaults when the
+// configuration has none) and analyze.include_protected, so the machines
+// they keep running are planned as running here too.
+func protected(cfg *config.Config) recommend.Options {
+	is := cfg.IdleStop
+	if reflect.ValueOf(is).IsZero() {
+		is = idlestop.DefaultPolicy()
+	}
+	pp := is.Protection()
+	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected}
 }

@@ -226,6 +226,18 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	checkPaging(t, "DescribeSpotPriceHistory", spot(5), spot(1000))
 	_, err = ec.DescribeSpotPriceHistory(ctx, &ec2.DescribeSpotPriceHistoryInput{NextToken: bad})
 	wantErr("DescribeSpotPriceHistory bad token", err)
+	requests := func(max int32) func(*string) (int, *string, error) {
+		return func(tok *string) (int, *string, error) {
+			out, err := ec.DescribeSpotInstanceRequests(ctx, &ec2.DescribeSpotInstanceRequestsInput{MaxResults: aws.Int32(max), NextToken: tok})
+			if err != nil {
+				return 0, nil, err
+			}
+			return len(out.SpotInstanceRequests), out.NextToken, nil
+		}
+	}
+	checkPaging(t, "DescribeSpotInstanceRequests", requests(5), requests(1000))
+	_, err = ec.DescribeSpotInstanceRequests(ctx, &ec2.DescribeSpotInstanceRequestsInput{NextToken: bad})
+	wantErr("DescribeSpotInstanceRequests bad token", err)
 	if _, err := ec.StopInstances(ctx, &ec2.StopInstancesInput{InstanceIds: []string{"i-0000000000000100a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -376,6 +388,23 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 func contractFleet() *fleet.Fleet {
 	f := generatedFleet(40)
 	f.Commitments = heldFixture().Commitments
+	// More spot instances than a small page of DescribeSpotInstanceRequests
+	// holds, of persistent requests and one-time ones, and hosts of a
+	// placement group.
+	spot := 0
+	for i := range f.Instances {
+		in := &f.Instances[i]
+		if in.Region != "us-east-1" {
+			continue
+		}
+		if spot < 4 && in.Lifecycle != fleet.Spot {
+			in.Lifecycle, in.SpotInterruption = fleet.Spot, []fleet.SpotInterruption{fleet.SpotStop, ""}[spot%2]
+			spot++
+		}
+		if i%3 == 0 {
+			in.PlacementGroups = []string{"hpc-cluster"}
+		}
+	}
 	at := func(y int, m time.Month) *time.Time { t := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC); return &t }
 	rate := func(s string) *decimal.Decimal { d := decimal.RequireFromString(s); return &d }
 	f.Commitments = append(f.Commitments,

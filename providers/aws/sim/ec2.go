@@ -18,12 +18,13 @@ import (
 const ec2XMLNamespace = "http://ec2.amazonaws.com/doc/2016-11-15/"
 
 // serveEC2 answers the EC2 query API: DescribeRegions, DescribeInstances,
-// DescribeInstanceTypes, DescribeSpotPriceHistory and StopInstances.
+// DescribeInstanceTypes, DescribeSpotPriceHistory,
+// DescribeSpotInstanceRequests and StopInstances.
 func (s *Server) serveEC2(w http.ResponseWriter, req request) {
 	// The Describe calls check the permission only with DryRun, as EC2 does
 	// (gpufinops doctor relies on it); StopInstances checks the IDs first.
 	switch req.op {
-	case "DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory":
+	case "DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory", "DescribeSpotInstanceRequests":
 		if !boolParam(req.form, "DryRun") {
 			break
 		}
@@ -39,6 +40,8 @@ func (s *Server) serveEC2(w http.ResponseWriter, req request) {
 		s.describeInstanceTypes(w, req)
 	case "DescribeSpotPriceHistory":
 		s.describeSpotPriceHistory(w, req)
+	case "DescribeSpotInstanceRequests":
+		s.describeSpotInstanceRequests(w, req)
 	case "StopInstances":
 		s.stopInstances(w, req)
 	default:
@@ -185,11 +188,14 @@ type instanceXML struct {
 	State                 instanceStateXML `xml:"instanceState"`
 	StateTransitionReason string           `xml:"reason"`
 	AvailabilityZone      string           `xml:"placement>availabilityZone"`
+	PlacementGroupName    string           `xml:"placement>groupName,omitempty"`
+	PlacementGroupID      string           `xml:"placement>groupId,omitempty"`
 	Tenancy               string           `xml:"placement>tenancy"`
 	PrivateDNSName        string           `xml:"privateDnsName"`
 	PlatformDetails       string           `xml:"platformDetails"`
 	UsageOperation        string           `xml:"usageOperation"`
 	Architecture          string           `xml:"architecture"`
+	RootDeviceType        string           `xml:"rootDeviceType"`
 	InstanceLifecycle     string           `xml:"instanceLifecycle,omitempty"`
 	SpotInstanceRequestID string           `xml:"spotInstanceRequestId,omitempty"`
 	Tags                  []tagXML         `xml:"tagSet>item,omitempty"`
@@ -217,6 +223,7 @@ var instanceFilters = map[string]bool{
 	"instance-id": true, "instance-type": true, "instance-state-name": true, "instance-state-code": true,
 	"instance-lifecycle": true, "availability-zone": true, "tag-key": true, "tag-value": true,
 	"owner-id": true, "launch-time": true, "private-dns-name": true, "spot-instance-request-id": true,
+	"placement-group-name": true,
 }
 
 // ec2View is one instance as EC2 shows it now.
@@ -247,6 +254,13 @@ func (s *Server) view(in *fleet.Instance, state string) ec2View {
 		PlatformDetails:  "Linux/UNIX",
 		UsageOperation:   "RunInstances",
 		Architecture:     "x86_64",
+		RootDeviceType:   "ebs",
+	}
+	if len(in.PlacementGroups) > 0 && strings.TrimSpace(in.PlacementGroups[0]) != "" {
+		// An instance is in one placement group at most; its ID is
+		// unique in the account, "pg-" and 17 hex digits.
+		x.PlacementGroupName = strings.TrimSpace(in.PlacementGroups[0])
+		x.PlacementGroupID = "pg-" + hexID(17, "placement-group", in.Region, x.PlacementGroupName)
 	}
 	if state == "stopped" {
 		x.StateTransitionReason = "User initiated"
@@ -306,6 +320,8 @@ func (v ec2View) matches(f queryFilter, account string) bool {
 		return f.matchAny(x.InstanceLifecycle)
 	case f.name == "availability-zone":
 		return f.matchAny(x.AvailabilityZone)
+	case f.name == "placement-group-name":
+		return x.PlacementGroupName != "" && f.matchAny(x.PlacementGroupName)
 	case f.name == "owner-id":
 		return f.matchAny(account)
 	case f.name == "launch-time":
@@ -450,8 +466,8 @@ type stopInstancesResponse struct {
 // /_sim/state say "stopped". Every ID must exist (in the caller's account
 // and the request's region) or nothing stops. DryRun answers
 // DryRunOperation once the IDs are known, before the spot check, as it only
-// checks permission. Spot instances come from one-time requests and cannot be
-// stopped.
+// checks permission. A spot instance can be stopped only when its request is
+// persistent (spotRequestOf).
 func (s *Server) stopInstances(w http.ResponseWriter, req request) {
 	ids := listParam(req.form, "InstanceId")
 	if len(ids) == 0 {
@@ -468,7 +484,7 @@ func (s *Server) stopInstances(w http.ResponseWriter, req request) {
 		return
 	}
 	for _, v := range found {
-		if v.in.Lifecycle == fleet.Spot {
+		if v.in.Lifecycle == fleet.Spot && spotRequestOf(v.in).Type != "persistent" {
 			ec2Fail(w, req, "UnsupportedOperation", "You can't stop the Spot Instance '%s' because it is associated with a one-time Spot Instance request. You can only stop Spot Instances associated with persistent Spot Instance requests.", v.in.ID)
 			return
 		}
@@ -786,6 +802,136 @@ func (s *Server) describeSpotPriceHistory(w http.ResponseWriter, req request) {
 	out := describeSpotPriceHistoryResponse{RequestID: newRequestID(), History: all[from:to], NextToken: nextToken(req, next)}
 	if out.History == nil {
 		out.History = []spotPriceXML{}
+	}
+	writeXMLResponse(w, req.op, ec2XMLNamespace, out)
+}
+
+// --- DescribeSpotInstanceRequests ---
+
+type spotRequestStatusXML struct {
+	Code    string `xml:"code"`
+	Message string `xml:"message"`
+}
+
+type spotRequestXML struct {
+	SpotInstanceRequestID        string               `xml:"spotInstanceRequestId"`
+	SpotPrice                    string               `xml:"spotPrice,omitempty"`
+	Type                         string               `xml:"type"`
+	State                        string               `xml:"state"`
+	Status                       spotRequestStatusXML `xml:"status"`
+	InstanceID                   string               `xml:"instanceId"`
+	CreateTime                   string               `xml:"createTime"`
+	ProductDescription           string               `xml:"productDescription"`
+	LaunchedAvailabilityZone     string               `xml:"launchedAvailabilityZone"`
+	InstanceInterruptionBehavior string               `xml:"instanceInterruptionBehavior"`
+}
+
+type describeSpotInstanceRequestsResponse struct {
+	RequestID string           `xml:"requestId"`
+	Requests  []spotRequestXML `xml:"spotInstanceRequestSet>item"`
+	NextToken string           `xml:"nextToken,omitempty"`
+}
+
+// spotRequest is what a spot instance's request says of it.
+type spotRequest struct{ Type, Behavior string }
+
+// spotRequestOf reads a spot instance's request from its spotInterruption:
+// stop is a persistent request whose instances stop when interrupted;
+// anything else a one-time request whose instances terminate (the default
+// of RequestSpotInstances and RunInstances).
+func spotRequestOf(in *fleet.Instance) spotRequest {
+	if in.SpotInterruption == fleet.SpotStop {
+		return spotRequest{Type: "persistent", Behavior: "stop"}
+	}
+	return spotRequest{Type: "one-time", Behavior: "terminate"}
+}
+
+// spotRequestFilters are the DescribeSpotInstanceRequests filters the
+// simulator knows.
+var spotRequestFilters = map[string]bool{
+	"spot-instance-request-id": true, "instance-id": true, "state": true, "type": true,
+	"instance-interruption-behavior": true, "launched-availability-zone": true,
+}
+
+// describeSpotInstanceRequests lists the requests of the region's spot
+// instances the caller's account sees: active while the instance runs,
+// disabled while it is stopped (as EC2 does for a stopped instance of a
+// persistent request). Explicit SpotInstanceRequestId values must all exist.
+func (s *Server) describeSpotInstanceRequests(w http.ResponseWriter, req request) {
+	filters := parseFilters(req.form)
+	if !checkFilters(w, req, filters, func(n string) bool { return spotRequestFilters[n] }) {
+		return
+	}
+	size, sized, ok := maxResults(w, req, 5, 1000, 1000)
+	if !ok {
+		return
+	}
+	off, ok := offset(w, req)
+	if !ok {
+		return
+	}
+	var all []spotRequestXML
+	for _, v := range s.visible(req.region, s.callerAccount(req)) {
+		if v.xml.SpotInstanceRequestID == "" {
+			continue
+		}
+		r := spotRequestOf(v.in)
+		state, code, msg := "active", "fulfilled", "Your spot request is fulfilled."
+		if v.state == "stopped" || v.state == "stopping" {
+			state, code, msg = "disabled", "instance-stopped-by-user", "Your spot request is disabled because the instance was stopped by the user."
+		}
+		all = append(all, spotRequestXML{
+			SpotInstanceRequestID: v.xml.SpotInstanceRequestID, Type: r.Type, State: state,
+			Status:     spotRequestStatusXML{Code: code, Message: msg},
+			InstanceID: v.in.ID, CreateTime: v.xml.LaunchTime, ProductDescription: linuxUNIX,
+			LaunchedAvailabilityZone: v.xml.AvailabilityZone, InstanceInterruptionBehavior: r.Behavior,
+		})
+	}
+	if ids := listParam(req.form, "SpotInstanceRequestId"); len(ids) > 0 {
+		byID := map[string]spotRequestXML{}
+		for _, r := range all {
+			byID[r.SpotInstanceRequestID] = r
+		}
+		all = all[:0:0]
+		for _, id := range ids {
+			r, ok := byID[id]
+			if !ok {
+				ec2Fail(w, req, "InvalidSpotInstanceRequestID.NotFound", "The spot instance request ID '%s' does not exist", id)
+				return
+			}
+			all = append(all, r)
+		}
+	}
+	var kept []spotRequestXML
+	for _, r := range all {
+		keep := true
+		for _, f := range filters {
+			switch f.name {
+			case "spot-instance-request-id":
+				keep = keep && f.matchAny(r.SpotInstanceRequestID)
+			case "instance-id":
+				keep = keep && f.matchAny(r.InstanceID)
+			case "state":
+				keep = keep && f.matchAny(r.State)
+			case "type":
+				keep = keep && f.matchAny(r.Type)
+			case "instance-interruption-behavior":
+				keep = keep && f.matchAny(r.InstanceInterruptionBehavior)
+			case "launched-availability-zone":
+				keep = keep && f.matchAny(r.LaunchedAvailabilityZone)
+			}
+		}
+		if keep {
+			kept = append(kept, r)
+		}
+	}
+	if !sized && req.form.Get("NextToken") == "" {
+		size = len(kept)
+	}
+	from, to, next := simkit.Page(len(kept), off, size)
+	out := describeSpotInstanceRequestsResponse{RequestID: newRequestID(), Requests: kept[from:to], NextToken: nextToken(req, next)}
+	if out.Requests == nil {
+		out.Requests = []spotRequestXML{}
 	}
 	writeXMLResponse(w, req.op, ec2XMLNamespace, out)
 }

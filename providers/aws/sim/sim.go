@@ -248,7 +248,7 @@ func (s *Server) Claims(r *http.Request, body []byte) bool {
 
 // Ops are the operations the simulator answers, as "service:Op".
 var Ops = append([]string{
-	"ec2:DescribeRegions", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory", "ec2:StopInstances",
+	"ec2:DescribeRegions", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSpotInstanceRequests", "ec2:StopInstances",
 	"sts:GetCallerIdentity", "sts:AssumeRole",
 	"monitoring:ListMetrics", "monitoring:GetMetricData",
 	"pricing:GetProducts", "pricing:DescribeServices",

@@ -45,6 +45,9 @@ const DefaultRetryAfter = time.Second
 type Size struct {
 	Name             string
 	GPUs, VCPUs, Mem float64 // Mem in GB
+	// NvmeMiB is the local NVMe disk (capability NvmeDiskSizeInMiB); zero
+	// for none.
+	NvmeMiB float64
 }
 
 // PriceRow is a size's retail prices in one region (USD). Reservation
@@ -137,6 +140,21 @@ func (v *vm) id() string {
 		return "/subscriptions/" + v.sub + "/resourceGroups/" + v.rg + "/providers/Microsoft.Compute/virtualMachineScaleSets/" + v.set + "/virtualMachines/" + v.instanceID
 	}
 	return "/subscriptions/" + v.sub + "/resourceGroups/" + v.rg + "/providers/Microsoft.Compute/virtualMachines/" + v.name
+}
+
+// proximityPlacementGroup is the resource ID of the VM's proximity
+// placement group: the first of the fleet's placementGroups, an ID as
+// given, a name as a group of the VM's resource group. A VM is in one at
+// most.
+func (v *vm) proximityPlacementGroup() string {
+	if len(v.in.PlacementGroups) == 0 {
+		return ""
+	}
+	g := strings.TrimSpace(v.in.PlacementGroups[0])
+	if g == "" || strings.HasPrefix(strings.ToLower(g), "/subscriptions/") {
+		return g
+	}
+	return "/subscriptions/" + v.sub + "/resourceGroups/" + v.rg + "/providers/Microsoft.Compute/proximityPlacementGroups/" + g
 }
 
 func (v *vm) setID() string {
@@ -749,6 +767,9 @@ func (s *Server) vmBody(v *vm, view bool) map[string]any {
 	if view {
 		props["instanceView"] = map[string]any{"statuses": statuses(s.inv.StateOf(in.ID))}
 	}
+	if id := v.proximityPlacementGroup(); id != "" {
+		props["proximityPlacementGroup"] = map[string]any{"id": id}
+	}
 	body := map[string]any{"id": v.id(), "name": v.name, "type": "Microsoft.Compute/virtualMachines", "location": in.Region,
 		"tags": tagsOf(in), "properties": props}
 	if z := zones(in); z != nil {
@@ -854,6 +875,9 @@ func (s *Server) serveSKUs(w http.ResponseWriter, req request) {
 			}
 			if z.GPUs > 0 {
 				caps = append(caps, map[string]string{"name": "GPUs", "value": strconv.FormatFloat(math.Max(1, math.Round(z.GPUs)), 'f', -1, 64)})
+			}
+			if z.NvmeMiB > 0 {
+				caps = append(caps, map[string]string{"name": "NvmeDiskSizeInMiB", "value": strconv.FormatFloat(math.Round(z.NvmeMiB), 'f', -1, 64)})
 			}
 			out = append(out, map[string]any{"resourceType": "virtualMachines", "name": z.Name, "tier": "Standard", "size": strings.TrimPrefix(z.Name, "Standard_"),
 				"locations": []string{r}, "locationInfo": []map[string]any{{"location": r, "zones": []string{"1", "2", "3"}}},

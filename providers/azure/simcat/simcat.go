@@ -8,6 +8,7 @@ package simcat
 import (
 	"flag"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 
@@ -47,6 +48,8 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 			if t, ok := cat.InstanceType(fleet.Azure, in.InstanceType); ok {
 				z = sim.Size{Name: in.InstanceType, GPUs: t.GPUCount, VCPUs: t.VCPUs, Mem: t.MemoryGiB}
 			}
+			// The fleet's instanceStoreGB is the size's local NVMe disk.
+			z.NvmeMiB = math.Round(in.InstanceStoreGB * 1e9 / (1 << 20))
 			opts.Sizes = append(opts.Sizes, z)
 		}
 		k := [2]string{in.Region, in.InstanceType}

@@ -64,6 +64,26 @@ func maxResults(r *http.Request) (int, bool) {
 	return n, true
 }
 
+// resourcePolicies are the URLs of the resource policies attached to an
+// instance: the fleet's placementGroups, each a URL as given, a
+// "projects/…" path under the API's base, or a name of a policy of the
+// instance's region.
+func (s *Server) resourcePolicies(in fleet.Instance) []string {
+	var out []string
+	for _, g := range in.PlacementGroups {
+		switch g = strings.TrimSpace(g); {
+		case g == "":
+		case strings.HasPrefix(g, "https://"):
+			out = append(out, g)
+		case strings.HasPrefix(g, "projects/"):
+			out = append(out, base+g)
+		default:
+			out = append(out, base+"projects/"+in.Account+"/regions/"+regionOfZone(zoneOf(in))+"/resourcePolicies/"+g)
+		}
+	}
+	return out
+}
+
 // instanceJSON is an instance as Compute Engine's REST API shows it.
 func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 	zone := zoneOf(in)
@@ -132,6 +152,9 @@ func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 		disks = append(disks, map[string]any{"type": "SCRATCH", "deviceName": "local-ssd-0", "diskSizeGb": strconv.FormatInt(int64(math.Ceil(in.InstanceStoreGB)), 10), "interface": "NVME"})
 	}
 	out["disks"] = disks
+	if pols := s.resourcePolicies(in); len(pols) > 0 {
+		out["resourcePolicies"] = pols
+	}
 	if in.LaunchTime != nil {
 		ts := in.LaunchTime.UTC().Format("2006-01-02T15:04:05.000-07:00")
 		out["creationTimestamp"], out["lastStartTimestamp"] = ts, ts

@@ -107,6 +107,9 @@ func contractFleet() *fleet.Fleet {
 		if i%3 == 1 {
 			in.Region, in.Zone, in.InstanceType, in.GPU = "europe-west4", "europe-west4-b", "g2-standard-8", fleet.GPU{Model: "L4", Count: 1, MemoryGiB: 24}
 		}
+		if i%4 == 0 {
+			in.PlacementGroups = []string{"compact-a2"} // served as resourcePolicies
+		}
 		if i%4 == 3 {
 			in.State = fleet.Stopped
 		}

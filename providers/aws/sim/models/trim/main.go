@@ -25,7 +25,7 @@ var services = []struct {
 	name, dir string
 	ops       []string
 }{
-	{"ec2", "ec2/2016-11-15", []string{"DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory", "StopInstances", "DescribeReservedInstances", "DescribeCapacityReservations"}},
+	{"ec2", "ec2/2016-11-15", []string{"DescribeRegions", "DescribeInstances", "DescribeInstanceTypes", "DescribeSpotPriceHistory", "StopInstances", "DescribeReservedInstances", "DescribeCapacityReservations", "DescribeSpotInstanceRequests"}},
 	{"sts", "sts/2011-06-15", []string{"GetCallerIdentity", "AssumeRole"}},
 	{"monitoring", "cloudwatch/2010-08-01", []string{"ListMetrics", "GetMetricData"}},
 	{"pricing", "pricing/2017-10-15", []string{"GetProducts", "DescribeServices"}},
