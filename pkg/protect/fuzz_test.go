@@ -22,6 +22,10 @@ func FuzzClassify(f *testing.F) {
 	f.Add("Deployment.Environment", "prod-eu")
 	f.Add("role", "serving")
 	f.Add("İstanbul", "x")
+	f.Add("gpufinops-ignore", "true")
+	f.Add("GpuFinOps", "skip")
+	f.Add("workspace", "prod")
+	f.Add("Criticality", "Mission-Critical")
 	f.Fuzz(func(t *testing.T, k, v string) {
 		for _, tok := range Tokens(k) {
 			if tok == "" || tok != strings.ToLower(tok) {
@@ -49,6 +53,12 @@ func FuzzClassify(f *testing.F) {
 		}
 		if !exempt && firstPhrase(kt, pe.Rules.SwitchPhrases) != "" && !IsTrueValue(v) && got == nil {
 			t.Fatalf("%q=%q: an auto-stop switch not true is not protected", k, v)
+		}
+		if firstPhrase(kt, toolWords) != "" && anyWord(kt, optOutKeyWords) && !IsFalseValue(v) && got == nil {
+			t.Fatalf("%q=%q: a gpufinops opt-out key not false is not protected", k, v)
+		}
+		if slices.Contains(strongProd, FoldValue(v)) && got == nil {
+			t.Fatalf("%q=%q: a production value is not protected", k, v)
 		}
 	})
 }

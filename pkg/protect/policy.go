@@ -109,6 +109,7 @@ func DefaultRules() Rules {
 			"triton", "vllm", "tgi", "text generation inference", "kserve", "seldon", "ray serve", "torchserve",
 			"tensorrt llm", "trtllm", "sglang", "ollama", "bentoml", "tf serving", "tensorflow serving", "mlserver",
 			"lmdeploy", "llama cpp", "openllm", "lorax", "nim", "infinity emb", "deepspeed mii",
+			"model server", "modelmesh", "llm server",
 		},
 		GroupKeys: []string{
 			"job", "job name", "job id", "training job", "training run", "run id", "mpi job", "pytorch job",

@@ -66,12 +66,21 @@ func TestClassesSpellings(t *testing.T) {
 		{map[string]string{"ops": "keep_running"}, ReasonExempt},
 		{map[string]string{"autoshutdownexempt": "y"}, ReasonExempt},
 		{map[string]string{"Protected": "yes"}, ReasonExempt},
+		// the tool's own key
+		{map[string]string{"gpufinops": "skip"}, ReasonExempt},
+		{map[string]string{"GpuFinOps": "Ignore"}, ReasonExempt},
+		{map[string]string{"gpufinops-ignore": "true"}, ReasonExempt},
+		{map[string]string{"gpufinops_exclude": ""}, ReasonExempt},
+		{map[string]string{"GPUFinOps:Skip": "yes"}, ReasonExempt},
+		{map[string]string{"gpufinops.opt-out": "1"}, ReasonExempt},
 		// switches: unrecognised or negative values protect
 		{map[string]string{"auto-shutdown": "disabled"}, ReasonOptedOut},
 		{map[string]string{"auto-stop": "maybe"}, ReasonOptedOut},
 		{map[string]string{"AutoStop": "false"}, ReasonOptedOut},
 		{map[string]string{"idle_shutdown": "never"}, ReasonOptedOut},
 		{map[string]string{"auto-shutdown": "19:00"}, ReasonOptedOut},
+		{map[string]string{"AutoStop": "Excluded"}, ReasonOptedOut},
+		{map[string]string{"idle-stop": "ignore"}, ReasonOptedOut},
 		{map[string]string{"autostop": "keep-running"}, ReasonOptedOut},
 		// (b) production under keys not configured
 		{map[string]string{"deployment": "prod"}, ReasonProduction},
@@ -81,6 +90,14 @@ func TestClassesSpellings(t *testing.T) {
 		{map[string]string{"DeployStage": "prod-eu-1"}, ReasonProduction},
 		{map[string]string{"ring": "eu_prod"}, ReasonProduction},
 		{map[string]string{"Environment": "odd"}, ReasonProduction},
+		// a whole production value under any key, and critical machines
+		{map[string]string{"workspace": "prod"}, ReasonProduction},
+		{map[string]string{"realm": "Production"}, ReasonProduction},
+		{map[string]string{"account_kind": "PRD"}, ReasonProduction},
+		{map[string]string{"Criticality": "Mission-Critical"}, ReasonProduction},
+		{map[string]string{"criticality": "High"}, ReasonProduction},
+		{map[string]string{"business_criticality": "tier-1"}, ReasonProduction},
+		{map[string]string{"importance": "business_critical"}, ReasonProduction},
 	}
 	p := policy()
 	for _, c := range cases {
@@ -104,6 +121,12 @@ func TestClassesSpellings(t *testing.T) {
 		{"deploy-tier": "gpu"},
 		{"schedule": "not-exempt"},
 		{"Team": "ml", "CostCenter": "123"},
+		{"gpufinops-ignore": "false"},
+		{"gpufinops": "enabled"},
+		{"gpufinops-owner": "alice"},
+		{"team": "prod-infra"},
+		{"criticality": "low"},
+		{"impact": "non-critical"},
 	}
 	for _, tags := range allowed {
 		if f := Tags(tags, p); f != nil {
@@ -128,6 +151,9 @@ func TestInferenceSpellings(t *testing.T) {
 		{"x": "ollama"},
 		{"kserve.io-isvc": "llama"},
 		{"serving-runtime": "torchserve"},
+		{"role": "model-server"},
+		{"app": "ModelMesh"},
+		{"svc": "llm_server"},
 		{"WorkloadType": "inference"},
 	}
 	for _, tags := range yes {

@@ -16,7 +16,8 @@ var (
 	falseValues = []string{"false", "no", "n", "off", "0", "f"}
 	// optOutValues read as "do not stop" under an auto-stop switch besides
 	// the false ones.
-	optOutValues = []string{"disabled", "disable", "never", "deny", "denied", "none", "exempt", "skip", "keep", "protected"}
+	optOutValues = []string{"disabled", "disable", "never", "deny", "denied", "none", "exempt", "skip", "skipped", "keep",
+		"protected", "ignore", "ignored", "exclude", "excluded", "opt-out", "optout", "opted-out"}
 )
 
 // IsTrueValue reports whether a tag or policy value reads as yes.
@@ -160,6 +161,11 @@ func exemption(tags map[string]string, ts []tag, p Policy) *Finding {
 		return &Finding{Reason: ReasonExempt, Message: msg, Tag: keys[i] + "=" + quoteEmpty(v)}
 	}
 	for _, t := range ts {
+		if f := toolOptOut(t); f != nil {
+			return f
+		}
+	}
+	for _, t := range ts {
 		ph := firstPhrase(t.kt, p.Rules.ExemptPhrases)
 		if ph == "" || IsFalseValue(t.value) {
 			continue
@@ -179,6 +185,36 @@ func exemption(tags map[string]string, ts []tag, p Policy) *Finding {
 		}
 	}
 	return nil
+}
+
+// toolWords name this tool in a tag key; optOutKeyWords, beside one, make
+// the key an opt-out (gpufinops-ignore, gpufinops:skip, GpuFinOpsExclude).
+var (
+	toolWords      = []string{"gpufinops"}
+	optOutKeyWords = []string{"ignore", "skip", "exclude", "exempt", "optout", "off", "disable", "disabled"}
+)
+
+// toolOptOut: a key naming the tool opts the machine out with any value a
+// yes would be (gpufinops-ignore=true) or, for the key that is just the
+// name (gpufinops, GpuFinOps), any value
+// but a yes or an opt-in word (gpufinops=skip, gpufinops=off): the
+// machine's owner asked this tool to leave it alone. A key naming the
+// tool with a false value (gpufinops-ignore=false) or an enabling one
+// (gpufinops=enabled) does not protect.
+func toolOptOut(t tag) *Finding {
+	if firstPhrase(t.kt, toolWords) == "" {
+		return nil
+	}
+	if anyWord(t.kt, optOutKeyWords) || firstPhrase(t.kt, []string{"opt out"}) != "" {
+		if IsFalseValue(t.value) {
+			return nil
+		}
+		return found(ReasonExempt, t, "the machine is tagged "+t.String()+": the key asks gpufinops to leave it alone")
+	}
+	if joined(t.kt) != "gpufinops" || t.value == "" || IsTrueValue(t.value) || slices.Contains([]string{"include", "included", "manage", "managed", "stop", "allow", "opt-in", "optin"}, FoldValue(t.value)) {
+		return nil
+	}
+	return found(ReasonExempt, t, "the machine is tagged "+t.String()+": a value naming no opt-in under the tool's own key leaves the machine alone")
 }
 
 // negated reports whether a value denies an exemption outright ("not
@@ -248,7 +284,34 @@ func production(tags map[string]string, ts []tag, p Policy) *Finding {
 			return found(ReasonProduction, t, "the machine is tagged "+t.String()+": an environment key with a production value, and production is protected (--include-production stops it)")
 		}
 	}
+	for _, t := range ts {
+		if slices.Contains(strongProd, FoldValue(t.value)) && !IsFalseValue(t.value) {
+			return found(ReasonProduction, t, "the machine is tagged "+t.String()+": the whole value says production under a key not listed as an environment key, which protects it (fail-safe; --include-production stops it)")
+		}
+		if critical(t) {
+			return found(ReasonProduction, t, "the machine is tagged "+t.String()+": it is marked business-critical, protected like production (--include-production stops it)")
+		}
+	}
 	return nil
+}
+
+// strongProd are values that say production whatever the key
+// (workspace=prod, realm=production).
+var strongProd = []string{"prod", "prd", "production", "prodn", "production-critical"}
+
+// critical reports a tag marking the machine critical: a value with the
+// word critical (mission-critical, business_critical, Critical) not
+// denied (non-critical, not-critical), or a criticality key with a high
+// value (criticality=high, Criticality=Tier0).
+func critical(t tag) bool {
+	if anyWord(t.vt, []string{"critical", "missioncritical", "businesscritical"}) && !negated(t.vt) && !anyWord(t.vt, []string{"noncritical", "uncritical"}) {
+		return true
+	}
+	if anyWord(t.kt, []string{"criticality", "critical", "businesscriticality"}) {
+		v := FoldValue(t.value)
+		return IsTrueValue(v) || slices.Contains([]string{"high", "very-high", "highest", "tier-0", "tier0", "tier-1", "tier1", "p0", "p1", "sev1", "sev-1"}, v)
+	}
+	return false
 }
 
 // anyWord reports whether a token is one of the words.
