@@ -11,7 +11,8 @@ import (
 // GroupsOf names the multi-host groups a machine belongs to, each as
 // "key=value": a tag whose whole key, normalised, is one of Rules.GroupKeys
 // (job, cluster-name, ray-cluster, slurm-job-id, placement-group, tpu-slice,
-// instance-template, …), the cloud's placement constructs as
+// instance-template, …) or whose key's words name a distributed job
+// (jobKey: torchrun-job, mpi_job_name), the cloud's placement constructs as
 // "placement=<name or ID>" (fleet.Instance.PlacementGroups: an AWS
 // placement group, an Azure proximity placement group, GCP resource
 // policies), and the workload's training run.
@@ -23,7 +24,7 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 	}
 	var out []string
 	for k, v := range in.Tags {
-		if v = strings.TrimSpace(v); v != "" && slices.Contains(keys, phrase(k)) {
+		if v = strings.TrimSpace(v); v != "" && (slices.Contains(keys, phrase(k)) || jobKey(k, v)) {
 			out = append(out, Fold(k)+"="+v)
 		}
 	}
@@ -38,6 +39,23 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 		out = append(out, "trainingRun="+strings.TrimSpace(in.Workload.TrainingRun))
 	}
 	return out
+}
+
+// jobWords in a key make its value name a distributed job, whatever the
+// key's other words (torchrun-job, mpi_job_name, DeepSpeedJobId,
+// jobset.sigs.k8s.io/jobset-name, tpu-multislice); describeWords make the
+// value a property shared by unrelated machines instead (job-type,
+// job_queue, JobPriority), which names no group.
+var (
+	jobWords      = []string{"job", "jobid", "jobname", "jobset", "multislice", "torchrun", "horovod", "mpijob", "pytorchjob", "tfjob", "mpi", "deepspeed", "megatron"}
+	describeWords = []string{"type", "kind", "class", "category", "queue", "priority", "status", "state", "owner", "team", "count", "size", "role", "template", "image", "version", "framework", "enabled", "mode"}
+)
+
+// jobKey reports whether a tag names a distributed job by its key's words
+// (jobWords, no describeWords) with a value that is a name, not a yes/no.
+func jobKey(k, v string) bool {
+	kt := Tokens(k)
+	return anyWord(kt, jobWords) && !anyWord(kt, describeWords) && !IsTrueValue(v) && !IsFalseValue(v)
 }
 
 // placementKey starts the group name of a placement construct.

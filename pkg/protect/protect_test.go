@@ -356,3 +356,45 @@ func TestPlacementGroupsProperty(t *testing.T) {
 		}
 	}
 }
+
+// Keys no table lists that name a distributed job by their words group
+// their machines; keys that describe a job's kind, queue or state do not.
+func TestJobKeys(t *testing.T) {
+	p := policy()
+	grouped := []map[string]string{
+		{"torchrun-job": "llama-ft"},
+		{"mpi_job_name": "bert-8n"},
+		{"DeepSpeedJobId": "ds-42"},
+		{"jobset.sigs.k8s.io/jobset-name": "pretrain"},
+		{"tpu-multislice": "ms-1"},
+		{"horovod": "resnet-run-3"},
+		{"kubeflow.org/pytorchjob": "pj-7"},
+	}
+	for _, tags := range grouped {
+		if g := GroupsOf(&fleet.Instance{Tags: tags}, p); len(g) != 1 {
+			t.Errorf("%v: groups %v, want one", tags, g)
+		}
+	}
+	loose := []map[string]string{
+		{"job-type": "training"},
+		{"job_queue": "gpu-long"},
+		{"JobPriority": "high"},
+		{"deepspeed": "enabled"},
+		{"mpi": "true"},
+		{"job-owner": "alice"},
+	}
+	for _, tags := range loose {
+		if g := GroupsOf(&fleet.Instance{Tags: tags}, p); len(g) != 0 {
+			t.Errorf("%v: groups %v, want none", tags, g)
+		}
+	}
+	// Two idle-capable hosts of one job: the idle one is kept while the other works.
+	insts := []*fleet.Instance{
+		{ID: "a", Provider: fleet.GCP, Tags: map[string]string{"torchrun-job": "llama-ft"}},
+		{ID: "b", Provider: fleet.GCP, Tags: map[string]string{"torchrun_job": "llama-ft"}},
+	}
+	peers := NewPeers(insts, func(i int) bool { return i == 1 }, p)
+	if f := peers.Check(0); f == nil || f.Reason != ReasonMultiHost {
+		t.Errorf("idle host of a working torchrun job: %+v, want multi-host", f)
+	}
+}
