@@ -54,7 +54,7 @@ func FuzzClassify(f *testing.F) {
 		if !exempt && firstPhrase(kt, pe.Rules.SwitchPhrases) != "" && !IsTrueValue(v) && got == nil {
 			t.Fatalf("%q=%q: an auto-stop switch not true is not protected", k, v)
 		}
-		if firstPhrase(kt, toolWords) != "" && anyWord(kt, optOutKeyWords) && !IsFalseValue(v) && got == nil {
+		if hasPhrase(kt, toolName) && anyWord(kt, optOutKeyWords) && !IsFalseValue(v) && got == nil {
 			t.Fatalf("%q=%q: a gpufinops opt-out key not false is not protected", k, v)
 		}
 		if slices.Contains(strongProd, FoldValue(v)) && got == nil {

@@ -24,8 +24,11 @@ func GroupsOf(in *fleet.Instance, p Policy) []string {
 	}
 	var out []string
 	for k, v := range in.Tags {
-		if v = strings.TrimSpace(v); v != "" && (slices.Contains(keys, phrase(k)) || jobKey(k, v)) {
-			out = append(out, Fold(k)+"="+v)
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if kt := Tokens(k); slices.Contains(keys, joined(kt)) || jobKey(kt, v) {
+			out = append(out, strings.Join(kt, "-")+"="+v)
 		}
 	}
 	for _, g := range in.PlacementGroups {
@@ -52,9 +55,9 @@ var (
 )
 
 // jobKey reports whether a tag names a distributed job by its key's words
+// (kt)
 // (jobWords, no describeWords) with a value that is a name, not a yes/no.
-func jobKey(k, v string) bool {
-	kt := Tokens(k)
+func jobKey(kt []string, v string) bool {
 	return anyWord(kt, jobWords) && !anyWord(kt, describeWords) && !IsTrueValue(v) && !IsFalseValue(v)
 }
 

@@ -187,10 +187,12 @@ func exemption(tags map[string]string, ts []tag, p Policy) *Finding {
 	return nil
 }
 
-// toolWords name this tool in a tag key; optOutKeyWords, beside one, make
-// the key an opt-out (gpufinops-ignore, gpufinops:skip, GpuFinOpsExclude).
+// toolName names this tool in a tag key (in matching form: GpuFinOps,
+// gpu-finops); optOutKeyWords, beside it, make the key an opt-out
+// (gpufinops-ignore, gpufinops:skip, GpuFinOpsExclude).
+const toolName = "gpufinops"
+
 var (
-	toolWords      = []string{"gpufinops"}
 	optOutKeyWords = []string{"ignore", "skip", "exclude", "exempt", "optout", "off", "disable", "disabled"}
 )
 
@@ -202,16 +204,16 @@ var (
 // tool with a false value (gpufinops-ignore=false) or an enabling one
 // (gpufinops=enabled) does not protect.
 func toolOptOut(t tag) *Finding {
-	if firstPhrase(t.kt, toolWords) == "" {
+	if !hasPhrase(t.kt, toolName) {
 		return nil
 	}
-	if anyWord(t.kt, optOutKeyWords) || firstPhrase(t.kt, []string{"opt out"}) != "" {
+	if anyWord(t.kt, optOutKeyWords) || hasPhrase(t.kt, "optout") {
 		if IsFalseValue(t.value) {
 			return nil
 		}
 		return found(ReasonExempt, t, "the machine is tagged "+t.String()+": the key asks gpufinops to leave it alone")
 	}
-	if joined(t.kt) != "gpufinops" || t.value == "" || IsTrueValue(t.value) || slices.Contains([]string{"include", "included", "manage", "managed", "stop", "allow", "opt-in", "optin"}, FoldValue(t.value)) {
+	if joined(t.kt) != toolName || t.value == "" || IsTrueValue(t.value) || slices.Contains([]string{"include", "included", "manage", "managed", "stop", "allow", "opt-in", "optin"}, FoldValue(t.value)) {
 		return nil
 	}
 	return found(ReasonExempt, t, "the machine is tagged "+t.String()+": a value naming no opt-in under the tool's own key leaves the machine alone")
@@ -341,12 +343,19 @@ func inferenceOf(in *fleet.Instance, ts []tag, p Policy) *Finding {
 	if slices.Contains(fleet.WorkloadTypesFromTags(in.Tags), fleet.Inference) {
 		return &Finding{Reason: ReasonInference, Message: "the machine serves inference (WorkloadType tag), which may be needed at any time"}
 	}
+	var stacks []string
 	for _, t := range ts {
 		if anyWord(t.kt, p.Rules.InferenceKeyWords) && anyWord(t.vt, p.Rules.InferenceValueWords) {
 			return found(ReasonInference, t, "the machine is tagged "+t.String()+": a serving role, which may be needed at any time")
 		}
-		for _, s := range p.Rules.ServingStacks {
-			if hasStack(t.kt, s) || hasStack(t.vt, s) {
+		if stacks == nil {
+			stacks = make([]string, len(p.Rules.ServingStacks))
+			for i, s := range p.Rules.ServingStacks {
+				stacks[i] = configured(s)
+			}
+		}
+		for i, s := range p.Rules.ServingStacks {
+			if hasStack(t.kt, stacks[i]) || hasStack(t.vt, stacks[i]) {
 				return found(ReasonInference, t, "the machine is tagged "+t.String()+": it runs the serving stack "+s+", which may be needed at any time")
 			}
 		}
@@ -354,11 +363,10 @@ func inferenceOf(in *fleet.Instance, ts []tag, p Policy) *Finding {
 	return nil
 }
 
-// hasStack matches a serving stack on token boundaries: short names (tgi,
+// hasStack matches a serving stack (ph, in matching form) on token boundaries: short names (tgi,
 // nim) inside other words are not stacks; a name of five letters or more
 // may start or end a word (tritonserver).
-func hasStack(tokens []string, stack string) bool {
-	ph := configured(stack)
+func hasStack(tokens []string, ph string) bool {
 	for i := range tokens {
 		if len(ph) >= 5 && (strings.HasPrefix(tokens[i], ph) || strings.HasSuffix(tokens[i], ph)) {
 			return true
