@@ -864,6 +864,8 @@ func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*co
 			asOf = rate.AsOf
 		}
 		pu.RateSource = rate.Source
+		// Derived offline from machine prices, not read from the cloud.
+		pu.Live = pu.Live && !strings.HasPrefix(rate.Source, pricing.DerivedSource)
 		switch r {
 		case pricing.ResourceVCPU:
 			pu.VCPUs = float64(tp.Quantity)
