@@ -214,6 +214,10 @@ const (
 	ResourceGPU    = "gpu"
 )
 
+// DerivedSource begins the Source of a per-resource price the catalog
+// derived from machine prices rather than read from the cloud.
+const DerivedSource = "derived from "
+
 // ResourceQuery selects the price of one unit of a resource: a vCPU or a
 // GiB of memory of a machine family, or one GPU of a model, in a region,
 // under a purchase option (on-demand, or a commitment term's option).

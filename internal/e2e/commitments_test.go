@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -188,6 +188,59 @@ func TestCommitmentsDeniedIsAWarning(t *testing.T) {
 	}
 }
 
+// estateReport is what the committed-estate tests read of `analyze -o json`.
+type estateReport struct {
+	Summary struct {
+		Current json.RawMessage `json:"currentMonthlyCost"`
+		Savings json.RawMessage `json:"monthlySavings"`
+		Unused  json.RawMessage `json:"unusedCommitmentMonthlyCost"`
+	} `json:"summary"`
+	Recommendations []struct {
+		ID             string          `json:"id"`
+		ResourceID     string          `json:"resourceId"`
+		Kind           string          `json:"kind"`
+		MonthlySavings json.RawMessage `json:"monthlySavings"`
+	} `json:"recommendations"`
+	Instances []struct {
+		ResourceID            string          `json:"resourceId"`
+		CoveredShare          float64         `json:"coveredShare"`
+		CoveredBy             []string        `json:"coveredBy"`
+		CommitmentMonthlyCost json.RawMessage `json:"commitmentMonthlyCost"`
+		CurrentMonthlyCost    json.RawMessage `json:"currentMonthlyCost"`
+		MonthlySavings        json.RawMessage `json:"monthlySavings"`
+	} `json:"instances"`
+	Held json.RawMessage `json:"commitmentsHeld"`
+}
+
+// analyzeEstate runs `analyze -o json` with args and decodes the report.
+func analyzeEstate(t *testing.T, args ...string) (estateReport, string) {
+	t.Helper()
+	code, out, stderr := gpufinops(t, append([]string{"analyze", "-o", "json"}, args...)...)
+	if code != cmdutil.ExitOK && code != cmdutil.ExitPartial {
+		t.Fatalf("analyze %v exited %d: %s", args, code, stderr)
+	}
+	var r estateReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("analyze %v: no report: %v", args, err)
+	}
+	return r, stderr
+}
+
+// lines are the report's totals, recommendations and instance costs and
+// coverage, one line each, sorted.
+func (r estateReport) lines() []string {
+	var out []string
+	out = append(out, fmt.Sprintf("summary current %s savings %s unused %s", r.Summary.Current, r.Summary.Savings, r.Summary.Unused))
+	for _, x := range r.Recommendations {
+		out = append(out, fmt.Sprintf("rec %s %s %s %s", x.ID, x.ResourceID, x.Kind, x.MonthlySavings))
+	}
+	for _, x := range r.Instances {
+		out = append(out, fmt.Sprintf("inst %s covered %.4f by %v commitment %s cost %s saves %s", x.ResourceID, x.CoveredShare, x.CoveredBy, x.CommitmentMonthlyCost, x.CurrentMonthlyCost, x.MonthlySavings))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // TestCommittedEstateAnalyzeMatchesFile (issue 33, "Done when"): on a fleet
 // with reserved instances, savings plans, Azure reservations and GCP CUDs,
 // `analyze --provider aws,azure,gcp` through cloudsim gives the same
@@ -197,62 +250,15 @@ func TestCommitmentsDeniedIsAWarning(t *testing.T) {
 func TestCommittedEstateAnalyzeMatchesFile(t *testing.T) {
 	path, f := commitmentsFile(t)
 	serveAllClouds(t, f, nil)
-	type rec struct {
-		ID             string          `json:"id"`
-		ResourceID     string          `json:"resourceId"`
-		Kind           string          `json:"kind"`
-		MonthlySavings json.RawMessage `json:"monthlySavings"`
-	}
-	type inst struct {
-		ResourceID            string          `json:"resourceId"`
-		CoveredShare          float64         `json:"coveredShare"`
-		CoveredBy             []string        `json:"coveredBy"`
-		CommitmentMonthlyCost json.RawMessage `json:"commitmentMonthlyCost"`
-		CurrentMonthlyCost    json.RawMessage `json:"currentMonthlyCost"`
-		MonthlySavings        json.RawMessage `json:"monthlySavings"`
-	}
-	type rep struct {
-		Summary struct {
-			Current json.RawMessage `json:"currentMonthlyCost"`
-			Savings json.RawMessage `json:"monthlySavings"`
-			Unused  json.RawMessage `json:"unusedCommitmentMonthlyCost"`
-		} `json:"summary"`
-		Recommendations []rec           `json:"recommendations"`
-		Instances       []inst          `json:"instances"`
-		Held            json.RawMessage `json:"commitmentsHeld"`
-	}
-	run := func(args ...string) (rep, string) {
-		t.Helper()
-		code, out, stderr := gpufinops(t, append([]string{"analyze", "-o", "json"}, args...)...)
-		if code != cmdutil.ExitOK && code != cmdutil.ExitPartial {
-			t.Fatalf("analyze %v exited %d: %s", args, code, stderr)
-		}
-		var r rep
-		if err := json.Unmarshal([]byte(out), &r); err != nil {
-			t.Fatalf("analyze %v: no report: %v", args, err)
-		}
-		return r, stderr
-	}
-	lines := func(r rep) []string {
-		var out []string
-		out = append(out, fmt.Sprintf("summary current %s savings %s unused %s", r.Summary.Current, r.Summary.Savings, r.Summary.Unused))
-		for _, x := range r.Recommendations {
-			out = append(out, fmt.Sprintf("rec %s %s %s %s", x.ID, x.ResourceID, x.Kind, x.MonthlySavings))
-		}
-		for _, x := range r.Instances {
-			out = append(out, fmt.Sprintf("inst %s covered %.4f by %v commitment %s cost %s saves %s", x.ResourceID, x.CoveredShare, x.CoveredBy, x.CommitmentMonthlyCost, x.CurrentMonthlyCost, x.MonthlySavings))
-		}
-		sort.Strings(out)
-		return out
-	}
+	run := func(args ...string) (estateReport, string) { return analyzeEstate(t, args...) }
+	lines := estateReport.lines
 	live, _ := run("--provider", "aws,azure,gcp")
 	file, _ := run("--fleet", path)
-	// Amounts may differ by a cent: a scan reads GCP's per-unit vCPU, memory
-	// and GPU prices, which split a machine's resource-CUD share by price,
-	// where the file's catalog has none (the scarcest-resource rule); a
-	// machine covered in full by a CUD and a reservation then has its cost
-	// split, and rounded, in other parts.
-	if got, want := lines(live), lines(file); !sameWithinCent(got, want) {
+	// Exactly: offline the catalog derives GCP's per-unit vCPU, memory and
+	// GPU prices from the machine prices as the simulator's SKUs are
+	// (catalog.GCPUnitRates), so a resource CUD's share of a machine is
+	// split by the same prices on both sides.
+	if got, want := lines(live), lines(file); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("through cloudsim:\n  %s\nfrom the file:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	if len(live.Held) == 0 || string(live.Held) == "null" {
@@ -278,27 +284,117 @@ func TestCommittedEstateAnalyzeMatchesFile(t *testing.T) {
 	}
 }
 
-// money finds the amounts in a line.
-var money = regexp.MustCompile(`-?\d+\.\d+`)
+// resourceCUDFleet is a GCP fleet in europe-west4 with a resource-based
+// CUD of vCPUs and memory only (no GPUs) over its g2 machines: a busy
+// g2-standard-48, a busy and an idle g2-standard-4 (56 vCPUs, 224 GiB, 6
+// L4s; the CUD buys the 56 vCPUs and 224 GiB), and a busy a2-highgpu-1g the
+// g2 CUD does not cover.
+const resourceCUDFleet = `apiVersion: gpufinops/v1
+kind: Fleet
+metadata:
+  name: gcp-resource-cud
+  generatedAt: "2026-11-30T00:00:00Z"
+instances:
+%s
+commitments:
+  - id: https://www.googleapis.com/compute/v1/projects/ml-research-eu/regions/europe-west4/commitments/cud-g2-host-1y
+    provider: gcp
+    account: ml-research-eu
+    kind: resource-cud
+    instanceFamily: g2
+    scope: {level: region, region: europe-west4}
+    term: 1y
+    payment: monthly
+    start: "2026-01-01T00:00:00Z"
+    end: "2027-01-01T00:00:00Z"
+    resources:
+      - {type: vcpu, amount: 56}
+      - {type: memory, amount: 224}
+`
 
-// sameWithinCent reports whether two sets of lines are the same but for
-// amounts a cent apart.
-func sameWithinCent(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if money.ReplaceAllString(a[i], "#") != money.ReplaceAllString(b[i], "#") {
-			return false
+const resourceCUDInstance = `  - id: %s
+    provider: gcp
+    account: ml-research-eu
+    region: europe-west4
+    zone: europe-west4-%s
+    instanceType: %s
+    lifecycle: on-demand
+    state: running
+    launchTime: "2026-02-01T00:00:00Z"
+    utilization:
+      window: {start: "2026-11-23T00:00:00Z", end: "2026-11-30T00:00:00Z"}
+      gpu: {avg: %d, p95: %d, max: %d}
+      gpuMemory: {avg: %d, p95: %d, max: %d}
+      cpu: {avg: %d, p95: %d, max: %d}
+`
+
+// TestResourceCUDSplitByUnitPrice (issue 33): on resourceCUDFleet,
+// `analyze --fleet` and `analyze --provider gcp` through the GCP simulator
+// give the same recommendations, covered shares and totals, to the cent:
+// the catalog derives the per-unit vCPU, memory and L4 prices offline as
+// the simulator's Billing Catalog SKUs are. The CUD covers the idle
+// g2-standard-4's vCPUs and memory, not its L4, so stopping it saves the
+// L4's on-demand share, 730 h × the L4's unit price, and it is covered in
+// part (its vCPUs' and memory's share of its price), not in full with no
+// saving (the scarcest committed resource's share, as the file said when
+// it had no unit prices).
+func TestResourceCUDSplitByUnitPrice(t *testing.T) {
+	var ins []string
+	for _, m := range []struct {
+		id, zone, typ string
+		busy          bool
+	}{{"g2-48-busy", "a", "g2-standard-48", true}, {"g2-4-busy", "b", "g2-standard-4", true}, {"g2-4-idle", "b", "g2-standard-4", false}, {"a2-1g-busy", "a", "a2-highgpu-1g", true}} {
+		u := []any{m.id, m.zone, m.typ, 1, 2, 3, 2, 3, 4, 2, 3, 5}
+		if m.busy {
+			u = []any{m.id, m.zone, m.typ, 72, 95, 100, 60, 80, 88, 30, 55, 70}
 		}
-		x, y := money.FindAllString(a[i], -1), money.FindAllString(b[i], -1)
-		for j := range x {
-			dx, _ := decimal.NewFromString(x[j])
-			dy, _ := decimal.NewFromString(y[j])
-			if dx.Sub(dy).Abs().GreaterThan(decimal.New(1, -2)) {
-				return false
+		ins = append(ins, fmt.Sprintf(resourceCUDInstance, u...))
+	}
+	path := filepath.Join(t.TempDir(), "gcp-resource-cud.yaml")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(resourceCUDFleet, strings.Join(ins, ""))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := providertest.ReadFleet(t, path)
+	serveAllClouds(t, f, nil)
+	live, _ := analyzeEstate(t, "--provider", "gcp")
+	file, _ := analyzeEstate(t, "--fleet", path)
+	if got, want := live.lines(), file.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("through cloudsim:\n  %s\nfrom the file:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l4, ok := pricing.LookupResource(cat, pricing.ResourceQuery{Provider: fleet.GCP, Region: "europe-west4", Resource: pricing.ResourceGPU, Name: "L4", Option: pricing.OnDemand})
+	if !ok {
+		t.Fatal("the catalog has no L4 unit price in europe-west4")
+	}
+	want := l4.Hourly.Mul(decimal.NewFromInt(730)).Round(2)
+	for _, r := range []estateReport{live, file} {
+		stops := 0
+		for _, x := range r.Recommendations {
+			if x.ResourceID != "g2-4-idle" || x.Kind != "idle-stop" {
+				continue
+			}
+			stops++
+			if got, err := decimal.NewFromString(strings.Trim(string(x.MonthlySavings), `"`)); err != nil || !got.Equal(want) {
+				t.Errorf("%s saves %s a month; want the L4's share, 730 h × $%s = %s", x.ID, x.MonthlySavings, l4.Hourly, want)
+			}
+		}
+		if stops != 1 {
+			t.Errorf("%d idle-stop recommendations for g2-4-idle, want 1", stops)
+		}
+		for _, x := range r.Instances {
+			switch x.ResourceID {
+			case "g2-4-idle", "g2-4-busy", "g2-48-busy":
+				if !(x.CoveredShare > 0.1 && x.CoveredShare < 0.5) {
+					t.Errorf("%s: covered %.4f; want its vCPUs' and memory's share of its price", x.ResourceID, x.CoveredShare)
+				}
+			case "a2-1g-busy":
+				if x.CoveredShare != 0 {
+					t.Errorf("%s: covered %.4f by a g2 CUD", x.ResourceID, x.CoveredShare)
+				}
 			}
 		}
 	}
-	return true
 }

@@ -775,8 +775,9 @@ func (a *allocator) discount(h *fleet.Held, u *usage) (float64, string, bool) {
 
 // resourceCUD allocates a GCP resource-based CUD: per resource (vCPUs,
 // memory GiB, GPUs of one model) in its region, hour by hour. Where the
-// catalog prices each of a machine's resources (per-unit on-demand prices,
-// read live), the machine is covered resource by resource, and its covered
+// catalog prices each of a machine's resources (per-unit on-demand prices:
+// the Billing Catalog's SKUs, read live, else the ones the embedded catalog
+// derives from its machine prices), the machine is covered resource by resource, and its covered
 // share is the part of its on-demand value the covered resources are: a CUD
 // of vCPUs and memory alone covers a GPU machine's host, not its GPUs, whose
 // price stays what stopping it saves. Where a unit price is unknown, the

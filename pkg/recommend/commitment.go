@@ -223,7 +223,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 			isMixed := mixed[regionType{it.Provider, it.Region, series}]
 			sp := e.splitIfMixed(isMixed, it, s, od)
 			if sp == nil && isMixed {
-				// No unit rates (offline): each machine type is its own
+				// No unit rates (none derived for the region): each machine type is its own
 				// group, bought in machines of that type at its own rate,
 				// so no resource is bought beyond what its machines use.
 				it.Family = it.InstanceType
@@ -696,7 +696,8 @@ var cudResources = []string{pricing.ResourceVCPU, pricing.ResourceMemory, pricin
 // splitResources splits an eligible instance into its vCPUs, memory and
 // GPUs when the catalog has each one's public on-demand price and a
 // commitment rate for at least one term (the Billing Catalog's unit SKUs,
-// read live); nil otherwise, and the instance is planned as a whole.
+// read live, else the embedded catalog's derived unit rates); nil
+// otherwise, and the instance is planned as a whole.
 func (e *engine) splitResources(it commitplan.Item, s *state, od decimal.Decimal) *resourceSplit {
 	t := s.typ
 	if t.VCPUs <= 0 || t.MemoryGiB <= 0 || t.GPUCount < 1 || t.GPUModel == "" || !od.IsPositive() {
@@ -864,6 +865,8 @@ func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*co
 			asOf = rate.AsOf
 		}
 		pu.RateSource = rate.Source
+		// Derived offline from machine prices, not read from the cloud.
+		pu.Live = pu.Live && !strings.HasPrefix(rate.Source, pricing.DerivedSource)
 		switch r {
 		case pricing.ResourceVCPU:
 			pu.VCPUs = float64(tp.Quantity)

@@ -102,8 +102,8 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 			it.Eligible, it.Reason = false, "the policy names no commitment kind for its cloud"
 		}
 		if it.Eligible && e.planKind(it.Provider) == pricing.ResourceCUD {
-			// The embedded catalog has no unit rates: a series that mixes
-			// machine types is bought per type.
+			// Without unit rates (noUnitPrices) a series that mixes machine
+			// types is bought per type.
 			series, _ := pricing.CUDSeries(s.typ.Name)
 			if e.mixedSeries()[regionType{it.Provider, it.Region, series}] {
 				it.Family = it.InstanceType
@@ -210,6 +210,14 @@ func (c noListedOnDemand) CommitmentRate(q pricing.CommitmentQuery) (pricing.Com
 	return r, ok
 }
 
+// noUnitPrices is a catalog without per-resource prices (whose commitment
+// rates it keeps).
+type noUnitPrices struct{ pricing.Catalog }
+
+func (c noUnitPrices) CommitmentRate(q pricing.CommitmentQuery) (pricing.CommitmentRate, bool) {
+	return pricing.LookupCommitment(c.Catalog, q)
+}
+
 // TestCommitmentRuleMatchesReference: on generated fleets (every cloud,
 // schedules in every zone, samples, hostile edge cases), with configured
 // discounts, a cloud with no commitment kind, billed commitments and rates
@@ -224,9 +232,11 @@ func TestCommitmentRuleMatchesReference(t *testing.T) {
 	rule := phases[last]
 	defer func() { phases[last] = rule }()
 	for seed := range uint64(8) {
-		var cat pricing.Catalog = embedded
+		// The reference buys a series that mixes machine types per type:
+		// it holds the rule to a catalog without GCP unit prices.
+		var cat pricing.Catalog = noUnitPrices{embedded}
 		if seed%2 == 1 {
-			cat = noListedOnDemand{embedded}
+			cat = noListedOnDemand{cat}
 		}
 		pol := DefaultPolicy().WithPurchases(purchasetest.Purchases())
 		switch seed % 4 {

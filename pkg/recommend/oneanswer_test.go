@@ -163,6 +163,22 @@ func checkOneAnswer(t *testing.T, name string, f *fleet.Fleet, cat pricing.Catal
 			pu := r.Evidence.Purchase
 			k := key{r.Provider, pu.Region, pu.Scope}
 			g, ok := groups[k]
+			if !ok && pu.Kind == string(pricing.ResourceCUD) {
+				// Bought per resource: the purchase is the series' vCPU and
+				// memory groups' and the GPU model's, at their terms.
+				pay, covers, n := decimal.Zero, decimal.Zero, 0
+				for _, fam := range []string{pu.Scope + " vCPU", pu.Scope + " memory", pu.GPUModel + " GPU"} {
+					rk := key{r.Provider, pu.Region, fam}
+					if tp := termOf(groups[rk], groups[rk].Recommended); tp != nil && tp.Quantity > 0 && groups[rk].Recommended == pu.Term {
+						pay, covers, n = pay.Add(tp.PayHourly), covers.Add(tp.CommitHourly), n+1
+						advised[rk]++
+					}
+				}
+				if n == 0 || !pay.Equal(pu.CommitmentHourly) || !covers.Equal(pu.CoversOnDemandHourly) {
+					t.Errorf("%s %s: %s buys %s/h for %s/h per resource; commit-plan's %s resource groups pay %s for %s", name, term, r.ResourceID, pu.CommitmentHourly, pu.CoversOnDemandHourly, pu.Scope, pay, covers)
+				}
+				continue
+			}
 			if !ok {
 				t.Fatalf("%s %s: %s advises a commitment for a group commit-plan lacks: %+v", name, term, r.ResourceID, k)
 			}

@@ -117,7 +117,7 @@ func checkReallocations(t *testing.T, p Plan) int {
 		for _, rc := range r.Receivers {
 			sum = sum.Add(rc.Monthly)
 			ic := ics[rc.ResourceID]
-			if ic.Final == nil || ic.Final.Stopped || ic.CoveredShare >= 1 || !(rc.Hours > 0) || rc.Hours > ic.Final.MonthlyHours+1e-6 {
+			if ic.Final == nil || ic.Final.Stopped || !ic.MonthlyCost.GreaterThan(ic.CommitmentMonthly) || !(rc.Hours > 0) || rc.Hours > ic.Final.MonthlyHours+1e-6 {
 				t.Errorf("%s: receiver %+v is not a running, uncovered instance: %+v", r.CommitmentID, rc, ic)
 				continue
 			}

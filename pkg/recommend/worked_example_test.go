@@ -108,7 +108,7 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		recs = append(recs, r.ID+" "+r.MonthlySavings.String())
 		stated("| `" + r.ID + "` | " + usd(r.MonthlySavings) + " |")
 	}
-	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2756.78, commitment:l4-small 200.66"; got != want {
+	if got, want := strings.Join(recs, ", "), "idle-stop:g5-idle 2756.78, commitment:l4-small 200.65"; got != want {
 		t.Errorf("recommendations %s, want %s", got, want)
 	}
 	var codes []string
@@ -121,7 +121,7 @@ func TestCommitmentsWorkedExample(t *testing.T) {
 		t.Errorf("findings %s, want %s", got, want)
 	}
 	s := p.Summary
-	if s.CurrentMonthly.String() != "33156.11" || s.MonthlySavings.String() != "2957.44" || s.OptimizedMonthly.String() != "30198.67" || s.UnusedCommitmentMonthly.String() != "1606" {
+	if s.CurrentMonthly.String() != "33156.11" || s.MonthlySavings.String() != "2957.43" || s.OptimizedMonthly.String() != "30198.68" || s.UnusedCommitmentMonthly.String() != "1606" {
 		t.Errorf("summary %+v", s)
 	}
 	hc := p.HeldCoverage

@@ -53,6 +53,9 @@ type catalog struct {
 	corrections []pricing.Correction
 	sources     []pricing.Source
 	commitments map[commitKey]pricing.CommitmentRate
+	// units are the derived GCP unit prices, per region (lower case) →
+	// map[unitKey]pricing.Price; see ResourcePrice.
+	units sync.Map
 }
 
 type typeKey struct {

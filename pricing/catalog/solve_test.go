@@ -1,4 +1,4 @@
-package simcat
+package catalog
 
 import (
 	"testing"
@@ -32,7 +32,10 @@ func TestSolveRatesReproducesRoundedPrices(t *testing.T) {
 	g := first.Mul(d("0.6")).Round(9)
 	c := first.Sub(g).Mul(d("0.75")).Div(d("4")).Round(9)
 	r := first.Sub(g).Sub(c.Mul(d("4"))).Div(d("16")).Round(9)
-	x := solveRates(3, eqs, []decimal.Decimal{c, r, g})
+	x, exact := solveRates(3, eqs, []decimal.Decimal{c, r, g})
+	if !exact[0] || !exact[1] || !exact[2] {
+		t.Errorf("exact = %v, want every rate exact", exact)
+	}
 	for i, v := range x {
 		if !v.IsPositive() || !v.Equal(v.Round(9)) {
 			t.Errorf("rate %d = %s: not a positive 9-place rate", i, v)

@@ -1,4 +1,4 @@
-package simcat
+package catalog
 
 import (
 	"math/big"
@@ -31,8 +31,10 @@ type equation struct {
 // The equations fall apart into families that share no rate (a GPU model
 // is one family's, mostly), each solved on its own, so that one family's
 // prices that no rates fit leave the others' exact. A family whose solved
-// rates are not all positive keeps the prior.
-func solveRates(n int, eqs []equation, x0 []decimal.Decimal) []decimal.Decimal {
+// rates are not all positive keeps the prior. exact[j] says whether x[j]'s
+// family is priced to the last place by the rates: every price of it
+// reproduced.
+func solveRates(n int, eqs []equation, x0 []decimal.Decimal) (x []decimal.Decimal, exact []bool) {
 	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
@@ -62,6 +64,7 @@ func solveRates(n int, eqs []equation, x0 []decimal.Decimal) []decimal.Decimal {
 		}
 	}
 	out := append([]decimal.Decimal(nil), x0...)
+	exact = make([]bool, n)
 	for root, part := range parts {
 		var members []int
 		units := map[int]decimal.Decimal{}
@@ -113,9 +116,10 @@ func solveRates(n int, eqs []equation, x0 []decimal.Decimal) []decimal.Decimal {
 		}
 		for j, v := range best {
 			out[j] = v
+			exact[j] = bestMisses == 0
 		}
 	}
-	return out
+	return out, exact
 }
 
 // roundedSolve solves the equations' rates with 9 places: as the rates
