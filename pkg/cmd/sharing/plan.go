@@ -132,7 +132,7 @@ func writeTable(w io.Writer, tty bool, width int, sp sharing.Plan) error {
 	t.TruncateMiddle(6, 12)
 	t.WrapColumn(7, 14)
 	t.WrapColumn(11, 12)
-	t.Truncate(10, 10)
+	t.WrapColumn(10, 10)
 	t.DropOrder(2, 1, 5, 3, 0, 9, 4, 10, 8, 11)
 	for _, g := range sp.Groups {
 		for _, h := range g.Hosts {
