@@ -111,6 +111,8 @@ func FlagUsages(fs *pflag.FlagSet, width int) string {
 		varname, help := pflag.UnquoteUsage(f)
 		switch {
 		case f.Value.Type() == "bool" && f.NoOptDefVal == "true":
+		case varname == "stringArray":
+			names += " string" // repeatable: the description says so
 		case varname != "":
 			names += " " + varname
 		}
@@ -127,12 +129,18 @@ func FlagUsages(fs *pflag.FlagSet, width int) string {
 		if f.Deprecated != "" {
 			help += " (DEPRECATED: " + f.Deprecated + ")"
 		}
-		longest = max(longest, utf8.RuneCountInString(names))
 		rows = append(rows, row{names, help})
 	})
-	// The descriptions' column: after the longest names, but never so far
-	// right that less than about half the line is left for them.
-	col := min(longest+3, max(width*2/5, 24))
+	// The descriptions' column: after the longest names that leave more
+	// than half the line to them (at 80 columns "--connect-timeout
+	// duration" does); longer names put theirs on the next line.
+	limit := max(width*9/20, 24)
+	for _, r := range rows {
+		if n := utf8.RuneCountInString(r.names); n+2 <= limit {
+			longest = max(longest, n)
+		}
+	}
+	col := min(longest+3, limit)
 	var b strings.Builder
 	for _, r := range rows {
 		b.WriteString(r.names)
@@ -309,7 +317,7 @@ func wrapShell(l string, width int) []string {
 			start = i + 1
 		}
 	}
-	words = append(words, l[start:])
+	words = joinShellUnits(append(words, l[start:]))
 	var out []string
 	cur := strings.Repeat(" ", lead)
 	for _, w := range words {
@@ -327,4 +335,29 @@ func wrapShell(l string, width int) []string {
 		cur += w
 	}
 	return append(out, cur)
+}
+
+// joinShellUnits keeps together what a shell example must not break
+// between: a flag and the value after it ("-o json", "--region us-east-1"),
+// a redirection or pipe and its target ("> report.json", "| jq"), and a
+// trailing comment, which a backslash inside would not continue.
+func joinShellUnits(words []string) []string {
+	out := make([]string, 0, len(words))
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case strings.HasPrefix(w, "#"):
+			return append(out, strings.Join(words[i:], " "))
+		case i+1 >= len(words) || strings.HasPrefix(words[i+1], "#"):
+		case w == ">" || w == ">>" || w == "<" || w == "|" || w == "2>":
+			w += " " + words[i+1]
+			i++
+		case strings.HasPrefix(w, "-") && !strings.Contains(w, "=") &&
+			!strings.HasPrefix(words[i+1], "-") && !strings.ContainsAny(words[i+1][:1], "|&;<>\\"):
+			w += " " + words[i+1]
+			i++
+		}
+		out = append(out, w)
+	}
+	return out
 }

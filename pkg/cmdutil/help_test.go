@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -68,8 +69,14 @@ func TestWrapTextShellExample(t *testing.T) {
 		{"  $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary --full-report \"$RUN_URL\"", 80,
 			"  $ gpufinops analyze --fleet fleet.yaml -o markdown --markdown-summary \\\n      --full-report \"$RUN_URL\""},
 		{"  $ gpufinops analyze --demo --fail-on 'savings:spot>1000 && confidence=high' -o json", 60,
-			"  $ gpufinops analyze --demo --fail-on \\\n      'savings:spot>1000 && confidence=high' -o json"},
+			"  $ gpufinops analyze --demo \\\n      --fail-on 'savings:spot>1000 && confidence=high' \\\n      -o json"},
+		{"  $ gpufinops fit --params 13B --precision int8 --context 8192 --batch 16 -o json", 76,
+			"  $ gpufinops fit --params 13B --precision int8 --context 8192 --batch 16 \\\n      -o json"},
 		{`$ a "b c d" e`, 12, "$ a \\\n    \"b c d\" \\\n    e"},
+		{"  $ gpufinops catalog update --file snapshot.json --replace   # what 'make catalog' runs", 60,
+			"  $ gpufinops catalog update --file snapshot.json \\\n      --replace # what 'make catalog' runs"},
+		{"  $ gpufinops analyze --fleet fleet.yaml -o json --fail-on 'savings>5000' > report.json", 76,
+			"  $ gpufinops analyze --fleet fleet.yaml -o json --fail-on 'savings>5000' \\\n      > report.json"},
 	} {
 		if got := WrapText(tc.in, tc.width); got != tc.want {
 			t.Errorf("%q at %d:\n%s\nwant\n%s", tc.in, tc.width, got, tc.want)
@@ -91,13 +98,37 @@ func TestFlagUsages(t *testing.T) {
 	cmd.Flags().IntVar(&n, "count", 0, "how many")
 	got := FlagUsages(cmd.Flags(), 60)
 	want := `      --a-very-long-flag-name-indeed string
-                        help
-      --count int       how many
-  -d, --demo            use the demo
-      --name string     a name (default "x")
-      --on              on by default (default true)
+                      help
+      --count int     how many
+  -d, --demo          use the demo
+      --name string   a name (default "x")
+      --on            on by default (default true)
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestFlagUsagesKeepsCommonFlagsOnOneLine: at 80 columns a duration flag
+// with a long name and a repeatable string flag start their description on
+// their own line, and a repeatable flag reads "string", not "stringArray".
+func TestFlagUsagesKeepsCommonFlagsOnOneLine(t *testing.T) {
+	cmd := &cobra.Command{Use: "x"}
+	var d time.Duration
+	var ss []string
+	var s string
+	cmd.Flags().DurationVar(&d, "connect-timeout", 0, "bound opening a connection")
+	cmd.Flags().DurationVar(&d, "request-timeout", 0, "bound each request")
+	cmd.Flags().StringArrayVar(&ss, "metrics-file", nil, "nvidia-smi CSV (repeatable)")
+	cmd.Flags().StringVar(&s, "prometheus-bearer-token-file", "", "file holding a bearer token")
+	got := FlagUsages(cmd.Flags(), 80)
+	for _, want := range []string{
+		"      --connect-timeout duration   bound opening a connection\n",
+		"      --metrics-file string        nvidia-smi CSV (repeatable)\n",
+		"      --prometheus-bearer-token-file string\n" + strings.Repeat(" ", 35) + "file holding a bearer token\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
 	}
 }

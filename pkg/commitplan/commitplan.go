@@ -607,7 +607,7 @@ func (b *builder) buildGroup(items []*Item, providerTerms Terms, opts Options) (
 	if tr := trendOf(gp.HourlyUsage, opts.TrendPercent); tr != nil {
 		gp.Trend = tr
 		sized = c.tail(tr.SizedOnHours)
-		notes = append(notes, fmt.Sprintf("%s %s %s: usage %s %s%% within the window (mean $%s/h before the last week, $%s/h in it); the commitment is sized on the last week",
+		notes = append(notes, fmt.Sprintf("%s %s %s: usage %s %s %% within the window (mean $%s/h before the last week, $%s/h in it); the commitment is sized on the last week",
 			gp.Provider, gp.Region, gp.Family, tr.Direction, num(math.Abs(tr.ChangePercent)),
 			strconv.FormatFloat(tr.EarlierMean, 'f', 3, 64), strconv.FormatFloat(tr.RecentMean, 'f', 3, 64)))
 	}

@@ -273,16 +273,16 @@ func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 		return skip(ReasonNoMetrics, "the machine has no GPU metrics")
 	}
 	if m.Coverage < p.MinCoverage {
-		return skip(ReasonPartialMetrics, "GPU samples cover %.0f%% of the last %s, less than the required %.0f%%", m.Coverage*100, p.Window, p.MinCoverage*100)
+		return skip(ReasonPartialMetrics, "GPU samples cover %.1f %% of the last %s, less than the required %.1f %%", m.Coverage*100, p.Window, p.MinCoverage*100)
 	}
 	if ev.maxGPUs < ev.wantGPUs || ev.fullCoverage < p.MinCoverage {
-		return skip(ReasonPartialGPUs, "samples with all %d GPUs reporting cover %.0f%% of the last %s (at most %d GPUs reported in a sample): a GPU without data is not idle", ev.wantGPUs, ev.fullCoverage*100, p.Window, ev.maxGPUs)
+		return skip(ReasonPartialGPUs, "samples with all %d GPUs reporting cover %.1f %% of the last %s (at most %d GPUs reported in a sample): a GPU without data is not idle", ev.wantGPUs, ev.fullCoverage*100, p.Window, ev.maxGPUs)
 	}
 	if age := m.WindowEnd.Sub(ev.latest); age > p.StaleAfter {
 		return skip(ReasonStaleMetrics, "the latest GPU sample is %s old, older than %s", roundDur(age), p.StaleAfter)
 	}
 	if ev.rawMax >= p.GPUPercent {
-		return skip(ReasonBusy, "the busiest GPU reached %.1f%% in the last %s (threshold %.4g%%)", m.GPUMaxPercent, p.Window, p.GPUPercent)
+		return skip(ReasonBusy, "the busiest GPU reached %.1f %% in the last %s (threshold %.4g %%)", m.GPUMaxPercent, p.Window, p.GPUPercent)
 	}
 	if f := protect.InUse(ev.shared(), "the last "+p.Window.String(), pp); f != nil {
 		return skip(Reason(f.Reason), "%s", f.Message)
@@ -294,7 +294,7 @@ func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 		d.Warnings = append(d.Warnings, "hibernation is enabled: idle-stop stops the machine (it never hibernates), so its memory is not kept")
 	}
 	d.Decision, d.Reason = Stop, ReasonIdle
-	d.Message = fmt.Sprintf("every GPU stayed below %.4g%% for the last %s (max %.1f%%, average %.1f%%)", p.GPUPercent, p.Window, m.GPUMaxPercent, m.GPUAvgPercent)
+	d.Message = fmt.Sprintf("every GPU stayed below %.4g %% for the last %s (max %.1f %%, average %.1f %%)", p.GPUPercent, p.Window, m.GPUMaxPercent, m.GPUAvgPercent)
 	setSavings(&d, c)
 	return d
 }

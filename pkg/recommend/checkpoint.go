@@ -41,7 +41,7 @@ func planCheckpoints(p SpotPolicy, w *fleet.Workload, advice *pricing.SpotAdvice
 		// The band is the share of instances interrupted in a month; its upper
 		// bound, as a probability per instance-month, errs towards more interruptions.
 		perMonth = float64(advice.MaxInterruptPercent) / 100
-		cp.basis = fmt.Sprintf("interruption band %s: at most %d%% of instances a month", advice.Band, advice.MaxInterruptPercent)
+		cp.basis = fmt.Sprintf("interruption band %s: at most %d %% of instances a month", spacePercent(advice.Band), advice.MaxInterruptPercent)
 	}
 	cp.mtbiHours = fleet.HoursPerMonth / perMonth
 	c := cp.writeMinutes / 60

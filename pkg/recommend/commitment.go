@@ -303,7 +303,7 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	out := map[*state]*change{}
 	for _, g := range plan.Groups {
 		if g.Trend != nil {
-			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
+			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s %% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
 				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
 		}
 		for ti := range g.Terms {
@@ -443,7 +443,7 @@ func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commi
 			ta.unit = &t
 		}
 	}
-	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s%% of the hours; committing up to the level exceeded in 1 − d = %s%% of hours minimises the month's cost (docs/commit-plan.md).",
+	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s %% of the hours; committing up to the level exceeded in 1 − d = %s %% of hours minimises the month's cost (docs/commit-plan.md).",
 		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
 	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
 	if g.KindNote != "" {
@@ -481,17 +481,17 @@ func (ta *termAdvice) buy(g *commitplan.GroupPlan, tp *commitplan.TermPlan, pu *
 			buy += fmt.Sprintf(" (%s vCPUs, %s GiB memory, %s × %s GPUs)", num(pu.VCPUs), num(pu.MemoryGiB), num(pu.GPUs), pu.GPUModel)
 		}
 		if tp.UnitRate.IsPositive() {
-			buy += fmt.Sprintf(", $%s/h = %d × $%s/h (%s%% off on-demand $%s/h)",
+			buy += fmt.Sprintf(", $%s/h = %d × $%s/h (%s %% off on-demand $%s/h)",
 				tp.PayHourly.StringFixed(3), tp.Quantity, tp.UnitRate.String(), pct(dPct), tp.CommitHourly.StringFixed(3))
 		} else {
-			buy += fmt.Sprintf(", $%s/h (%s%% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
+			buy += fmt.Sprintf(", $%s/h (%s %% off on-demand $%s/h)", tp.PayHourly.StringFixed(3), pct(dPct), tp.CommitHourly.StringFixed(3))
 		}
 	} else {
 		pay := ""
 		if pu.Payment != "" {
 			pay = ", " + paymentLabel(pu.Payment)
 		}
-		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s%% off",
+		buy = fmt.Sprintf("buy a %s %s%s with a commitment of $%s/h: it covers $%s/h of on-demand %s usage in %s at %s %% off",
 			term, kind.Label(), pay, tp.PayHourly.StringFixed(3), tp.CommitHourly.StringFixed(3), g.Family, g.Region, pct(dPct))
 	}
 	b := titleCase(buy)
@@ -519,7 +519,7 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 	switch {
 	case cr.configured:
 		pu.RateSource = fmt.Sprintf("policy.commitment.discounts_%s.%s (configured)", tp.Term, s.inst.Provider)
-		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s%%", s.price.Source, term, pct(dPct))
+		committed.Source = fmt.Sprintf("%s, less the configured %s discount of %s %%", s.price.Source, term, pct(dPct))
 	case cr.rate != nil:
 		r := cr.rate
 		if ta.unitRate != nil {
@@ -544,7 +544,7 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		}
 	}
 	if d := tp.Discount; cr.discount > d+1e-9 {
-		notes = append(notes, fmt.Sprintf("this type's own rate is %s%% off; the group commits at its lowest type's %s%% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
+		notes = append(notes, fmt.Sprintf("this type's own rate is %s %% off; the group commits at its lowest type's %s %% so no usage is promised more than its rate", pct(cr.discount*100), pct(d*100)))
 	}
 	if tp.Quantity > 0 {
 		pu.Quantity, pu.InstanceType = tp.Quantity, tp.UnitType
@@ -572,7 +572,7 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 		projected:  &projected,
 		confidence: e.confidenceFor(s),
 		risk:       Low,
-		action:     ta.buy(g, tp, pu) + "; this instance takes " + pct(a.BandShare*100) + "% of it",
+		action:     ta.buy(g, tp, pu) + "; this instance takes " + pct(a.BandShare*100) + " % of it",
 		rationale:  ta.rationale,
 		evidence: Evidence{
 			Metrics:    metrics,
@@ -592,7 +592,7 @@ func (e *engine) commitmentChange(s *state, g *commitplan.GroupPlan, tp *commitp
 	if tr := g.Trend; tr != nil {
 		c.confidence = lower(c.confidence)
 		c.evidence.Metrics["trendChangePercent"] = tr.ChangePercent
-		c.riskNotes = append(c.riskNotes, fmt.Sprintf("usage %s %s%% in the last week against the weeks before: the commitment is sized on the last week; check the trend holds before buying", tr.Direction, pct(absf(tr.ChangePercent))))
+		c.riskNotes = append(c.riskNotes, fmt.Sprintf("usage %s %s %% in the last week against the weeks before: the commitment is sized on the last week; check the trend holds before buying", tr.Direction, pct(absf(tr.ChangePercent))))
 	}
 	if s.lifecycle == fleet.Spot {
 		c.riskNotes = append(c.riskNotes, "it runs on spot today; at its hours a commitment costs less than spot")
@@ -649,9 +649,9 @@ func (e *engine) committedPrice(in *fleet.Instance, offer pricing.Offer) (pricin
 		}
 		if d > 0 && d < 1 {
 			p.Hourly = p.Hourly.Mul(decimal.NewFromFloat(1 - d)).Round(6)
-			p.Source = fmt.Sprintf("rate unknown: %s, less the %s %s %s discount of %s%% (%s, as of %s)", offer.OnDemand.Source, term, kind.Label(), r.Payment, pct(d*100), r.Source, r.AsOf)
+			p.Source = fmt.Sprintf("rate unknown: %s, less the %s %s %s discount of %s %% (%s, as of %s)", offer.OnDemand.Source, term, kind.Label(), r.Payment, pct(d*100), r.Source, r.AsOf)
 			p.AsOf = r.AsOf
-			e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but the fleet has no commitment.hourlyRate: priced at the catalog's %s %s rate (%s%% off on-demand); set commitment.hourlyRate to what it pays", term, kind.Label(), pct(d*100))
+			e.warn(in.ID, WarnCommitmentRateUnknown, "committed, but the fleet has no commitment.hourlyRate: priced at the catalog's %s %s rate (%s %% off on-demand); set commitment.hourlyRate to what it pays", term, kind.Label(), pct(d*100))
 			return p, true
 		}
 	}
@@ -919,7 +919,7 @@ func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*co
 		projected:  &projected,
 		confidence: e.confidenceFor(s),
 		risk:       Low,
-		action: titleCase(fmt.Sprintf("buy a %s %s in %s for %s: %s; $%s/h at the public rates (%s), covering $%s/h of on-demand usage (%s%% off); this instance's share saves $%s a month",
+		action: titleCase(fmt.Sprintf("buy a %s %s in %s for %s: %s; $%s/h at the public rates (%s), covering $%s/h of on-demand usage (%s %% off); this instance's share saves $%s a month",
 			term, kind.Label(), s.inst.Region, strings.Join(parts, ", "), cmd, pu.CommitmentHourly.StringFixed(3), strings.Join(prices, " + "),
 			pu.CoversOnDemandHourly.StringFixed(3), pct(pu.DiscountPercent), sp.savings.StringFixed(2))),
 		rationale: fmt.Sprintf("A resource-based CUD buys vCPUs and memory of the %s series and GPUs of a model in a region, whatever machine types use them: each resource is sized on its own hourly usage, at its own rate, so mixing machine types buys no more of a resource than is used (docs/commitments.md).", sp.series),

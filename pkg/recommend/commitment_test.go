@@ -50,7 +50,7 @@ func TestCommitmentRatesFromData(t *testing.T) {
 				in.Provider, in.Region, in.HourlyPrice = fleet.Azure, "australiaeast", &od
 			}),
 			want: map[string]float64{"1y": 25, "3y": 45}, kind: pricing.Reservation,
-			action: []string{"Reserved VM Instance for 1 × Standard_NC40ads_H100_v5 in australiaeast", "25% off"},
+			action: []string{"Reserved VM Instance for 1 × Standard_NC40ads_H100_v5 in australiaeast", "25 % off"},
 		},
 		{
 			name: "gcp a2-highgpu-1g us-central1",

@@ -168,7 +168,7 @@ func refCommitmentRule(e *engine, active []*state) map[*state]*change {
 	out := map[*state]*change{}
 	for _, g := range plan.Groups {
 		if g.Trend != nil {
-			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s%% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
+			e.warn("", WarnUsageTrend, "%s %s %s: usage %s %s %% in the last week against the weeks before ($%s/h → $%s/h on demand): commitments are sized on the last week, confidence lowered",
 				g.Provider, g.Region, g.Family, g.Trend.Direction, pct(absf(g.Trend.ChangePercent)), fmt3(g.Trend.EarlierMean), fmt3(g.Trend.RecentMean))
 		}
 		for ti := range g.Terms {

@@ -151,11 +151,11 @@ func (e *engine) unusedFindings() {
 			use = "uncovered running usage in its scope could use it: " + listOf(u.Candidates, 5, u.CandidateCount)
 		}
 		if !u.Priced {
-			e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s%% used, at a price the fleet does not give (set hourlyRate or hourlyCommitment); %s",
+			e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s %% used, at a price the fleet does not give (set hourlyRate or hourlyCommitment); %s",
 				u.Kind, u.ID, u.Capacity, pct(u.Utilization*100), use)
 			continue
 		}
-		e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s%% used: $%s of the $%s it costs a month pays for nothing; %s",
+		e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s %% used: $%s of the $%s it costs a month pays for nothing; %s",
 			u.Kind, u.ID, u.Capacity, pct(u.Utilization*100), u.UnusedMonthly.StringFixed(2), u.PaidMonthly.StringFixed(2), use)
 	}
 }
@@ -259,7 +259,7 @@ func (e *engine) freesText(s *state) string {
 		}
 		h := "$" + p.Hourly.StringFixed(3) + "/h"
 		if !p.Priced {
-			h = pct(p.Share*100) + "% of its hours"
+			h = pct(p.Share*100) + " % of its hours"
 		}
 		use := "nothing else in its scope could use it"
 		if u := e.heldByID[p.CommitmentID]; u != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,14 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // pct formats a percentage or hour count with at most one decimal.
 func pct(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
+// tightPercent is a number directly followed by its percent sign.
+var tightPercent = regexp.MustCompile(`([0-9])%`)
+
+// spacePercent writes a label from the data, such as the Spot Instance
+// Advisor's interruption band "10-15%", with the space every output puts
+// before the percent sign: "10-15 %".
+func spacePercent(s string) string { return tightPercent.ReplaceAllString(s, "$1 %") }
 
 // num formats a size or count with at most two decimals.
 func num(v float64) string { return strconv.FormatFloat(round2(v), 'f', -1, 64) }

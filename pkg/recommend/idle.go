@@ -119,7 +119,7 @@ func idleStopChange(e *engine, s *state) *change {
 	sum := s.summary
 	thr := e.policy.Idle.GPUPercent
 	if s.lifecycle == fleet.Committed {
-		e.warn(s.inst.ID, WarnIdleCommitted, "GPU p95 %s%% is below the idle threshold of %s%%, but the instance is on a commitment: stopping it saves only if the commitment can cover other usage",
+		e.warn(s.inst.ID, WarnIdleCommitted, "GPU p95 %s %% is below the idle threshold of %s %%, but the instance is on a commitment: stopping it saves only if the commitment can cover other usage",
 			pct(sum.GPU.P95), pct(thr))
 		e.heldBack(s, &change{kind: KindIdleStop, stop: true})
 		return nil
@@ -131,8 +131,8 @@ func idleStopChange(e *engine, s *state) *change {
 		short:      "stop",
 		confidence: e.confidenceFor(s),
 		risk:       Low,
-		action:     fmt.Sprintf("Stop it: the busiest GPU's p95 was %s%% over %s (idle below %s%%)", pct(sum.GPU.P95), windowText(sum), pct(thr)),
-		rationale: fmt.Sprintf("Its GPUs were idle for the whole window (p95 %s%%, max %s%%) while it was billed %s h a month.",
+		action:     fmt.Sprintf("Stop it: the busiest GPU's p95 was %s %% over %s (idle below %s %%)", pct(sum.GPU.P95), windowText(sum), pct(thr)),
+		rationale: fmt.Sprintf("Its GPUs were idle for the whole window (p95 %s %%, max %s %%) while it was billed %s h a month.",
 			pct(sum.GPU.P95), pct(sum.GPU.Max), pct(s.hours)),
 		evidence: Evidence{
 			Metrics:    utilMetrics(sum),
@@ -142,7 +142,7 @@ func idleStopChange(e *engine, s *state) *change {
 		},
 	}
 	if sum.GPU.Max >= thr {
-		c.riskNotes = append(c.riskNotes, fmt.Sprintf("the GPU peaked at %s%%: find out what ran before stopping", pct(sum.GPU.Max)))
+		c.riskNotes = append(c.riskNotes, fmt.Sprintf("the GPU peaked at %s %%: find out what ran before stopping", pct(sum.GPU.Max)))
 		c.risk = Medium
 	}
 	if w := s.inst.Workload; w != nil && w.Type == fleet.Inference {
@@ -151,7 +151,7 @@ func idleStopChange(e *engine, s *state) *change {
 	}
 	if o := e.owner(s); o != nil {
 		c.short = "shrink " + ownerShort(o)
-		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s%% over %s (idle below %s%%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
+		c.action = fmt.Sprintf("Do not stop it directly: %s; the busiest GPU's p95 was %s %% over %s (idle below %s %%)", ownerAction(o), pct(sum.GPU.P95), windowText(sum), pct(thr))
 		c.riskNotes = append(c.riskNotes, ownerRisk(o))
 		c.risk = Medium
 	}
@@ -220,7 +220,7 @@ func scheduleChange(e *engine, s *state, busy int) *change {
 		confidence: e.confidenceFor(s),
 		risk:       Low,
 		action:     fmt.Sprintf("Run it on a schedule, %s (%s h/week instead of %s)", sched, pct(perWeek), pct(s.hours*fleet.HoursPerWeek/fleet.HoursPerMonth)),
-		rationale: fmt.Sprintf("Its GPUs were busy (≥ %s%%) in %s%% of the hourly samples, always inside the same hours of the week; outside them it idles.",
+		rationale: fmt.Sprintf("Its GPUs were busy (≥ %s %%) in %s %% of the hourly samples, always inside the same hours of the week; outside them it idles.",
 			pct(pol.GPUPercent), pct(busyPct)),
 		evidence: Evidence{
 			Metrics: mergeMetrics(utilMetrics(s.summary), map[string]float64{

@@ -65,7 +65,7 @@ func spotRule(e *engine, s *state) *change {
 	c.evidence.Metrics["checkpointIntervalMinutes"] = round2(cp.intervalMinutes)
 	c.evidence.Metrics["checkpointOverheadPercent"] = round2(cp.overhead * 100)
 	c.evidence.Thresholds["restartMinutes"] = e.policy.Spot.RestartMinutes
-	c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("checkpoint every %s min (write time %s min; %s, mean %s h between interruptions); expected overhead %s%% of run time, included in the projected cost",
+	c.evidence.Notes = append(c.evidence.Notes, fmt.Sprintf("checkpoint every %s min (write time %s min; %s, mean %s h between interruptions); expected overhead %s %% of run time, included in the projected cost",
 		num(math.Round(cp.intervalMinutes)), num(cp.writeMinutes), cp.basis, num(math.Round(cp.mtbiHours)), pct(cp.overhead*100)))
 	if cp.sizeGB > 0 {
 		c.evidence.Metrics["checkpointSizeGB"] = round2(cp.sizeGB)
@@ -75,11 +75,11 @@ func spotRule(e *engine, s *state) *change {
 		if advice.BandIndex > e.policy.Spot.MaxBandIndex {
 			return nil
 		}
-		band = advice.Band
+		band = spacePercent(advice.Band)
 		c.evidence.Metrics["interruptionBand"] = float64(advice.BandIndex)
 		c.evidence.Metrics["advisorSavingsPercent"] = float64(advice.SavingsPercent)
 		if advice.BandIndex >= 3 {
-			c.riskNotes = append(c.riskNotes, fmt.Sprintf("interruptions are frequent here (%s a month): checkpoint often, or spread over several instance types and zones", advice.Band))
+			c.riskNotes = append(c.riskNotes, fmt.Sprintf("interruptions are frequent here (%s a month): checkpoint often, or spread over several instance types and zones", band))
 		}
 	} else {
 		c.confidence = Medium

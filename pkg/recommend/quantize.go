@@ -248,7 +248,7 @@ func (e *engine) quantizeChanges(g *replicaGroup, o, alt quantizeOption, showAlt
 			c.short = "remove (" + strings.ToUpper(string(o.prec)) + " replicas)"
 			c.action = fmt.Sprintf("Remove this replica: at %s, %s (%s) carry today's load", strings.ToUpper(string(o.prec)), strings.Join(kept, ", "), o.typ.Name)
 		}
-		c.rationale = fmt.Sprintf("%d replicas of %s at %s carry a load of %s replicas (sum of GPU p95); at %s a replica decodes %s tokens/s instead of %s, so %d replica(s) at ≤ %s%% load suffice: %s.",
+		c.rationale = fmt.Sprintf("%d replicas of %s at %s carry a load of %s replicas (sum of GPU p95); at %s a replica decodes %s tokens/s instead of %s, so %d replica(s) at ≤ %s %% load suffice: %s.",
 			len(g.states), g.model.Name, strings.ToUpper(string(g.from)), num(g.demand), strings.ToUpper(string(o.prec)), num(math.Round(o.capTo)), num(math.Round(g.capFrom)), o.replicas, pct(e.policy.Quantize.TargetUtilPercent), summary)
 		out[s] = c
 	}

@@ -111,8 +111,8 @@ func rightsizeRule(e *engine, s *state) *change {
 	from := hardwareText(*s.typ)
 	to := hardwareText(best)
 	if gpuLow {
-		c.action = fmt.Sprintf("Move to %s (%s): GPU p95 %s%% and GPU memory p95 %s%% leave most of %s unused", best.Name, to, pct(sum.GPU.P95), pct(sum.GPUMemory.P95), from)
-		c.rationale = fmt.Sprintf("Needs %s GiB GPU memory per GPU (peak %s%% of %s GiB + %s%% headroom) and %s GB/s of memory bandwidth (p95 %s%% + headroom); %s is the cheapest %s type in %s that has both.",
+		c.action = fmt.Sprintf("Move to %s (%s): GPU p95 %s %% and GPU memory p95 %s %% leave most of %s unused", best.Name, to, pct(sum.GPU.P95), pct(sum.GPUMemory.P95), from)
+		c.rationale = fmt.Sprintf("Needs %s GiB GPU memory per GPU (peak %s %% of %s GiB + %s %% headroom) and %s GB/s of memory bandwidth (p95 %s %% + headroom); %s is the cheapest %s type in %s that has both.",
 			num(need.perGPUMemGiB), pct(sum.GPUMemory.Max), num(s.typ.GPUMemoryGiB), pct(pol.HeadroomPercent), num(need.bandwidthGBs), pct(sum.GPU.P95), best.Name, s.inst.Provider, s.inst.Region)
 		c.evidence.Metrics["requiredGpuMemoryGiBPerGpu"] = round2(need.perGPUMemGiB)
 		c.evidence.Metrics["requiredBandwidthGBs"] = round2(need.bandwidthGBs)
@@ -125,8 +125,8 @@ func rightsizeRule(e *engine, s *state) *change {
 			c.riskNotes = append(c.riskNotes, fmt.Sprintf("fewer GPUs (%s instead of %s): a job sharded across GPUs must be re-sharded", num(best.GPUCount), num(s.typ.GPUCount)))
 		}
 	} else {
-		c.action = fmt.Sprintf("Move to %s (%s): same GPUs, smaller host (CPU p95 %s%%, memory p95 %s%%)", best.Name, to, pct(sum.CPU.P95), pct(sum.Memory.P95))
-		c.rationale = fmt.Sprintf("The GPUs are used but the host is not: %s vCPUs and %s GiB RAM cover the host's p95 with %s%% headroom; %s is the cheapest type in %s with the same %s × %s.",
+		c.action = fmt.Sprintf("Move to %s (%s): same GPUs, smaller host (CPU p95 %s %%, memory p95 %s %%)", best.Name, to, pct(sum.CPU.P95), pct(sum.Memory.P95))
+		c.rationale = fmt.Sprintf("The GPUs are used but the host is not: %s vCPUs and %s GiB RAM cover the host's p95 with %s %% headroom; %s is the cheapest type in %s with the same %s × %s.",
 			num(need.vcpus), num(need.hostMemGiB), pct(pol.HeadroomPercent), best.Name, s.inst.Region, num(best.GPUCount), best.GPUModel)
 	}
 	c.evidence.Metrics["requiredVcpus"] = round2(need.vcpus)

@@ -66,12 +66,12 @@ func shareRule(e *engine, active []*state) map[*state]*change {
 		case sharing.MIG:
 			c.short = fmt.Sprintf("MIG %s on %s", m.Profile, m.Host)
 			c.action = fmt.Sprintf("Move it onto %s as a MIG %s instance and stop this one", m.Host, m.Profile)
-			c.rationale = fmt.Sprintf("Its GPU load (p95 %s%%) and memory fit a %s MIG slice of %s's %s, with memory and fault isolation.", pct(s.summary.GPU.P95), m.Profile, m.Host, g.GPUModel)
+			c.rationale = fmt.Sprintf("Its GPU load (p95 %s %%) and memory fit a %s MIG slice of %s's %s, with memory and fault isolation.", pct(s.summary.GPU.P95), m.Profile, m.Host, g.GPUModel)
 			c.riskNotes = []string{"MIG needs the GPU Operator's MIG manager (mixed strategy) and a node relabel; the pod requests the MIG resource instead of a whole GPU"}
 		default:
 			c.short = fmt.Sprintf("share %s (%d/GPU)", m.Host, g.Replicas)
 			c.action = fmt.Sprintf("Share %s's GPU by time-slicing (%d per GPU) and stop this one", m.Host, g.Replicas)
-			c.rationale = fmt.Sprintf("Its GPU is busy at most %s%% (p95) and its memory peak fits beside the others on %s's %s.", pct(s.summary.GPU.P95), m.Host, g.GPUModel)
+			c.rationale = fmt.Sprintf("Its GPU is busy at most %s %% (p95) and its memory peak fits beside the others on %s's %s.", pct(s.summary.GPU.P95), m.Host, g.GPUModel)
 			c.riskNotes = []string{"time-slicing isolates neither memory nor faults: a runaway notebook can starve its neighbours", "see 'gpufinops sharing plan -o yaml' for the GPU Operator configuration"}
 		}
 		out[s] = c

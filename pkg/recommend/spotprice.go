@@ -76,7 +76,7 @@ func (e *engine) quoteSpot(p fleet.Provider, region, typ string) (spotQuote, boo
 		if !live {
 			if frac, ok := fixedFraction(q.market.Hourly, od.Hourly); ok {
 				q.estimate = true
-				q.notes = append(q.notes, fmt.Sprintf("the catalog's spot price is exactly %d%% of on-demand: a formula, not market data; treated as an estimate", frac))
+				q.notes = append(q.notes, fmt.Sprintf("the catalog's spot price is exactly %d %% of on-demand: a formula, not market data; treated as an estimate", frac))
 			}
 		}
 		if !q.market.Hourly.LessThan(od.Hourly) {
@@ -91,12 +91,12 @@ func (e *engine) quoteSpot(p fleet.Provider, region, typ string) (spotQuote, boo
 		est.Zone = ""
 		est.History = nil
 		est.Hourly = od.Hourly.Mul(decimal.NewFromInt(int64(100 - q.advice.SavingsPercent))).Div(decimal.NewFromInt(100)).Round(6)
-		est.Source = fmt.Sprintf("on-demand price less the %s typical spot saving of %d%% (as of %s)", q.advice.Source, q.advice.SavingsPercent, q.advice.AsOf)
+		est.Source = fmt.Sprintf("on-demand price less the %s typical spot saving of %d %% (as of %s)", q.advice.Source, q.advice.SavingsPercent, q.advice.AsOf)
 		est.AsOf = q.advice.AsOf
 		gap := q.marketSavingPercent - float64(q.advice.SavingsPercent)
 		if gap > spotDisagreePoints || gap < -spotDisagreePoints {
 			q.disagree = true
-			q.notes = append(q.notes, fmt.Sprintf("the advisor's typical saving (%d%%) and the market's (%s%%) disagree by %s points (more than %d): the higher price is used and confidence is lowered",
+			q.notes = append(q.notes, fmt.Sprintf("the advisor's typical saving (%d %%) and the market's (%s %%) disagree by %s points (more than %d): the higher price is used and confidence is lowered",
 				q.advice.SavingsPercent, pct(q.marketSavingPercent), pct(math.Abs(gap)), spotDisagreePoints))
 		}
 		if est.Hourly.GreaterThan(q.market.Hourly) {

@@ -80,11 +80,16 @@ func stalePriceWarnings(plan recommend.Plan, today time.Time) []Warning {
 		}
 		n := len(uses[k])
 		out = append(out, Warning{Code: WarnStalePrice, Message: fmt.Sprintf(
-			"%s prices from %s as of %s are %d days old, over the %d-day limit (%s); %s priced with them: check current prices before acting",
-			kind, k.source, k.asOf, age[k], limit, key, plural(n, "instance"))})
+			"%s prices from %s as of %s are %d days old, over the %d-day limit (%s); %s priced with them: "+staleAdvice,
+			kind, k.source, k.asOf, age[k], limit, key, plural(n, "instance")),
+			InstanceCount: n,
+			StalePrice:    &StalePrice{Kind: kind, Source: dataSet(k.source), AsOf: k.asOf, AgeDays: age[k], LimitDays: limit, PolicyKey: key}})
 	}
 	return out
 }
+
+// staleAdvice ends every stale-price warning.
+const staleAdvice = "check current prices before acting"
 
 // sourceName is a price source without the sentence the engine may wrap it
 // in ("on-demand price less the AWS spot advisor typical spot saving of

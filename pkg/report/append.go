@@ -613,6 +613,23 @@ func (a *appender) warning(w *Warning) {
 		a.key("instanceCount")
 		a.int(w.InstanceCount)
 	}
+	if p := w.StalePrice; p != nil {
+		a.key("stalePrice")
+		a.open('{')
+		a.key("kind")
+		a.string(p.Kind)
+		a.key("source")
+		a.string(p.Source)
+		a.key("asOf")
+		a.string(p.AsOf)
+		a.key("ageDays")
+		a.int(p.AgeDays)
+		a.key("limitDays")
+		a.int(p.LimitDays)
+		a.key("policyKey")
+		a.string(p.PolicyKey)
+		a.close('}')
+	}
 	a.close('}')
 }
 

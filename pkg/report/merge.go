@@ -2,6 +2,7 @@ package report
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -150,7 +151,11 @@ func Merge(parts []Part) (*Report, error) {
 			out.Recommendations = append(out.Recommendations, rec)
 		}
 		for _, w := range r.Warnings {
-			key := fmt.Sprintf("%#v", w)
+			k, err := json.Marshal(w)
+			if err != nil {
+				return nil, &MergeError{p.Name, err}
+			}
+			key := string(k)
 			if w.ResourceID == "" && warnings[key] {
 				continue // a fleet-wide note every part repeats
 			}

@@ -220,7 +220,7 @@ func writeAllocationTables(b *strings.Builder, r *Report, c colors, tty, fit boo
 	tp := tableprinter.New(b, tty, views[0].header, "instances", "current", "optimized", "share")
 	tp.AlignRight(1, 2, 3, 4)
 	tp.Key(0)
-	tp.Truncate(0, minKeyWidth)
+	tp.TruncateMiddle(0, minKeyWidth)
 	tp.DropOrder(3, 1)
 	if fit {
 		tp.SetWidth(width)
@@ -268,7 +268,7 @@ func writeAIMetrics(b *strings.Builder, m *AIMetrics, cur string, c colors, tty,
 		tp := tableprinter.New(b, tty, trainingRunHeaders...)
 		tp.AlignRight(1, 2, 3, 4, 5)
 		tp.Key(0)
-		tp.Truncate(0, minKeyWidth)
+		tp.TruncateMiddle(0, minKeyWidth)
 		tp.DropOrder(3, 1, 2)
 		if fit {
 			tp.SetWidth(width)

@@ -559,9 +559,30 @@ type Warning struct {
 	// Reason is the error the scope failed with, on one line (since 1.4).
 	Reason string `json:"reason,omitempty"`
 	// InstanceCount counts the instances a metrics-failed warning left with
-	// utilization unknown (since 1.4), or an unknown-type warning kept
-	// without the facts it names.
+	// utilization unknown (since 1.4), an unknown-type warning kept without
+	// the facts it names, or a stale-price warning's prices priced (since
+	// 1.7).
 	InstanceCount int `json:"instanceCount,omitempty"`
+	// StalePrice is the prices a stale-price warning is about (since 1.7):
+	// the warnings of one data set, kind and date are summarised by it.
+	StalePrice *StalePrice `json:"stalePrice,omitempty"`
+}
+
+// StalePrice is the prices a stale-price warning is about.
+type StalePrice struct {
+	// Kind is the prices' kind: list (on-demand), spot or commitment.
+	Kind string `json:"kind" jsonschema:"enum=list,enum=spot,enum=commitment"`
+	// Source is the data set the prices come from, one name for all its
+	// rates (a commitment data set reads "… rates (data set)").
+	Source string `json:"source"`
+	// AsOf is the prices' date, YYYY-MM-DD.
+	AsOf string `json:"asOf"`
+	// AgeDays is how many days old the prices are on the report's date.
+	AgeDays int `json:"ageDays"`
+	// LimitDays is the policy's limit on their age, in days.
+	LimitDays int `json:"limitDays"`
+	// PolicyKey is the policy setting that sets the limit.
+	PolicyKey string `json:"policyKey"`
 }
 
 // WarningScope names a part of a scan: a provider's account and region, and

@@ -34,7 +34,8 @@ type warningGroup struct {
 	rates int
 }
 
-// stalePriceMessage reads back the message stalePriceWarnings writes.
+// stalePriceMessage reads back the message stalePriceWarnings writes, for
+// reports written before 1.7.
 var stalePriceMessage = regexp.MustCompile(`^(\w+) prices from (.+) as of (\S+) are (\d+) days old, over the (\d+)-day limit \(([^)]+)\); (\d+) instances? priced with them: (.*)$`)
 
 // commitmentRate is a commitment price's source as the engine names it:
@@ -49,17 +50,37 @@ type staleSource struct {
 	instances                                    int
 }
 
+// staleOf is the source a stale-price warning is about: from its
+// stalePrice (since 1.7), else, for a report written by an older version,
+// read back from its message.
+func staleOf(wn Warning) (staleSource, bool) {
+	if p := wn.StalePrice; p != nil {
+		return staleSource{kind: p.Kind, source: p.Source, asOf: p.AsOf, days: strconv.Itoa(p.AgeDays),
+			limit: strconv.Itoa(p.LimitDays), key: p.PolicyKey, instances: wn.InstanceCount, advice: staleAdvice}, true
+	}
+	return parseStale(oneLine(wn.Message))
+}
+
+// parseStale reads a stale-price message back: the fallback for reports
+// written before warnings had a stalePrice.
 func parseStale(msg string) (staleSource, bool) {
 	m := stalePriceMessage.FindStringSubmatch(msg)
 	if m == nil {
 		return staleSource{}, false
 	}
 	n, _ := strconv.Atoi(m[7])
-	s := staleSource{kind: m[1], source: m[2], asOf: m[3], days: m[4], limit: m[5], key: m[6], instances: n, advice: m[8]}
-	if c := commitmentRate.FindStringSubmatch(s.source); c != nil {
-		s.source = c[1] + " rates (" + c[2] + ")"
-	}
+	s := staleSource{kind: m[1], source: dataSet(m[2]), asOf: m[3], days: m[4], limit: m[5], key: m[6], instances: n, advice: m[8]}
 	return s, true
+}
+
+// dataSet is the data set a price source belongs to: one name for every
+// rate of it ("… rate $0.79223/h (AWS RIs via …, as of …)" → "… rates (AWS
+// RIs via …)"), other sources as they are.
+func dataSet(source string) string {
+	if c := commitmentRate.FindStringSubmatch(source); c != nil {
+		return c[1] + " rates (" + c[2] + ")"
+	}
+	return source
 }
 
 // groupWarnings groups ws by code, stale prices by source.
@@ -73,7 +94,7 @@ func groupWarnings(ws []Warning) []*warningGroup {
 		var src staleSource
 		isStale := false
 		if wn.Code == WarnStalePrice {
-			if src, isStale = parseStale(oneLine(wn.Message)); isStale {
+			if src, isStale = staleOf(wn); isStale {
 				key += "\x00" + src.kind + "\x00" + src.source + "\x00" + src.asOf
 			}
 		}

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +81,71 @@ func TestParseStaleMatchesWriter(t *testing.T) {
 	}
 	if found == 0 {
 		t.Fatal("no stale price in the generated fleet")
+	}
+}
+
+// Stale prices group by the warning's stalePrice, not by its wording: every
+// stale-price warning of a generated fleet carries one that says what its
+// message says; reworded messages group the same; a report written before
+// 1.7 (no stalePrice, no instanceCount), read back from JSON, groups the
+// same from its messages.
+func TestGroupStalePricesByData(t *testing.T) {
+	r := generatedReport(t, 300)
+	var stale []Warning
+	for _, w := range r.Warnings {
+		if w.Code == WarnStalePrice {
+			stale = append(stale, w)
+		}
+	}
+	if len(stale) < 2 {
+		t.Fatalf("%d stale-price warnings in the generated fleet, want several", len(stale))
+	}
+	lines := func(ws []Warning) string {
+		var out []string
+		for _, g := range groupWarnings(ws) {
+			out = append(out, g.lines(false)...)
+		}
+		return strings.Join(out, "\n")
+	}
+	for _, w := range stale {
+		if w.StalePrice == nil || w.InstanceCount == 0 {
+			t.Fatalf("no stalePrice or instanceCount: %+v", w)
+		}
+		got, _ := staleOf(w)
+		want, ok := parseStale(w.Message)
+		if !ok || got != want {
+			t.Errorf("stalePrice says %+v, the message %+v", got, want)
+		}
+	}
+	want := lines(stale)
+	if !strings.Contains(want, "[stale-price]") {
+		t.Fatalf("not grouped as stale prices:\n%s", want)
+	}
+
+	reworded := slices.Clone(stale)
+	for i := range reworded {
+		reworded[i].Message = "old prices"
+	}
+	if got := lines(reworded); got != want {
+		t.Errorf("reworded messages group otherwise:\n%s\nwant\n%s", got, want)
+	}
+
+	old := &Report{SchemaVersion: "1.6", Recommendations: []Recommendation{}, Warnings: slices.Clone(stale)}
+	for i := range old.Warnings {
+		old.Warnings[i].StalePrice, old.Warnings[i].InstanceCount = nil, 0
+	}
+	data, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("stalePrice")) {
+		t.Fatal("the old report has a stalePrice")
+	}
+	loaded, err := Load(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(loaded.Warnings); got != want {
+		t.Errorf("a 1.6 report's warnings group otherwise:\n%s\nwant\n%s", got, want)
 	}
 }

@@ -19,6 +19,7 @@ func TestWriteTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/diff_tty_%d.golden", w), b.Bytes())
 			testutil.AssertFits(t, b.String(), w)
+			testutil.AssertNotCut(t, b.String(), "DETAILS")
 		})
 	}
 }

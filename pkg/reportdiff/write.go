@@ -64,8 +64,8 @@ func writeTable(w io.Writer, d *Diff, tty bool, width int) error {
 		t.AlignRight(5)
 		t.SetWidth(width)
 		t.Key(0, 1, 4, 5)
-		t.TruncateStart(1, 12)
-		t.Truncate(4, 20)
+		t.TruncateMiddle(1, 12)
+		t.WrapColumn(4, 20)
 		t.DropOrder(2, 3)
 		for _, r := range instanceRows(in, tty) {
 			t.AddRow(r...)
@@ -83,8 +83,8 @@ func writeTable(w io.Writer, d *Diff, tty bool, width int) error {
 		// The id is kind:resource: on a terminal it gives way to them.
 		t.SetWidth(width)
 		t.Key(0, 2, 3, 4, 5)
-		t.TruncateStart(3, 12)
-		t.Truncate(5, 20)
+		t.TruncateMiddle(3, 12)
+		t.WrapColumn(5, 20)
 		t.DropOrder(1)
 		for _, r := range recommendationRows(rs, tty) {
 			t.AddRow(r...)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -60,8 +61,8 @@ func Build(tenants []Tenant, gpus func(model string) (pricing.GPUSpec, bool), p 
 		if spec, ok := migSpec(gpus, t.GPUModel); ok && p.MIG && t.Workload == fleet.Inference {
 			prof, ok := chooseProfile(spec, t, p.HeadroomPercent)
 			if !ok {
-				plan.Notes = append(plan.Notes, fmt.Sprintf("%s: not shared: GPU p95 %s%% and memory peak %s GiB plus %s%% headroom need a whole %s (7g); left as is",
-					t.InstanceID, formatNum(t.GPUP95), formatNum(t.MemoryPeakGiB), formatNum(p.HeadroomPercent), t.GPUModel))
+				plan.Notes = append(plan.Notes, fmt.Sprintf("%s: not shared: GPU p95 %s and memory peak %s GiB plus %s headroom need a whole %s (7g); left as is",
+					t.InstanceID, money.PercentFloat(t.GPUP95), formatNum(t.MemoryPeakGiB), money.PercentFloat(p.HeadroomPercent), t.GPUModel))
 				continue
 			}
 			mode, it.profile = MIG, prof
@@ -107,8 +108,8 @@ func Build(tenants []Tenant, gpus func(model string) (pricing.GPUSpec, bool), p 
 		plan.Notes = append(plan.Notes, fmt.Sprintf("%d candidate(s), but no two fit one GPU under the policy", candidates))
 	}
 	if ts0 {
-		plan.Notes = append(plan.Notes, fmt.Sprintf("time-slicing isolates neither memory nor faults: the tenants' memory peaks plus %s%% headroom fit the GPU, but one tenant's out-of-memory error or crash can disturb the others",
-			formatNum(p.HeadroomPercent)))
+		plan.Notes = append(plan.Notes, fmt.Sprintf("time-slicing isolates neither memory nor faults: the tenants' memory peaks plus %s headroom fit the GPU, but one tenant's out-of-memory error or crash can disturb the others",
+			money.PercentFloat(p.HeadroomPercent)))
 	}
 	if mig0 {
 		plan.Notes = append(plan.Notes, "MIG layouts keep to 7 compute slices, 8 memory slices and a whole GPU for a 7g profile; the MIG manager checks the GPU's real placement rules when it applies them")

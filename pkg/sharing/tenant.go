@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // ErrNotCandidate is wrapped by TenantFrom when an instance is plainly not a
@@ -69,7 +70,7 @@ func TenantFrom(in *fleet.Instance, sum *fleet.Summary, cur Current, p Policy) (
 	case sum.GPUMemory == nil:
 		return Tenant{}, errors.New("no GPU memory data: time-slicing has no memory isolation, so the memory peak must be known")
 	case !(sum.GPU.P95 < limit):
-		return Tenant{}, fmt.Errorf("%s GPU p95 %s%% is not below %s%%", work, formatNum(sum.GPU.P95), formatNum(limit))
+		return Tenant{}, fmt.Errorf("%s GPU p95 %s is not below %s", work, money.PercentFloat(sum.GPU.P95), money.PercentFloat(limit))
 	}
 	typ := in.InstanceType
 	if cur.InstanceType != "" {

@@ -13,7 +13,7 @@
 // it may be.
 //
 // A table that says nothing of this has defaults: the first column is the
-// key and keeps its end, text columns may shorten to ten characters, numbers
+// key and loses its middle, text columns may shorten to ten characters, numbers
 // (right-aligned) never shorten, and columns give way from the right.
 package tableprinter
 
@@ -320,7 +320,7 @@ func (t *Table) defaults() {
 	if len(t.key) == 0 {
 		t.key[0] = true
 		if _, ok := t.trunc[0]; !ok {
-			t.trunc[0] = truncation{min: defaultMin, start: true}
+			t.trunc[0] = truncation{min: defaultMin, middle: true}
 		}
 	}
 	if len(t.trunc) <= 1 {

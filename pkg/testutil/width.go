@@ -58,3 +58,30 @@ func TableCells(out, header string) []string {
 	}
 	return cells
 }
+
+// AssertNotCut fails the test for every word of out that lost its start
+// ("…a00000000004e": an identifier that can no longer be copied, where the
+// middle should have given way) and for every cell under the given headers
+// (upper-case: what the user acts on, such as ACTION or REASON) that holds a
+// "…": those wrap, they are never cut.
+func AssertNotCut(t *testing.T, out string, headers ...string) {
+	t.Helper()
+	for i, l := range strings.Split(tableprinter.StripColor(out), "\n") {
+		for _, w := range strings.Fields(l) {
+			if strings.HasPrefix(w, "…") && w != "…" {
+				t.Errorf("line %d: %q is cut at the front: %q", i+1, w, l)
+			}
+		}
+	}
+	for _, h := range headers {
+		cells := TableCells(out, h)
+		if len(cells) == 0 {
+			t.Errorf("no column %s in:\n%s", h, out)
+		}
+		for _, c := range cells {
+			if strings.Contains(c, "…") {
+				t.Errorf("%s cell is cut: %q", h, c)
+			}
+		}
+	}
+}

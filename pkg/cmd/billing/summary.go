@@ -171,8 +171,8 @@ func writeTable(w io.Writer, tty bool, width int, d billing.Document) error {
 	t.SetWidth(width)
 	t.Key(0, 6)
 	// An AWS instance id (19 characters) is never shortened; a longer
-	// Azure or GCP resource id keeps its end, where the name is.
-	t.TruncateStart(0, 20)
+	// resource id loses its middle, keeping its head and its name.
+	t.TruncateMiddle(0, 20)
 	t.DropOrder(2, 1, 11, 7, 5, 10, 9, 3)
 	for _, r := range d.Resources {
 		rate := "-"

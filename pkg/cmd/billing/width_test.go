@@ -26,6 +26,7 @@ func TestSummaryTableWidths(t *testing.T) {
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/summary-tty-%d.txt", w), out.Bytes())
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/summary-tty-%d.stderr.txt", w), errOut.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String())
 			testutil.AssertFits(t, errOut.String(), w)
 			if !strings.Contains(out.String(), "i-006flle71l19b488a") {
 				t.Errorf("the AWS instance id is shortened:\n%s", out)

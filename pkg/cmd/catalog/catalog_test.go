@@ -335,3 +335,44 @@ func TestStatusTableAndJSON(t *testing.T) {
 		t.Errorf("no overlay line:\n%s", errOut)
 	}
 }
+
+// TestUpdateConnectTimeout: --connect-timeout reaches the adapters whose
+// price readers fetch, over timeouts.connect, and a value out of range is
+// exit 2 before any cloud is called.
+func TestUpdateConnectTimeout(t *testing.T) {
+	e := newEnv(t)
+	var got []time.Duration
+	run := func(args ...string) (cmdutil.ExitCode, string) {
+		f, ios := e.factory()
+		f.Config = func() (*config.Config, error) {
+			return &config.Config{Timeouts: config.TimeoutsConfig{Connect: 9 * time.Second}}, nil
+		}
+		inner := f.Providers
+		f.Providers = func(ctx context.Context, in cmdutil.FleetFlags, cfg *config.Config) ([]providers.Provider, error) {
+			got = append(got, cfg.Timeouts.Connect)
+			return inner(ctx, in, cfg)
+		}
+		cmd := NewCmdCatalog(f)
+		cmd.SetArgs(append([]string{"update", "--provider", "aws", "--region", "us-east-1"}, args...))
+		cmd.SetOut(ios.Out)
+		cmd.SetErr(ios.ErrOut)
+		err := cmd.ExecuteContext(context.Background())
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		return cmdutil.ExitCodeFor(err), msg
+	}
+	run("--connect-timeout", "1500ms")
+	run()
+	if len(got) != 2 || got[0] != 1500*time.Millisecond || got[1] != 9*time.Second {
+		t.Errorf("the adapters got connect timeouts %v, want [1.5s 9s]", got)
+	}
+	for _, v := range []string{"0s", "-1s", "11m"} {
+		got = nil
+		code, msg := run("--connect-timeout", v)
+		if code != cmdutil.ExitUsage || !strings.Contains(msg, "connect-timeout") || len(got) != 0 {
+			t.Errorf("--connect-timeout %s: %q (exit %d), %d builds", v, msg, code, len(got))
+		}
+	}
+}

@@ -70,7 +70,8 @@ rest. The file is replaced atomically, so a command never reads half of it; the
 same update run twice writes the same file. Every command then lays these prices
 over the embedded catalog, and a report names the overlay and its date.
 
-It needs the same credentials as a scan. A region whose prices cannot be read
+It needs the same credentials as a scan. --connect-timeout bounds opening each
+connection, so an unreachable endpoint fails in seconds. A region whose prices cannot be read
 is a warning, its older prices are kept, and the exit code is 3.`,
 		Example: `  $ gpufinops catalog update
   $ gpufinops catalog update --provider azure --region westeurope,swedencentral
@@ -91,6 +92,9 @@ is a warning, its older prices are kept, and the exit code is 3.`,
 					}
 				}
 			}
+			if err := opts.Scope.ValidateConnectTimeout(); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -102,6 +106,8 @@ is a warning, its older prices are kept, and the exit code is 3.`,
 	cmd.Flags().StringSliceVar(&opts.Types, "type", nil, "instance types to fetch (default: every type the embedded catalog lists in each region)")
 	cmd.Flags().StringVar(&opts.Output, "file", "", "write the prices to this file instead of the cache's overlay (a snapshot, e.g. for a release)")
 	cmd.Flags().BoolVar(&opts.Replace, "replace", false, "start from an empty file instead of keeping the prices of regions and types not read")
+	cmdutil.AddConnectTimeoutFlag(cmd, &opts.Scope)
+	cmd.Flags().Lookup("connect-timeout").Usage = "bound opening a connection to a cloud's price API (TCP and TLS); a connection not open in time is not retried (default timeouts.connect, 10s)"
 	_ = cmd.MarkFlagFilename("file", "json")
 	return cmd
 }
@@ -126,10 +132,13 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := opts.Config()
+	loaded, err := opts.Config()
 	if err != nil {
 		return err
 	}
+	c := *loaded
+	opts.Scope.ApplyTimeouts(&c)
+	cfg := &c
 	base, err := opts.Embedded()
 	if err != nil {
 		return err

@@ -40,6 +40,7 @@ func TestStatusTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/status-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String())
 			testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}

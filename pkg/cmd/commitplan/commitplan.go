@@ -468,8 +468,8 @@ func writeSpot(w io.Writer, tty bool, width int, g cplan.GroupPlan) error {
 		t.AlignRight(i)
 	}
 	t.SetWidth(width)
-	t.TruncateStart(0, 12)
-	t.Truncate(len(headers)-1, 16)
+	t.TruncateMiddle(0, 12)
+	t.WrapColumn(len(headers)-1, 16)
 	t.Key(0, len(headers)-1)
 	for _, r := range rows {
 		sc := r.check

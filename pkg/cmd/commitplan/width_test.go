@@ -22,6 +22,7 @@ func TestCommitPlanTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "CHEAPEST")
 			testutil.AssertFits(t, opts.IO.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}

@@ -328,9 +328,9 @@ func write(opts *DoctorOptions, rep *Report) error {
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), "scope", "check", "status", "detail")
 	t.SetWidth(opts.IO.TerminalWidth())
 	t.Key(0, 1, 2, 3)
-	t.TruncateStart(0, 16)
-	t.Truncate(1, 18)
-	t.Truncate(3, 20)
+	t.TruncateMiddle(0, 20)
+	t.WrapColumn(1, 18)
+	t.WrapColumn(3, 20)
 	var statuses []providers.CheckStatus
 	t.Style(func(row, col int, s string) string {
 		if col != 2 {

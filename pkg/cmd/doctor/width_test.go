@@ -39,6 +39,7 @@ func TestDoctorTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/table-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "CHECK", "DETAIL")
 		})
 	}
 }

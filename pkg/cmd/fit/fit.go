@@ -531,7 +531,7 @@ func writeModels(opts *FitOptions, ms []llm.Model) error {
 	t.AlignRight(1, 2, 3, 4, 5, 6, 7, 8)
 	t.SetWidth(opts.IO.TerminalWidth())
 	t.Key(0, 1, 7)
-	t.Truncate(0, 16)
+	t.TruncateMiddle(0, 16)
 	t.DropOrder(6, 4, 3, 2, 5)
 	for _, m := range ms {
 		kv := float64(m.KVElementsPerToken()) * llm.FP16.Bytes() / 1024

@@ -34,6 +34,7 @@ func TestFitTableWidths(t *testing.T) {
 				}
 				testutil.AssertGolden(t, fmt.Sprintf("testdata/%s-tty-%d.golden", tc.name, w), out.Bytes())
 				testutil.AssertFits(t, out.String(), w)
+				testutil.AssertNotCut(t, out.String())
 				testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 			})
 		}

@@ -159,7 +159,7 @@ func writeTable(w io.Writer, opts *IAMPolicyOptions) error {
 	t := tableprinter.New(w, opts.IO.IsStdoutTTY(), "action", "why")
 	t.SetWidth(opts.IO.TerminalWidth())
 	t.Key(0, 1)
-	t.Truncate(1, 20)
+	t.WrapColumn(1, 20)
 	for _, p := range perms {
 		t.AddRow(p.Action, p.Purpose)
 	}

@@ -37,6 +37,7 @@ func TestIAMPolicyTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/wide-idle-stop-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "WHY")
 		})
 	}
 }

@@ -613,9 +613,9 @@ func writeTable(opts *IdleStopOptions, s idlestop.Summary, final []idlestop.Deci
 	// result stay; the reason shortens.
 	tp.SetWidth(opts.IO.TerminalWidth())
 	tp.Key(0, 4, 9, 10)
-	tp.TruncateStart(0, 12)
-	tp.Truncate(5, 12)
-	tp.Truncate(10, 10)
+	tp.TruncateMiddle(0, 12)
+	tp.WrapColumn(5, 12)
+	tp.WrapColumn(10, 10)
 	tp.DropOrder(1, 7, 8, 2, 3, 6, 5)
 	for _, d := range final {
 		res := d.Result

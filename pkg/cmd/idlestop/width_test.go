@@ -41,6 +41,7 @@ func TestIdleStopTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/table-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "REASON", "RESULT")
 			testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}

@@ -116,13 +116,14 @@ func writeTable(opts *InventoryOptions, f *fleet.Fleet, wide bool) error {
 	t := tableprinter.New(opts.IO.Out, opts.IO.IsStdoutTTY(), headers...)
 	t.AlignRight(right...)
 	if !wide {
-		// On a terminal: the ID keeps its end; the hours, the provider (the
-		// region tells it), the lifecycle and the state give way first.
+		// On a terminal: the ID loses its middle, and only beyond an AWS
+		// instance ID's 19 characters; the hours, the provider (the region
+		// tells it), the lifecycle and the state give way first.
 		t.SetWidth(opts.IO.TerminalWidth())
 		t.Key(0, 8)
-		t.TruncateStart(0, 12)
+		t.TruncateMiddle(0, 19)
 		t.Truncate(2, 14)
-		t.Truncate(3, 12)
+		t.TruncateMiddle(3, 12)
 		t.Truncate(4, 10)
 		t.DropOrder(7, 1, 5, 6)
 	}

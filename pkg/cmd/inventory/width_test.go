@@ -23,6 +23,7 @@ func TestInventoryTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String())
 			testutil.AssertFits(t, f.IOStreams.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}

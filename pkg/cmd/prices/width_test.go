@@ -26,6 +26,7 @@ func TestPricesTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/h100-tty-%d.golden", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String())
 			testutil.AssertFits(t, ios.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}

@@ -132,7 +132,7 @@ func writeTable(w io.Writer, tty bool, width int, sp sharing.Plan) error {
 	t.TruncateMiddle(6, 12)
 	t.WrapColumn(7, 14)
 	t.WrapColumn(11, 12)
-	t.Truncate(10, 10)
+	t.WrapColumn(10, 10)
 	t.DropOrder(2, 1, 5, 3, 0, 9, 4, 10, 8, 11)
 	for _, g := range sp.Groups {
 		for _, h := range g.Hosts {
@@ -145,7 +145,7 @@ func writeTable(w io.Writer, tty bool, width int, sp sharing.Plan) error {
 				}
 			}
 			t.AddRow(string(g.Mode), string(g.Provider), dash(g.Account), g.Region, g.InstanceType, g.GPUModel, h.InstanceID,
-				strings.Join(h.Tenants, " "), num(h.GPULoadPercent)+"%",
+				strings.Join(h.Tenants, " "), money.PercentFloat(h.GPULoadPercent),
 				num(h.GPUMemoryGiB)+" of "+num(g.GPUMemoryGiB)+" GiB",
 				layoutText(g, h), strings.Join(frees, " "), money.Cell(freed, money.USD, tty))
 		}
@@ -187,7 +187,7 @@ func writeSummary(ios *iostreams.IOStreams, sp sharing.Plan) {
 	if freed == 0 {
 		ios.Notef("No GPU can be shared: nothing to free.\n")
 	} else {
-		ios.Notef("Frees %s: %s a month.\n", text.Plural(freed, "instance"), money.Format(sp.FreedMonthly, pricing.Currency))
+		ios.Notef("Frees %s: %s a month.\n", text.Plural(freed, "instance"), money.Inline(sp.FreedMonthly, pricing.Currency, ios.IsStderrTTY()))
 	}
 	for _, n := range sp.Notes {
 		ios.Notef("note: %s\n", n)

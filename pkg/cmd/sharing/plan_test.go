@@ -197,11 +197,11 @@ func TestPlanRunDemo(t *testing.T) {
 	if err := planRun(opts); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "nb-g4dn-3 nb-g4dn-2 nb-g4dn-4 nb-g4dn-5\t72%") {
+	if !strings.Contains(out.String(), "nb-g4dn-3 nb-g4dn-2 nb-g4dn-4 nb-g4dn-5\t72.0 %") {
 		t.Errorf("stdout %q", out)
 	}
-	if !strings.HasPrefix(errOut.String(), "Frees 4 instances: $443.40 a month.\n") ||
-		!strings.Contains(errOut.String(), "note: infer-g5-1: not shared: inference GPU p95 46% is not below 30%") {
+	if !strings.HasPrefix(errOut.String(), "Frees 4 instances: 443.40 USD a month.\n") ||
+		!strings.Contains(errOut.String(), "note: infer-g5-1: not shared: inference GPU p95 46.0 % is not below 30.0 %") {
 		t.Errorf("stderr %q", errOut)
 	}
 	opts, out, _ = options(t, "", "yaml", false)

@@ -21,6 +21,7 @@ func TestPlanTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/plan-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "TENANTS", "FREES")
 			// The tenants and the machines freed wrap; nothing is cut.
 			if strings.Contains(out.String(), "…") {
 				t.Errorf("a cell is cut:\n%s", out)

@@ -334,9 +334,9 @@ func writePage(out, errOut io.Writer, tty bool, width int, res *result) error {
 		// Headers are words only: the terminal renderer splits them at punctuation and digits.
 		t := p.table([]string{"resource", "provider", "missing", "invalid", "case", "monthly cost"}, 5)
 		t.Key(0, 2, 5)
-		t.TruncateStart(0, 12)
-		t.Truncate(2, 14)
-		t.Truncate(3, 12)
+		t.TruncateMiddle(0, 19)
+		t.WrapColumn(2, 14)
+		t.WrapColumn(3, 12)
 		t.Truncate(4, 10)
 		t.DropOrder(1, 4, 3)
 		for _, v := range a.Violations {

@@ -20,6 +20,7 @@ func TestAuditTableWidths(t *testing.T) {
 			}
 			testutil.AssertGolden(t, fmt.Sprintf("testdata/demo-table-tty-%d.txt", w), out.Bytes())
 			testutil.AssertFits(t, out.String(), w)
+			testutil.AssertNotCut(t, out.String(), "MISSING")
 			testutil.AssertFits(t, opts.IO.ErrOut.(*bytes.Buffer).String(), w)
 		})
 	}
