@@ -89,8 +89,8 @@ type Scope struct {
 	// CPU and Memory the metered instances with a host CPU and a host
 	// memory series.
 	GPUs, MemGPUs, CPU, Memory int
-	// Spot are the spot instances listed there, stopped ones included:
-	// the AWS adapter reads each one's spot request.
+	// Spot are the spot GPU instances listed there, stopped ones
+	// included: the AWS adapter reads each one's spot request.
 	Spot int
 	// Types are the distinct instance types listed there.
 	Types map[string]bool
@@ -131,7 +131,7 @@ type shapeBuilder struct {
 // add counts one instance. An accelerator without memory in the catalog
 // (AWS's f2 FPGAs, which the catalog prices beside the GPUs) is no GPU:
 // the AWS adapter leaves such instances out, and the bounds read no
-// metrics of them.
+// metrics or spot requests of them.
 func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fleet.GPU, spot, stopped bool, m metrics) {
 	if b.idx == nil {
 		b.idx = map[[3]string]int{}
@@ -146,7 +146,7 @@ func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fl
 	s := &b.sh.Scopes[i]
 	s.Instances++
 	s.Types[typ] = true
-	if spot {
+	if spot && gpu.MemoryGiB > 0 {
 		s.Spot++
 	}
 	if stopped || gpu.MemoryGiB <= 0 {

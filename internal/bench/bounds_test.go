@@ -137,8 +137,8 @@ func TestGCPBound(t *testing.T) {
 }
 
 // TestShapeOf: scopes per cloud, account and region; only running
-// instances with GPU utilization are metered, spot instances count stopped
-// or not, a fractional GPU is one series,
+// instances with GPU utilization are metered, spot GPU instances count
+// stopped or not (an FPGA one not), a fractional GPU is one series,
 // an FPGA (no accelerator memory) is not metered, and each metric counts
 // where the fleet has it.
 func TestShapeOf(t *testing.T) {
@@ -152,7 +152,7 @@ func TestShapeOf(t *testing.T) {
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: hostOnly},
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, State: fleet.Stopped, Lifecycle: fleet.Spot, Utilization: full},
 		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1, MemoryGiB: 40}, Utilization: full},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Lifecycle: fleet.Spot, Utilization: full},
 	}}
 	got := ShapeOf(f)
 	want := Shape{Scopes: []Scope{
