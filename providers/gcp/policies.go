@@ -36,7 +36,7 @@ func (p *Provider) projectPolicies(ctx context.Context, project string) (policyK
 		s.mu.Unlock()
 		if mine {
 			f.val, f.err = p.readPolicies(ctx, project)
-			if f.err != nil {
+			if f.err != nil && ctx.Err() == nil {
 				p.note(fmt.Sprintf("%s: %s: %v; every resource policy attached to its VMs is taken as a placement (their hosts are kept together: idle hosts may be kept that a schedule policy merely shares)", project, apiPolicies, f.err))
 			}
 			close(f.done)
