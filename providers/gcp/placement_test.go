@@ -2,6 +2,9 @@ package gcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -164,6 +167,63 @@ func TestDoctorResourcePolicies(t *testing.T) {
 			t.Errorf("check %+v, want ok", *got)
 		case denied && (got.Status != providers.CheckMissing || got.Fix == ""):
 			t.Errorf("denied: check %+v, want missing with a fix", *got)
+		}
+	}
+}
+
+// TestPlacementProperty: over random policy sets, kinds and spellings,
+// placement keeps every attached policy exactly once, in order; a policy
+// leaves placementGroups only when the project's listing was read and
+// says it places nothing; a failed read keeps them all as placements.
+func TestPlacementProperty(t *testing.T) {
+	const project = "p1"
+	prefixes := []string{"", "https://www.googleapis.com/compute/v1/", "https://compute.googleapis.com/compute/beta/"}
+	for seed := range 500 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 34))
+		kinds := policyKinds{}
+		var urls, paths []string
+		for i := range rng.IntN(6) {
+			path := fmt.Sprintf("projects/%s/regions/r%d/resourcePolicies/pol-%d", project, rng.IntN(2), i)
+			switch rng.IntN(3) {
+			case 0:
+				kinds[path] = true
+			case 1:
+				kinds[path] = false
+			} // 2: the listing does not show it
+			urls = append(urls, prefixes[rng.IntN(len(prefixes))]+path)
+			paths = append(paths, path)
+		}
+		failed := rng.IntN(4) == 0
+		p := &Provider{scan: newScan()}
+		f := newFlight[policyKinds]()
+		if failed {
+			f.err = errors.New("denied")
+		} else {
+			f.val = kinds
+		}
+		close(f.done)
+		p.scan.policies[project] = f
+		groups, other, err := p.placement(context.Background(), project, urls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gi, oi := 0, 0
+		for _, path := range paths {
+			switch places, known := kinds[path]; {
+			case failed || !known || places:
+				if gi >= len(groups) || groups[gi] != path {
+					t.Fatalf("seed %d: %s (known %v, places %v, failed %v) not next in placementGroups %v", seed, path, known, places, failed, groups)
+				}
+				gi++
+			default:
+				if oi >= len(other) || other[oi] != path {
+					t.Fatalf("seed %d: schedule %s not next in resourcePolicies %v", seed, path, other)
+				}
+				oi++
+			}
+		}
+		if gi != len(groups) || oi != len(other) {
+			t.Fatalf("seed %d: extra entries: %v / %v", seed, groups, other)
 		}
 	}
 }
