@@ -170,13 +170,13 @@ func TestShapeOf(t *testing.T) {
 func TestCountsPlaceEveryOperation(t *testing.T) {
 	c, err := countsOf(map[string]map[string]int{
 		"monitoring": {"GetMetricData": 2, "ListTimeSeries": 3},
-		"compute":    {"ListSKUs": 1, "instances.aggregatedList": 4},
-		"ec2":        {"DescribeInstances": 5},
+		"compute":    {"ListSKUs": 1, "instances.aggregatedList": 4, "resourcePolicies.aggregatedList": 2},
+		"ec2":        {"DescribeInstances": 5, "DescribeSpotInstanceRequests": 1},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cloud(fleet.AWS) != 7 || c.Cloud(fleet.GCP) != 7 || c.Cloud(fleet.Azure) != 1 || c.Total() != 15 {
+	if c.Cloud(fleet.AWS) != 8 || c.Cloud(fleet.GCP) != 9 || c.Cloud(fleet.Azure) != 1 || c.Total() != 18 {
 		t.Errorf("aws %d, gcp %d, azure %d, total %d", c.Cloud(fleet.AWS), c.Cloud(fleet.GCP), c.Cloud(fleet.Azure), c.Total())
 	}
 	if _, err := countsOf(map[string]map[string]int{"newservice": {"Op": 1}}); err == nil {
