@@ -135,7 +135,8 @@ var notes = []note{
 		withDefault(string(fleet.Running))(s)
 	}},
 	{"Instance", "spotInterruption", "Only with lifecycle spot: what the cloud does to the instance when it reclaims it. deallocate (an Azure Spot VM with eviction policy Deallocate) or stop (a GCP Spot VM with instanceTerminationAction STOP) keep its disks, so it is stopped like on-demand; delete, terminate (an AWS one-time spot instance) or left out keep it from being stopped.", enum(fleet.SpotInterruptions...)},
-	{"Instance", "placementGroups", "The cloud's placement constructs the instance was launched into: an AWS placement group name, an Azure proximity placement group ID, the GCP resource policies attached to it. Instances of one account and region sharing one are hosts of one multi-host group: an idle host whose peers work is not stopped.", nil},
+	{"Instance", "resourcePolicies", "Other policies attached to the instance that place nothing (a GCP instance or snapshot schedule), as projects/… paths: shared by many instances, they make no multi-host group.", nil},
+	{"Instance", "placementGroups", "The cloud's placement constructs the instance was launched into: an AWS placement group ID (its name when no ID is given), an Azure proximity placement group ID, the GCP placement and workload policies attached to it (every attached policy when their kinds could not be read). Instances of one account and region sharing one are hosts of one multi-host group: an idle host whose peers work is not stopped.", nil},
 	{"Instance", "launchTime", "When the instance was started (RFC 3339).", nil},
 	{"Instance", "usage", "How many hours a month the instance runs; left out, a running instance runs all 730.", nil},
 	{"Instance", "tags", "The instance's tags or labels, key to value.", nil},

@@ -18,6 +18,9 @@ import (
 const (
 	// DescribeInstances returns at most 1,000 instances a page.
 	ec2InstancesPage = 1000
+	// A DescribeSpotInstanceRequests filter names up to 200 request IDs
+	// (one page: a call answers at most 1,000).
+	spotRequestBatch = 200
 	// ListMetrics returns 500 metrics a page.
 	listMetricsPage = 500
 	// GetMetricData takes 500 queries and returns 100,800 datapoints a call.
@@ -86,6 +89,9 @@ type Scope struct {
 	// CPU and Memory the metered instances with a host CPU and a host
 	// memory series.
 	GPUs, MemGPUs, CPU, Memory int
+	// Spot are the spot GPU instances listed there, stopped ones
+	// included: the AWS adapter reads each one's spot request.
+	Spot int
 	// Types are the distinct instance types listed there.
 	Types map[string]bool
 }
@@ -111,7 +117,7 @@ type Shape struct {
 func ShapeOf(f *fleet.Fleet) Shape {
 	var b shapeBuilder
 	for _, in := range f.Instances {
-		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.State == fleet.Stopped, metricsOf(in.Utilization))
+		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, metricsOf(in.Utilization))
 	}
 	return b.shape()
 }
@@ -125,8 +131,8 @@ type shapeBuilder struct {
 // add counts one instance. An accelerator without memory in the catalog
 // (AWS's f2 FPGAs, which the catalog prices beside the GPUs) is no GPU:
 // the AWS adapter leaves such instances out, and the bounds read no
-// metrics of them.
-func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fleet.GPU, stopped bool, m metrics) {
+// metrics or spot requests of them.
+func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fleet.GPU, spot, stopped bool, m metrics) {
 	if b.idx == nil {
 		b.idx = map[[3]string]int{}
 	}
@@ -140,6 +146,9 @@ func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fl
 	s := &b.sh.Scopes[i]
 	s.Instances++
 	s.Types[typ] = true
+	if spot && gpu.MemoryGiB > 0 {
+		s.Spot++
+	}
 	if stopped || gpu.MemoryGiB <= 0 {
 		return
 	}
@@ -281,7 +290,9 @@ func accountsOf(scopes []Scope) []string {
 // reads them, as many series a call as 500 queries and 100,800 datapoints
 // allow. Prices are per region, the same for every account: GetProducts,
 // DescribeSpotPriceHistory and DescribeSavingsPlansOfferingRates at their
-// page sizes for the region's types. GPU facts per type come from the
+// page sizes for the region's types. The spot instances' requests are
+// read after the listing, 200 request IDs a DescribeSpotInstanceRequests
+// call, one call after another. GPU facts per type come from the
 // embedded catalog, which knows every type of a generated fleet: no
 // DescribeInstanceTypes is needed.
 func awsBound(scopes []Scope, steps int) Bound {
@@ -303,19 +314,22 @@ func awsBound(scopes []Scope, steps int) Bound {
 			s := byScope[[2]string{a, r}]
 			inv := pages(s.Instances, ec2InstancesPage)
 			req["ec2.DescribeInstances"] += inv
+			spot := ceilDiv(s.Spot, spotRequestBatch)
+			req["ec2.DescribeSpotInstanceRequests"] += spot
 			agent := s.GPUs + 2*s.MemGPUs + s.Memory
 			listed := ceilDiv(agent, listMetricsPage)
 			read := ceilDiv(agent+s.CPU, perCall)
 			req["monitoring.ListMetrics"] += listed
 			req["monitoring.GetMetricData"] += read
-			// identity → regions → instance pages → (metric listing
-			// pages → one round of GetMetricData) or the price pages.
+			// identity → regions → instance pages → spot request
+			// batches → (metric listing pages → one round of
+			// GetMetricData) or the price pages.
 			metrics := listed + min(read, 1)
 			prices := 0
 			if s.Instances > 0 {
 				prices = max(pages(productRowsPerType*t, productsPage), pages(spotRowsPerType*t, spotPage), pages(rateRowsPerType*t, ratesPage))
 			}
-			chain = max(chain, 1+1+inv+max(metrics, prices))
+			chain = max(chain, 1+1+inv+spot+max(metrics, prices))
 		}
 	}
 	for _, t := range rt {
@@ -334,9 +348,10 @@ func awsBound(scopes []Scope, steps int) Bound {
 // the two namespaces (the VMs an agent publishes GPU metrics for are known
 // only from the answers); per region, the Retail Prices rows of its types at
 // 1,000 a page. The chain splits the inventory by region (each region's
-// query pages in parallel with the others'). Sizes' GPU facts come from the
-// embedded catalog; Resource SKUs are read once per region for the sizes'
-// local NVMe disks.
+// query pages in parallel with the others'), then the region's Resource
+// SKUs (read once per region for the sizes' local NVMe disks, after the
+// listing names the sizes), then metrics or prices. Sizes' GPU facts come
+// from the embedded catalog.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
@@ -358,7 +373,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 		p := pages(retailRowsPerType*t, retailPage)
 		req["prices.RetailPrices"] += p
 		req["compute.ListSKUs"]++
-		chain = max(chain, 1+pages(perRegion[r], graphPage)+max(metricsChain, p))
+		chain = max(chain, 1+pages(perRegion[r], graphPage)+1+max(metricsChain, p))
 	}
 	return Bound{Cloud: fleet.Azure, Requests: drop0(req), Chain: chain}
 }

@@ -32,14 +32,16 @@ func boundOf(t *testing.T, sh Shape, c fleet.Provider) Bound {
 // TestAWSBound: two accounts, two regions, worked by hand (docs/performance.md).
 func TestAWSBound(t *testing.T) {
 	sh := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a1", Region: "r1", Instances: 1500, Metered: 1000, GPUs: 4000, MemGPUs: 4000, CPU: 1000, Memory: 1000, Types: types("t1", "t2")},
-		{Cloud: fleet.AWS, Account: "a2", Region: "r2", Instances: 10, Metered: 10, GPUs: 10, MemGPUs: 10, CPU: 10, Memory: 10, Types: types("t1")},
+		{Cloud: fleet.AWS, Account: "a1", Region: "r1", Instances: 1500, Metered: 1000, GPUs: 4000, MemGPUs: 4000, CPU: 1000, Memory: 1000, Spot: 450, Types: types("t1", "t2")},
+		{Cloud: fleet.AWS, Account: "a2", Region: "r2", Instances: 10, Metered: 10, GPUs: 10, MemGPUs: 10, CPU: 10, Memory: 10, Spot: 1, Types: types("t1")},
 	}}
 	b := boundOf(t, sh, fleet.AWS)
 	want := map[string]int{
 		"sts.GetCallerIdentity": 1, "sts.AssumeRole": 1, "ec2.DescribeRegions": 2,
 		// a1/r1 2 pages, and one page for each of a1/r2, a2/r1, a2/r2.
 		"ec2.DescribeInstances": 5,
+		// Spot requests, 200 IDs a call: ⌈450/200⌉ = 3, ⌈1/200⌉ = 1.
+		"ec2.DescribeSpotInstanceRequests": 4,
 		// Agent series: GPU utilization, memory used and total per GPU, host
 		// memory: ⌈(4000 + 2×4000 + 1000)/500⌉ = 26, ⌈(10 + 20 + 10)/500⌉ = 1.
 		"monitoring.ListMetrics": 27,
@@ -51,15 +53,23 @@ func TestAWSBound(t *testing.T) {
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if b.Total() != 90 {
-		t.Errorf("total %d, want 90", b.Total())
+	if b.Total() != 94 {
+		t.Errorf("total %d, want 94", b.Total())
 	}
-	// a1/r1: identity, regions, 2 instance pages, 26 listing pages, 1 read.
-	if b.Chain != 31 {
-		t.Errorf("chain %d, want 31", b.Chain)
+	// a1/r1: identity, regions, 2 instance pages, 3 spot request calls,
+	// 26 listing pages, 1 read.
+	if b.Chain != 34 {
+		t.Errorf("chain %d, want 34", b.Chain)
 	}
-	if got := b.CriticalPath(50 * time.Millisecond); got != 1550*time.Millisecond {
-		t.Errorf("critical path %s, want 1.55s", got)
+	if got := b.CriticalPath(50 * time.Millisecond); got != 1700*time.Millisecond {
+		t.Errorf("critical path %s, want 1.7s", got)
+	}
+	// Without spot instances, no spot request is read.
+	for i := range sh.Scopes {
+		sh.Scopes[i].Spot = 0
+	}
+	if b := boundOf(t, sh, fleet.AWS); b.Requests["ec2.DescribeSpotInstanceRequests"] != 0 || b.Chain != 31 {
+		t.Errorf("no spot: %d spot request calls, chain %d; want 0 and 31", b.Requests["ec2.DescribeSpotInstanceRequests"], b.Chain)
 	}
 }
 
@@ -84,9 +94,10 @@ func TestAzureBound(t *testing.T) {
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	// ListSubscriptions, 3 graph pages, one round of metrics.
-	if b.Chain != 5 {
-		t.Errorf("chain %d, want 5", b.Chain)
+	// ListSubscriptions, 3 graph pages, the region's Resource SKUs, one
+	// round of metrics.
+	if b.Chain != 6 {
+		t.Errorf("chain %d, want 6", b.Chain)
 	}
 }
 
@@ -126,7 +137,8 @@ func TestGCPBound(t *testing.T) {
 }
 
 // TestShapeOf: scopes per cloud, account and region; only running
-// instances with GPU utilization are metered, a fractional GPU is one series,
+// instances with GPU utilization are metered, spot GPU instances count
+// stopped or not (an FPGA one not), a fractional GPU is one series,
 // an FPGA (no accelerator memory) is not metered, and each metric counts
 // where the fleet has it.
 func TestShapeOf(t *testing.T) {
@@ -136,15 +148,15 @@ func TestShapeOf(t *testing.T) {
 	f := &fleet.Fleet{Instances: []fleet.Instance{
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: full},
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "g6f.large", GPU: fleet.GPU{Count: 0.125, MemoryGiB: 2.8}, Utilization: gpuOnly},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Lifecycle: fleet.Spot},
 		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p4d.24xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, Utilization: hostOnly},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, State: fleet.Stopped, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "p5.48xlarge", GPU: fleet.GPU{Count: 8, MemoryGiB: 40}, State: fleet.Stopped, Lifecycle: fleet.Spot, Utilization: full},
 		{Provider: fleet.GCP, Account: "p", Region: "r", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1, MemoryGiB: 40}, Utilization: full},
-		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Utilization: full},
+		{Provider: fleet.AWS, Account: "a", Region: "r", InstanceType: "f2.48xlarge", GPU: fleet.GPU{Count: 8}, Lifecycle: fleet.Spot, Utilization: full},
 	}}
 	got := ShapeOf(f)
 	want := Shape{Scopes: []Scope{
-		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, Running: 4, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
+		{Cloud: fleet.AWS, Account: "a", Region: "r", Instances: 6, Metered: 2, Running: 4, GPUs: 9, MemGPUs: 8, CPU: 1, Memory: 1, Spot: 2, Types: types("p4d.24xlarge", "g6f.large", "p5.48xlarge", "f2.48xlarge")},
 		{Cloud: fleet.GCP, Account: "p", Region: "r", Instances: 1, Metered: 1, Running: 1, GPUs: 1, MemGPUs: 1, CPU: 1, Memory: 1, Types: types("a2-highgpu-1g")},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -158,13 +170,13 @@ func TestShapeOf(t *testing.T) {
 func TestCountsPlaceEveryOperation(t *testing.T) {
 	c, err := countsOf(map[string]map[string]int{
 		"monitoring": {"GetMetricData": 2, "ListTimeSeries": 3},
-		"compute":    {"ListSKUs": 1, "instances.aggregatedList": 4},
-		"ec2":        {"DescribeInstances": 5},
+		"compute":    {"ListSKUs": 1, "instances.aggregatedList": 4, "resourcePolicies.aggregatedList": 2},
+		"ec2":        {"DescribeInstances": 5, "DescribeSpotInstanceRequests": 1},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Cloud(fleet.AWS) != 7 || c.Cloud(fleet.GCP) != 7 || c.Cloud(fleet.Azure) != 1 || c.Total() != 15 {
+	if c.Cloud(fleet.AWS) != 8 || c.Cloud(fleet.GCP) != 9 || c.Cloud(fleet.Azure) != 1 || c.Total() != 18 {
 		t.Errorf("aws %d, gcp %d, azure %d, total %d", c.Cloud(fleet.AWS), c.Cloud(fleet.GCP), c.Cloud(fleet.Azure), c.Total())
 	}
 	if _, err := countsOf(map[string]map[string]int{"newservice": {"Op": 1}}); err == nil {

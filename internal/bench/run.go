@@ -97,12 +97,13 @@ func Generate(ctx context.Context, bin Binaries, dir string, n int, o FleetOptio
 
 // fileInstance is what the bench reads of an instance in a fleet file.
 type fileInstance struct {
-	Provider     fleet.Provider `json:"provider"`
-	Account      string         `json:"account"`
-	Region       string         `json:"region"`
-	InstanceType string         `json:"instanceType"`
-	State        fleet.State    `json:"state"`
-	GPU          fleet.GPU      `json:"gpu"`
+	Provider     fleet.Provider  `json:"provider"`
+	Account      string          `json:"account"`
+	Region       string          `json:"region"`
+	InstanceType string          `json:"instanceType"`
+	State        fleet.State     `json:"state"`
+	Lifecycle    fleet.Lifecycle `json:"lifecycle"`
+	GPU          fleet.GPU       `json:"gpu"`
 	Utilization  *struct {
 		GPU, GPUMemory, CPU, Memory *json.RawMessage
 	} `json:"utilization"`
@@ -159,7 +160,7 @@ func readFleet(path string, cat pricing.Catalog) (Generated, error) {
 			if u := in.Utilization; u != nil {
 				m = metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
 			}
-			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpu, in.State == fleet.Stopped, m)
+			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpu, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, m)
 			g.Instances++
 			if in.Provider == fleet.AWS {
 				awsRegions[in.Region] = true

@@ -204,6 +204,11 @@ func (g *gen) mixedInstance(i int, p fleet.Provider, sh offerShape, account stri
 	}
 	if sh.spot && g.chance(0.15) {
 		in.Lifecycle = fleet.Spot
+		if p == fleet.AWS {
+			// Persistent and one-time requests alternate (no draw, so
+			// the rest of the fleet is the seed's as before).
+			in.SpotInterruption = []fleet.SpotInterruption{fleet.SpotStop, fleet.SpotTerminate}[i%2]
+		}
 	}
 	if g.chance(0.06) {
 		in.State = fleet.Stopped

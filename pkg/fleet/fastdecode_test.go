@@ -261,6 +261,11 @@ func randomInstance(r *rand.Rand) Instance {
 		}
 	}
 	if maybe() {
+		for range 1 + r.IntN(3) {
+			in.ResourcePolicies = append(in.ResourcePolicies, str())
+		}
+	}
+	if maybe() {
 		t := tm()
 		in.LaunchTime = &t
 	}

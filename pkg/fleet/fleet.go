@@ -139,12 +139,16 @@ type Instance struct {
 	// stopped; empty (unknown) or any other value keeps it protected.
 	SpotInterruption SpotInterruption `json:"spotInterruption,omitempty"`
 	// PlacementGroups name the cloud's placement constructs the instance
-	// was launched into: an AWS placement group (Placement.GroupName), an
-	// Azure proximity placement group (its resource ID), the GCP resource
-	// policies attached to it (placement and workload policies, whose URLs
-	// do not say their kind). Instances of one account and region sharing
-	// one are hosts of one multi-host group.
+	// was launched into: an AWS placement group (Placement.GroupId, else
+	// GroupName), an Azure proximity placement group (its resource ID), the
+	// GCP placement and workload policies attached to it (every attached
+	// policy when their kinds could not be read). Instances of one account
+	// and region sharing one are hosts of one multi-host group.
 	PlacementGroups []string `json:"placementGroups,omitempty"`
+	// ResourcePolicies are the other policies attached to the instance,
+	// which place nothing (a GCP instance or snapshot schedule): shared by
+	// many instances, they make no group.
+	ResourcePolicies []string `json:"resourcePolicies,omitempty"`
 	// Commitment is the reservation or savings plan a committed instance
 	// runs under, and what it pays.
 	Commitment *Commitment `json:"commitment,omitempty"`

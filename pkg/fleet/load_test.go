@@ -104,7 +104,7 @@ func TestParseErrors(t *testing.T) {
 		{"no instances", "apiVersion: gpufinops/v1\nkind: Fleet\n", `f.yaml: instances: missing; give a list (it may be empty)`},
 		{"top-level typo", base + "metdata: {}\n", `f.yaml: unknown field "metdata" (did you mean "metadata"?)`},
 		{"nested unknown", base + "    utilization: {gpu: {avg: 1, p90: 2, max: 3}}\n", `f.yaml: instances[0] (id "x-1"): utilization.gpu: unknown field "p90" (did you mean "p95"?)`},
-		{"unknown, no suggestion", base + "    owner: me\n", `f.yaml: instances[0] (id "x-1"): unknown field "owner"; known fields: id, name, provider, account, region, zone, instanceType, gpu, vcpus, memoryGiB, lifecycle, state, launchTime, usage, tags, utilization, workload, hourlyPrice, managedBy, instanceStoreGB, hibernation, stoppedAllocated, spotInterruption, placementGroups, commitment`},
+		{"unknown, no suggestion", base + "    owner: me\n", `f.yaml: instances[0] (id "x-1"): unknown field "owner"; known fields: id, name, provider, account, region, zone, instanceType, gpu, vcpus, memoryGiB, lifecycle, state, launchTime, usage, tags, utilization, workload, hourlyPrice, managedBy, instanceStoreGB, hibernation, stoppedAllocated, spotInterruption, placementGroups, resourcePolicies, commitment`},
 		{"duplicate key", base + "    region: eu-west-1\n", `f.yaml: line 8: key "region" already set in map`},
 		{"tab", "apiVersion: gpufinops/v1\n\tkind: Fleet\n", `f.yaml: line 2: found a tab character that violates indentation`},
 		{"leading tab", "\tapiVersion: gpufinops/v1\n", `f.yaml: line 1: found character that cannot start any token (a tab; YAML indents with spaces)`},

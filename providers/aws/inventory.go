@@ -79,7 +79,7 @@ const describeTypesBatch = 100
 // running are running, stopping and stopped are stopped. ManagedBy is read
 // from the owner tags, InstanceStoreGB from the type's InstanceStorageInfo,
 // Hibernation from HibernationOptions, PlacementGroups from
-// Placement.GroupName, and a spot instance's SpotInterruption from its
+// Placement.GroupId (GroupName when no ID is given), and a spot instance's SpotInterruption from its
 // request (spotInterruptions).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
@@ -394,10 +394,11 @@ func toFleetInstance(r ec2Instance, info instanceTypeInfo, scope providers.Scope
 	}
 	if pl := inst.Placement; pl != nil {
 		out.Zone = aws.ToString(pl.AvailabilityZone)
-		// The group's name is what the account sees (and tags or docs
-		// name); an instance of a group shared from another account may
-		// show the ID only.
-		if g := cmp.Or(aws.ToString(pl.GroupName), aws.ToString(pl.GroupId)); g != "" {
+		// The group's ID is unique in the region and shown to every
+		// account, while an instance of a group shared from another
+		// account may show the ID only: the ID is the key, the name only
+		// when no ID is given.
+		if g := cmp.Or(strings.TrimSpace(aws.ToString(pl.GroupId)), strings.TrimSpace(aws.ToString(pl.GroupName))); g != "" {
 			out.PlacementGroups = []string{g}
 		}
 	}

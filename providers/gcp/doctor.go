@@ -21,7 +21,7 @@ import (
 // CheckPermissions implements providers.Doctor with one cheap read each: a
 // project scope (no region) checks the token, the aggregated listing, the
 // project's regions, the commitments and reservations listings
-// (commitmentChecks), Cloud Monitoring and the Billing Catalog; a regional
+// (commitmentChecks), the resource policies listing, Cloud Monitoring and the Billing Catalog; a regional
 // scope checks the listing and Monitoring in the region.
 func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
 	var out []providers.Check
@@ -46,6 +46,12 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			return err
 		}))
 		out = append(out, p.commitmentChecks(ctx, scope.Account)...)
+		out = append(out, check("compute.resourcePolicies.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			_, err := p.policies.AggregatedList(ctx, &computepb.AggregatedListResourcePoliciesRequest{Project: scope.Account, MaxResults: proto.Uint32(1)}).Next()
+			return err
+		}))
 		out = append(out, check("cloudbilling services.skus.list", func() error {
 			ctx, done := p.withCall(ctx)
 			defer done()

@@ -155,7 +155,8 @@ func (p *Provider) aggregatedList(ctx context.Context, project, filter string) (
 // RESERVATION_BOUND) on-demand: a committed use discount covers ordinary
 // STANDARD VMs in billing and shows on no VM. State: only RUNNING is running.
 // ManagedBy is read from the labels and the created-by metadata,
-// InstanceStoreGB from the local SSDs (SCRATCH disks).
+// InstanceStoreGB from the local SSDs (SCRATCH disks), PlacementGroups and
+// ResourcePolicies from the attached resource policies (placement).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -294,7 +295,10 @@ func (p *Provider) toInstance(ctx context.Context, scope providers.Scope, inst *
 	if ssd > 0 {
 		out.InstanceStoreGB = float64(ssd)
 	}
-	out.PlacementGroups = policiesOf(inst.GetResourcePolicies())
+	var err error
+	if out.PlacementGroups, out.ResourcePolicies, err = p.placement(ctx, scope.Account, inst.GetResourcePolicies()); err != nil {
+		return fleet.Instance{}, false, err
+	}
 	return out, true, nil
 }
 
@@ -490,10 +494,8 @@ var gpuMemory = map[string]float64{
 
 // policiesOf are the resource policies attached to an instance, each as its
 // "projects/P/regions/R/resourcePolicies/N" path (the same whatever API
-// version's URL named it). A group placement (compact) or workload policy
-// makes its instances hosts of one multi-host group; the URL does not say a
-// policy's kind, so an instance schedule counts too (it can only keep more
-// machines running).
+// version's URL named it). The URL does not say a policy's kind: placement
+// reads it.
 func policiesOf(urls []string) []string {
 	var out []string
 	for _, u := range urls {

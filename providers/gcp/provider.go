@@ -76,6 +76,7 @@ type Provider struct {
 	regions      *compute.RegionsClient
 	machineTypes *compute.MachineTypesClient
 	zoneOps      *compute.ZoneOperationsClient
+	policies     *compute.ResourcePoliciesClient
 	catalog      *billing.CloudCatalogClient
 	metrics      *monitoring.MetricClient
 
@@ -98,6 +99,9 @@ type Provider struct {
 
 	// held are the clients of the commitment reads (commitments.go).
 	held heldClients
+
+	noteMu sync.Mutex
+	notes  []string // the scan's notes (TakeScanNotes)
 }
 
 // Compile-time checks of the capabilities the adapter offers.
@@ -109,6 +113,7 @@ var (
 	_ providers.PriceReader        = (*Provider)(nil)
 	_ providers.Stopper            = (*Provider)(nil)
 	_ providers.Doctor             = (*Provider)(nil)
+	_ providers.ScanNoter          = (*Provider)(nil)
 )
 
 // New finds credentials (TokenEnv, else Application Default Credentials)
@@ -156,6 +161,9 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 		return nil, fmt.Errorf("gcp: compute client: %w", err)
 	}
 	if p.zoneOps, err = compute.NewZoneOperationsRESTClient(ctx, rest...); err != nil {
+		return nil, fmt.Errorf("gcp: compute client: %w", err)
+	}
+	if p.policies, err = compute.NewResourcePoliciesRESTClient(ctx, rest...); err != nil {
 		return nil, fmt.Errorf("gcp: compute client: %w", err)
 	}
 	if p.catalog, err = billing.NewCloudCatalogRESTClient(ctx, rest...); err != nil {

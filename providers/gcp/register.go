@@ -84,6 +84,7 @@ var IAMAnalyze = []providers.Permission{
 	{Action: "compute.instances.get", Purpose: "read one VM before stopping it"},
 	{Action: "compute.commitments.list", Purpose: "the resource-based committed use discounts held (regionCommitments.aggregatedList), so no advice saves what they already pay for"},
 	{Action: "compute.reservations.list", Purpose: "the specific reservations held (reservations.aggregatedList)"},
+	{Action: "compute.resourcePolicies.list", Purpose: "which resource policies attached to VMs place them (resourcePolicies.aggregatedList): hosts of one placement or workload policy are kept together, a shared schedule groups nothing"},
 	{Action: "compute.machineTypes.get", Purpose: "the GPUs, vCPUs and memory of accelerator-optimized machine types"},
 	{Action: "compute.regions.list", Purpose: "find the project's regions"},
 	{Action: "monitoring.timeSeries.list", Purpose: "read the Ops Agent's GPU and GPU memory metrics and host CPU"},

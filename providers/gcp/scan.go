@@ -13,15 +13,17 @@ import (
 )
 
 // scanState is what the region scopes of one scan share: each project's
-// metric reads. PartialScopes starts a new one, so nothing read for one
+// metric reads and resource policies. PartialScopes starts a new one, so nothing read for one
 // scan serves the next.
 type scanState struct {
 	mu      sync.Mutex
 	metrics map[metricsKey]*projectMetrics
+	// policies are each project's resource policy kinds (policies.go).
+	policies map[string]*flight[policyKinds]
 }
 
 func newScan() *scanState {
-	return &scanState{metrics: map[metricsKey]*projectMetrics{}}
+	return &scanState{metrics: map[metricsKey]*projectMetrics{}, policies: map[string]*flight[policyKinds]{}}
 }
 
 // currentScan is the scan in progress (the last PartialScopes').

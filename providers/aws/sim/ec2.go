@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -258,9 +259,15 @@ func (s *Server) view(in *fleet.Instance, state string) ec2View {
 	}
 	if len(in.PlacementGroups) > 0 && strings.TrimSpace(in.PlacementGroups[0]) != "" {
 		// An instance is in one placement group at most; its ID is
-		// unique in the account, "pg-" and 17 hex digits.
-		x.PlacementGroupName = strings.TrimSpace(in.PlacementGroups[0])
-		x.PlacementGroupID = "pg-" + hexID(17, "placement-group", in.Region, x.PlacementGroupName)
+		// unique in the region, "pg-" and 17 hex digits. A fleet entry
+		// that is such an ID is a group shared from another account:
+		// EC2 shows its ID only.
+		if g := strings.TrimSpace(in.PlacementGroups[0]); placementGroupID.MatchString(g) {
+			x.PlacementGroupID = g
+		} else {
+			x.PlacementGroupName = g
+			x.PlacementGroupID = PlacementGroupID(in.Region, g)
+		}
 	}
 	if state == "stopped" {
 		x.StateTransitionReason = "User initiated"
@@ -934,4 +941,13 @@ func (s *Server) describeSpotInstanceRequests(w http.ResponseWriter, req request
 		out.Requests = []spotRequestXML{}
 	}
 	writeXMLResponse(w, req.op, ec2XMLNamespace, out)
+}
+
+// placementGroupID is the form of a placement group's ID.
+var placementGroupID = regexp.MustCompile(`^pg-[0-9a-f]{17}$`)
+
+// PlacementGroupID is the ID the simulator gives the placement group of
+// that name in region.
+func PlacementGroupID(region, name string) string {
+	return "pg-" + hexID(17, "placement-group", region, name)
 }

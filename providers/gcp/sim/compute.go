@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,20 +66,12 @@ func maxResults(r *http.Request) (int, bool) {
 }
 
 // resourcePolicies are the URLs of the resource policies attached to an
-// instance: the fleet's placementGroups, each a URL as given, a
-// "projects/…" path under the API's base, or a name of a policy of the
-// instance's region.
+// instance: the fleet's placementGroups and resourcePolicies (policyURL).
 func (s *Server) resourcePolicies(in fleet.Instance) []string {
 	var out []string
-	for _, g := range in.PlacementGroups {
-		switch g = strings.TrimSpace(g); {
-		case g == "":
-		case strings.HasPrefix(g, "https://"):
-			out = append(out, g)
-		case strings.HasPrefix(g, "projects/"):
-			out = append(out, base+g)
-		default:
-			out = append(out, base+"projects/"+in.Account+"/regions/"+regionOfZone(zoneOf(in))+"/resourcePolicies/"+g)
+	for _, g := range append(slices.Clip(in.PlacementGroups), in.ResourcePolicies...) {
+		if u := policyURL(in, g); u != "" {
+			out = append(out, u)
 		}
 	}
 	return out

@@ -110,6 +110,9 @@ func contractFleet() *fleet.Fleet {
 		if i%4 == 0 {
 			in.PlacementGroups = []string{"compact-a2"} // served as resourcePolicies
 		}
+		if i%3 == 1 || i%4 == 0 {
+			in.ResourcePolicies = []string{"nightly-stop"} // an instance schedule, in two regions
+		}
 		if i%4 == 3 {
 			in.State = fleet.Stopped
 		}
@@ -369,10 +372,11 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	}
 	throttled("regions.list", func() int { return plain.rest("GET", p+"/regions", "", nil) })
 
-	// Commitments held.
+	// Commitments held, and the resource policies.
 	for _, l := range []struct{ op, path, field string }{
 		{"regionCommitments.aggregatedList", p + "/aggregated/commitments", "commitments"},
 		{"reservations.aggregatedList", p + "/aggregated/reservations", "reservations"},
+		{"resourcePolicies.aggregatedList", p + "/aggregated/resourcePolicies", "resourcePolicies"},
 	} {
 		held := func(max int) func(*string) (int, *string, error) {
 			return func(tok *string) (int, *string, error) {

@@ -1,7 +1,7 @@
 // Package sim is a local Google Cloud that speaks the wire protocols of the
 // real services to the real clients: Compute Engine's REST/JSON
 // (instances.aggregatedList, get, stop, testIamPermissions, zone
-// operations, machine types, regions), Cloud Monitoring's gRPC
+// operations, machine types, regions, resource policies), Cloud Monitoring's gRPC
 // ListTimeSeries with alignment and cross-series reduction (and the same
 // method over REST, projects.timeSeries.list, for curl), the Cloud
 // Billing Catalog's REST ListSkus and Resource Manager's projects.search.
@@ -289,7 +289,7 @@ var routes = append([]route{
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
 	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
 	{"GET", regexp.MustCompile(`^/v3/projects/([^/]+)/timeSeries$`), "monitoring", "projects.timeSeries.list", false, (*Server).listTimeSeriesREST},
-}, commitmentRoutes...)
+}, append(commitmentRoutes, policyRoutes...)...)
 
 // Ops are the operations the simulator answers, as "service:Op": the REST
 // routes and Monitoring's ListTimeSeries.

@@ -28,6 +28,7 @@ var apis = []struct {
 		"compute.instances.aggregatedList", "compute.instances.get", "compute.instances.stop", "compute.instances.testIamPermissions",
 		"compute.zoneOperations.get", "compute.zoneOperations.wait", "compute.machineTypes.get", "compute.machineTypes.aggregatedList",
 		"compute.regions.list", "compute.regionCommitments.aggregatedList", "compute.reservations.aggregatedList",
+		"compute.resourcePolicies.aggregatedList",
 	}},
 	{"cloudbilling", "cloudbilling/v1/cloudbilling-api.json", []string{"cloudbilling.services.skus.list"}},
 	{"cloudresourcemanager", "cloudresourcemanager/v3/cloudresourcemanager-api.json", []string{"cloudresourcemanager.projects.search"}},
