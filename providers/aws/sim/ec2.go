@@ -911,24 +911,10 @@ func (s *Server) describeSpotInstanceRequests(w http.ResponseWriter, req request
 	}
 	var kept []spotRequestXML
 	for _, r := range all {
-		keep := true
-		for _, f := range filters {
-			switch f.name {
-			case "spot-instance-request-id":
-				keep = keep && f.matchAny(r.SpotInstanceRequestID)
-			case "instance-id":
-				keep = keep && f.matchAny(r.InstanceID)
-			case "state":
-				keep = keep && f.matchAny(r.State)
-			case "type":
-				keep = keep && f.matchAny(r.Type)
-			case "instance-interruption-behavior":
-				keep = keep && f.matchAny(r.InstanceInterruptionBehavior)
-			case "launched-availability-zone":
-				keep = keep && f.matchAny(r.LaunchedAvailabilityZone)
-			}
-		}
-		if keep {
+		if matchFields(filters, map[string]string{
+			"spot-instance-request-id": r.SpotInstanceRequestID, "instance-id": r.InstanceID, "state": r.State, "type": r.Type,
+			"instance-interruption-behavior": r.InstanceInterruptionBehavior, "launched-availability-zone": r.LaunchedAvailabilityZone,
+		}) {
 			kept = append(kept, r)
 		}
 	}
