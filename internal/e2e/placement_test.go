@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/gpufinops/gpufinops/pkg/cmdutil"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 )
 
@@ -82,29 +79,7 @@ func placementFleet() *fleet.Fleet {
 // VM with the data-loss warning; analyze counts a stop saving for exactly
 // the machines idle-stop stops.
 func TestPlacementSpotAndNVMeOnThreeClouds(t *testing.T) {
-	allCloudsServing(t, placementFleet())
-	code, rep, stderr := gpufinopsAt(t, demoEnd, "analyze", "--provider", "aws,azure,gcp", "-o", "json")
-	if code != cmdutil.ExitOK {
-		t.Fatalf("analyze exited %d: %s", code, stderr)
-	}
-	var doc struct {
-		Recommendations []struct {
-			ResourceID     string  `json:"resourceId"`
-			Kind           string  `json:"kind"`
-			ShortAction    string  `json:"shortAction"`
-			MonthlySavings float64 `json:"monthlySavings"`
-		} `json:"recommendations"`
-	}
-	if err := json.Unmarshal([]byte(rep), &doc); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	code, out, stderr := gpufinopsAt(t, demoEnd, "idle-stop", "--provider", "aws,azure,gcp", "--execute", "--max-stops", "100",
-		"--audit-log", filepath.Join(dir, "audit.jsonl"), "--lock-dir", filepath.Join(dir, "locks"), "-o", "json")
-	if code != cmdutil.ExitOK {
-		t.Fatalf("idle-stop exited %d: %s", code, stderr)
-	}
-	r := decode(t, out)
+	recs, r := analyzeThenIdleStop(t, placementFleet())
 	stopped := map[string]bool{}
 	for _, d := range r.Machines {
 		switch {
@@ -128,7 +103,7 @@ func TestPlacementSpotAndNVMeOnThreeClouds(t *testing.T) {
 		t.Errorf("%d machines decided, want %d", len(r.Machines), len(placementFleet().Instances))
 	}
 	counted := map[string]bool{}
-	for _, rec := range doc.Recommendations {
+	for _, rec := range recs {
 		if rec.Kind == "idle-stop" && (rec.ShortAction == "stop" || rec.ShortAction == "deallocate") && rec.MonthlySavings > 0 {
 			counted[rec.ResourceID] = true
 		}

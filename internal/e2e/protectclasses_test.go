@@ -101,31 +101,7 @@ func classesFleet() *fleet.Fleet {
 // saving for exactly the machines idle-stop stops, and partial GPUs get no
 // high-confidence idle advice.
 func TestProtectionClassesOnThreeClouds(t *testing.T) {
-	allCloudsServing(t, classesFleet())
-	// analyze first: idle-stop --execute then stops the idle ones in the simulators.
-	code, rep, stderr := gpufinopsAt(t, demoEnd, "analyze", "--provider", "aws,azure,gcp", "-o", "json")
-	if code != cmdutil.ExitOK {
-		t.Fatalf("analyze exited %d: %s", code, stderr)
-	}
-	var doc struct {
-		Recommendations []struct {
-			ResourceID     string  `json:"resourceId"`
-			Kind           string  `json:"kind"`
-			ShortAction    string  `json:"shortAction"`
-			Confidence     string  `json:"confidence"`
-			MonthlySavings float64 `json:"monthlySavings"`
-		} `json:"recommendations"`
-	}
-	if err := json.Unmarshal([]byte(rep), &doc); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	code, out, stderr := gpufinopsAt(t, demoEnd, "idle-stop", "--provider", "aws,azure,gcp", "--execute", "--max-stops", "100",
-		"--audit-log", filepath.Join(dir, "audit.jsonl"), "--lock-dir", filepath.Join(dir, "locks"), "-o", "json")
-	if code != cmdutil.ExitOK {
-		t.Fatalf("idle-stop exited %d: %s", code, stderr)
-	}
-	r := decode(t, out)
+	recs, r := analyzeThenIdleStop(t, classesFleet())
 	stopped := map[string]bool{}
 	var wrong []string
 	for _, d := range r.Machines {
@@ -149,7 +125,7 @@ func TestProtectionClassesOnThreeClouds(t *testing.T) {
 	}
 
 	counted := map[string]bool{}
-	for _, rec := range doc.Recommendations {
+	for _, rec := range recs {
 		if rec.Kind == "idle-stop" && rec.ShortAction == "stop" && rec.MonthlySavings > 0 {
 			counted[rec.ResourceID] = true
 		}
@@ -162,4 +138,40 @@ func TestProtectionClassesOnThreeClouds(t *testing.T) {
 			t.Errorf("%s: idle-stop stops it %v, analyze counts a stop saving %v", in.ID, stopped[in.ID], counted[in.ID])
 		}
 	}
+}
+
+// liveRec is the part of an analyze recommendation the live e2e tests
+// compare with idle-stop's decisions.
+type liveRec struct {
+	ResourceID     string  `json:"resourceId"`
+	Kind           string  `json:"kind"`
+	ShortAction    string  `json:"shortAction"`
+	Confidence     string  `json:"confidence"`
+	MonthlySavings float64 `json:"monthlySavings"`
+}
+
+// analyzeThenIdleStop serves f through the three clouds' simulators, runs
+// analyze on them (first: idle-stop --execute then stops the idle ones in
+// the simulators) and idle-stop --execute, and returns analyze's
+// recommendations and idle-stop's decisions.
+func analyzeThenIdleStop(t *testing.T, f *fleet.Fleet) ([]liveRec, runOutput) {
+	t.Helper()
+	allCloudsServing(t, f)
+	code, rep, stderr := gpufinopsAt(t, demoEnd, "analyze", "--provider", "aws,azure,gcp", "-o", "json")
+	if code != cmdutil.ExitOK {
+		t.Fatalf("analyze exited %d: %s", code, stderr)
+	}
+	var doc struct {
+		Recommendations []liveRec `json:"recommendations"`
+	}
+	if err := json.Unmarshal([]byte(rep), &doc); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	code, out, stderr := gpufinopsAt(t, demoEnd, "idle-stop", "--provider", "aws,azure,gcp", "--execute", "--max-stops", "100",
+		"--audit-log", filepath.Join(dir, "audit.jsonl"), "--lock-dir", filepath.Join(dir, "locks"), "-o", "json")
+	if code != cmdutil.ExitOK {
+		t.Fatalf("idle-stop exited %d: %s", code, stderr)
+	}
+	return doc.Recommendations, decode(t, out)
 }
