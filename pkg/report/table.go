@@ -128,22 +128,7 @@ func writeTable(w io.Writer, r *Report, opts PrintOptions, wide bool) error {
 	s := r.Summary
 	var b strings.Builder
 
-	b.WriteString(c.bold(title(r)) + "\n")
-	fmt.Fprintf(&b, "Current %s → optimized %s, saving %s (%s)\n",
-		perMonth(s.CurrentMonthlyCost), perMonth(s.OptimizedMonthlyCost),
-		c.green(perMonth(s.MonthlySavings)), percent(s.SavingsPercent))
-	if u := s.UnusedCommitmentMonthlyCost; u != nil {
-		b.WriteString(c.yellow("! current and optimized include "+perMonth(*u)+" of commitments paid for nothing (unused-commitment)") + "\n")
-	}
-	if line := exchangeRateLine(r); line != "" {
-		b.WriteString(line + "\n")
-	}
-	if line := partialScanLine(r); line != "" {
-		b.WriteString(c.yellow("! "+line) + "\n")
-	}
-	if r.Billing != nil {
-		b.WriteString("Bill: " + r.Billing.Line + "\n")
-	}
+	writeHeadline(&b, r, c, perMonth)
 
 	secs := sections(r)
 	if len(secs) == 0 {
