@@ -1,21 +1,12 @@
 package root
 
 import (
-	"context"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/gpufinops/gpufinops/internal/purchasetest"
-	"github.com/gpufinops/gpufinops/pkg/cmd/factory"
-	"github.com/gpufinops/gpufinops/pkg/cmdutil"
-	"github.com/gpufinops/gpufinops/pkg/config"
-	"github.com/gpufinops/gpufinops/pkg/iostreams"
 	"github.com/gpufinops/gpufinops/pkg/money"
-	"github.com/gpufinops/gpufinops/pkg/recommend"
-	"github.com/gpufinops/gpufinops/pkg/testutil"
-	"github.com/gpufinops/gpufinops/pricing/catalog"
 )
 
 var (
@@ -50,23 +41,8 @@ func TestOneMoneyFormatPerOutput(t *testing.T) {
 		{"fit", "--list-models"},
 	} {
 		for _, tty := range []bool{true, false} {
-			ios, _, out, errOut := iostreams.Test()
-			ios.SetStdoutTTY(tty)
-			ios.SetStderrTTY(tty)
-			ios.SetTerminalWidth(200)
-			f := &cmdutil.Factory{
-				IOStreams: ios,
-				Now:       testutil.Now,
-				Config: func() (*config.Config, error) {
-					return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
-				},
-				Catalog: catalog.Embedded,
-				Fleet:   factory.FileFleet(ios),
-			}
-			if code := Run(context.Background(), f, args); code != 0 {
-				t.Fatalf("%v: exit %d: %s", args, code, errOut)
-			}
-			page := out.String() + errOut.String()
+			out, errOut := runOffline(t, args, tty, 200)
+			page := out + errOut
 			if tty {
 				n := 0
 				for _, s := range dollars.FindAllString(page, -1) {

@@ -35,27 +35,36 @@ func TestNoTableCutsAnIDAtTheFront(t *testing.T) {
 		{"diff", "../../reportdiff/testdata/old.json", "../../reportdiff/testdata/new.json"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			ios, _, out, errOut := iostreams.Test()
-			ios.SetStdoutTTY(true)
-			ios.SetStderrTTY(true)
-			ios.SetTerminalWidth(80)
-			f := &cmdutil.Factory{
-				IOStreams: ios,
-				Now:       testutil.Now,
-				Config: func() (*config.Config, error) {
-					return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
-				},
-				Catalog: catalog.Embedded,
-				Fleet:   factory.FileFleet(ios),
-			}
-			if code := Run(context.Background(), f, args); code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			if !strings.Contains(out.String(), "  ") {
+			out, _ := runOffline(t, args, true, 80)
+			if !strings.Contains(out, "  ") {
 				t.Fatalf("no table in:\n%s", out)
 			}
-			testutil.AssertFits(t, out.String(), 80)
-			testutil.AssertNotCut(t, out.String())
+			testutil.AssertFits(t, out, 80)
+			testutil.AssertNotCut(t, out)
 		})
 	}
+}
+
+// runOffline runs args on the embedded catalog and the demo fleet with
+// stdout and stderr a terminal (tty) of width columns, or pipes, and
+// returns what each got; a non-zero exit fails the test.
+func runOffline(t *testing.T, args []string, tty bool, width int) (stdout, stderr string) {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetStdoutTTY(tty)
+	ios.SetStderrTTY(tty)
+	ios.SetTerminalWidth(width)
+	f := &cmdutil.Factory{
+		IOStreams: ios,
+		Now:       testutil.Now,
+		Config: func() (*config.Config, error) {
+			return &config.Config{Policy: recommend.DefaultPolicy().WithPurchases(purchasetest.Purchases())}, nil
+		},
+		Catalog: catalog.Embedded,
+		Fleet:   factory.FileFleet(ios),
+	}
+	if code := Run(context.Background(), f, args); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errOut)
+	}
+	return out.String(), errOut.String()
 }
