@@ -292,16 +292,20 @@ func accountsOf(scopes []Scope) []string {
 // DescribeSpotPriceHistory and DescribeSavingsPlansOfferingRates at their
 // page sizes for the region's types. The spot instances' requests are
 // read after the listing, 200 request IDs a DescribeSpotInstanceRequests
-// call, one call after another. GPU facts per type come from the
+// call, one call after another. The commitments held are one
+// DescribeReservedInstances and one DescribeCapacityReservations per
+// account and region and one DescribeSavingsPlans per account, read beside
+// the listing (after DescribeRegions). GPU facts per type come from the
 // embedded catalog, which knows every type of a generated fleet: no
 // DescribeInstanceTypes is needed.
 func awsBound(scopes []Scope, steps int) Bound {
 	accounts := accountsOf(scopes)
 	rt := regionTypes(scopes)
 	req := map[string]int{
-		"sts.GetCallerIdentity": 1,
-		"sts.AssumeRole":        len(accounts) - 1,
-		"ec2.DescribeRegions":   len(accounts),
+		"sts.GetCallerIdentity":             1,
+		"sts.AssumeRole":                    len(accounts) - 1,
+		"ec2.DescribeRegions":               len(accounts),
+		"savingsplans.DescribeSavingsPlans": len(accounts),
 	}
 	byScope := map[[2]string]Scope{}
 	for _, s := range scopes {
@@ -314,6 +318,8 @@ func awsBound(scopes []Scope, steps int) Bound {
 			s := byScope[[2]string{a, r}]
 			inv := pages(s.Instances, ec2InstancesPage)
 			req["ec2.DescribeInstances"] += inv
+			req["ec2.DescribeReservedInstances"]++
+			req["ec2.DescribeCapacityReservations"]++
 			spot := ceilDiv(s.Spot, spotRequestBatch)
 			req["ec2.DescribeSpotInstanceRequests"] += spot
 			agent := s.GPUs + 2*s.MemGPUs + s.Memory
@@ -329,7 +335,9 @@ func awsBound(scopes []Scope, steps int) Bound {
 			if s.Instances > 0 {
 				prices = max(pages(productRowsPerType*t, productsPage), pages(spotRowsPerType*t, spotPage), pages(rateRowsPerType*t, ratesPage))
 			}
-			chain = max(chain, 1+1+inv+spot+max(metrics, prices))
+			// The commitment reads (identity → regions → one call)
+			// are never longer.
+			chain = max(chain, 1+1+inv+spot+max(metrics, prices), 1+1+1)
 		}
 	}
 	for _, t := range rt {
@@ -351,13 +359,19 @@ func awsBound(scopes []Scope, steps int) Bound {
 // query pages in parallel with the others'), then the region's Resource
 // SKUs (read once per region for the sizes' local NVMe disks, after the
 // listing names the sizes), then metrics or prices. Sizes' GPU facts come
-// from the embedded catalog.
+// from the embedded catalog. The commitments held are listed once for the
+// tenant: one ListReservations (Reservation_ListAll) and one
+// ListSavingsPlans (SavingsPlan_ListAll), beside the listing.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
 	total := 0
 	perRegion := map[string]int{}
-	req := map[string]int{"subscriptions.ListSubscriptions": 1}
+	req := map[string]int{
+		"subscriptions.ListSubscriptions":  1,
+		"capacity.ListReservations":        1,
+		"billingbenefits.ListSavingsPlans": 1,
+	}
 	metricsChain := 0
 	for _, s := range scopes {
 		total += s.Instances
@@ -381,8 +395,10 @@ func azureBound(scopes []Scope, steps int) Bound {
 // gcpBound: one projects.search; per project one aggregatedList over every
 // zone at 500 VMs a page; per project, one ListTimeSeries per metric (GPU
 // utilization, GPU memory, CPU, host memory) over every region, paged at
-// 100,000 points; one Billing Catalog page for every price. The chain
-// splits the metric reads by region (in parallel).
+// 100,000 points; one Billing Catalog page for every price; per project
+// one regionCommitments.aggregatedList and one reservations.aggregatedList
+// (every region at once) for the commitments held, beside the listing.
+// The chain splits the metric reads by region (in parallel).
 func gcpBound(scopes []Scope, steps int) Bound {
 	projects := map[string]*Scope{}
 	req := map[string]int{"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1}
@@ -414,6 +430,8 @@ func gcpBound(scopes []Scope, steps int) Bound {
 	for name, p := range projects {
 		inv := pages(p.Instances, gcpInstancesPage)
 		req["compute.instances.aggregatedList"] += inv
+		req["compute.regionCommitments.aggregatedList"]++
+		req["compute.reservations.aggregatedList"]++
 		for _, k := range metricPages(*p) {
 			req["monitoring.ListTimeSeries"] += k
 		}

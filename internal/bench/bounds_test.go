@@ -49,12 +49,15 @@ func TestAWSBound(t *testing.T) {
 		// ⌈14,000/300⌉ = 47, ⌈50/300⌉ = 1.
 		"monitoring.GetMetricData": 48,
 		"pricing.GetProducts":      2, "ec2.DescribeSpotPriceHistory": 2, "savingsplans.DescribeSavingsPlansOfferingRates": 2,
+		// Commitments held: reservations and capacity reservations per
+		// account and region (2 × 2 each), Savings Plans per account.
+		"ec2.DescribeReservedInstances": 4, "ec2.DescribeCapacityReservations": 4, "savingsplans.DescribeSavingsPlans": 2,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if b.Total() != 94 {
-		t.Errorf("total %d, want 94", b.Total())
+	if b.Total() != 104 {
+		t.Errorf("total %d, want 104", b.Total())
 	}
 	// a1/r1: identity, regions, 2 instance pages, 3 spot request calls,
 	// 26 listing pages, 1 read.
@@ -88,8 +91,10 @@ func TestAzureBound(t *testing.T) {
 		"monitor.MetricsBatch": 6,
 		// 2 sizes × 10 rows on one page.
 		"prices.RetailPrices": 1,
-		// The region's local NVMe disks.
+		// The region's local NVMe disks, for both subscriptions.
 		"compute.ListSKUs": 1,
+		// The tenant's reservations and savings plans, one list each.
+		"capacity.ListReservations": 1, "billingbenefits.ListSavingsPlans": 1,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -126,6 +131,8 @@ func TestGCPBound(t *testing.T) {
 		// p1: GPU utilization ⌈450×336/100,000⌉ = 2, GPU memory ⌈900×336/100,000⌉ = 4,
 		// CPU and host memory ⌈150×336/100,000⌉ = 1 each; p2 nothing to read.
 		"monitoring.ListTimeSeries": 8,
+		// Commitments and reservations held, one aggregated list per project.
+		"compute.regionCommitments.aggregatedList": 2, "compute.reservations.aggregatedList": 2,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

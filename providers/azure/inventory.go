@@ -689,15 +689,58 @@ func (p *Provider) sizeFacts(ctx context.Context, scope providers.Scope, rows []
 	return out, nil
 }
 
+// skuRead is a region's Resource SKUs read in flight, which the
+// subscriptions of that region wait for instead of asking again.
+type skuRead struct {
+	done chan struct{}
+	out  map[string]*skuInfo
+	err  error
+}
+
 // skusOf reads the GPU, vCPU and memory capabilities of a region's sizes
-// (Resource SKUs, filtered by location), once per region.
+// (Resource SKUs, filtered by location), once per region for every
+// subscription: a size's hardware and local disks do not depend on the
+// subscription. A scope that finds the region's read in flight waits for
+// it; when that read failed, the waiting scopes try again (one of them
+// reads with its own subscription, the others wait for it), so a
+// subscription that may read still gets the disks, and a failure is never
+// kept.
 func (p *Provider) skusOf(ctx context.Context, scope providers.Scope) (map[string]*skuInfo, error) {
-	p.mu.Lock()
-	cached, ok := p.skus[scope.Region]
-	p.mu.Unlock()
-	if ok {
-		return cached, nil
+	for {
+		p.mu.Lock()
+		if cached, ok := p.skus[scope.Region]; ok {
+			p.mu.Unlock()
+			return cached, nil
+		}
+		r := p.skuReads[scope.Region]
+		if r == nil {
+			r = &skuRead{done: make(chan struct{})}
+			p.skuReads[scope.Region] = r
+			p.mu.Unlock()
+			r.out, r.err = p.readSKUs(ctx, scope)
+			p.mu.Lock()
+			delete(p.skuReads, scope.Region)
+			p.mu.Unlock()
+			close(r.done)
+			return r.out, r.err
+		}
+		p.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if r.err == nil {
+			return r.out, nil
+		}
+		// Another subscription's read failed: try again, leading the
+		// region's next read or waiting for it.
 	}
+}
+
+// readSKUs is one Resource SKUs read of the scope's region with its
+// subscription, kept for the region when it succeeds.
+func (p *Provider) readSKUs(ctx context.Context, scope providers.Scope) (map[string]*skuInfo, error) {
 	f, err := p.compute(scope.Account)
 	if err != nil {
 		return nil, err

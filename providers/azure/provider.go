@@ -50,7 +50,8 @@ type Provider struct {
 	listed    []string                  // subscriptions of the last Scopes
 	pending   map[string]*regionListing // region → one Resource Graph read for every subscription
 	skus      map[string]map[string]*skuInfo
-	allocated map[string]bool // IDs listed stopped but still allocated
+	skuReads  map[string]*skuRead // region → its Resource SKUs read in flight
+	allocated map[string]bool     // IDs listed stopped but still allocated
 	// resourceIDs are the listed VMs' ARM IDs by subscription and fleet ID.
 	resourceIDs map[string]string
 	computes    map[string]*armcompute.ClientFactory
@@ -95,7 +96,7 @@ func newProvider(ctx context.Context, opts providers.Options, cred azcore.TokenC
 		opts.Now = time.Now
 	}
 	p := &Provider{opts: opts, az: optionsFrom(opts.Adapter), pending: map[string]*regionListing{},
-		skus: map[string]map[string]*skuInfo{}, computes: map[string]*armcompute.ClientFactory{}, allocated: map[string]bool{}, resourceIDs: map[string]string{}}
+		skus: map[string]map[string]*skuInfo{}, skuReads: map[string]*skuRead{}, computes: map[string]*armcompute.ClientFactory{}, allocated: map[string]bool{}, resourceIDs: map[string]string{}}
 	if err := validateSubscriptions(p.az.subscriptions); err != nil {
 		return nil, fmt.Errorf("providers.azure.subscriptions (--subscription): %w", err)
 	}

@@ -3,6 +3,7 @@ package azure
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -129,5 +130,59 @@ func TestListedSubscriptionsAreNotReadAgain(t *testing.T) {
 	subs = simRequests(t, srv2.URL)["subscriptions"]
 	if subs["ListSubscriptions"] != 0 || subs["GetSubscription"] != 1 {
 		t.Errorf("configured: %d ListSubscriptions and %d GetSubscription, want 0 and 1", subs["ListSubscriptions"], subs["GetSubscription"])
+	}
+}
+
+// TestResourceSKUsReadOncePerRegion: the subscriptions of one region share
+// its Resource SKUs read (a size's local disks do not depend on the
+// subscription): one call per region however many subscriptions list it at
+// once. When one subscription's read is denied, the others still read
+// theirs and get the NVMe disks; the denied one's VMs are listed all the
+// same, as before the read was shared.
+func TestResourceSKUsReadOncePerRegion(t *testing.T) {
+	subs := []string{subA, subB, "33333333-3333-3333-3333-333333333333", "44444444-4444-4444-4444-444444444444"}
+	for _, deny := range []string{"", subA, subB} {
+		for round := range 3 {
+			f := testFleet(t, 60)
+			for i := range f.Instances {
+				f.Instances[i].Account = subs[i%len(subs)]
+				if f.Instances[i].InstanceType == "Standard_ND96asr_v4" {
+					f.Instances[i].InstanceStoreGB = 6000
+				}
+			}
+			var fault func(service, op, scope string) (int, string)
+			if deny != "" {
+				fault = func(service, op, scope string) (int, string) {
+					if op == "ListSKUs" && strings.EqualFold(scope, deny) {
+						return http.StatusForbidden, "AuthorizationFailed"
+					}
+					return 0, ""
+				}
+			}
+			srv, _ := testSim(t, f, sim.Options{Fault: fault})
+			p := testProvider(t, srv.URL, providers.Options{Regions: []string{"eastus", "westus2"}, Adapter: providers.Values{OptSubscriptions: subs}})
+			got, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+			if err != nil || len(got.Failures) > 0 {
+				t.Fatal(err, got.Failures)
+			}
+			if len(got.Fleet.Instances) != 60 {
+				t.Fatalf("deny %q round %d: %d instances, want 60", deny, round, len(got.Fleet.Instances))
+			}
+			n := simRequests(t, srv.URL)["compute"]["ListSKUs"]
+			switch {
+			case deny == "" && n != 2:
+				t.Errorf("round %d: %d Resource SKUs calls for 4 subscriptions, want one per region (2)", round, n)
+			case deny != "" && (n < 2 || n > 4):
+				t.Errorf("deny %q round %d: %d Resource SKUs calls, want 2 to 4 (the denied subscription's, then another's, per region)", deny, round, n)
+			}
+			for _, in := range got.Fleet.Instances {
+				if strings.EqualFold(in.Account, deny) || in.InstanceType != "Standard_ND96asr_v4" {
+					continue
+				}
+				if in.InstanceStoreGB <= 0 {
+					t.Errorf("deny %q round %d: %s of %s has no NVMe though its subscription may read Resource SKUs", deny, round, in.ID, in.Account)
+				}
+			}
+		}
 	}
 }

@@ -423,17 +423,26 @@ func (p *Provider) machineType(ctx context.Context, project, zone, name string) 
 	return v.(machineInfo), nil
 }
 
-// catalogMachine is the embedded catalog's hardware of a GPU machine type.
+// catalogMachine is the embedded catalog's hardware of a GPU machine type,
+// or of a TPU slice: a slice (tpu-v5p-8) is a Cloud TPU accelerator type,
+// not a Compute Engine machine type, so machineTypes.get cannot describe
+// it and the catalog, which gives its chips but no host vCPUs or memory,
+// is its only source.
 func catalogMachine(name string) (machineInfo, bool) {
 	cat, err := catalog.Embedded()
 	if err != nil {
 		return machineInfo{}, false
 	}
 	t, ok := cat.InstanceType(fleet.GCP, name)
-	if !ok || t.GPUCount <= 0 || t.VCPUs <= 0 || t.GPUModel == "" {
+	if !ok || t.GPUCount <= 0 || t.GPUModel == "" || (t.VCPUs <= 0 && !tpuSlice(name)) {
 		return machineInfo{}, false
 	}
 	return machineInfo{gpuModel: t.GPUModel, gpuCount: t.GPUCount, gpuMemoryGiB: t.GPUMemoryGiB, vcpus: t.VCPUs, memoryGiB: t.MemoryGiB}, true
+}
+
+// tpuSlice says whether a type is a Cloud TPU slice (tpu-v6e-4, TPU-V5P-8).
+func tpuSlice(name string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(name)), "tpu-")
 }
 
 // remember keeps what a machine type says of its hardware.

@@ -3,6 +3,7 @@ package gcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -308,5 +309,55 @@ func TestSKUChoiceIgnoresListingOrder(t *testing.T) {
 		if got := read(skus); got != want {
 			t.Errorf("seed %d: on-demand %s, want %s (the lower of the two A100 rates)", seed, got, want)
 		}
+	}
+}
+
+// TestTPUSlicesFromCatalog: TPU slices are no Compute Engine machine types,
+// so their chips come from the embedded catalog and machineTypes.get is
+// never asked (it answered 404 once per slice type: 23 calls at 10,000
+// instances); a GPU machine type the catalog lacks is still read.
+func TestTPUSlicesFromCatalog(t *testing.T) {
+	slices := []struct {
+		typ   string
+		model string
+		chips float64
+	}{{"tpu-v5p-8", "tpu-v5p", 4}, {"tpu-v6e-4", "tpu-v6e", 4}, {"tpu-v5litepod-16", "tpu-v5litepod", 16}, {"tpu-v3-32", "tpu-v3", 16}, {"tpu-v2-8", "tpu-v2", 4}}
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	for i, s := range slices {
+		f.Instances = append(f.Instances, fleet.Instance{ID: fmt.Sprintf("tpu-%d", i), Provider: fleet.GCP, Account: testProject, Region: "us-east1", Zone: "us-east1-c",
+			InstanceType: s.typ, GPU: fleet.GPU{Model: s.model, Count: s.chips}, Lifecycle: fleet.OnDemand, State: fleet.Running})
+	}
+	srv := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, srv), []string{"us-east1"})
+	got, err := p.ListGPUInstances(context.Background(), providers.Scope{Provider: fleet.GCP, Account: testProject, Region: "us-east1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(slices) {
+		t.Fatalf("listed %d slices, want %d: %+v", len(got), len(slices), got)
+	}
+	for i, in := range got {
+		if in.InstanceType != slices[i].typ || !strings.EqualFold(in.GPU.Model, slices[i].model) || in.GPU.Count != slices[i].chips {
+			t.Errorf("%s: %+v", slices[i].typ, in.GPU)
+		}
+	}
+	if n := srv.Counts()["compute"]["machineTypes.get"]; n != 0 {
+		t.Errorf("%d machineTypes.get calls for TPU slices the catalog has", n)
+	}
+	for _, name := range []string{"tpu-v5p-8", " tpu-v6e-1", "TPU-V3-8", "Tpu-v5litepod-4"} {
+		if !tpuSlice(name) {
+			t.Errorf("tpuSlice(%q) = false", name)
+		}
+	}
+	for _, name := range []string{"a3-highgpu-8g", "n1-standard-8", "ct5p-hightpu-4t", "tpu", ""} {
+		if tpuSlice(name) {
+			t.Errorf("tpuSlice(%q) = true", name)
+		}
+	}
+	if _, ok := catalogMachine("tpu-v9-8"); ok {
+		t.Error("a slice the catalog lacks answered from the catalog")
+	}
+	if _, ok := catalogMachine("n1-standard-8"); ok {
+		t.Error("an N1 host (no GPUs in the catalog) answered from the catalog")
 	}
 }
