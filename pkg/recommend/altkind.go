@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -158,7 +159,7 @@ func kindNote(bought pricing.CommitmentKind, saves decimal.Decimal, other pricin
 	if bought.PerHour() {
 		what = "the savings plan"
 	}
-	return fmt.Sprintf("%s saves $%s a month on this usage, %s $%s: %s is bought", withArticle(bought.Label()), saves.StringFixed(2), withArticle(other.Label()), otherSaves.StringFixed(2), what)
+	return fmt.Sprintf("%s saves $%s a month on this usage, %s $%s: %s is bought", withArticle(bought.Label()), money.Group(saves, 2), withArticle(other.Label()), money.Group(otherSaves, 2), what)
 }
 
 func withArticle(s string) string {

@@ -86,7 +86,7 @@ func TestAzureSavingsPlanOrReservation(t *testing.T) {
 			if pu := r.Evidence.Purchase; pu.Kind != string(pricing.Reservation) || pu.Quantity != 2 || !pu.Live {
 				t.Errorf("%s buys %+v, want 2 live reservations", r.ID, pu)
 			}
-			if !strings.Contains(strings.Join(r.Evidence.Notes, " "), "a Reserved VM Instance saves $2978.40 a month on this usage, an Azure savings plan for compute $2014.80: the Reserved VM Instance is bought") {
+			if !strings.Contains(strings.Join(r.Evidence.Notes, " "), "a Reserved VM Instance saves $2,978.40 a month on this usage, an Azure savings plan for compute $2,014.80: the Reserved VM Instance is bought") {
 				t.Errorf("notes %q", r.Evidence.Notes)
 			}
 		}

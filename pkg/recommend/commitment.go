@@ -12,6 +12,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/commitplan"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -445,13 +446,13 @@ func (e *engine) termAdvice(p fleet.Provider, g *commitplan.GroupPlan, tp *commi
 	}
 	ta.rationale = fmt.Sprintf("The %s family in %s runs at least $%s/h of on-demand usage in %s %% of the hours; committing up to the level exceeded in 1 − d = %s %% of hours minimises the month's cost (docs/commit-plan.md).",
 		g.Family, g.Region, tp.CommitHourly.StringFixed(3), pct(tp.ExceedShare*100), pct((1-tp.Discount)*100))
-	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, tp.SavingsMonthly.StringFixed(2))
+	ta.groupNote = fmt.Sprintf("the %s group saves $%s a month with this term; see 'gpufinops commit-plan' for both terms, the layers and the cost curve", g.Family, money.Group(tp.SavingsMonthly, 2))
 	if g.KindNote != "" {
 		ta.groupNote += "; " + g.KindNote
 	}
 	for _, o := range g.Terms {
 		if o.Term != tp.Term && o.SavingsMonthly.GreaterThan(tp.SavingsMonthly) {
-			ta.groupNote += fmt.Sprintf("; %s: $%s (policy.commitment.term is %s)", o.Term, o.SavingsMonthly.StringFixed(2), tp.Term)
+			ta.groupNote += fmt.Sprintf("; %s: $%s (policy.commitment.term is %s)", o.Term, money.Group(o.SavingsMonthly, 2), tp.Term)
 		}
 	}
 	return ta
@@ -921,7 +922,7 @@ func (e *engine) resourceChange(sp *resourceSplit, purchases map[resourceKey]*co
 		risk:       Low,
 		action: titleCase(fmt.Sprintf("buy a %s %s in %s for %s: %s; $%s/h at the public rates (%s), covering $%s/h of on-demand usage (%s %% off); this instance's share saves $%s a month",
 			term, kind.Label(), s.inst.Region, strings.Join(parts, ", "), cmd, pu.CommitmentHourly.StringFixed(3), strings.Join(prices, " + "),
-			pu.CoversOnDemandHourly.StringFixed(3), pct(pu.DiscountPercent), sp.savings.StringFixed(2))),
+			pu.CoversOnDemandHourly.StringFixed(3), pct(pu.DiscountPercent), money.Group(sp.savings, 2))),
 		rationale: fmt.Sprintf("A resource-based CUD buys vCPUs and memory of the %s series and GPUs of a model in a region, whatever machine types use them: each resource is sized on its own hourly usage, at its own rate, so mixing machine types buys no more of a resource than is used (docs/commitments.md).", sp.series),
 		evidence: Evidence{
 			Metrics: map[string]float64{

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/protect"
 )
 
@@ -106,7 +107,7 @@ func (e *engine) guard(s *state, c *change, evidence bool) *change {
 		why = fmt.Sprintf("%s by tag %s", f.Reason, f.Tag)
 	}
 	c.keep = true
-	c.action = fmt.Sprintf("Leave it running: it is protected (%s) — would save $%s a month if released (%s)", why, potential.StringFixed(2), c.short0())
+	c.action = fmt.Sprintf("Leave it running: it is protected (%s) — would save $%s a month if released (%s)", why, money.Group(potential, 2), c.short0())
 	c.short = "protected: " + string(f.Reason)
 	c.evidence.Notes = append(c.evidence.Notes, "not counted in the saving: the machine is protected (analyze --include-protected counts it)")
 	return c

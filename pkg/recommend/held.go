@@ -9,6 +9,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -133,7 +134,7 @@ func (e *engine) applyHeld(f *fleet.Fleet, states []*state) {
 				is = "are"
 			}
 			e.warn(s.inst.ID, WarnStoppedCommitted, "stopped, but %s %s still paid: $%s a month whether it runs or not; run usage on it, or sell or exchange it where the cloud allows",
-				commitmentWords(by), is, s.fixed.StringFixed(2))
+				commitmentWords(by), is, money.Group(s.fixed, 2))
 		}
 	}
 	e.unusedFindings()
@@ -156,7 +157,7 @@ func (e *engine) unusedFindings() {
 			continue
 		}
 		e.warn(u.ID, WarnUnusedCommitment, "%s %s (%s) is %s %% used: $%s of the $%s it costs a month pays for nothing; %s",
-			u.Kind, u.ID, u.Capacity, pct(u.Utilization*100), u.UnusedMonthly.StringFixed(2), u.PaidMonthly.StringFixed(2), use)
+			u.Kind, u.ID, u.Capacity, pct(u.Utilization*100), money.Group(u.UnusedMonthly, 2), money.Group(u.PaidMonthly, 2), use)
 	}
 }
 
@@ -236,7 +237,7 @@ func (e *engine) coveredWithoutSaving(s *state, c *change) bool {
 
 // paysText says what commitments pay for the instance.
 func (e *engine) paysText(s *state) string {
-	return fmt.Sprintf("%s %s $%s a month of its cost whatever is done with it", commitmentWords(s.coveredBy()), pays(len(s.coveredBy())), s.fixed.StringFixed(2))
+	return fmt.Sprintf("%s %s $%s a month of its cost whatever is done with it", commitmentWords(s.coveredBy()), pays(len(s.coveredBy())), money.Group(s.fixed, 2))
 }
 
 func pays(n int) string {

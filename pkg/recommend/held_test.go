@@ -204,7 +204,7 @@ func TestHeldCoverage(t *testing.T) {
 	t.Run("an unused commitment is a finding and is paid", func(t *testing.T) {
 		p := runHeld(t, []fleet.Held{ri("ri-9", "p4d.24xlarge", 2, "13.5", false)}, inst("g5", "g5.xlarge", busyUtil))
 		w := warningsOf(p, WarnUnusedCommitment)
-		if len(w) != 1 || w[0].ResourceID != "ri-9" || !strings.Contains(w[0].Message, "$19710.00 of the $19710.00") || !strings.Contains(w[0].Message, "no uncovered running usage") {
+		if len(w) != 1 || w[0].ResourceID != "ri-9" || !strings.Contains(w[0].Message, "$19,710.00 of the $19,710.00") || !strings.Contains(w[0].Message, "no uncovered running usage") {
 			t.Errorf("warnings %+v", w)
 		}
 		if !p.Summary.UnusedCommitmentMonthly.Equal(decimal.NewFromInt(19710)) || p.Summary.CurrentMonthly.LessThan(decimal.NewFromInt(19710)) {

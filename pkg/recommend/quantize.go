@@ -10,6 +10,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/llm"
+	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -212,7 +213,7 @@ func (e *engine) quantizeChanges(g *replicaGroup, o, alt quantizeOption, showAlt
 		if showAlt {
 			ev.Metrics["int4Replicas"] = float64(alt.replicas)
 			ev.Notes = append(ev.Notes, fmt.Sprintf("alternative, riskier: INT4 (GPTQ or AWQ, not naive rounding) would serve it with %d × %s for $%s a month, $%s less than INT8; expect 1–3 %% accuracy loss, worse on maths and reasoning",
-				alt.replicas, alt.typ.Name, alt.monthly.StringFixed(2), o.monthly.Sub(alt.monthly).StringFixed(2)))
+				alt.replicas, alt.typ.Name, money.Group(alt.monthly, 2), money.Group(o.monthly.Sub(alt.monthly), 2)))
 		}
 		return ev
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/coverage"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/money"
 )
 
 // WarnCommitmentReallocation: the plan's changes free commitment that
@@ -232,11 +233,11 @@ func (e *engine) reallocate() {
 		var who []string
 		buys := false
 		for _, rc := range r.Receivers {
-			who = append(who, fmt.Sprintf("%s (%s h, $%s)", rc.ResourceID, fmtHours(rc.Hours), rc.Monthly.StringFixed(2)))
+			who = append(who, fmt.Sprintf("%s (%s h, $%s)", rc.ResourceID, fmtHours(rc.Hours), money.Group(rc.Monthly, 2)))
 			buys = buys || rc.Buys
 		}
 		msg := fmt.Sprintf("%s frees $%s a month of commitment %s; allocated again over the plan's fleet by the same rules, it would cover %s: $%s a month below the optimized cost once they run on it, not counted in the savings",
-			listSome(r.FreedBy, 3), r.FreedMonthly.StringFixed(2), id, listSome(who, 5), r.Monthly.StringFixed(2))
+			listSome(r.FreedBy, 3), money.Group(r.FreedMonthly, 2), id, listSome(who, 5), money.Group(r.Monthly, 2))
 		if buys {
 			msg += "; the new commitment advised for them is then not needed for those hours"
 		}

@@ -29,8 +29,8 @@ func TestReallocation(t *testing.T) {
 			t.Errorf("reallocation %+v", r)
 		}
 		w := warningsOf(p, WarnCommitmentReallocation)
-		if len(w) != 1 || w[0].ResourceID != "ri-1" || !strings.Contains(w[0].Message, "idle-stop:a frees $9855.00 a month of commitment ri-1") ||
-			!strings.Contains(w[0].Message, "b (730 h, $10418.90): $10418.90 a month below the optimized cost") || !strings.Contains(w[0].Message, "not counted in the savings") {
+		if len(w) != 1 || w[0].ResourceID != "ri-1" || !strings.Contains(w[0].Message, "idle-stop:a frees $9,855.00 a month of commitment ri-1") ||
+			!strings.Contains(w[0].Message, "b (730 h, $10,418.90): $10,418.90 a month below the optimized cost") || !strings.Contains(w[0].Message, "not counted in the savings") {
 			t.Fatalf("warnings %+v", w)
 		}
 		// docs/commitments.md quotes it word for word.
