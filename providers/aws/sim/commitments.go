@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strconv"
@@ -358,7 +357,7 @@ type savingsPlan struct {
 	Tags                   map[string]string `json:"tags,omitempty"`
 }
 
-// spFilterNames are the DescribeSavingsPlans filters the model lists.
+// spPlanFilters are the DescribeSavingsPlans filters the model lists.
 var spPlanFilters = map[string]bool{"region": true, "ec2-instance-family": true, "commitment": true, "upfront": true, "term": true,
 	"savings-plan-type": true, "payment-option": true, "start": true, "end": true, "instance-family": true}
 
@@ -432,17 +431,8 @@ func (sp savingsPlan) filterValue(name string) string {
 
 func (s *Server) describeSavingsPlans(w http.ResponseWriter, req request) {
 	var in describeSPInput
-	if len(req.body) > 0 {
-		if err := json.Unmarshal(req.body, &in); err != nil {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid request body: "+err.Error())
-			return
-		}
-	}
-	for _, f := range in.Filters {
-		if !spPlanFilters[f.Name] {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid filter name "+strconv.Quote(f.Name))
-			return
-		}
+	if !decodeSP(w, req, &in, &in.Filters, spPlanFilters) {
+		return
 	}
 	size := 1000
 	if in.MaxResults != nil {

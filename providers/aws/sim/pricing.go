@@ -507,6 +507,25 @@ func (r spRate) property(name string) string {
 	return ""
 }
 
+// decodeSP reads a Savings Plans request body (REST JSON) into in and
+// refuses a filter name known does not hold (filters points at in's
+// filters), answering ValidationException as the service does.
+func decodeSP(w http.ResponseWriter, req request, in any, filters *[]spFilter, known map[string]bool) bool {
+	if len(req.body) > 0 {
+		if err := json.Unmarshal(req.body, in); err != nil {
+			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid request body: "+err.Error())
+			return false
+		}
+	}
+	for _, f := range *filters {
+		if !known[f.Name] {
+			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid filter name "+strconv.Quote(f.Name))
+			return false
+		}
+	}
+	return true
+}
+
 // serveSavingsPlans answers the Savings Plans API (REST JSON):
 // DescribeSavingsPlansOfferingRates.
 func (s *Server) serveSavingsPlans(w http.ResponseWriter, req request) {
@@ -515,17 +534,8 @@ func (s *Server) serveSavingsPlans(w http.ResponseWriter, req request) {
 		return
 	}
 	var in spRatesInput
-	if len(req.body) > 0 {
-		if err := json.Unmarshal(req.body, &in); err != nil {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid request body: "+err.Error())
-			return
-		}
-	}
-	for _, f := range in.Filters {
-		if !spFilterNames[f.Name] {
-			writeError(w, req, http.StatusBadRequest, "ValidationException", "invalid filter name "+strconv.Quote(f.Name))
-			return
-		}
+	if !decodeSP(w, req, &in, &in.Filters, spFilterNames) {
+		return
 	}
 	size := 1000
 	if in.MaxResults != nil {
