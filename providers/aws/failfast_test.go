@@ -2,10 +2,7 @@ package aws
 
 import (
 	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/providertest"
@@ -17,40 +14,9 @@ import (
 // error names the operation and the cause in one line, without the SDK's
 // retry text.
 func TestUnreachableEndpointFailsFast(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		endpoint func(testing.TB) string
-		want     string
-	}{
-		{"closed port", providertest.ClosedEndpoint, "connection refused"},
-		{"hung", providertest.HungEndpoint, "request timeout of 300ms"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var attempts atomic.Int32
-			start := time.Now()
-			_, err := New(context.Background(), providers.Options{
-				Endpoint: tc.endpoint(t), Regions: []string{"us-east-1"},
-				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
-			})
-			el := time.Since(start)
-			if err == nil {
-				t.Fatal("an unreachable endpoint gave a provider")
-			}
-			if n := attempts.Load(); n != 1 {
-				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
-			}
-			if el > 10*time.Second {
-				t.Errorf("failed after %s, want seconds", el)
-			}
-			msg := providers.Brief(err)
-			for _, w := range []string{"GetCallerIdentity", tc.want} {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q lacks %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "attempts") || strings.Contains(msg, "StatusCode") || strings.Contains(msg, "\n") {
-				t.Errorf("error %q: want one line without the SDK's retry text", msg)
-			}
-		})
-	}
+	providertest.FailsFast(t, "GetCallerIdentity", func(t *testing.T, o providers.Options) error {
+		o.Regions = []string{"us-east-1"}
+		_, err := New(context.Background(), o)
+		return err
+	}, "attempts", "StatusCode")
 }

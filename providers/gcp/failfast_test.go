@@ -19,43 +19,12 @@ import (
 // listing) as for the gRPC one (Cloud Monitoring); each error names the
 // call and the cause in one line.
 func TestUnreachableEndpointFailsFast(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		endpoint func(testing.TB) string
-		want     string
-	}{
-		{"closed port", providertest.ClosedEndpoint, "connection refused"},
-		{"hung", providertest.HungEndpoint, "request timeout of 300ms"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var attempts atomic.Int32
-			start := time.Now()
-			// New lists the projects when none is given.
-			_, err := New(context.Background(), providers.Options{
-				Endpoint: tc.endpoint(t), Regions: []string{"us-central1"},
-				RequestTimeout: 300 * time.Millisecond, OnRequest: func() { attempts.Add(1) },
-			})
-			el := time.Since(start)
-			if err == nil {
-				t.Fatal("an unreachable endpoint listed scopes")
-			}
-			if n := attempts.Load(); n != 1 {
-				t.Errorf("%d attempts, want 1: an unreachable endpoint is not retried", n)
-			}
-			if el > 10*time.Second {
-				t.Errorf("failed after %s, want seconds", el)
-			}
-			msg := providers.Brief(err)
-			for _, w := range []string{"listing projects", tc.want} {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q lacks %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "\n") {
-				t.Errorf("error %q: want one line", msg)
-			}
-		})
-	}
+	providertest.FailsFast(t, "listing projects", func(t *testing.T, o providers.Options) error {
+		// New lists the projects when none is given.
+		o.Regions = []string{"us-central1"}
+		_, err := New(context.Background(), o)
+		return err
+	})
 }
 
 // TestUnreachableMonitoringFailsFast: Cloud Monitoring's gRPC client, on
