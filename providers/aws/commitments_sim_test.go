@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 
@@ -120,31 +119,9 @@ func TestSimCommitmentsDenied(t *testing.T) {
 		return 0, ""
 	}})
 	p := scanProvider(t, srv.URL, "us-east-1", "us-west-2")
-	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
-	if err != nil {
-		t.Fatalf("a denied commitment API aborted the scan: %v", err)
-	}
-	if len(res.Fleet.Instances) != 2 {
-		t.Errorf("%d instances, want both", len(res.Fleet.Instances))
-	}
-	var apis []string
-	for _, fl := range res.Failures {
-		if !fl.Commitments {
-			t.Errorf("failure %v is not a commitments failure", fl)
-			continue
-		}
-		if !strings.Contains(fl.Error(), "permission denied") {
-			t.Errorf("failure %q does not say the permission is missing", fl.Error())
-		}
-		apis = append(apis, fl.Scope.Region+" "+fl.Source)
-	}
-	slices.Sort(apis)
+	apis, kinds := providertest.CollectDenied(t, p, 2)
 	if strings.Join(apis, ",") != " savingsplans:DescribeSavingsPlans,us-west-2 ec2:DescribeReservedInstances" {
 		t.Errorf("failed APIs %v", apis)
-	}
-	var kinds []string
-	for _, h := range res.Fleet.Commitments {
-		kinds = append(kinds, h.Scope.Region+" "+h.Kind)
 	}
 	if strings.Join(kinds, ",") != "us-east-1 capacity-block,us-east-1 capacity-reservation,us-east-1 standard-reserved-instance,us-west-2 convertible-reserved-instance" &&
 		strings.Join(kinds, ",") != "us-east-1 capacity-block,us-east-1 capacity-reservation,us-east-1 standard-reserved-instance" {
