@@ -34,6 +34,7 @@ type planKind uint8
 const (
 	planString planKind = iota + 1
 	planFloat
+	planInt
 	planBool
 	planPointer
 	planSlice
@@ -109,6 +110,8 @@ func planFor(t reflect.Type, building map[reflect.Type]bool) (*plan, bool) {
 		return &plan{kind: planString, typ: t}, true
 	case reflect.Float64:
 		return &plan{kind: planFloat, typ: t}, true
+	case reflect.Int:
+		return &plan{kind: planInt, typ: t}, true
 	case reflect.Bool:
 		return &plan{kind: planBool, typ: t}, true
 	case reflect.Pointer, reflect.Slice:
@@ -287,6 +290,15 @@ func (d *fastDecoder) value(p *plan, i int, v reflect.Value) (int, bool) {
 			return 0, false
 		}
 		v.SetFloat(f)
+		return j, true
+	case planInt:
+		// Whole numbers only, within what every float64 holds exactly; the
+		// exact path reports anything else.
+		f, j, ok := d.float(i)
+		if !ok || f != float64(int64(f)) || f > 1<<53 || f < -(1<<53) {
+			return 0, false
+		}
+		v.SetInt(int64(f))
 		return j, true
 	case planBool:
 		switch c {

@@ -42,7 +42,7 @@ func TestInstancePlanCoversInstance(t *testing.T) {
 	// A type the fast path cannot mirror gives no plan.
 	type embedded struct{ A string }
 	for _, typ := range []reflect.Type{
-		reflect.TypeFor[struct{ N int }](),
+		reflect.TypeFor[struct{ N int8 }](),
 		reflect.TypeFor[struct{ embedded }](),
 		reflect.TypeFor[struct {
 			A string `json:"a,string"`
@@ -319,6 +319,21 @@ func randomInstance(r *rand.Rand) Instance {
 	}
 	if maybe() {
 		in.Commitment = &Commitment{Kind: str(), Term: str(), Payment: str(), HourlyRate: dec()}
+	}
+	if maybe() {
+		ip := func() *int {
+			if !maybe() {
+				return nil
+			}
+			n := r.IntN(20) - 2
+			return &n
+		}
+		m := &Managed{Service: ManagedService(str()), Kind: ManagedKind(str()), Workspace: str(), Endpoint: str(),
+			Deployment: str(), Serverless: maybe(), Async: maybe(), InferenceComponents: r.IntN(4), ScaleToZero: maybe(),
+			IdleShutdownMinutes: fp(), Requests: fp(), Jobs: fp(), PriceType: str()}
+		m.Replicas.Current = r.IntN(6) - 1
+		m.Replicas.Min, m.Replicas.Max = ip(), ip()
+		in.Managed = m
 	}
 	return in
 }

@@ -152,6 +152,10 @@ type Instance struct {
 	// Commitment is the reservation or savings plan a committed instance
 	// runs under, and what it pays.
 	Commitment *Commitment `json:"commitment,omitempty"`
+	// Managed is set on an item a managed AI service runs (an endpoint
+	// deployment, notebook, Studio app, job or compute cluster) rather than
+	// a virtual machine of the account's own.
+	Managed *Managed `json:"managed,omitempty" jsonschema_description:"Set on an item a managed AI service (SageMaker, Vertex AI, Azure ML) runs and bills, rather than a virtual machine of the account's own; see docs/managed-ai.md."`
 }
 
 // SpotInterruption is what the cloud does to a spot instance it reclaims.

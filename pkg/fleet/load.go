@@ -497,6 +497,14 @@ func checkAt(v any, t reflect.Type, path *pathSeg) (string, string) {
 		if _, err := n.Float64(); err != nil {
 			return path.String(), fmt.Sprintf("%s is not a number in range", n)
 		}
+	case reflect.Int:
+		n, ok := v.(json.Number)
+		if !ok {
+			return path.String(), "want a whole number, got " + describe(v)
+		}
+		if _, err := strconv.ParseInt(n.String(), 10, 64); err != nil {
+			return path.String(), fmt.Sprintf("want a whole number, got %s", n)
+		}
 	case reflect.Bool:
 		if _, ok := v.(bool); !ok {
 			return path.String(), "want true or false, got " + describe(v)

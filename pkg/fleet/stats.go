@@ -191,14 +191,15 @@ func Percentile(sorted []float64, p float64) float64 {
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// MonthlyHours is how many hours a month the instance is billed for: 0 when
-// stopped, else from its usage (hours per month, hours per week × 730/168, or
-// its weekly schedule), else all 730.
+// MonthlyHours is how many machine-hours a month the instance is billed
+// for: 0 when stopped, else from its usage (hours per month, hours per week ×
+// 730/168, or its weekly schedule), else all 730, times the replicas that
+// bill for a managed item (ReplicaCount).
 func (in *Instance) MonthlyHours() float64 {
 	if in.State == Stopped {
 		return 0
 	}
-	return in.Usage.MonthlyHours()
+	return in.Usage.MonthlyHours() * in.ReplicaCount()
 }
 
 // MonthlyHours converts the usage into billed hours per month.

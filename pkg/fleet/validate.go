@@ -214,6 +214,11 @@ func (c *checker) instance(in *Instance) {
 			c.failf("commitment.hourlyRate", "%s is not a USD hourly rate in [0, 1000000]", r)
 		}
 	}
+	if in.Managed != nil {
+		c.enter("managed.")
+		c.managed(in.Managed)
+		c.leave()
+	}
 	c.sampleWidths(in)
 }
 
