@@ -104,6 +104,10 @@ type InstanceType struct {
 	// Promo, when set, says why the type is a promotional size (Azure's
 	// _Promo sizes): priced, never advised as a move target.
 	Promo string `json:"promo,omitempty"`
+	// Service, when set, is the managed AI service that sells the type
+	// under this name (SageMaker's ml.* types, Vertex AI's priced machine
+	// types); empty for the cloud's own virtual machines.
+	Service fleet.ManagedService `json:"service,omitempty"`
 }
 
 // Fractional reports whether the type has a partition of a GPU rather than whole GPUs.
@@ -192,6 +196,9 @@ type Query struct {
 	InstanceType string
 	// MinGPUMemoryGiB keeps types whose per-GPU memory is at least this.
 	MinGPUMemoryGiB float64
+	// Service keeps the types a managed AI service sells; empty keeps the
+	// cloud's own virtual machines only (never a service's types).
+	Service fleet.ManagedService
 }
 
 // Catalog serves hardware facts and prices. Implementations are safe for
@@ -213,10 +220,13 @@ type Catalog interface {
 	Sources() []Source
 }
 
-// Matches is the Catalog contract's filter: empty fields match everything,
-// names compare without case, and MinGPUMemoryGiB is per GPU.
+// Matches is the Catalog contract's filter: empty fields match everything
+// but Service (empty matches virtual machines only), names compare without
+// case, and MinGPUMemoryGiB is per GPU.
 func (q Query) Matches(o Offer) bool {
 	switch {
+	case o.Type.Service != q.Service:
+		return false
 	case q.Provider != "" && o.Type.Provider != q.Provider:
 		return false
 	case q.Region != "" && !strings.EqualFold(o.Region, q.Region):
