@@ -447,6 +447,11 @@ type RegInfo struct {
 	// resource ids) and the warehouse the adapter reads them from; nil
 	// knows none.
 	Billing *Billing
+	// ManagedCommand spells an advised change to one of the cloud's managed
+	// AI items (fleet.Instance.Managed) as the exact command to run, e.g.
+	// the CLI call that deletes an endpoint; "" when the cloud has none for
+	// it. Nil knows none.
+	ManagedCommand func(in *fleet.Instance, c fleet.ManagedChange) string
 }
 
 var (
@@ -470,6 +475,16 @@ func Register(ri *RegInfo) {
 	if ri.LowercaseTags {
 		fleet.RegisterLowercaseTags(ri.Name)
 	}
+}
+
+// ManagedCommand is the command the instance's cloud gives for change c to
+// a managed item, or "" when it has none.
+func ManagedCommand(in *fleet.Instance, c fleet.ManagedChange) string {
+	ri, ok := Find(in.Provider)
+	if !ok || ri.ManagedCommand == nil {
+		return ""
+	}
+	return ri.ManagedCommand(in, c)
 }
 
 // Find returns the registered adapter for a cloud.

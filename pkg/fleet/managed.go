@@ -181,3 +181,45 @@ func (c *checker) bounded(p string, v, limit float64, unit string) {
 		c.failf(p, "%s is not a number of %s from 0 to %s", num(v), unit, num(limit))
 	}
 }
+
+// ManagedAction is a change the report advises on a managed item; the
+// cloud's adapter spells it as the exact command to run.
+type ManagedAction string
+
+// The changes advised on managed items.
+const (
+	// ActionDeleteEndpoint deletes the deployment (undeploys the model);
+	// the endpoint is gone until it is deployed again.
+	ActionDeleteEndpoint ManagedAction = "delete-endpoint"
+	// ActionScaleToZero lets the service scale the item to zero replicas
+	// while it has no traffic (min replicas 0).
+	ActionScaleToZero ManagedAction = "scale-to-zero"
+	// ActionSetReplicas sets the deployment's replica count (and its
+	// autoscaling minimum) to ManagedChange.Replicas.
+	ActionSetReplicas ManagedAction = "set-replicas"
+	// ActionSetMinReplicas sets a compute cluster's minimum nodes to
+	// ManagedChange.Replicas.
+	ActionSetMinReplicas ManagedAction = "set-min-replicas"
+	// ActionChangeInstanceType redeploys on ManagedChange.InstanceType.
+	ActionChangeInstanceType ManagedAction = "change-instance-type"
+	// ActionStopNotebook stops a notebook machine.
+	ActionStopNotebook ManagedAction = "stop-notebook"
+	// ActionIdleShutdown turns on the service's own idle shutdown after
+	// ManagedChange.IdleShutdownMinutes.
+	ActionIdleShutdown ManagedAction = "enable-idle-shutdown"
+	// ActionManagedSpot runs the next jobs on the service's spot capacity
+	// (SageMaker managed spot training, Vertex AI SPOT scheduling, Azure ML
+	// low-priority nodes).
+	ActionManagedSpot ManagedAction = "use-managed-spot"
+)
+
+// ManagedChange is one advised change to a managed item.
+type ManagedChange struct {
+	Action ManagedAction
+	// Replicas is the count for ActionSetReplicas and ActionSetMinReplicas.
+	Replicas int
+	// InstanceType is the target of ActionChangeInstanceType.
+	InstanceType string
+	// IdleShutdownMinutes is the setting for ActionIdleShutdown.
+	IdleShutdownMinutes float64
+}
