@@ -18,7 +18,7 @@ func cloudOf(service, op string) (fleet.Provider, bool) {
 		return fleet.AWS, true
 	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization":
 		return fleet.Azure, true
-	case "cloudresourcemanager", "cloudbilling":
+	case "cloudresourcemanager", "cloudbilling", "aiplatform", "notebooks":
 		return fleet.GCP, true
 	case "monitoring":
 		switch op {

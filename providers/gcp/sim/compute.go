@@ -82,9 +82,9 @@ func (s *Server) instanceJSON(in fleet.Instance, status string) map[string]any {
 	zone := zoneOf(in)
 	zoneURL := base + "projects/" + in.Account + "/zones/" + zone
 	out := map[string]any{
-		"kind": "compute#instance", "id": numericID(in.Account, in.ID), "name": in.ID,
+		"kind": "compute#instance", "id": numericID(in.Account, in.ID), "name": vmName(in),
 		"zone": zoneURL, "machineType": zoneURL + "/machineTypes/" + in.InstanceType,
-		"status": status, "selfLink": zoneURL + "/instances/" + in.ID,
+		"status": status, "selfLink": zoneURL + "/instances/" + vmName(in),
 		"cpuPlatform": "Intel Cascade Lake",
 	}
 	labels := map[string]string{}
@@ -205,7 +205,7 @@ func (s *Server) aggregatedInstances(w http.ResponseWriter, r *http.Request, m [
 	var all []item
 	for _, region := range s.opts.Regions {
 		for _, live := range s.inv.InScope(region, project) {
-			if failing[region] || (name != "" && live.ID != name) {
+			if failing[region] || (name != "" && vmName(*live.Instance) != name) {
 				continue
 			}
 			all = append(all, item{zoneOf(*live.Instance), s.instanceJSON(*live.Instance, live.State)})
@@ -255,7 +255,7 @@ func (s *Server) aggregatedInstances(w http.ResponseWriter, r *http.Request, m [
 // lookup finds an instance of a project in a zone.
 func (s *Server) lookup(project, zone, name string) (fleet.Instance, bool) {
 	for _, in := range s.inv.Instances() {
-		if in.ID == name && in.Account == project && zoneOf(in) == zone {
+		if vmName(in) == name && in.Account == project && zoneOf(in) == zone {
 			return in, true
 		}
 	}
@@ -295,7 +295,7 @@ func (s *Server) stopInstance(w http.ResponseWriter, r *http.Request, m []string
 	s.mu.Lock()
 	s.ops[m[1]+"/"+m[2]+"/"+name] = false
 	s.mu.Unlock()
-	writeJSON(w, s.operationJSON(m[1], m[2], name, in.ID, false))
+	writeJSON(w, s.operationJSON(m[1], m[2], name, vmName(in), false))
 }
 
 // stopState marks the VM stopped and tells Monitoring.
@@ -467,8 +467,13 @@ func (s *Server) searchProjects(w http.ResponseWriter, r *http.Request, m []stri
 // listSKUs serves services.skus.list of Compute Engine, paged by pageSize
 // (default 5000).
 func (s *Server) listSKUs(w http.ResponseWriter, r *http.Request, m []string) {
-	if m[1] != "services/6F81-5844-456A" {
-		writeError(w, http.StatusNotFound, "notFound", "the simulator has only Compute Engine's SKUs (services/6F81-5844-456A)")
+	all, display := s.opts.SKUs, "Compute Engine"
+	switch m[1] {
+	case "services/6F81-5844-456A":
+	case "services/" + VertexService:
+		all, display = s.opts.VertexSKUs, "Vertex AI"
+	default:
+		writeError(w, http.StatusNotFound, "notFound", "the simulator has only the SKUs of Compute Engine (services/6F81-5844-456A) and Vertex AI (services/"+VertexService+")")
 		return
 	}
 	if c := r.URL.Query().Get("currencyCode"); c != "" && c != "USD" {
@@ -486,7 +491,7 @@ func (s *Server) listSKUs(w http.ResponseWriter, r *http.Request, m []string) {
 			size = min(n, 5000)
 		}
 	}
-	offset, ok := simkit.DecodeToken(r.URL.Query().Get("pageToken"), "skus")
+	offset, ok := simkit.DecodeToken(r.URL.Query().Get("pageToken"), "skus"+m[1])
 	if !ok {
 		writeError(w, http.StatusBadRequest, "invalid", "invalid pageToken")
 		return
@@ -495,13 +500,13 @@ func (s *Server) listSKUs(w http.ResponseWriter, r *http.Request, m []string) {
 	if asOf.IsZero() {
 		asOf = s.opts.Now()
 	}
-	from, to, next := simkit.Page(len(s.opts.SKUs), offset, size)
+	from, to, next := simkit.Page(len(all), offset, size)
 	skus := []map[string]any{}
-	for _, k := range s.opts.SKUs[from:to] {
+	for _, k := range all[from:to] {
 		units, nanos := moneyParts(k.Price)
 		skus = append(skus, map[string]any{
-			"name": "services/6F81-5844-456A/skus/" + k.ID, "skuId": k.ID, "description": k.Description,
-			"category":            map[string]any{"serviceDisplayName": "Compute Engine", "resourceFamily": "Compute", "resourceGroup": k.ResourceGroup, "usageType": k.UsageType},
+			"name": m[1] + "/skus/" + k.ID, "skuId": k.ID, "description": k.Description,
+			"category":            map[string]any{"serviceDisplayName": display, "resourceFamily": "Compute", "resourceGroup": k.ResourceGroup, "usageType": k.UsageType},
 			"serviceRegions":      k.Regions,
 			"serviceProviderName": "Google",
 			"pricingInfo": []map[string]any{{
@@ -518,7 +523,7 @@ func (s *Server) listSKUs(w http.ResponseWriter, r *http.Request, m []string) {
 	}
 	out := map[string]any{"skus": skus, "nextPageToken": ""}
 	if next >= 0 {
-		out["nextPageToken"] = simkit.EncodeToken(next, "skus")
+		out["nextPageToken"] = simkit.EncodeToken(next, "skus"+m[1])
 	}
 	writeJSON(w, out)
 }

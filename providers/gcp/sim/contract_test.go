@@ -145,6 +145,41 @@ func contractFleet() *fleet.Fleet {
 	return f
 }
 
+// contractManaged are Vertex AI items: an endpoint of two deployed
+// models, a running and a finished custom job, a Workbench instance.
+func contractManaged() []fleet.Instance {
+	at := contractNow.Add(-30 * 24 * time.Hour)
+	one, three := 1, 3
+	item := func(id, name, typ string, gpu fleet.GPU, m fleet.Managed) fleet.Instance {
+		return fleet.Instance{ID: id, Name: name, Provider: fleet.GCP, Account: "proj-contract", Region: "us-central1", InstanceType: typ, GPU: gpu,
+			State: fleet.Running, LaunchTime: &at, Tags: map[string]string{"team": "ml"}, Managed: &m}
+	}
+	const p = "projects/proj-contract/locations/us-central1/"
+	t4 := fleet.GPU{Model: "T4", Count: 1, MemoryGiB: 16}
+	out := []fleet.Instance{
+		item(p+"endpoints/11/deployedModels/21", "scorer/21", "n1-standard-8", t4, fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint,
+			Workspace: "us-central1", Endpoint: "11", Deployment: "21", Replicas: fleet.Replicas{Current: 2, Min: &one, Max: &three}}),
+		item(p+"endpoints/11/deployedModels/22", "scorer/22", "g2-standard-8", fleet.GPU{Model: "L4", Count: 1, MemoryGiB: 24}, fleet.Managed{Service: fleet.VertexAI,
+			Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "11", Deployment: "22", Replicas: fleet.Replicas{Current: 1}}),
+		item(p+"customJobs/31", "train-31", "a2-highgpu-1g", fleet.GPU{Model: "A100", Count: 1, MemoryGiB: 40}, fleet.Managed{Service: fleet.VertexAI,
+			Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: fleet.Replicas{Current: 2}}),
+		item(p+"customJobs/32", "train-32", "n1-standard-4", t4, fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: "us-central1",
+			Replicas: fleet.Replicas{Current: 1}}),
+	}
+	out[3].State, out[3].Lifecycle = fleet.Stopped, fleet.Spot
+	out = append(out, item(p+"endpoints/12/deployedModels/23", "ranker/23", "a3-highgpu-1g", fleet.GPU{Model: "H100", Count: 1, MemoryGiB: 80},
+		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "12", Deployment: "23", Replicas: fleet.Replicas{Current: 1}}))
+	zero := 0.0
+	wb2 := item("projects/proj-contract/locations/us-central1-b/instances/wb-contract-2", "wb-contract-2", "n1-standard-8", t4,
+		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-b"})
+	wb2.Zone = "us-central1-b"
+	out = append(out, wb2)
+	wb := item("projects/proj-contract/locations/us-central1-a/instances/wb-contract", "wb-contract", "g2-standard-8", fleet.GPU{Model: "L4", Count: 1, MemoryGiB: 24},
+		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-a", IdleShutdownMinutes: &zero})
+	wb.Zone = "us-central1-a"
+	return append(out, wb)
+}
+
 type contractClient struct {
 	t    *testing.T
 	url  string
@@ -266,6 +301,7 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 		t.Fatal(err)
 	}
 	f := contractFleet()
+	f.Instances = append(f.Instances, contractManaged()...)
 	opts := simcat.Options(f, cat)
 	opts.Now = func() time.Time { return contractNow }
 	opts.RetryDelay = 2 * time.Second
@@ -434,6 +470,63 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 		t.Errorf("projects.search: HTTP %d", st)
 	}
 	throttled("projects.search", func() int { return plain.rest("GET", "/v3/projects:search", "", nil) })
+
+	// Vertex AI and Workbench.
+	for _, l := range []struct{ op, path, field string }{
+		{"projects.locations.list", "/v1/projects/proj-contract/locations", "locations"},
+		{"projects.locations.endpoints.list", "/v1/projects/proj-contract/locations/us-central1/endpoints", "endpoints"},
+		{"projects.locations.customJobs.list", "/v1/projects/proj-contract/locations/us-central1/customJobs", "customJobs"},
+		{"projects.locations.instances.list", "/v2/projects/proj-contract/locations/-/instances", "instances"},
+	} {
+		list := func(size int) func(*string) (int, *string, error) {
+			return func(tok *string) (int, *string, error) {
+				q := url.Values{"pageSize": {fmt.Sprint(size)}}
+				if tok != nil {
+					q.Set("pageToken", *tok)
+				}
+				var out map[string]json.RawMessage
+				if st := plain.rest("GET", l.path+"?"+q.Encode(), "", &out); st != 200 {
+					return 0, nil, fmt.Errorf("HTTP %d", st)
+				}
+				var items []json.RawMessage
+				if raw, ok := out[l.field]; ok {
+					if err := json.Unmarshal(raw, &items); err != nil {
+						return 0, nil, err
+					}
+				}
+				var next string
+				if raw, ok := out["nextPageToken"]; ok {
+					_ = json.Unmarshal(raw, &next)
+				}
+				return len(items), nilIfEmpty(next), nil
+			}
+		}
+		checkPaging(t, l.op, list(1), list(1000))
+		if st := plain.rest("GET", l.path+"?pageToken=bm90LWEtdG9rZW4", "", nil); st != 400 {
+			t.Errorf("%s with a broken token: HTTP %d, want 400", l.op, st)
+		}
+		throttled(l.op, func() int { return plain.rest("GET", l.path, "", nil) })
+	}
+	if st := plain.rest("GET", "/v1/projects/proj-contract/locations/us-central1/customJobs?filter="+url.QueryEscape(`state="JOB_STATE_RUNNING"`), "", nil); st != 200 {
+		t.Errorf("customJobs.list with a state filter: HTTP %d", st)
+	}
+	const wb = "/v2/projects/proj-contract/locations/us-central1-a/instances/wb-contract"
+	if st := plain.rest("GET", wb, "", nil); st != 200 {
+		t.Errorf("notebooks instances.get: HTTP %d", st)
+	}
+	if st := plain.rest("GET", wb+"-none", "", nil); st != 404 {
+		t.Errorf("notebooks instances.get of no instance: HTTP %d", st)
+	}
+	throttled("notebooks instances.get", func() int { return plain.rest("GET", wb, "", nil) })
+	throttled("notebooks instances.stop", func() int { return plain.rest("POST", wb+":stop", "{}", nil) })
+	var wbOp struct{ Name string }
+	if st := plain.rest("POST", wb+":stop", "{}", &wbOp); st != 200 || wbOp.Name == "" {
+		t.Errorf("notebooks instances.stop: HTTP %d, operation %q", st, wbOp.Name)
+	}
+	if st := plain.rest("GET", "/v2/"+wbOp.Name, "", nil); st != 200 {
+		t.Errorf("notebooks operations.get: HTTP %d", st)
+	}
+	throttled("notebooks operations.get", func() int { return plain.rest("GET", "/v2/"+wbOp.Name, "", nil) })
 
 	// Monitoring over REST.
 	restSeries := func(size int) func(*string) (int, *string, error) {

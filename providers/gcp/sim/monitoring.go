@@ -364,6 +364,10 @@ func parseMonitoringFilter(f string) (filter, error) {
 type simSeries struct {
 	inst           *monInstance
 	metric         string
+	resourceType   string // gce_instance, aiplatform.googleapis.com/Endpoint, cloudml_job
+	project        string
+	int64          bool // an INT64 metric (bytes, counts)
+	delta          bool // a DELTA metric
 	metricLabels   map[string]string
 	resourceLabels map[string]string
 	values         []float64 // per clock slot
@@ -374,9 +378,11 @@ type simSeries struct {
 
 // monInstance is what Monitoring knows of one VM.
 type monInstance struct {
-	id    string
-	clock simkit.Clock
-	all   []*simSeries
+	id string
+	// managed is the Vertex AI item the series are of; nil for a VM.
+	managed *fleet.Instance
+	clock   simkit.Clock
+	all     []*simSeries
 }
 
 // monState is Monitoring's series, built once, and the stops seen.
@@ -403,6 +409,13 @@ func (s *Server) mon() *monState {
 			st.order = append(st.order, mi)
 			st.timeline.Add(in.ID, in.State == fleet.Stopped)
 		}
+		for i := range s.vertex {
+			in := &s.vertex[i]
+			mi := s.buildManagedSeries(in)
+			st.insts[in.ID] = mi
+			st.order = append(st.order, mi)
+			st.timeline.Add(in.ID, in.State == fleet.Stopped)
+		}
 	})
 	return st
 }
@@ -419,6 +432,7 @@ func (s *Server) buildSeries(in fleet.Instance) *monInstance {
 		utilName, utilScale, memName, stateKey = metricDCGM, 0.01, metricDCGMMem, "state"
 	}
 	add := func(se *simSeries) {
+		se.resourceType, se.project = "gce_instance", in.Account
 		for _, v := range se.values {
 			if !math.IsNaN(v) {
 				mi.all = append(mi.all, se)
@@ -439,7 +453,7 @@ func (s *Server) buildSeries(in fleet.Instance) *monInstance {
 		}
 	}
 	add(&simSeries{inst: mi, metric: metricMemory, metricLabels: map[string]string{"state": "used"}, resourceLabels: res, values: p.Memory, scale: 1})
-	add(&simSeries{inst: mi, metric: metricCPU, metricLabels: map[string]string{"instance_name": in.ID}, resourceLabels: res, values: p.CPU, scale: 0.01})
+	add(&simSeries{inst: mi, metric: metricCPU, metricLabels: map[string]string{"instance_name": vmName(in)}, resourceLabels: res, values: p.CPU, scale: 0.01})
 	return mi
 }
 
@@ -484,6 +498,8 @@ type point struct {
 // outSeries is one series of the answer.
 type outSeries struct {
 	metric         string
+	resourceType   string
+	delta          bool
 	metricLabels   map[string]string
 	resourceLabels map[string]string
 	points         []point
@@ -510,9 +526,6 @@ func (s *Server) timeSeriesPage(req request, f filter) (seriesPage, error) {
 	project := strings.TrimPrefix(req.name, "projects/")
 	if !s.hasProject(project) {
 		return seriesPage{}, fmt.Errorf("project %s not found", project)
-	}
-	if f.resource != "" && f.resource != "gce_instance" {
-		return seriesPage{}, nil
 	}
 	if !req.end.After(req.start) {
 		if req.start.IsZero() {
@@ -560,7 +573,7 @@ func (s *Server) timeSeriesPage(req request, f filter) (seriesPage, error) {
 		next = simkit.EncodeToken(to, query)
 		s.pages.put(snapshot, series)
 	}
-	return seriesPage{series[min(offset, len(series)):to], next, int64Output(req.aligner, req.reducer)}, nil
+	return seriesPage{series[min(offset, len(series)):to], next, int64Output(req.aligner, req.reducer) || int64Kept(f.metric, req.aligner, req.reducer)}, nil
 }
 
 // int64Output is true when the aggregation's values are INT64, as the
@@ -584,10 +597,13 @@ func (s *Server) computeSeries(req request, f filter, project string, start, end
 	st := s.mon()
 	var raw []outSeries
 	for _, mi := range st.order {
-		live := s.inv.StateOf(mi.id)
-		view := st.timeline.Observe(mi.id, live == "RUNNING", s.opts.Now())
+		running := s.inv.StateOf(mi.id) == "RUNNING"
+		if mi.managed != nil {
+			running = mi.managed.State != fleet.Stopped
+		}
+		view := st.timeline.Observe(mi.id, running, s.opts.Now())
 		for _, se := range mi.all {
-			if se.metric != f.metric || se.resourceLabels["project_id"] != project {
+			if se.metric != f.metric || se.project != project || (f.resource != "" && se.resourceType != f.resource) {
 				continue
 			}
 			zone := se.resourceLabels["zone"]
@@ -598,7 +614,7 @@ func (s *Server) computeSeries(req request, f filter, project string, start, end
 			if se.gpuUtil {
 				loads = view.Loads
 			}
-			out := outSeries{metric: se.metric, metricLabels: se.metricLabels, resourceLabels: se.resourceLabels}
+			out := outSeries{metric: se.metric, resourceType: se.resourceType, delta: se.delta && (req.aligner == alignNone || req.aligner == alignSum), metricLabels: se.metricLabels, resourceLabels: se.resourceLabels}
 			if req.aligner != alignNone {
 				out.points = alignSeries(se, start, end, req.period, req.aligner, view.Down, loads)
 			} else {
@@ -785,7 +801,8 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 		return true
 	}
 	for i, se := range series {
-		ml, rl := map[string]string{}, map[string]string{"project_id": se.resourceLabels["project_id"]}
+		pl := projectLabel(se.resourceType)
+		ml, rl := map[string]string{}, map[string]string{pl: se.resourceLabels[pl]}
 		key.Reset()
 		for _, g := range groupBy {
 			switch {
@@ -801,7 +818,7 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 		}
 		k := key.String()
 		if single(i) {
-			gr := &group{out: outSeries{metric: se.metric, metricLabels: ml, resourceLabels: rl, points: make([]point, len(se.points))}}
+			gr := &group{out: outSeries{metric: se.metric, resourceType: se.resourceType, delta: se.delta, metricLabels: ml, resourceLabels: rl, points: make([]point, len(se.points))}}
 			for j, p := range se.points {
 				v := p.v // a max or min
 				switch reducer {
@@ -819,7 +836,7 @@ func reduce(series []outSeries, reducer int, groupBy []string) []outSeries {
 		}
 		gr := groups[k]
 		if gr == nil {
-			gr = &group{out: outSeries{metric: se.metric, metricLabels: ml, resourceLabels: rl}, vals: make(map[int64]*acc, len(se.points))}
+			gr = &group{out: outSeries{metric: se.metric, resourceType: se.resourceType, delta: se.delta, metricLabels: ml, resourceLabels: rl}, vals: make(map[int64]*acc, len(se.points))}
 			groups[k] = gr
 			order = append(order, k)
 		}
@@ -874,8 +891,8 @@ func encodeResponse(series []outSeries, next string, headers, int64Values bool) 
 	for _, se := range series {
 		ts = ts[:0]
 		ts = appendMessage(ts, 1, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 3, protowire.BytesType), se.metric), 2, se.metricLabels))
-		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "gce_instance"), 2, se.resourceLabels))
-		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), 1) // GAUGE
+		ts = appendMessage(ts, 2, appendLabels(protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), se.resourceType), 2, se.resourceLabels))
+		ts = protowire.AppendVarint(protowire.AppendTag(ts, 3, protowire.VarintType), se.kind()) // GAUGE or DELTA
 		ts = protowire.AppendVarint(protowire.AppendTag(ts, 4, protowire.VarintType), valueType)
 		if !headers {
 			for _, p := range se.points {

@@ -163,11 +163,11 @@ func timeSeriesJSON(page seriesPage, headers bool) map[string]any {
 		if len(se.metricLabels) > 0 {
 			metric["labels"] = se.metricLabels
 		}
-		resource := map[string]any{"type": "gce_instance"}
+		resource := map[string]any{"type": se.resourceType}
 		if len(se.resourceLabels) > 0 {
 			resource["labels"] = se.resourceLabels
 		}
-		ts := map[string]any{"metric": metric, "resource": resource, "metricKind": "GAUGE", "valueType": valueType}
+		ts := map[string]any{"metric": metric, "resource": resource, "metricKind": map[uint64]string{1: "GAUGE", 2: "DELTA"}[se.kind()], "valueType": valueType}
 		if !headers {
 			points := make([]map[string]any, 0, len(se.points))
 			for _, p := range se.points {

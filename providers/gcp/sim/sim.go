@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +68,9 @@ type Options struct {
 	// Types and SKUs feed machineTypes and the Billing Catalog.
 	Types []MachineType
 	SKUs  []SKU
+	// VertexSKUs are the Billing Catalog's Vertex AI SKUs (service
+	// C7E2-9256-1C43); nil is DefaultVertexSKUs, empty none.
+	VertexSKUs []SKU
 	// AsOf is the SKUs' effective date; zero is Now.
 	AsOf time.Time
 	// Latency, ThrottleRate, ErrorRate, FailRegions, Fault, Delays, Hang
@@ -140,6 +144,13 @@ type Server struct {
 
 	// held are the fleet's GCP commitments (commitments.go).
 	held []fleet.Held
+
+	// vertex are the fleet's Vertex AI endpoints and custom jobs, which
+	// run in Google's tenant and are no VMs of the project (vertex.go).
+	vertex []fleet.Instance
+	// wbStop are the Workbench instances stopped and the reads of them
+	// since: the first shows STOPPING.
+	wbStop map[string]int
 }
 
 // New builds a simulator serving the GCP instances of f.
@@ -150,7 +161,12 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	if opts.Project == "" {
 		opts.Project = fleetProject(f)
 	}
-	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
+	if opts.VertexSKUs == nil {
+		opts.VertexSKUs = DefaultVertexSKUs()
+	}
+	vms, managed := splitManaged(f, opts.Project)
+	s := &Server{opts: opts, inv: simkit.NewInventory(vms, fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
+	s.vertex = managed
 	s.held = heldOf(f, opts.Project)
 	if s.kit == nil {
 		s.kit = simkit.MustNew(KitOptions(opts))
@@ -242,7 +258,8 @@ func (s *Server) Notes() []string {
 // Claims implements simkit.Sim: Compute Engine, Billing Catalog and
 // Resource Manager paths, and gRPC.
 func (s *Server) Claims(r *http.Request, _ []byte) bool {
-	return isGRPC(r) || strings.HasPrefix(r.URL.Path, "/compute/v1/") || strings.HasPrefix(r.URL.Path, "/v1/services/") || strings.HasPrefix(r.URL.Path, "/v3/projects")
+	return isGRPC(r) || strings.HasPrefix(r.URL.Path, "/compute/v1/") || strings.HasPrefix(r.URL.Path, "/v1/services/") || strings.HasPrefix(r.URL.Path, "/v3/projects") ||
+		strings.HasPrefix(r.URL.Path, "/v1/projects/") || strings.HasPrefix(r.URL.Path, "/v2/projects/")
 }
 
 func isGRPC(r *http.Request) bool {
@@ -289,7 +306,7 @@ var routes = append([]route{
 	{"GET", regexp.MustCompile(`^/v1/(services/[^/]+)/skus$`), "cloudbilling", "services.skus.list", false, (*Server).listSKUs},
 	{"GET", regexp.MustCompile(`^/v3/(projects):search$`), "cloudresourcemanager", "projects.search", false, (*Server).searchProjects},
 	{"GET", regexp.MustCompile(`^/v3/projects/([^/]+)/timeSeries$`), "monitoring", "projects.timeSeries.list", false, (*Server).listTimeSeriesREST},
-}, append(commitmentRoutes, policyRoutes...)...)
+}, slices.Concat(commitmentRoutes, policyRoutes, vertexRoutes)...)
 
 // Ops are the operations the simulator answers, as "service:Op": the REST
 // routes and Monitoring's ListTimeSeries.
@@ -334,7 +351,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		if len(m) > 1 {
 			scope = m[1]
 		}
-		if rt.zonal {
+		switch {
+		case rt.zonal:
+			scope = regionOfZone(m[2])
+		case rt.service == "aiplatform" && len(m) > 2:
+			scope = m[2] // a region
+		case rt.service == "notebooks" && len(m) > 2 && m[2] != "-":
 			scope = regionOfZone(m[2])
 		}
 		call := simkit.Call{Service: rt.service, Op: rt.op, Scope: scope, Dialect: dialect, WriteError: writeError}

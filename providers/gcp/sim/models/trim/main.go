@@ -33,6 +33,13 @@ var apis = []struct {
 	{"cloudbilling", "cloudbilling/v1/cloudbilling-api.json", []string{"cloudbilling.services.skus.list"}},
 	{"cloudresourcemanager", "cloudresourcemanager/v3/cloudresourcemanager-api.json", []string{"cloudresourcemanager.projects.search"}},
 	{"monitoring", "monitoring/v3/monitoring-api.json", []string{"monitoring.projects.timeSeries.list"}},
+	{"aiplatform", "aiplatform/v1/aiplatform-api.json", []string{
+		"aiplatform.projects.locations.list", "aiplatform.projects.locations.endpoints.list", "aiplatform.projects.locations.customJobs.list",
+	}},
+	{"notebooks", "notebooks/v2/notebooks-api.json", []string{
+		"notebooks.projects.locations.instances.list", "notebooks.projects.locations.instances.get",
+		"notebooks.projects.locations.instances.stop", "notebooks.projects.locations.operations.get",
+	}},
 }
 
 func main() {
