@@ -148,9 +148,9 @@ type Server struct {
 	// vertex are the fleet's Vertex AI endpoints and custom jobs, which
 	// run in Google's tenant and are no VMs of the project (vertex.go).
 	vertex []fleet.Instance
-	// wbStop are the Workbench instances stopped and the reads of them
-	// since: the first shows STOPPING.
-	wbStop map[string]int
+	// wbStop are the Workbench instances stopped: ID → their operation's
+	// key in ops.
+	wbStop map[string]string
 }
 
 // New builds a simulator serving the GCP instances of f.
@@ -174,6 +174,14 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	s.control = s.kit.Control(s)
 	if len(s.opts.Regions) == 0 {
 		s.opts.Regions = s.inv.Scopes()
+		// A region where only Vertex AI runs is still a region of the
+		// project.
+		for _, in := range managed {
+			if !contains(s.opts.Regions, in.Region) && in.Region != "" {
+				s.opts.Regions = append(s.opts.Regions, in.Region)
+			}
+		}
+		sort.Strings(s.opts.Regions)
 	}
 	for _, t := range opts.Types {
 		s.types[t.Name] = t

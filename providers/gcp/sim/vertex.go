@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
@@ -51,6 +52,14 @@ func splitManaged(f *fleet.Fleet, project string) (*fleet.Fleet, []fleet.Instanc
 		if in.Provider == fleet.GCP && in.Managed != nil && in.Managed.Kind != fleet.KindNotebook {
 			if in.Account == "" {
 				in.Account = project
+			}
+			if extra := fleet.WorkloadTags(in.Workload, in.Tags); len(extra) > 0 {
+				tags := maps.Clone(in.Tags)
+				if tags == nil {
+					tags = map[string]string{}
+				}
+				maps.Copy(tags, extra)
+				in.Tags = tags
 			}
 			managed = append(managed, in)
 			continue
@@ -223,7 +232,7 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, m []strin
 				ded["spot"] = true
 			}
 			dm := map[string]any{"id": mm.Deployment, "model": vertexName(project, location, "models", mm.Deployment), "displayName": nameOf(in.Name),
-				"dedicatedResources": ded, "status": map[string]any{"availableReplicaCount": mm.Replicas.Current}}
+				"dedicatedResources": ded, "status": map[string]any{"availableReplicaCount": mm.Replicas.Current, "lastUpdateTime": s.opts.Now().UTC().Format(time.RFC3339Nano)}}
 			if in.LaunchTime != nil {
 				dm["createTime"] = rfc3339(in.LaunchTime)
 				if created == nil || in.LaunchTime.Before(*created) {
@@ -342,16 +351,15 @@ func (s *Server) workbench(project, zone string) []fleet.Instance {
 	return out
 }
 
-// workbenchState is the instance's state: its VM's, STOPPING on the first
-// read after a stop.
+// workbenchState is the instance's state: its VM's, STOPPING while the
+// operation of its stop has not been read done.
 func (s *Server) workbenchState(in fleet.Instance) string {
 	if s.inv.StateOf(in.ID) == "RUNNING" {
 		return "ACTIVE"
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n, ok := s.wbStop[in.ID]; ok && n == 0 {
-		s.wbStop[in.ID] = 1
+	if op, ok := s.wbStop[in.ID]; ok && !s.ops[op] {
 		return "STOPPING"
 	}
 	return "STOPPED"
@@ -424,8 +432,8 @@ func (s *Server) getWorkbench(w http.ResponseWriter, r *http.Request, m []string
 }
 
 // stopWorkbench serves instances.stop: the VM is TERMINATED at once, the
-// instance reads STOPPING once then STOPPED, and the long-running
-// operation is done from its first read. Stopping a stopped instance is
+// long-running operation is done from its first read, and the instance
+// reads STOPPING until then, STOPPED after. Stopping a stopped instance is
 // refused as Workbench does (FAILED_PRECONDITION).
 func (s *Server) stopWorkbench(w http.ResponseWriter, r *http.Request, m []string) {
 	in, ok := s.findWorkbench(w, m)
@@ -438,12 +446,13 @@ func (s *Server) stopWorkbench(w http.ResponseWriter, r *http.Request, m []strin
 	}
 	_ = s.stopState(in.ID)
 	op := "operation-" + strconv.FormatInt(s.opts.Now().UnixMilli(), 10) + "-" + simkit.Fingerprint("wbop", strconv.FormatInt(opSeq.Add(1), 10))[:12]
+	key := "notebooks/" + m[1] + "/" + m[2] + "/" + op
 	s.mu.Lock()
 	if s.wbStop == nil {
-		s.wbStop = map[string]int{}
+		s.wbStop = map[string]string{}
 	}
-	s.wbStop[in.ID] = 0
-	s.ops["notebooks/"+m[1]+"/"+m[2]+"/"+op] = false
+	s.wbStop[in.ID] = key
+	s.ops[key] = false
 	s.mu.Unlock()
 	writeJSON(w, s.workbenchOp(m[1], m[2], op, "projects/"+m[1]+"/locations/"+m[2]+"/instances/"+m[3], false))
 }
