@@ -398,7 +398,10 @@ func azureBound(scopes []Scope, steps int) Bound {
 // 100,000 points; one Billing Catalog page for every price; per project
 // one regionCommitments.aggregatedList and one reservations.aggregatedList
 // (every region at once) for the commitments held, beside the listing.
-// The chain splits the metric reads by region (in parallel).
+// The chain splits the metric reads by region (in parallel). Vertex AI
+// (providers.gcp.managed_ai, on by default): per region scope one
+// endpoints.list and one customJobs.list, per project one Workbench
+// instances.list, each a page, after the region's listing on its chain.
 func gcpBound(scopes []Scope, steps int) Bound {
 	projects := map[string]*Scope{}
 	req := map[string]int{"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1}
@@ -417,6 +420,8 @@ func gcpBound(scopes []Scope, steps int) Bound {
 			p = &Scope{}
 			projects[s.Account] = p
 		}
+		req["aiplatform.projects.locations.endpoints.list"]++
+		req["aiplatform.projects.locations.customJobs.list"]++
 		p.Instances += s.Instances
 		p.GPUs += s.GPUs
 		p.MemGPUs += s.MemGPUs
@@ -432,10 +437,11 @@ func gcpBound(scopes []Scope, steps int) Bound {
 		req["compute.instances.aggregatedList"] += inv
 		req["compute.regionCommitments.aggregatedList"]++
 		req["compute.reservations.aggregatedList"]++
+		req["notebooks.projects.locations.instances.list"]++
 		for _, k := range metricPages(*p) {
 			req["monitoring.ListTimeSeries"] += k
 		}
-		chain = max(chain, 1+inv+longest[name], pages(1, skuPage))
+		chain = max(chain, 1+inv+3+longest[name], pages(1, skuPage))
 	}
 	return Bound{Cloud: fleet.GCP, Requests: drop0(req), Chain: chain}
 }

@@ -133,13 +133,17 @@ func TestGCPBound(t *testing.T) {
 		"monitoring.ListTimeSeries": 8,
 		// Commitments and reservations held, one aggregated list per project.
 		"compute.regionCommitments.aggregatedList": 2, "compute.reservations.aggregatedList": 2,
+		// Vertex AI: two lists per region scope, Workbench one per project.
+		"aiplatform.projects.locations.endpoints.list": 3, "aiplatform.projects.locations.customJobs.list": 3,
+		"notebooks.projects.locations.instances.list": 2,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	// p1: search, 2 listing pages, r1's GPU memory pages (⌈800×336/100,000⌉ = 3).
-	if b.Chain != 6 {
-		t.Errorf("chain %d, want 6", b.Chain)
+	// p1: search, 2 listing pages, the Workbench listing and a region's two
+	// Vertex AI lists, r1's GPU memory pages (⌈800×336/100,000⌉ = 3).
+	if b.Chain != 9 {
+		t.Errorf("chain %d, want 9", b.Chain)
 	}
 }
 

@@ -59,6 +59,9 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			return err
 		}))
 	}
+	if scope.Region == "" && p.managedAI() {
+		out = append(out, p.managedChecks(ctx, scope.Account)...)
+	}
 	region := scope.Region
 	out = append(out, check("monitoring.timeSeries.list", func() error {
 		end := p.opts.Now().UTC()
@@ -128,4 +131,55 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
   sudo bash add-google-cloud-ops-agent-repo.sh --also-install
 (DCGM metrics: add the dcgm receiver to /etc/google-cloud-ops-agent/config.yaml; see ` + opsAgentDoc + `)`
 	return []providers.Check{c, stop}
+}
+
+// managedChecks are the managed AI reads' permissions, one list call each
+// (a page of one): Vertex AI endpoints and custom jobs in one location
+// (the first of vertex_locations or --region, else us-central1) and
+// Workbench instances in every zone. A missing one says how to turn the
+// reads off.
+func (p *Provider) managedChecks(ctx context.Context, project string) []providers.Check {
+	loc := "us-central1"
+	if l := append(p.opts.Adapter.Strings(OptVertexLocations), p.opts.Regions...); len(l) > 0 {
+		loc = l[0]
+	}
+	parent := "projects/" + project + "/locations/" + loc
+	checks := []providers.Check{
+		check("aiplatform.endpoints.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			svc, err := p.aiService(ctx, loc)
+			if err != nil {
+				return err
+			}
+			_, err = svc.Projects.Locations.Endpoints.List(parent).PageSize(1).Context(ctx).Do()
+			return err
+		}),
+		check("aiplatform.customJobs.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			svc, err := p.aiService(ctx, loc)
+			if err != nil {
+				return err
+			}
+			_, err = svc.Projects.Locations.CustomJobs.List(parent).PageSize(1).Context(ctx).Do()
+			return err
+		}),
+		check("notebooks.instances.list", func() error {
+			ctx, done := p.withCall(ctx)
+			defer done()
+			svc, err := p.nbService(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = svc.Projects.Locations.Instances.List("projects/" + project + "/locations/-").PageSize(1).Context(ctx).Do()
+			return err
+		}),
+	}
+	for i := range checks {
+		if checks[i].Status == providers.CheckMissing {
+			checks[i].Fix += "; or turn the managed AI reads off: providers.gcp." + OptManagedAI + ": false"
+		}
+	}
+	return checks
 }

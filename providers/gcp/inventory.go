@@ -188,7 +188,11 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 			out = append(out, in)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	if p.managedAI() {
+		p.joinWorkbench(ctx, scope, out)
+		out = append(out, p.listVertex(ctx, scope)...)
+	}
+	sortItems(out)
 	return out, nil
 }
 

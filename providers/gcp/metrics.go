@@ -137,6 +137,40 @@ func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, i
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var vertex []*fleet.Instance
+	var vms []fleet.Instance
+	var at []int
+	for i := range instances {
+		if isVertexItem(instances[i]) {
+			if instances[i].State != fleet.Stopped {
+				vertex = append(vertex, &instances[i])
+			}
+			continue
+		}
+		vms = append(vms, instances[i])
+		at = append(at, i)
+	}
+	if len(vertex) == 0 {
+		return p.readVMUtilization(ctx, scope, instances, window)
+	}
+	notes, err := p.readVertexUtilization(ctx, scope, vertex, window)
+	if err != nil {
+		return nil, err
+	}
+	more, err := p.readVMUtilization(ctx, scope, vms, window)
+	for j, i := range at {
+		instances[i] = vms[j]
+	}
+	notes = append(notes, more...)
+	sort.Strings(notes)
+	return notes, err
+}
+
+// readVMUtilization is ReadUtilization of VMs.
+func (p *Provider) readVMUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
+	if len(instances) == 0 {
+		return nil, nil
+	}
 	want := p.wanted(scope, instances)
 	if len(want) == 0 {
 		var notes []string

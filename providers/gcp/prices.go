@@ -74,14 +74,29 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var types []string
+	var types, vertex []string
 	for _, t := range instanceTypes {
-		if bundlesGPUs(t) {
+		switch {
+		case strings.HasPrefix(t, "vertex-ai/"):
+			vertex = append(vertex, t)
+		case bundlesGPUs(t):
 			types = append(types, t)
 		}
 	}
+	var vertexOut []pricing.Price
+	if len(vertex) > 0 {
+		var err error
+		if vertexOut, err = p.vertexPrices(ctx, scope, vertex); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// The VMs' prices go on; the Vertex AI items have none (the
+			// engine warns of each).
+			p.note(fmt.Sprintf("gcp %s Vertex AI prices not read: %v", scope.Region, classify(err)))
+		}
+	}
 	if len(types) == 0 {
-		return nil, nil
+		return vertexOut, nil
 	}
 	var c *cache.Cache
 	if p.opts.CacheDir != "" {
@@ -99,7 +114,7 @@ func (p *Provider) ReadPrices(ctx context.Context, scope providers.Scope, instan
 		}
 		return nil, fmt.Errorf("gcp %s live prices: %w", scope.Region, classify(err))
 	}
-	return res.Prices, nil
+	return append(res.Prices, vertexOut...), nil
 }
 
 // livePrices prices types in the scope's region from the SKU table.

@@ -91,8 +91,9 @@ type Provider struct {
 	idMu sync.Mutex
 	ids  map[string]string // project/name → numeric instance ID
 
-	priceMu sync.Mutex
-	skus    *skuTable
+	priceMu     sync.Mutex
+	skus        *skuTable
+	vertexRates *vertexTable
 
 	scanMu sync.Mutex
 	scan   *scanState // what the current scan's scopes share
@@ -102,6 +103,9 @@ type Provider struct {
 
 	noteMu sync.Mutex
 	notes  []string // the scan's notes (TakeScanNotes)
+
+	// vertex are the Vertex AI and Workbench clients (vertex.go).
+	vertex vertexClients
 }
 
 // Compile-time checks of the capabilities the adapter offers.

@@ -20,9 +20,10 @@ import (
 // Compute Engine's reads (the older docs' 1,500 read requests a minute; the
 // current default is unconfirmed, read it in Cloud Quotas) and Cloud
 // Monitoring's "Time series queries per minute" (often cited as 6,000,
-// unconfirmed). Compute's mutations, the Billing Catalog and Resource
-// Manager document no figure: their buckets count and honour Retry-After
-// only. providers.gcp.rate_limits overrides any of them.
+// unconfirmed). Compute's mutations, the Billing Catalog, Resource
+// Manager, Vertex AI and Workbench document no figure: their buckets count
+// and honour Retry-After only. providers.gcp.rate_limits overrides any of
+// them.
 const (
 	APIComputeRead     = "compute-read"
 	APIComputeWrite    = "compute-write"
@@ -30,6 +31,8 @@ const (
 	APIMonitoring      = "monitoring"
 	APIBillingCatalog  = "billing-catalog"
 	APIResourceManager = "resourcemanager"
+	APIVertexAI        = "vertex-ai"
+	APIWorkbench       = "workbench"
 )
 
 // Quotas are the buckets' documented defaults; per-minute quotas are
@@ -41,6 +44,8 @@ var Quotas = map[string]ratelimit.Quota{
 	APIMonitoring:      {},
 	APIBillingCatalog:  {},
 	APIResourceManager: {},
+	APIVertexAI:        {},
+	APIWorkbench:       {},
 }
 
 // restBucket names a REST request's API and project: Compute Engine's
@@ -53,6 +58,12 @@ func restBucket(method string, u *url.URL) (api, project string) {
 	if !ok {
 		if strings.HasPrefix(path, "/v1/services/") {
 			return APIBillingCatalog, ""
+		}
+		for prefix, api := range map[string]string{"/v1/projects/": APIVertexAI, "/v2/projects/": APIWorkbench} {
+			if rest, ok := strings.CutPrefix(path, prefix); ok {
+				project, _, _ = strings.Cut(rest, "/")
+				return api, project
+			}
 		}
 		return APIResourceManager, ""
 	}

@@ -72,7 +72,8 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 	want := map[string]int64{}
 	for svc, ops := range s.Counts() {
 		for _, n := range ops {
-			api := map[string]string{"compute": APIComputeRead, "monitoring": APIMonitoringQuery, "cloudbilling": APIBillingCatalog, "cloudresourcemanager": APIResourceManager}[svc]
+			api := map[string]string{"compute": APIComputeRead, "monitoring": APIMonitoringQuery, "cloudbilling": APIBillingCatalog, "cloudresourcemanager": APIResourceManager,
+				"aiplatform": APIVertexAI, "notebooks": APIWorkbench}[svc]
 			if api == "" {
 				t.Fatalf("%s has no bucket in this test", svc)
 			}

@@ -45,6 +45,8 @@ func Registration() *providers.RegInfo {
 				}
 				return nil
 			}},
+			{Name: OptManagedAI, Default: true, Help: "read Vertex AI endpoints, custom jobs and Workbench instances (read-only; false turns these reads off)"},
+			{Name: OptVertexLocations, Default: []string{}, Help: "Vertex AI locations to read (default: every region the scan reads)"},
 			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: GCP's documented quotas, docs/performance.md)", Validate: func(v any) error {
 				_, err := ratelimit.NewSet(Quotas, v.([]string))
 				return err
@@ -68,6 +70,8 @@ agent configuration that adds them.`,
 		Accelerated:   Accelerated,
 		Billing:       Billing(),
 		Regions:       knownRegions,
+		// Vertex AI's changes as gcloud commands (vertex_command.go).
+		ManagedCommand: ManagedCommand,
 	}
 }
 
@@ -89,6 +93,9 @@ var IAMAnalyze = []providers.Permission{
 	{Action: "compute.regions.list", Purpose: "find the project's regions"},
 	{Action: "monitoring.timeSeries.list", Purpose: "read the Ops Agent's GPU and GPU memory metrics and host CPU"},
 	{Action: "resourcemanager.projects.get", Purpose: "list the projects the credentials can scan"},
+	{Action: "aiplatform.endpoints.list", Purpose: "Vertex AI endpoints and the machines of their deployed models (providers.gcp.managed_ai)"},
+	{Action: "aiplatform.customJobs.list", Purpose: "running Vertex AI custom training jobs and their GPU worker pools (providers.gcp.managed_ai)"},
+	{Action: "notebooks.instances.list", Purpose: "Vertex AI Workbench instances, to tell their VMs apart as notebooks (providers.gcp.managed_ai)"},
 }
 
 // IAMIdleStop is what idle-stop adds: stopping VMs labelled
@@ -96,6 +103,9 @@ var IAMAnalyze = []providers.Permission{
 var IAMIdleStop = []providers.Permission{
 	{Action: "compute.instances.stop", Purpose: "stop idle VMs (testIamPermissions first checks it in a dry run); never group or GKE members"},
 	{Action: "compute.zoneOperations.get", Purpose: "wait for the stop operation to finish"},
+	{Action: "notebooks.instances.get", Purpose: "read a Workbench instance's state before stopping it"},
+	{Action: "notebooks.instances.stop", Purpose: "stop idle Workbench instances through Workbench (which stops their VM)"},
+	{Action: "notebooks.operations.get", Purpose: "wait for the Workbench stop operation to finish"},
 }
 
 // IAMBilling is the Billing Catalog's access: any credentials with the

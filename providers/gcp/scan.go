@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/monitoring/apiv3/v2/monitoringpb"
+	notebooks "google.golang.org/api/notebooks/v2"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
@@ -20,6 +21,11 @@ type scanState struct {
 	metrics map[metricsKey]*projectMetrics
 	// policies are each project's resource policy kinds (policies.go).
 	policies map[string]*flight[policyKinds]
+	// workbench are each project's Workbench instances (vertex.go).
+	workbench map[string]*flight[map[string]*notebooks.Instance]
+	// vertexSeries are each project's Vertex AI series by query and
+	// window (vertex_metrics.go).
+	vertexSeries map[string]*flight[map[string][]float64]
 }
 
 func newScan() *scanState {

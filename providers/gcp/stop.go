@@ -28,7 +28,17 @@ const permStop = "compute.instances.stop"
 // instance-store rule of idle-stop warns or, with protect_instance_store,
 // refuses. A dry run checks the permission with testIamPermissions and
 // changes nothing. A VM not running is AlreadyStopped.
+//
+// A Workbench instance (projects/P/locations/ZONE/instances/NAME) is
+// stopped through Workbench (stopWorkbench); a Vertex AI endpoint
+// deployment or custom job is refused: the tool never stops them.
 func (p *Provider) Stop(ctx context.Context, scope providers.Scope, instanceID string, dryRun bool) (providers.StopResult, error) {
+	switch {
+	case isWorkbenchName(instanceID):
+		return p.stopWorkbench(ctx, instanceID, dryRun)
+	case isVertexName(instanceID):
+		return providers.StopResult{}, fmt.Errorf("%w: %s is a Vertex AI endpoint deployment or custom job: gpufinops never stops or deletes those (the report gives the command)", providers.ErrNotStoppable, instanceID)
+	}
 	inst, err := p.findInstance(ctx, scope, instanceID)
 	if err != nil {
 		return providers.StopResult{}, err
