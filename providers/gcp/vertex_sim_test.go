@@ -466,3 +466,49 @@ func TestManagedCommand(t *testing.T) {
 		t.Errorf("registered: %q", got)
 	}
 }
+
+// TestSimManagedAIPaging: more endpoints, jobs and Workbench instances
+// than a page holds (100) are all listed, each once, through the
+// clients' page tokens.
+func TestSimManagedAIPaging(t *testing.T) {
+	const n = 130
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	l4 := fleet.GPU{Model: "L4", Count: 1, MemoryGiB: 24}
+	one := 1
+	for i := range n {
+		base := fleet.Instance{Provider: fleet.GCP, Account: managedProject, Region: "us-central1", GPU: l4, State: fleet.Running}
+		ep := base
+		ep.ID, ep.Name, ep.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1/endpoints/%d/deployedModels/%d", managedProject, 1000+i, 5000+i), fmt.Sprintf("ep-%d/%d", i, 5000+i), "g2-standard-8"
+		ep.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: fmt.Sprint(1000 + i), Deployment: fmt.Sprint(5000 + i),
+			Replicas: fleet.Replicas{Current: 1, Min: &one, Max: &one}}
+		job := base
+		job.ID, job.Name, job.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1/customJobs/%d", managedProject, 9000+i), fmt.Sprintf("job-%d", i), "g2-standard-8"
+		job.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: fleet.Replicas{Current: 1}}
+		wb := base
+		wb.ID, wb.Name, wb.Zone, wb.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1-a/instances/wb-%03d", managedProject, i), fmt.Sprintf("wb-%03d", i), "us-central1-a", "g2-standard-8"
+		wb.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-a"}
+		f.Instances = append(f.Instances, ep, job, wb)
+	}
+	s := sim.New(f, simOptions(t, f))
+	p := newProvider(t, startSim(t, s), nil, managedProject)
+	kinds := map[fleet.ManagedKind]int{}
+	seen := map[string]bool{}
+	for _, in := range scanManaged(t, p, false) {
+		if seen[in.ID] {
+			t.Errorf("%s listed twice", in.ID)
+		}
+		seen[in.ID] = true
+		if in.Managed != nil {
+			kinds[in.Managed.Kind]++
+		}
+	}
+	for _, k := range []fleet.ManagedKind{fleet.KindEndpoint, fleet.KindTrainingJob, fleet.KindNotebook} {
+		if kinds[k] != n {
+			t.Errorf("%d %s items listed, want %d", kinds[k], k, n)
+		}
+	}
+	c := s.Counts()
+	if c["aiplatform"]["projects.locations.endpoints.list"] != 2 || c["aiplatform"]["projects.locations.customJobs.list"] != 2 || c["notebooks"]["projects.locations.instances.list"] != 2 {
+		t.Errorf("calls %v %v, want two pages of each listing", c["aiplatform"], c["notebooks"])
+	}
+}
