@@ -152,8 +152,12 @@ func fptr(p *float64) any {
 // withoutWorkload drops the workload keys the simulator serves as labels.
 func withoutWorkload(tags map[string]string) map[string]string {
 	out := map[string]string{}
+	work := map[string]bool{}
+	for k := range workloadKeys {
+		work[fleet.NormTagKey(k)] = true
+	}
 	for k, v := range tags {
-		if !workloadKeys[k] {
+		if !work[fleet.NormTagKey(k)] {
 			out[k] = v
 		}
 	}

@@ -260,7 +260,21 @@ func (s *Server) Now() time.Time { return s.opts.Now() }
 
 // Notes implements simkit.Sim.
 func (s *Server) Notes() []string {
-	return []string{"GCP projects " + strings.Join(s.projects(), ", ") + " (any CLOUDSDK_AUTH_ACCESS_TOKEN is accepted)"}
+	notes := []string{"GCP projects " + strings.Join(s.projects(), ", ") + " (any CLOUDSDK_AUTH_ACCESS_TOKEN is accepted)"}
+	kinds := map[fleet.ManagedKind]int{}
+	for _, in := range s.vertex {
+		kinds[in.Managed.Kind]++
+	}
+	for _, in := range s.inv.Instances() {
+		if isWorkbench(in) {
+			kinds[fleet.KindNotebook]++
+		}
+	}
+	if len(kinds) > 0 {
+		notes = append(notes, fmt.Sprintf("GCP Vertex AI: %d endpoint deployment(s), %d custom job(s), %d Workbench instance(s) (served as Compute Engine VMs too)",
+			kinds[fleet.KindEndpoint], kinds[fleet.KindTrainingJob], kinds[fleet.KindNotebook]))
+	}
+	return notes
 }
 
 // Claims implements simkit.Sim: Compute Engine, Billing Catalog and

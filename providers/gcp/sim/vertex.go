@@ -54,11 +54,18 @@ func splitManaged(f *fleet.Fleet, project string) (*fleet.Fleet, []fleet.Instanc
 				in.Account = project
 			}
 			if extra := fleet.WorkloadTags(in.Workload, in.Tags); len(extra) > 0 {
+				// Vertex AI has labels only, lower case: the workload is
+				// served in their spelling (workload_type: training) where
+				// its value makes a valid label.
 				tags := maps.Clone(in.Tags)
 				if tags == nil {
 					tags = map[string]string{}
 				}
-				maps.Copy(tags, extra)
+				for k, v := range extra {
+					if v = strings.ToLower(v); labelValue.MatchString(v) {
+						tags[labelKey(k)] = v
+					}
+				}
 				in.Tags = tags
 			}
 			managed = append(managed, in)
@@ -67,6 +74,24 @@ func splitManaged(f *fleet.Fleet, project string) (*fleet.Fleet, []fleet.Instanc
 		vms.Instances = append(vms.Instances, in)
 	}
 	return &vms, managed
+}
+
+// labelValue is a valid GCP label value.
+var labelValue = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+
+// labelKey is a tag key in label spelling: WorkloadType → workload_type.
+func labelKey(k string) string {
+	var b strings.Builder
+	for i, r := range k {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // isWorkbench reports whether a VM of the inventory is a Workbench instance.
