@@ -60,6 +60,10 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 	reservations := last("compute:reservations.aggregatedList answer")
 	restSeries := last("monitoring:projects.timeSeries.list answer")
 	restErr := last("monitoring:projects.timeSeries.list error")
+	endpoints := last("aiplatform:projects.locations.endpoints.list answer")
+	jobs := last("aiplatform:projects.locations.customJobs.list answer")
+	workbench := last("notebooks:projects.locations.instances.list answer")
+	wbOp := last("notebooks:projects.locations.instances.stop answer")
 
 	cases := []struct {
 		name   string
@@ -69,6 +73,13 @@ func TestContractCatchesCorruptAnswers(t *testing.T) {
 		body   []byte
 	}{
 		{"unknown property", list, 0, nil, corruptText(t, string(list.body), `"cpuPlatform":`, `"bogusField":1,"cpuPlatform":`)},
+		{"vertex bad accelerator enum", endpoints, 0, nil, corruptText(t, string(endpoints.body), `"acceleratorType":"[A-Z_0-9]+"`, `"acceleratorType":"NVIDIA_TESLA_Z9"`)},
+		{"vertex replicas as a string", endpoints, 0, nil, corruptText(t, string(endpoints.body), `"minReplicaCount":(\d+)`, `"minReplicaCount":"$1"`)},
+		{"vertex int64 replicaCount as a number", jobs, 0, nil, corruptText(t, string(jobs.body), `"replicaCount":"(\d+)"`, `"replicaCount":$1`)},
+		{"vertex bad job state", jobs, 0, nil, corruptText(t, string(jobs.body), `"state":"JOB_STATE_[A-Z]+"`, `"state":"JOB_STATE_NAPPING"`)},
+		{"workbench bad state", workbench, 0, nil, corruptText(t, string(workbench.body), `"state":"[A-Z]+"`, `"state":"DOZING"`)},
+		{"workbench unknown gceSetup property", workbench, 0, nil, corruptText(t, string(workbench.body), `"machineType":`, `"gpuKind":"x","machineType":`)},
+		{"workbench operation done as a string", wbOp, 0, nil, corruptText(t, string(wbOp.body), `"done":(true|false)`, `"done":"$1"`)},
 		{"wrong type", list, 0, nil, corruptText(t, string(list.body), `"automaticRestart":(true|false)`, `"automaticRestart":"no"`)},
 		{"bad enum", list, 0, nil, corruptText(t, string(list.body), `"status":"(RUNNING|TERMINATED)"`, `"status":"SPRINTING"`)},
 		{"uint64 as a number", list, 0, nil, corruptText(t, string(list.body), `"id":"(\d+)"`, `"id":$1`)},
