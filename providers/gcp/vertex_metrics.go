@@ -18,13 +18,15 @@ import (
 
 // The Vertex AI metrics read (shared/data/managed-ai/metrics.md §2): an
 // endpoint's accelerator duty cycle (a 0–1 fraction of time the
-// accelerators were busy, averaged over a deployed model's replicas) and
+// accelerators were busy, averaged over a deployed model's replicas), its
+// accelerator memory used (bytes of a replica, over its GPUs' memory) and
 // its predictions (DELTA INT64, summed over the window); a custom job's
 // training accelerator utilization (a 0–1 fraction). A Workbench
 // instance is measured as the VM it is (the Ops Agent's metrics).
 const (
 	MetricVertexDutyCycle   = "aiplatform.googleapis.com/prediction/online/accelerator/duty_cycle"
 	MetricVertexPredictions = "aiplatform.googleapis.com/prediction/online/prediction_count"
+	MetricVertexAccelMemory = "aiplatform.googleapis.com/prediction/online/accelerator/memory/bytes_used"
 	MetricVertexTraining    = "ml.googleapis.com/training/accelerator/utilization"
 	resourceVertexEndpoint  = "aiplatform.googleapis.com/Endpoint"
 	resourceVertexJob       = "cloudml_job"
@@ -47,6 +49,9 @@ var (
 		key: deploymentKey}
 	predictionsQuery = vertexQuery{metric: MetricVertexPredictions, resource: resourceVertexEndpoint,
 		groupBy: []string{"resource.label.endpoint_id", "metric.label.deployed_model_id"}, aligner: monitoringpb.Aggregation_ALIGN_SUM, reducer: monitoringpb.Aggregation_REDUCE_SUM,
+		key: deploymentKey}
+	accelMemoryQuery = vertexQuery{metric: MetricVertexAccelMemory, resource: resourceVertexEndpoint,
+		groupBy: []string{"resource.label.endpoint_id", "metric.label.deployed_model_id"}, aligner: monitoringpb.Aggregation_ALIGN_MEAN, reducer: monitoringpb.Aggregation_REDUCE_MEAN,
 		key: deploymentKey}
 	trainingQuery = vertexQuery{metric: MetricVertexTraining, resource: resourceVertexJob,
 		groupBy: []string{"resource.label.job_id"}, aligner: monitoringpb.Aggregation_ALIGN_MEAN, reducer: monitoringpb.Aggregation_REDUCE_MEAN,
@@ -186,6 +191,10 @@ func (p *Provider) readVertexUtilization(ctx context.Context, scope providers.Sc
 	if err != nil {
 		return nil, err
 	}
+	accelMem, err := read(accelMemoryQuery, endpoints)
+	if err != nil {
+		return nil, err
+	}
 	train, err := read(trainingQuery, jobs)
 	if err != nil {
 		return nil, err
@@ -224,7 +233,21 @@ func (p *Provider) readVertexUtilization(ctx context.Context, scope providers.Sc
 				util.set(ps.n, slot, g, clampPercent(v*100))
 			}
 		}
-		samples, n := toSamples(ps, util, nil, nil, nil)
+		// Accelerator memory: a replica's bytes over its GPUs' memory.
+		var mem grid
+		if total := in.GPU.MemoryGiB * float64(gpus) * (1 << 30); in.Managed.Kind == fleet.KindEndpoint && total > 0 {
+			if bytes, ok := accelMem[k]; ok {
+				mem = grid{}
+				for slot, v := range bytes {
+					if !math.IsNaN(v) {
+						for g := range gpus {
+							mem.set(ps.n, slot, g, clampPercent(100*v/total))
+						}
+					}
+				}
+			}
+		}
+		samples, n := toSamples(ps, util, mem, nil, nil)
 		if n == 0 {
 			in.Utilization = nil
 			continue

@@ -516,3 +516,30 @@ func TestSimManagedAIPaging(t *testing.T) {
 		t.Errorf("calls %v %v, want two pages of each listing", c["aiplatform"], c["notebooks"])
 	}
 }
+
+// TestSimVertexAcceleratorMemory: an endpoint's accelerator memory bytes
+// read as the percent of its replica's GPU memory.
+func TestSimVertexAcceleratorMemory(t *testing.T) {
+	f := managedFleet(t)
+	const id = "projects/ml-prod-123/locations/us-central1/endpoints/4417283746/deployedModels/8812"
+	for i := range f.Instances {
+		if f.Instances[i].ID == id {
+			u := *f.Instances[i].Utilization
+			u.GPU = &fleet.Stats{Avg: 20, P95: 30, Max: 40}
+			u.GPUMemory = &fleet.Stats{Avg: 55, P95: 60, Max: 62}
+			f.Instances[i].Utilization = &u
+		}
+	}
+	p := newProvider(t, startSim(t, sim.New(f, simOptions(t, f))), nil, managedProject)
+	for _, in := range scanManaged(t, p, true) {
+		if in.ID != id {
+			continue
+		}
+		sum := in.Utilization.Summarize()
+		if sum == nil || sum.GPUMemory == nil || math.Abs(sum.GPUMemory.Avg-55) > 1.5 || math.Abs(sum.GPU.Avg-20) > 1.5 {
+			t.Fatalf("summary %+v, want GPU about 20 %% and GPU memory about 55 %%", sum)
+		}
+		return
+	}
+	t.Fatal("the endpoint was not listed")
+}
