@@ -481,3 +481,33 @@ func TestAzureMLPrices(t *testing.T) {
 		t.Errorf("%d Azure ML offers, want none (the VM price applies)", len(got))
 	}
 }
+
+// TestLivePricesReplaceEstimates: a live SageMaker price (the Pricing API's
+// AmazonSageMaker offer) replaces the estimate, and prices a type the
+// embedded catalog leaves unpriced, under the service, never as a VM.
+func TestLivePricesReplaceEstimates(t *testing.T) {
+	live := func(typ, hourly string) pricing.Price {
+		return pricing.Price{Provider: fleet.AWS, Region: "us-east-1", InstanceType: typ, Option: pricing.OnDemand,
+			Hourly: decimal.RequireFromString(hourly), Currency: pricing.Currency, Unit: pricing.UnitHour,
+			Source: "AWS Price List API (AmazonSageMaker)", AsOf: "2026-12-06"}
+	}
+	c := pricing.Overlay(embeddedForTest(t), []pricing.Price{live("ml.g5.xlarge", "1.408"), live("ml.g5.48xlarge", "20.36")})
+	for typ, want := range map[string]string{"ml.g5.xlarge": "1.408", "ml.g5.48xlarge": "20.36"} {
+		o, ok := c.Offer(fleet.AWS, "us-east-1", typ)
+		if !ok || o.OnDemand == nil || o.OnDemand.Hourly.String() != want || strings.HasPrefix(o.OnDemand.Source, "estimate") ||
+			o.Type.Service != fleet.SageMaker {
+			t.Errorf("%s after live prices = %+v (%v)", typ, o, ok)
+		}
+	}
+	if o, _ := c.Offer(fleet.AWS, "us-east-2", "ml.g5.xlarge"); o.OnDemand == nil || !strings.HasPrefix(o.OnDemand.Source, "estimate") {
+		t.Errorf("us-east-2 ml.g5.xlarge lost its estimate: %+v", o.OnDemand)
+	}
+	for _, o := range c.Offers(pricing.Query{Provider: fleet.AWS, Region: "us-east-1"}) {
+		if o.Type.Service != "" {
+			t.Errorf("VM query lists %s", o.Type.Name)
+		}
+	}
+	if got := c.Offers(pricing.Query{Service: fleet.SageMaker, Region: "us-east-1", InstanceType: "ml.g5.48xlarge"}); len(got) != 1 {
+		t.Errorf("SageMaker query lists %d ml.g5.48xlarge offers, want 1", len(got))
+	}
+}
