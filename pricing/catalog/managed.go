@@ -105,9 +105,11 @@ func (l *loader) loadSageMaker() error {
 				if o.OnDemand == nil {
 					continue
 				}
-				l.c.offers = append(l.c.offers, pricing.Offer{
-					Type: mt, Region: o.Region, OnDemand: sageMakerEstimate(*o.OnDemand, mt, m),
-				})
+				p := sageMakerEstimate(*o.OnDemand, mt, m)
+				if p.Hourly.GreaterThan(maxHourly) {
+					return fmt.Errorf("%s: %s in %s estimates %s, above %s", fileSageMakerMarkup, name, o.Region, p.Hourly, maxHourly)
+				}
+				l.c.offers = append(l.c.offers, pricing.Offer{Type: mt, Region: o.Region, OnDemand: p})
 			}
 		}
 		if slices.Contains(apis, "training") {
@@ -218,9 +220,14 @@ func (l *loader) loadVertex() error {
 			vt.Name, vt.Service = pricing.VertexTypeName(task, machine, enum, n), fleet.VertexAI
 			l.c.types[keyOf(fleet.GCP, vt.Name)] = vt
 			for _, region := range regions {
-				if p := vertexPrice(vt, task, region, units, src); p != nil {
-					l.c.offers = append(l.c.offers, pricing.Offer{Type: vt, Region: region, OnDemand: p})
+				p := vertexPrice(vt, task, region, units, src)
+				if p == nil {
+					continue
 				}
+				if p.Hourly.GreaterThan(maxHourly) {
+					return fmt.Errorf("%s: %s in %s sums to %s, above %s", fileVertexUnits, vt.Name, region, p.Hourly, maxHourly)
+				}
+				l.c.offers = append(l.c.offers, pricing.Offer{Type: vt, Region: region, OnDemand: p})
 			}
 		}
 	}
