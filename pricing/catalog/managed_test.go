@@ -511,3 +511,51 @@ func TestLivePricesReplaceEstimates(t *testing.T) {
 		t.Errorf("SageMaker query lists %d ml.g5.48xlarge offers, want 1", len(got))
 	}
 }
+
+// TestManagedFixture prices the shared fixture's items the way the engine
+// will, under Instance.PriceKey(): every type is known with its service's
+// hardware; SageMaker items carry estimates, Azure ML items and the
+// Workbench instance the VM price; the Vertex AI A100 items are known but
+// unpriced offline (only A3/H100 SKUs are embedded).
+func TestManagedFixture(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/fleets/managed-ai.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl, err := fleet.Parse("managed-ai.yaml", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := embeddedForTest(t)
+	var unpriced []string
+	for _, in := range fl.Instances {
+		key := in.PriceKey()
+		ty, ok := c.InstanceType(in.Provider, key)
+		if !ok {
+			t.Errorf("%s: %s unknown", in.ID, key)
+			continue
+		}
+		want := fleet.ManagedService("")
+		if in.Managed != nil && in.Managed.Service != fleet.AzureML && in.Managed.PriceType != "" || strings.HasPrefix(key, "ml.") {
+			want = in.Managed.Service
+		}
+		if ty.Service != want {
+			t.Errorf("%s: %s service %q, want %q", in.ID, key, ty.Service, want)
+		}
+		if in.GPU.Model != "" && !strings.EqualFold(ty.GPUModel, in.GPU.Model) {
+			t.Errorf("%s: %s GPU %s, the item says %s", in.ID, key, ty.GPUModel, in.GPU.Model)
+		}
+		o, ok := c.Offer(in.Provider, in.Region, key)
+		if !ok || o.OnDemand == nil {
+			unpriced = append(unpriced, key)
+			continue
+		}
+		if estimate := strings.HasPrefix(o.OnDemand.Source, "estimate:"); estimate != (ty.Service == fleet.SageMaker) {
+			t.Errorf("%s: %s source %q", in.ID, key, o.OnDemand.Source)
+		}
+	}
+	slices.Sort(unpriced)
+	if want := []string{"vertex-ai/prediction/a2-highgpu-1g", "vertex-ai/training/a2-highgpu-8g"}; !slices.Equal(unpriced, want) {
+		t.Errorf("unpriced offline: %v, want %v", unpriced, want)
+	}
+}
