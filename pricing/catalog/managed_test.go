@@ -445,6 +445,7 @@ func TestVertexTypeName(t *testing.T) {
 	}{
 		{"prediction", "a3-highgpu-1g", "", 0, "vertex-ai/prediction/a3-highgpu-1g"},
 		{"prediction", "a3-highgpu-1g", "NVIDIA_H100_80GB", 0, "vertex-ai/prediction/a3-highgpu-1g"},
+		{"prediction", "a3-highgpu-1g", "NVIDIA_H100_80GB", 1, "vertex-ai/prediction/a3-highgpu-1g"},
 		{"prediction", "n1-standard-8", "NVIDIA_TESLA_T4", 1, "vertex-ai/prediction/n1-standard-8+1xNVIDIA_TESLA_T4"},
 		{"training", "n1-highmem-16", "NVIDIA_TESLA_V100", 2, "vertex-ai/training/n1-highmem-16+2xNVIDIA_TESLA_V100"},
 	} {
