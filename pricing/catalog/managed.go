@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,6 +23,8 @@ const (
 // sageMakerAPIs are the values of sagemaker-instance-types.csv's apis column.
 var sageMakerAPIs = []string{"hosting", "notebook", "studio", "training", "processing", "transform", "hyperpod"}
 
+// markup is one row of sagemaker-markup.csv: SageMaker's price over EC2's
+// for one type, observed or interpolated, with its evidence.
 type markup struct {
 	rate     decimal.Decimal
 	text     string
@@ -121,8 +124,8 @@ func (l *loader) loadSageMaker() error {
 			}
 		}
 	}
-	for ec2, m := range markups {
-		if !m.listed {
+	for _, ec2 := range slices.Sorted(maps.Keys(markups)) {
+		if !markups[ec2].listed {
 			return fmt.Errorf("%s: %s has a markup but %s does not list ml.%s", fileSageMakerMarkup, ec2, fileSageMakerTypes, ec2)
 		}
 	}
