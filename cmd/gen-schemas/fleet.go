@@ -152,7 +152,7 @@ var notes = []note{
 	{"Managed", "workspace", "The service's container of the item: the SageMaker Studio domain, the Azure ML workspace, the Vertex AI location.", nil},
 	{"Managed", "endpoint", "The endpoint a deployment serves (kind endpoint).", nil},
 	{"Managed", "deployment", "The deployment within the endpoint: SageMaker production variant, Vertex AI deployed model ID, Azure ML deployment.", nil},
-	{"Managed", "replicas", "The replicas (instances, nodes) that bill now and the bounds the service scales them within; the item's cost is its price times its current replicas.", nil},
+	{"Managed", "replicas", "The replicas (instances, nodes) that bill now and the bounds the service scales them within; the item's cost is its price times its current replicas. Absent means one machine (a notebook, a Studio app).", nil},
 	{"Managed", "serverless", "Billed per request (SageMaker serverless inference): no machine bills while idle.", nil},
 	{"Managed", "async", "An asynchronous endpoint (SageMaker async inference), which can scale to zero instances.", nil},
 	{"Managed", "inferenceComponents", "How many models share the deployment's machines (SageMaker inference components, models on one Vertex AI deployment resource pool).", nonNegative},
