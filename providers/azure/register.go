@@ -81,8 +81,10 @@ Telegraf configuration that adds them.`,
 		Purchase:    &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
 		Accelerated: Accelerated,
-		Billing:     Billing(),
-		Regions:     knownRegions,
+		// The Azure CLI command of an advised change to an Azure ML item.
+		ManagedCommand: ManagedCommand,
+		Billing:        Billing(),
+		Regions:        knownRegions,
 	}
 }
 
