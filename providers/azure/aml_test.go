@@ -284,3 +284,33 @@ func TestISOMinutes(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorWarnsOfAzureMLReads: doctor checks the four Azure ML reads; a
+// missing one is a warning saying how to grant it or turn Azure ML off,
+// and with managed_ai false they are not checked.
+func TestDoctorWarnsOfAzureMLReads(t *testing.T) {
+	scope := providers.Scope{Account: mlSub}
+	checks := func(deny []string, extra providers.Values) map[string]providers.Check {
+		srv, _ := testSim(t, managedAIFleet(t), sim.Options{Subscription: mlSub, DenyActions: deny})
+		out := map[string]providers.Check{}
+		for _, c := range mlProvider(t, srv.URL, extra).CheckPermissions(context.Background(), scope) {
+			if strings.HasPrefix(c.Action, "Microsoft.MachineLearningServices/") {
+				out[c.Action] = c
+			}
+		}
+		return out
+	}
+	all := checks(nil, nil)
+	for _, a := range []string{ActionAMLWorkspacesRead, ActionAMLEndpointsRead, ActionAMLDeploymentsRead, ActionAMLComputesRead} {
+		if c, ok := all[a]; !ok || c.Status != providers.CheckOK {
+			t.Errorf("%s: %+v, want an OK check", a, c)
+		}
+	}
+	denied := checks([]string{ActionAMLComputesRead}, nil)[ActionAMLComputesRead]
+	if denied.Status != providers.CheckWarn || !strings.Contains(denied.Fix, OptManagedAI+": false") {
+		t.Errorf("denied computes read: %+v, want a warning naming %s", denied, OptManagedAI)
+	}
+	if off := checks(nil, providers.Values{OptManagedAI: false}); len(off) != 0 {
+		t.Errorf("managed_ai false still checks %v", off)
+	}
+}
