@@ -361,7 +361,9 @@ func awsBound(scopes []Scope, steps int) Bound {
 // listing names the sizes), then metrics or prices. Sizes' GPU facts come
 // from the embedded catalog. The commitments held are listed once for the
 // tenant: one ListReservations (Reservation_ListAll) and one
-// ListSavingsPlans (SavingsPlan_ListAll), beside the listing.
+// ListSavingsPlans (SavingsPlan_ListAll), beside the listing. Azure ML
+// (on by default) lists each subscription's workspaces once, beside the
+// listing; the bench fleets have no workspace, so nothing further.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
@@ -381,6 +383,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 		metricsChain = max(metricsChain, min(n, 1))
 	}
 	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * max(pages(total, graphPage), 2)
+	req["machinelearning.ListWorkspaces"] = len(subs)
 	rt := regionTypes(scopes)
 	chain := 0
 	for r, t := range rt {

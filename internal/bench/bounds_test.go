@@ -95,6 +95,8 @@ func TestAzureBound(t *testing.T) {
 		"compute.ListSKUs": 1,
 		// The tenant's reservations and savings plans, one list each.
 		"capacity.ListReservations": 1, "billingbenefits.ListSavingsPlans": 1,
+		// Each subscription's Azure ML workspaces, one list each.
+		"machinelearning.ListWorkspaces": 2,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

@@ -16,7 +16,7 @@ func cloudOf(service, op string) (fleet.Provider, bool) {
 	switch service {
 	case "ec2", "sts", "pricing", "savingsplans":
 		return fleet.AWS, true
-	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization":
+	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization", "machinelearning":
 		return fleet.Azure, true
 	case "cloudresourcemanager", "cloudbilling":
 		return fleet.GCP, true
