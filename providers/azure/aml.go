@@ -378,7 +378,7 @@ func deploymentItem(scope providers.Scope, w amlWorkspace, endpoint string, d am
 		replicas = *d.Sku.Capacity
 	}
 	m := &fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindEndpoint, Workspace: w.Name, Endpoint: endpoint, Deployment: d.Name,
-		Replicas: fleet.Replicas{Current: replicas}}
+		Replicas: &fleet.Replicas{Current: replicas}}
 	if s := d.Properties.ScaleSettings; s != nil && strings.EqualFold(s.ScaleType, "TargetUtilization") {
 		m.Replicas.Min, m.Replicas.Max = s.MinInstances, s.MaxInstances
 	}
@@ -437,11 +437,9 @@ func computeItem(scope providers.Scope, w amlWorkspace, c amlCompute) (fleet.Ins
 		// (idleTimeBeforeShutdown is a preview property): unknown.
 		m.Kind = fleet.KindNotebook
 		in.State = computeState(props.State)
-		if in.State == fleet.Running {
-			m.Replicas.Current = 1
-		}
 	case "AmlCompute":
 		m.Kind = fleet.KindComputeCluster
+		m.Replicas = &fleet.Replicas{}
 		if props.CurrentNodeCount != nil {
 			m.Replicas.Current = *props.CurrentNodeCount
 		}

@@ -85,7 +85,7 @@ func IsAML(in *fleet.Instance) bool {
 // deployment or name.
 func newAMLItem(in *fleet.Instance) *amlItem {
 	m := in.Managed
-	a := &amlItem{in: in, sub: in.Account, rg: ResourceGroup(*in), ws: m.Workspace, endpoint: m.Endpoint, name: m.Deployment, replicas: m.Replicas.Current}
+	a := &amlItem{in: in, sub: in.Account, rg: ResourceGroup(*in), ws: m.Workspace, endpoint: m.Endpoint, name: m.Deployment, replicas: int(in.ReplicaCount())}
 	if p := reAMLID.FindStringSubmatch(in.ID); p != nil {
 		a.sub, a.rg, a.ws, a.endpoint, a.name = p[1], p[2], p[3], p[4], p[5]
 	}
@@ -112,11 +112,11 @@ func newAMLItem(in *fleet.Instance) *amlItem {
 		}
 	}
 	a.min, a.max = -1, -1
-	if m.Replicas.Min != nil {
-		a.min = *m.Replicas.Min
+	if r := m.Replicas; r != nil && r.Min != nil {
+		a.min = *r.Min
 	}
-	if m.Replicas.Max != nil {
-		a.max = *m.Replicas.Max
+	if r := m.Replicas; r != nil && r.Max != nil {
+		a.max = *r.Max
 	}
 	return a
 }

@@ -121,7 +121,7 @@ func TestAMLComputePagesAndStops(t *testing.T) {
 			InstanceType: "Standard_NC4as_T4_v3", State: fleet.Running, Managed: &fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-a"}})
 	}
 	f.Instances = append(f.Instances, fleet.Instance{ID: ws + "/computes/cluster", Provider: fleet.Azure, Account: sub, Region: "westus2",
-		InstanceType: "Standard_NC24ads_A100_v4", State: fleet.Running, Managed: &fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindComputeCluster, Replicas: fleet.Replicas{Current: 1}}})
+		InstanceType: "Standard_NC24ads_A100_v4", State: fleet.Running, Managed: &fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindComputeCluster, Replicas: &fleet.Replicas{Current: 1}}})
 	srv, s := start(t, f, sim.Options{AMLPage: 10, OperationPolls: 2})
 	c, err := arm.NewClient("gpufinops-sim-test", "v1.0.0", &azfake.TokenCredential{}, clientOptions(srv))
 	if err != nil {

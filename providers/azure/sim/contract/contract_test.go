@@ -62,14 +62,14 @@ func testAML() []fleet.Instance {
 	}
 	return []fleet.Instance{
 		item("/onlineEndpoints/scorer/deployments/blue", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindEndpoint,
-			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "blue", Replicas: fleet.Replicas{Current: 3}, Requests: n(604800)}),
+			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "blue", Replicas: &fleet.Replicas{Current: 3}, Requests: n(604800)}),
 		item("/onlineEndpoints/scorer/deployments/green", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindEndpoint,
-			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "green", Replicas: fleet.Replicas{Current: 1, Min: i(1), Max: i(4)}}),
+			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "green", Replicas: &fleet.Replicas{Current: 1, Min: i(1), Max: i(4)}}),
 		item("/computes/ci-0", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
 		item("/computes/ci-1", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
 		item("/computes/ci-2", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
 		item("/computes/gpu-cluster", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindComputeCluster, Workspace: "ws-ml",
-			Replicas: fleet.Replicas{Current: 2, Min: i(0), Max: i(8)}, IdleShutdownMinutes: n(30), Jobs: n(0)}),
+			Replicas: &fleet.Replicas{Current: 2, Min: i(0), Max: i(8)}, IdleShutdownMinutes: n(30), Jobs: n(0)}),
 	}
 }
 
