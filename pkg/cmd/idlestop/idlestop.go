@@ -85,7 +85,11 @@ Karpenter, Batch, EMR, ParallelCluster, fleets), the exemption tag with any
 value but false, AutoShutdown not true-or-absent, production (Environment/Env/
 Stage/Tier = prod, prd, production, live, … or any unknown value), one-time
 spot, unknown launch time, just launched, inference, missing or stale metrics,
-GPUs that do not report, GPU memory held, a busy host CPU. Tag keys ignore case,
+GPUs that do not report, GPU memory held, a busy host CPU. Managed AI notebooks
+(SageMaker notebook instances, Vertex AI Workbench instances, Azure ML compute
+instances) are judged like machines and stopped through their service; other
+managed items (endpoints, Studio apps, jobs, compute clusters) are never
+stopped (reason managed-kind; analyze gives the command). Tag keys ignore case,
 '-', '_' and spaces; when in doubt the machine is left running. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
