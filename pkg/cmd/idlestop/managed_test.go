@@ -1,11 +1,24 @@
 package idlestop
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/cmdutil"
+	"github.com/gpufinops/gpufinops/pkg/cmdutil/cmdtest"
+	"github.com/gpufinops/gpufinops/pkg/config"
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pkg/idlestop"
+	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/recommend"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers/fake"
 )
 
@@ -54,5 +67,79 @@ func TestIdleStopManagedItems(t *testing.T) {
 		if stopped := p.State(id) == fleet.Stopped; stopped != (w == "stop/idle") {
 			t.Errorf("%s is %s after --execute", id, p.State(id))
 		}
+	}
+}
+
+// writeSMI writes an nvidia-smi CSV of host with one reading a minute over
+// the hour before end, every GPU at util %.
+func writeSMI(t *testing.T, dir, host string, end time.Time, util int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("timestamp, index, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n")
+	for m := 60; m >= 1; m-- {
+		fmt.Fprintf(&b, "%s, 0, %d %%, 300 MiB, 24564 MiB\n", end.Add(-time.Duration(m)*time.Minute).Format("2006/01/02 15:04:05.000"), util)
+	}
+	p := filepath.Join(dir, host+".csv")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A SageMaker notebook publishes no GPU metric: without --metrics-file it
+// is kept (no-metrics); with an idle CSV it is stopped, with a busy one
+// kept; a malformed CSV is bad input (exit 2) and stops nothing.
+func TestIdleStopMetricsFile(t *testing.T) {
+	nbFleet := func() *fleet.Fleet {
+		f := recentFleet()
+		in := f.Instances[0]
+		in.ID, in.Name, in.InstanceType = "arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-x", "nb-x", "ml.g5.xlarge"
+		in.Utilization = nil
+		in.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook, Replicas: fleet.Replicas{Current: 1}}
+		f.Instances = []fleet.Instance{in}
+		return f
+	}
+	id := nbFleet().Instances[0].ID
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no file", nil, "skip/no-metrics"},
+		{"idle file by name", []string{"--metrics-file", writeSMI(t, dir, "nb-x", fakeNow, 1)}, "stop/idle"},
+		{"busy file", []string{"--metrics-file", writeSMI(t, t.TempDir(), "nb-x", fakeNow, 70)}, "skip/busy"},
+		{"file of another machine", []string{"--metrics-file", writeSMI(t, dir, "someone-else", fakeNow, 1)}, "skip/no-metrics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := fake.New(nbFleet(), fake.Options{Regions: []string{"us-east-1"}})
+			r := runFake(t, p, append([]string{"--execute"}, tc.args...)...)
+			if got := r.decisions[id]; got != tc.want {
+				t.Fatalf("%q, want %q (err %v)", got, tc.want, r.err)
+			}
+			if stopped := p.State(id) == fleet.Stopped; stopped != (tc.want == "stop/idle") {
+				t.Fatalf("state %s", p.State(id))
+			}
+		})
+	}
+	bad := filepath.Join(dir, "nb-x.csv")
+	os.WriteFile(bad, []byte("timestamp, utilization.gpu [%]\n2026/11/30 11:59:00.000, abc\n"), 0o644)
+	p := fake.New(nbFleet(), fake.Options{Regions: []string{"us-east-1"}})
+	ios, _, _, _ := iostreams.Test()
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	cat, _ := catalog.Embedded()
+	cfg := &config.Config{Policy: recommend.DefaultPolicy(), IdleStop: idlestop.DefaultPolicy()}
+	f := &cmdutil.Factory{IOStreams: ios, Config: func() (*config.Config, error) { return cfg, nil },
+		Catalog: func() (pricing.Catalog, error) { return cat, nil }, Providers: cmdtest.Providers(p), Now: func() time.Time { return fakeNow }}
+	cmd := NewCmdIdleStop(f, nil)
+	cmd.SetArgs([]string{"--provider", "aws", "--execute", "--metrics-file", bad})
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	err := cmd.Execute()
+	if code := cmdutil.ExitCodeFor(err); code != cmdutil.ExitUsage {
+		t.Fatalf("exit %d (%v), want 2", code, err)
+	}
+	if p.State(id) != fleet.Running {
+		t.Fatal("a bad CSV stopped the notebook")
 	}
 }
