@@ -131,8 +131,9 @@ func reportIDs(t *testing.T, doc string) map[string]float64 {
 // TestManagedAIThroughThreeClouds: the shared fixture of managed AI items
 // (every kind on every cloud, one VM each), analysed from its file and
 // through the three clouds' simulators, gives the same cost and advice for
-// every item; idle-stop stops exactly the three idle notebooks and keeps
-// every other item with its reason.
+// every item; idle-stop stops exactly the three idle notebooks, keeps every
+// other item with its reason, and analyze counts a stop saving for exactly
+// those three.
 func TestManagedAIThroughThreeClouds(t *testing.T) {
 	dir := t.TempDir()
 	served, filePath, smi := managedFleets(t, dir)
@@ -195,6 +196,24 @@ func TestManagedAIThroughThreeClouds(t *testing.T) {
 		}
 		if fmt.Sprint(got.instances) != fmt.Sprint(want.instances) {
 			t.Errorf("instance costs differ:\nscanned %v\nfile    %v", got.instances, want.instances)
+		}
+
+		// analyze counts a stop saving for exactly what idle-stop stops.
+		var doc struct {
+			Recommendations []liveRec `json:"recommendations"`
+		}
+		if err := json.Unmarshal([]byte(live), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var counted []string
+		for _, rec := range doc.Recommendations {
+			if rec.Kind == "idle-stop" && rec.ShortAction == "stop" && rec.MonthlySavings > 0 {
+				counted = append(counted, rec.ResourceID)
+			}
+		}
+		sort.Strings(counted)
+		if want := slices.Sorted(slices.Values(wantStopped)); !slices.Equal(counted, want) {
+			t.Errorf("analyze counts a stop saving for %v, idle-stop stops %v", counted, want)
 		}
 
 		code, out, stderr := gpufinopsAt(t, demoEnd, append([]string{"idle-stop", "--provider", "aws,azure,gcp", "--execute", "--max-stops", "50", "-o", "json",
