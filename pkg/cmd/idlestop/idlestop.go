@@ -520,7 +520,7 @@ func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
 	if in.HourlyPrice != nil {
 		p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
 		c.Hourly = &p
-	} else if o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, &in)); ok {
+	} else if o, ok := cat.Offer(in.Provider, in.Region, priceName(cat, &in)); ok {
 		switch {
 		case in.Lifecycle == fleet.Spot && o.Spot != nil:
 			c.Hourly = o.Spot
@@ -547,6 +547,15 @@ func readFiles(ctx context.Context, src *nvsmi.Source, cands []idlestop.Candidat
 		return fmt.Errorf("--metrics-file: %w", err)
 	}
 	return nil
+}
+
+// priceName is the name the catalog prices the instance under: a managed
+// item's price type (Vertex AI's vertex-ai/… names), else its type.
+func priceName(cat pricing.Catalog, in *fleet.Instance) string {
+	if in.Managed != nil && in.Managed.PriceType != "" {
+		return in.Managed.PriceType
+	}
+	return pricing.TypeNameOf(cat, in)
 }
 
 // stopper sends each stop to its provider's stop capability.

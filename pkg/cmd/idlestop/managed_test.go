@@ -143,3 +143,24 @@ func TestIdleStopMetricsFile(t *testing.T) {
 		t.Fatal("a bad CSV stopped the notebook")
 	}
 }
+
+// A managed item is priced under its price type when it has one, else its
+// instance type.
+func TestCandidatePriceName(t *testing.T) {
+	cat, err := catalog.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := fleet.Instance{Provider: fleet.GCP, Region: "us-central1", InstanceType: "g2-standard-8"}
+	if got := priceName(cat, &in); got != "g2-standard-8" {
+		t.Errorf("a VM: %q", got)
+	}
+	in.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook}
+	if got := priceName(cat, &in); got != "g2-standard-8" {
+		t.Errorf("a Workbench instance: %q", got)
+	}
+	in.Managed.PriceType = "vertex-ai/prediction/g2-standard-8"
+	if got := priceName(cat, &in); got != in.Managed.PriceType {
+		t.Errorf("a priced endpoint: %q", got)
+	}
+}
