@@ -128,7 +128,7 @@ func (m *managedDraw) sagemaker(in *fleet.Instance, i, kindDraw, replicas int, i
 	of := offers[offer%len(offers)]
 	setType(in, of)
 	arn := fmt.Sprintf("arn:aws:sagemaker:%s:%s:", in.Region, in.Account)
-	mg := &fleet.Managed{Service: fleet.SageMaker, Replicas: fleet.Replicas{Current: 1}}
+	mg := &fleet.Managed{Service: fleet.SageMaker, Replicas: &fleet.Replicas{Current: 1}}
 	switch {
 	case kindDraw < 45:
 		mg.Kind, mg.Endpoint, mg.Deployment = fleet.KindEndpoint, fmt.Sprintf("ep-%d", i), "AllTraffic"
@@ -155,7 +155,7 @@ func (m *managedDraw) sagemaker(in *fleet.Instance, i, kindDraw, replicas int, i
 func (m *managedDraw) azureML(in *fleet.Instance, i, kindDraw, replicas int, idle bool) {
 	ws := fmt.Sprintf("ws-%d", i%7)
 	base := fmt.Sprintf("/subscriptions/%s/resourceGroups/ml-rg-%d/providers/Microsoft.MachineLearningServices/workspaces/%s", in.Account, i%7, ws)
-	mg := &fleet.Managed{Service: fleet.AzureML, Workspace: ws, Replicas: fleet.Replicas{Current: 1}}
+	mg := &fleet.Managed{Service: fleet.AzureML, Workspace: ws, Replicas: &fleet.Replicas{Current: 1}}
 	switch {
 	case kindDraw < 40:
 		mg.Kind, mg.Endpoint, mg.Deployment = fleet.KindEndpoint, fmt.Sprintf("ep-%d", i), "blue"
@@ -169,7 +169,7 @@ func (m *managedDraw) azureML(in *fleet.Instance, i, kindDraw, replicas int, idl
 	default:
 		mg.Kind = fleet.KindComputeCluster
 		lo, hi := replicas%3, 4+replicas
-		mg.Replicas = fleet.Replicas{Current: lo, Min: &lo, Max: &hi}
+		mg.Replicas = &fleet.Replicas{Current: lo, Min: &lo, Max: &hi}
 		jobs := 0.0
 		if !idle {
 			jobs = float64(10 * replicas)
@@ -182,7 +182,7 @@ func (m *managedDraw) azureML(in *fleet.Instance, i, kindDraw, replicas int, idl
 
 func (m *managedDraw) vertex(in *fleet.Instance, i, kindDraw, replicas int, idle bool, offer int) {
 	loc := in.Region
-	mg := &fleet.Managed{Service: fleet.VertexAI, Workspace: loc, Replicas: fleet.Replicas{Current: 1}}
+	mg := &fleet.Managed{Service: fleet.VertexAI, Workspace: loc, Replicas: &fleet.Replicas{Current: 1}}
 	prediction, training := vertexOffers(m.offers[fleet.VertexAI], "prediction"), vertexOffers(m.offers[fleet.VertexAI], "training")
 	switch {
 	case kindDraw < 40 && len(prediction) > 0:

@@ -16,7 +16,7 @@ import (
 // managedCand is cand as an item of a managed AI service.
 func managedCand(id string, svc fleet.ManagedService, kind fleet.ManagedKind, mods ...func(*Candidate)) Candidate {
 	return cand(id, append([]func(*Candidate){func(c *Candidate) {
-		c.Instance.Managed = &fleet.Managed{Service: svc, Kind: kind, Replicas: fleet.Replicas{Current: 1}}
+		c.Instance.Managed = &fleet.Managed{Service: svc, Kind: kind, Replicas: &fleet.Replicas{Current: 1}}
 		c.Instance.Provider = providerOf(svc)
 		c.Scope.Provider = c.Instance.Provider
 	}}, mods...)...)

@@ -39,7 +39,7 @@ func managedFleet(rng *rand.Rand, now time.Time) *fleet.Fleet {
 		if rng.Intn(3) == 0 {
 			kind = fleet.ManagedKinds[rng.Intn(len(fleet.ManagedKinds))]
 		}
-		in.Managed = &fleet.Managed{Service: svc, Kind: kind, Replicas: fleet.Replicas{Current: 1}}
+		in.Managed = &fleet.Managed{Service: svc, Kind: kind, Replicas: &fleet.Replicas{Current: 1}}
 		in.StoppedAllocated, in.Lifecycle, in.SpotInterruption = false, fleet.OnDemand, ""
 		if rng.Intn(2) == 0 {
 			in.ManagedBy = &fleet.ManagedBy{Kind: ownerOf[svc], Name: "own"}

@@ -32,7 +32,7 @@ func TestIdleStopManagedItems(t *testing.T) {
 		in := idle
 		in.ID, in.Name, in.InstanceType = id, id, typ
 		in.Tags = map[string]string{"team": "ml"}
-		in.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: kind, Replicas: fleet.Replicas{Current: 1}}
+		in.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: kind, Replicas: &fleet.Replicas{Current: 1}}
 		f.Instances = append(f.Instances, in)
 	}
 	arn := "arn:aws:sagemaker:us-east-1:111122223333:"
@@ -95,7 +95,7 @@ func TestIdleStopMetricsFile(t *testing.T) {
 		in := f.Instances[0]
 		in.ID, in.Name, in.InstanceType = "arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-x", "nb-x", "ml.g5.xlarge"
 		in.Utilization = nil
-		in.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook, Replicas: fleet.Replicas{Current: 1}}
+		in.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook, Replicas: &fleet.Replicas{Current: 1}}
 		f.Instances = []fleet.Instance{in}
 		return f
 	}
