@@ -168,6 +168,8 @@ func endpointIdleRule(e *engine, s *state) *change {
 	win := 0.0
 	if sum != nil {
 		win = sum.WindowHours
+	} else if u := s.inst.Utilization; u != nil && u.Window != nil {
+		win = u.Window.Hours()
 	}
 	conf := e.confidenceFor(s)
 	metrics := map[string]float64{"windowHours": round2(win)}
@@ -184,7 +186,7 @@ func endpointIdleRule(e *engine, s *state) *change {
 			return nil
 		}
 		metrics["requests"] = 0
-		why = fmt.Sprintf("it served no request over %s", windowText(sum))
+		why = fmt.Sprintf("it served no request over %s", windowText(&fleet.Summary{WindowHours: win}))
 		if !gpuKnown {
 			// The requests alone decide: confidence from the window only.
 			conf = Medium
@@ -248,6 +250,9 @@ func endpointSizeRule(e *engine, s *state) *change {
 	target := e.policy.Managed.TargetGPUPercent
 	if m.Serverless || sum == nil || sum.GPU == nil || sum.GPU.P95 >= target || m.Replicas.Current < 1 {
 		return nil
+	}
+	if s.inst.Utilization.EffectiveCoverage(gpuCount(s)) < e.policy.Idle.MinCoverage {
+		return nil // too little data to size on
 	}
 	if c := e.fewerReplicas(s, target); c != nil {
 		return c
