@@ -409,7 +409,7 @@ func notebookIdleRule(e *engine, s *state) *change {
 		kind:       KindIdleStop,
 		stop:       true,
 		target:     "stopped",
-		short:      "stop notebook",
+		short:      "stop",
 		confidence: e.confidenceFor(s),
 		risk:       Low,
 		managed:    &fleet.ManagedChange{Action: fleet.ActionStopNotebook},
