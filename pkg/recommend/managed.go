@@ -656,15 +656,23 @@ func spotWorkload(e *engine, w fleet.WorkloadType) bool {
 	return false
 }
 
-// managedCommitmentNote says once that no commitment is advised for
-// SageMaker items: only SageMaker Savings Plans cover them, and the catalog
-// has no rate for them.
+// managedCommitmentNote says once that no commitment is bought for
+// SageMaker items: only SageMaker Savings Plans cover them, and either the
+// catalog has no rate for them (offline it has none) or the purchase advice
+// is not computed for them; no rate is ever invented.
 func (e *engine) managedCommitmentNote(states []*state) {
 	for _, s := range states {
-		if s.inst.IsManaged() && s.inst.Managed.Service == fleet.SageMaker && s.priced && s.inst.State != fleet.Stopped {
-			e.warn("", WarnNoCommitmentRate, "no SageMaker Savings Plans rate in the catalog: no commitment is advised for SageMaker items (EC2 Reserved Instances and EC2 or Compute Savings Plans do not cover them)")
+		in := s.inst
+		if !in.IsManaged() || in.Managed.Service != fleet.SageMaker || !s.priced || in.State == fleet.Stopped {
+			continue
+		}
+		if _, ok := pricing.LookupCommitment(e.cat, pricing.CommitmentQuery{Provider: in.Provider, Region: in.Region, InstanceType: in.PriceKey(),
+			Kind: pricing.CommitmentKind(fleet.HeldSageMakerSavingsPlan), Term: e.policy.Commitment.Term}); ok {
+			e.warn("", WarnNoCommitmentRate, "SageMaker Savings Plans: a rate is known, but no purchase is advised for SageMaker items yet (EC2 Reserved Instances and EC2 or Compute Savings Plans do not cover them)")
 			return
 		}
+		e.warn("", WarnNoCommitmentRate, "no SageMaker Savings Plans rate in the catalog: no commitment is advised for SageMaker items (EC2 Reserved Instances and EC2 or Compute Savings Plans do not cover them)")
+		return
 	}
 }
 
