@@ -151,8 +151,8 @@ func (e *engine) production(s *state) bool {
 // endpointIdleRule scales an endpoint that served no request over a window
 // of at least policy.managed.idle_min_hours to zero, where the service can
 // (managed.scaleToZero, async), and otherwise deletes it. Requests unknown:
-// idle only when the GPU data covers the window (coverage at least
-// policy.idle.min_coverage) and is idle, at low confidence. A busy GPU, a
+// idle only when the GPU data is complete (coverage 1 over at least
+// idle_min_hours) and idle, at low confidence. A busy GPU, a
 // short window or no data at all: not idle.
 func endpointIdleRule(e *engine, s *state) *change {
 	m := s.inst.Managed
@@ -196,7 +196,7 @@ func endpointIdleRule(e *engine, s *state) *change {
 		}
 	default:
 		cov := s.inst.Utilization.EffectiveCoverage(gpuCount(s))
-		if !gpuKnown || win < e.policy.Managed.IdleMinHours || cov < e.policy.Idle.MinCoverage {
+		if !gpuKnown || win < e.policy.Managed.IdleMinHours || cov < 1 {
 			if gpuKnown {
 				e.warn(s.inst.ID, WarnManaged, "request count unknown and the GPU data (%s h, coverage %s %%) too short or too sparse: not judged idle", num(win), pct(cov*100))
 			} else {

@@ -212,6 +212,7 @@ func TestManagedEndpointRules(t *testing.T) {
 		}}, want{fleet.ActionSetReplicas, 1, 730, Medium, ""}},
 		{"requests unknown, GPU idle and complete: low confidence", 2, []func(*fleet.Instance){gpuUtil(0)}, want{fleet.ActionDeleteEndpoint, 0, 2 * 730, Low, ""}},
 		{"requests unknown, no GPU data: never idle", 2, nil, want{}},
+		{"requests unknown, GPU 90 % covered: not idle, one replica", 2, []func(*fleet.Instance){gpuUtil(0), func(in *fleet.Instance) { c := 0.9; in.Utilization.Coverage = &c }}, want{fleet.ActionSetReplicas, 1, 730, High, ""}},
 		{"requests unknown, GPU coverage low: not idle", 2, []func(*fleet.Instance){gpuUtil(0), func(in *fleet.Instance) { c := 0.3; in.Utilization.Coverage = &c }}, want{}},
 		{"traffic, 4 replicas at p95 11 %: 1 replica", 4, []func(*fleet.Instance){gpuUtil(11), requests(1e6)}, want{fleet.ActionSetReplicas, 1, 3 * 730, High, ""}},
 		{"traffic, 4 replicas at p95 30 %: 3 replicas", 4, []func(*fleet.Instance){gpuUtil(30), requests(1e6)}, want{fleet.ActionSetReplicas, 3, 730, High, ""}},
