@@ -49,7 +49,49 @@ func (e *engine) managedPhase(states []*state) {
 			}
 		}
 	}
+	e.managedShareNote(states)
 	e.managedCommitmentNote(states)
+}
+
+// managedShareNote says, once per endpoint, that its deployments each left
+// at low GPU use by the rules above (no change advised, the busiest GPU's
+// p95 below policy.managed.target_gpu_percent) could share machines
+// (SageMaker inference components, one Vertex AI deployment resource pool,
+// one Azure ML deployment serving several models): a note with no saving,
+// as how many models fit one machine is not in the data.
+func (e *engine) managedShareNote(states []*state) {
+	type key struct {
+		provider               fleet.Provider
+		account, region, space string
+		service                fleet.ManagedService
+		endpoint               string
+	}
+	groups := map[key][]*state{}
+	var order []key
+	for _, s := range states {
+		m := s.inst.Managed
+		if m == nil || m.Kind != fleet.KindEndpoint || m.Endpoint == "" || m.InferenceComponents > 1 || !s.advisable() || s.last != "" ||
+			s.summary == nil || s.summary.GPU == nil || s.summary.GPU.P95 >= e.policy.Managed.TargetGPUPercent {
+			continue
+		}
+		k := key{s.inst.Provider, s.inst.Account, s.inst.Region, m.Workspace, m.Service, m.Endpoint}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < 2 {
+			continue
+		}
+		names := make([]string, len(g))
+		for i, s := range g {
+			names[i] = cmp.Or(s.inst.Managed.Deployment, s.inst.Name, s.inst.ID)
+		}
+		e.warn(g[0].inst.ID, WarnManaged, "endpoint %s: deployments %s each run below %s %% GPU (p95): host their models on shared machines (SageMaker inference components, one Vertex AI deployment resource pool, one Azure ML deployment with several models); no saving is computed",
+			k.endpoint, strings.Join(names, ", "), pct(e.policy.Managed.TargetGPUPercent))
+	}
 }
 
 // managedStep is one rule of a kind's chain; afterStop runs it on an item an

@@ -491,3 +491,29 @@ func TestManagedPricing(t *testing.T) {
 		t.Errorf("priced at %v, want the Vertex price 4.2244", p.Instances[0].Hourly)
 	}
 }
+
+// Two low-use one-replica deployments of one endpoint get one sharing note,
+// no saving; a busy third and another endpoint's are left out.
+func TestManagedShareNote(t *testing.T) {
+	for _, cl := range clouds {
+		dep := func(endpoint, name string, p95 float64) fleet.Instance {
+			in := cl.item(endpoint, fleet.KindEndpoint, 1, gpuUtil(p95), requests(1e5))
+			in.ID += "/" + name
+			in.Managed.Endpoint, in.Managed.Deployment = endpoint, name
+			return in
+		}
+		p := runManaged(t, Options{}, dep("chat", "a", 5), dep("chat", "b", 7), dep("chat", "c", 80), dep("other", "d", 5))
+		var notes []string
+		for _, w := range p.Warnings {
+			if w.Code == WarnManaged && strings.Contains(w.Message, "shared machines") {
+				notes = append(notes, w.Message)
+			}
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "endpoint chat: deployments a, b each") {
+			t.Errorf("%s: notes %q", cl.service, notes)
+		}
+		if !p.Summary.MonthlySavings.IsZero() {
+			t.Errorf("%s: sharing counted %s", cl.service, p.Summary.MonthlySavings)
+		}
+	}
+}
