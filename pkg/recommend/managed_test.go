@@ -517,3 +517,23 @@ func TestManagedShareNote(t *testing.T) {
 		}
 	}
 }
+
+// The commitment plan never sizes a purchase on managed items' usage: busy
+// endpoints of the three services, beside no VM, are in no group.
+func TestManagedNoCommitmentSizing(t *testing.T) {
+	var ins []fleet.Instance
+	for _, cl := range clouds {
+		ins = append(ins, cl.item("busy", fleet.KindEndpoint, 2, gpuUtil(90), requests(1e7)))
+	}
+	p := runManaged(t, Options{}, ins...)
+	for _, g := range p.Commitments.Groups {
+		if len(g.Items)+len(g.SpotItems)+len(g.Excluded) > 0 {
+			t.Errorf("group %s %s %s holds managed items: %v %v %v", g.Provider, g.Region, g.Family, g.Items, g.SpotItems, g.Excluded)
+		}
+	}
+	for _, r := range p.Recommendations {
+		if r.Kind == KindCommitment {
+			t.Errorf("commitment advised: %s", r.Action)
+		}
+	}
+}
