@@ -840,7 +840,7 @@ func summarize(instances []InstanceCost, recs []Recommendation) Summary {
 	s := Summary{SavingsByKind: map[Kind]decimal.Decimal{}}
 	for _, ic := range instances {
 		s.InstanceCount++
-		s.GPUCount += ic.GPUCount
+		s.GPUCount += ic.GPUCount * float64(max(1, ic.Managed.replicas()))
 		if !ic.Priced {
 			s.UnpricedCount++
 			continue

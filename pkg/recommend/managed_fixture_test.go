@@ -133,6 +133,12 @@ func TestManagedFixture(t *testing.T) {
 			t.Errorf("rerank: %q", r.Action)
 		}
 	}
+	// Every billed replica's GPUs: chat-demo 2 × 4, rerank 4 × 1, llama 2 × 8,
+	// scorer 3 × 1, gpu-cluster 2 × 1, train-vision 8, nine one-GPU items,
+	// eval-a10 none stated.
+	if p.Summary.GPUCount != 50 {
+		t.Errorf("summary GPUs %v, want 50", p.Summary.GPUCount)
+	}
 	var sm int
 	for _, w := range p.Warnings {
 		if strings.Contains(w.Message, "SageMaker Savings Plans") {

@@ -111,6 +111,14 @@ func changeOf(mc fleet.ManagedChange) *Change {
 	return c
 }
 
+// replicas is how many replicas bill; 0 for a VM (nil).
+func (m *ManagedRef) replicas() int {
+	if m == nil {
+		return 0
+	}
+	return m.Replicas
+}
+
 // ManagedRef says what a managed AI item is, for the report to name it.
 type ManagedRef struct {
 	Service fleet.ManagedService `json:"service"`
@@ -274,11 +282,12 @@ type Summary struct {
 	OptimizedMonthly decimal.Decimal `json:"optimizedMonthlyCost"`
 	MonthlySavings   decimal.Decimal `json:"monthlySavings"`
 	// SavingsPercent is Savings / Current × 100, rounded to one decimal.
-	SavingsPercent decimal.Decimal          `json:"savingsPercent"`
-	InstanceCount  int                      `json:"instanceCount"`
-	GPUCount       float64                  `json:"gpuCount"`
-	UnpricedCount  int                      `json:"unpricedCount"`
-	SavingsByKind  map[Kind]decimal.Decimal `json:"savingsByKind"`
+	SavingsPercent decimal.Decimal `json:"savingsPercent"`
+	InstanceCount  int             `json:"instanceCount"`
+	// GPUCount counts every billed replica's GPUs.
+	GPUCount      float64                  `json:"gpuCount"`
+	UnpricedCount int                      `json:"unpricedCount"`
+	SavingsByKind map[Kind]decimal.Decimal `json:"savingsByKind"`
 	// UnusedCommitmentMonthly is what commitments that cover no instance
 	// cost a month; it is part of CurrentMonthly and OptimizedMonthly (a
 	// commitment is paid whatever the plan does).
