@@ -679,11 +679,23 @@ func managedSpotRule(e *engine, s *state) *change {
 		c.evidence.Prices = priceList(s.price, p)
 		c.evidence.Formula = "saving = current cost × the catalog's spot saving for the type"
 	}
-	if w := in.Workload; w == nil || w.Checkpoints == nil || !*w.Checkpoints {
+	var advice *pricing.SpotAdvice
+	if ok {
+		advice = &adv
+	}
+	cp := planCheckpoints(e.policy.Spot, in.Workload, advice)
+	c.action += fmt.Sprintf("; checkpoint every %s min", num(math.Round(cp.intervalMinutes)))
+	c.evidence.Metrics = mergeMetrics(c.evidence.Metrics, map[string]float64{
+		"checkpointIntervalMinutes": round2(cp.intervalMinutes), "checkpointWriteMinutes": round2(cp.writeMinutes), "expectedOverheadPercent": round2(cp.overhead * 100)})
+	c.evidence.Notes = append(c.evidence.Notes, "checkpoint interval by Young/Daly √(2 × write time × mean time between interruptions); "+cp.basis)
+	switch w := in.Workload; {
+	case w == nil || w.Checkpoints == nil:
+		c.riskNotes = append(c.riskNotes, "spot capacity can be reclaimed at short notice: the job must checkpoint and resume (SageMaker checkpoint_s3_uri, a Cloud Storage or datastore path); the fleet does not say whether it does")
+	case !*w.Checkpoints:
 		c.risk = High
-		c.riskNotes = append(c.riskNotes, "no checkpointing known: an interruption restarts the job from the start; write checkpoints (SageMaker checkpoint_s3_uri, a Cloud Storage or datastore path) first")
-	} else {
-		c.riskNotes = append(c.riskNotes, "interruptions resume from the last checkpoint; set a max wait time above the run time")
+		c.riskNotes = append(c.riskNotes, "the job does not checkpoint: an interruption restarts it from the start; add checkpointing before moving to spot")
+	default:
+		c.riskNotes = append(c.riskNotes, "keep checkpointing on; an interruption costs the work since the last checkpoint; set a max wait time above the run time")
 	}
 	// Not a stop: protection does not hold it back, as with a VM's spot move.
 	return c

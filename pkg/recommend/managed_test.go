@@ -447,14 +447,22 @@ func TestManagedJobSpot(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
-	t.Run("Vertex 96 h, no checkpoints: 60 % off, high risk", func(t *testing.T) {
+	t.Run("Vertex 96 h, checkpoints unknown: 60 % off, medium risk, a checkpoint interval", func(t *testing.T) {
 		in := vx(96)
 		r := recsOf(runManaged(t, Options{}, in), in.ID)
-		if len(r) != 1 || r[0].Change.Action != fleet.ActionManagedSpot || r[0].Risk != High {
+		if len(r) != 1 || r[0].Change.Action != fleet.ActionManagedSpot || r[0].Risk != Medium || !strings.Contains(r[0].Action, "checkpoint every 662 min") {
 			t.Fatalf("%+v", r)
 		}
-		if !r[0].MonthlySavings.IsPositive() {
-			t.Errorf("no saving")
+		if w := replicaUSD("33.79", 730).Sub(replicaUSD("13.516", 730)); !r[0].MonthlySavings.Equal(w) {
+			t.Errorf("saving %s, want %s", r[0].MonthlySavings, w)
+		}
+	})
+	t.Run("Vertex 96 h, no checkpoints: high risk", func(t *testing.T) {
+		in := vx(96)
+		in.Workload = &fleet.Workload{Type: fleet.Training, Checkpoints: no()}
+		r := recsOf(runManaged(t, Options{}, in), in.ID)
+		if len(r) != 1 || r[0].Risk != High {
+			t.Fatalf("%+v", r)
 		}
 	})
 	t.Run("no spot data: advice without a saving", func(t *testing.T) {
