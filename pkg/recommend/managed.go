@@ -319,7 +319,7 @@ func (e *engine) fewerReplicas(s *state, target float64) *change {
 	hours := perReplicaHours(s) * float64(want)
 	c := &change{
 		kind:       KindRightsize,
-		target:     fmt.Sprintf("%d replicas", want),
+		target:     replicasText(want),
 		short:      fmt.Sprintf("%d → %d replicas", cur, want),
 		price:      s.price,
 		hours:      hours,
@@ -327,8 +327,8 @@ func (e *engine) fewerReplicas(s *state, target float64) *change {
 		confidence: e.confidenceFor(s),
 		risk:       Medium,
 		managed:    &fleet.ManagedChange{Action: fleet.ActionSetReplicas, Replicas: want},
-		action: fmt.Sprintf("Serve it on %d replicas instead of %d: the busiest GPU's p95 was %s %% over %s (target %s %%)",
-			want, cur, pct(sum.GPU.P95), windowText(sum), pct(target)),
+		action: fmt.Sprintf("Serve it on %s instead of %d: the busiest GPU's p95 was %s %% over %s (target %s %%)",
+			replicasText(want), cur, pct(sum.GPU.P95), windowText(sum), pct(target)),
 		rationale: fmt.Sprintf("%d replicas at p95 %s %% do the work of ceil(%d × %s ÷ %s) = %d at the target.",
 			cur, pct(sum.GPU.P95), cur, pct(sum.GPU.P95), pct(target), need),
 		riskNotes: []string{"traffic peaks above the window's need more replicas: keep autoscaling on (max replicas) and watch latency"},
@@ -736,4 +736,11 @@ func spotKey(in *fleet.Instance) string {
 		return in.PriceKey()
 	}
 	return in.InstanceType
+}
+
+func replicasText(n int) string {
+	if n == 1 {
+		return "1 replica"
+	}
+	return fmt.Sprintf("%d replicas", n)
 }
