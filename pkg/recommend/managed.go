@@ -591,7 +591,8 @@ func clusterMinRule(e *engine, s *state) *change {
 func clusterScaleDownRule(e *engine, s *state) *change {
 	m := s.inst.Managed
 	limit := e.policy.Managed.ClusterScaleDownMinutes
-	minZero := m.Replicas.Min == nil || *m.Replicas.Min == 0 || s.last != ""
+	// Min 0 already, or just set to 0 by clusterMinRule (not held back).
+	minZero := m.Replicas.Min == nil || *m.Replicas.Min == 0 || s.hours < s.hours0
 	if !minZero || m.IdleShutdownMinutes == nil || *m.IdleShutdownMinutes <= limit {
 		return nil
 	}

@@ -380,6 +380,7 @@ func TestManagedClusterRules(t *testing.T) {
 		{"min 2, jobs unknown, idle with full data: low", 2, []func(*fleet.Instance){gpuUtil(0), minN(&two)}, fleet.ActionSetMinReplicas, 2, Low},
 		{"min 2, jobs unknown, no data: nothing", 2, []func(*fleet.Instance){minN(&two)}, "", 0, ""},
 		{"min 0: nothing to save", 1, []func(*fleet.Instance){gpuUtil(0), jobs(0), minN(&zero)}, "", 0, ""},
+		{"min 2 kept (exempt), slow scale-down: no note", 2, []func(*fleet.Instance){gpuUtil(0), jobs(0), minN(&two), tag("auto-shutdown-exempt", "true"), func(in *fleet.Instance) { m := 120.0; in.Managed.IdleShutdownMinutes = &m }}, fleet.ActionSetMinReplicas, 0, High},
 		{"min 0, slow scale-down: a note", 1, []func(*fleet.Instance){gpuUtil(50), jobs(3), minN(&zero), func(in *fleet.Instance) { m := 120.0; in.Managed.IdleShutdownMinutes = &m }}, fleet.ActionIdleShutdown, 0, Medium},
 	}
 	for _, c := range cases {
