@@ -119,10 +119,10 @@ func (in *Instance) IsManaged() bool { return in.Managed != nil }
 // ReplicaCount is how many machines of the instance's type bill: the
 // managed item's current replicas where it has replicas, else 1.
 func (in *Instance) ReplicaCount() float64 {
-	if in.Managed == nil || in.Managed.Replicas == nil {
+	if in.Managed == nil {
 		return 1
 	}
-	return float64(in.Managed.Replicas.Current)
+	return float64(in.Managed.CurrentReplicas())
 }
 
 // PriceKey is the instance type the price lists use for the instance.
@@ -223,4 +223,31 @@ type ManagedChange struct {
 	InstanceType string
 	// IdleShutdownMinutes is the setting for ActionIdleShutdown.
 	IdleShutdownMinutes float64
+}
+
+// CurrentReplicas is how many replicas bill now: Replicas.Current, or 1
+// when the item gives no replicas.
+func (m *Managed) CurrentReplicas() int {
+	if m.Replicas == nil {
+		return 1
+	}
+	return m.Replicas.Current
+}
+
+// MinReplicas is the fewest replicas the service scales to; nil when it
+// does not scale.
+func (m *Managed) MinReplicas() *int {
+	if m.Replicas == nil {
+		return nil
+	}
+	return m.Replicas.Min
+}
+
+// MaxReplicas is the most replicas the service scales to; nil when it does
+// not scale.
+func (m *Managed) MaxReplicas() *int {
+	if m.Replicas == nil {
+		return nil
+	}
+	return m.Replicas.Max
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // AnalyzeOptions are the inputs of `gpufinops analyze`.
@@ -274,7 +275,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		is = idlestop.DefaultPolicy()
 	}
 	protection := is.Protection()
-	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected}
+	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected, ManagedCommand: providers.ManagedCommand}
 	if opts.IncludeProtected != nil {
 		ropts.IncludeProtected = *opts.IncludeProtected
 	}
