@@ -235,6 +235,11 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 }
 
 func analyzeRun(opts *AnalyzeOptions) (err error) {
+	if opts.Ctx == nil {
+		// A caller without a command (tests, library use): the bill reader
+		// checks the context every few thousand rows.
+		opts.Ctx = context.Background()
+	}
 	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	limited, unlimit := startSoftLimit(os.Getenv)
 	defer unlimit()
