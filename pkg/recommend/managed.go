@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -483,8 +484,9 @@ func notebookIdleRule(e *engine, s *state) *change {
 
 // idleShutdownRule advises the service's own idle shutdown
 // (policy.managed.idle_shutdown_minutes) for a notebook whose setting is
-// off or unknown, when it was found idle or cannot be judged (no GPU
-// data): no saving of its own.
+// off or unknown: with no saving of its own when it was found idle (the
+// stop saves it) or cannot be judged (no GPU data); with the saving of its
+// idle stretches when samples show it idle part of the time (idleStretches).
 func idleShutdownRule(e *engine, s *state) *change {
 	m := s.inst.Managed
 	if m.IdleShutdownMinutes != nil && *m.IdleShutdownMinutes > 0 {
@@ -492,7 +494,7 @@ func idleShutdownRule(e *engine, s *state) *change {
 	}
 	noData := s.summary == nil || s.summary.GPU == nil
 	if !s.stopped && !noData {
-		return nil
+		return e.idleStretchShutdown(s)
 	}
 	mins := e.policy.Managed.IdleShutdownMinutes
 	setting := "unknown"
@@ -744,4 +746,91 @@ func replicasText(n int) string {
 		return "1 replica"
 	}
 	return fmt.Sprintf("%d replicas", n)
+}
+
+// idleStretchShutdown prices the service's idle shutdown for a notebook in
+// use part of the time: over its utilization samples (full coverage, every
+// GPU reporting), each run of samples whose busiest GPU is below
+// policy.idle.gpu_percent bills nothing once the shutdown delay has passed.
+// saving = cost × (idle-run hours beyond the delay) ÷ sampled hours. A
+// sample without a GPU value ends a run: no data is never idle.
+func (e *engine) idleStretchShutdown(s *state) *change {
+	u := s.inst.Utilization
+	if u == nil || len(u.Samples) < 2 || u.EffectiveCoverage(gpuCount(s)) < e.policy.Idle.MinCoverage {
+		return nil
+	}
+	mins := e.policy.Managed.IdleShutdownMinutes
+	saved, span := idleStretches(u.Samples, e.policy.Idle.GPUPercent, mins/60)
+	if span <= 0 || saved <= 0 {
+		return nil
+	}
+	share := saved / span
+	m := s.inst.Managed
+	setting := "unknown"
+	if m.IdleShutdownMinutes != nil {
+		setting = "off"
+	}
+	c := &change{
+		kind:       KindSchedule,
+		target:     fmt.Sprintf("idle shutdown %s min", num(mins)),
+		short:      fmt.Sprintf("idle shutdown %s min", num(mins)),
+		price:      s.price,
+		hours:      s.hours * (1 - share),
+		confidence: e.confidenceFor(s),
+		risk:       Low,
+		managed:    &fleet.ManagedChange{Action: fleet.ActionIdleShutdown, IdleShutdownMinutes: mins},
+		action: fmt.Sprintf("Turn on the service's idle shutdown after %s minutes (now %s): its GPUs sat idle %s h of %s h sampled beyond that delay",
+			num(mins), setting, num(saved), num(span)),
+		rationale: fmt.Sprintf("It is used part of the time and left running idle the rest; the service's idle shutdown stops it after %s idle minutes and it is started again when needed.", num(mins)),
+		evidence: Evidence{
+			Metrics:    map[string]float64{"idleHoursBeyondDelay": round2(saved), "sampledHours": round2(span)},
+			Thresholds: map[string]float64{"idleGpuPercent": e.policy.Idle.GPUPercent, "idleShutdownMinutes": mins},
+			Prices:     priceList(s.price),
+			Formula:    "saving = monthly cost × (hours of idle runs beyond the shutdown delay ÷ sampled hours)",
+		},
+	}
+	c.riskNotes = append(c.riskNotes, "a stopped notebook loses its running kernels; its storage is kept")
+	// The tags' protection only: the service judges idleness itself, so
+	// the GPU memory held while it works is no evidence against it.
+	return e.managedGuard(s, c, false, false)
+}
+
+// idleStretches sums the hours of samples' idle runs (busiest GPU below
+// thr) beyond the first delay hours of each run, and the hours the samples
+// span. Each sample stands for the time to the next one; the last for the
+// median step.
+func idleStretches(samples []fleet.Sample, thr, delay float64) (saved, span float64) {
+	ss := slices.Clone(samples)
+	slices.SortFunc(ss, func(a, b fleet.Sample) int { return a.Time.Compare(b.Time) })
+	steps := make([]float64, 0, len(ss))
+	for i := 1; i < len(ss); i++ {
+		steps = append(steps, ss[i].Time.Sub(ss[i-1].Time).Hours())
+	}
+	med := slices.Clone(steps)
+	slices.Sort(med)
+	last := med[len(med)/2]
+	run := 0.0
+	flush := func() {
+		if run > delay {
+			saved += run - delay
+		}
+		run = 0
+	}
+	for i, smp := range ss {
+		step := last
+		if i < len(steps) {
+			step = steps[i]
+		}
+		if step <= 0 || math.IsNaN(step) {
+			continue
+		}
+		span += step
+		if v, ok := smp.GPU.Max(); ok && v < thr {
+			run += step
+		} else {
+			flush()
+		}
+	}
+	flush()
+	return saved, span
 }
