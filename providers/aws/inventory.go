@@ -80,7 +80,8 @@ const describeTypesBatch = 100
 // from the owner tags, InstanceStoreGB from the type's InstanceStorageInfo,
 // Hibernation from HibernationOptions, PlacementGroups from
 // Placement.GroupId (GroupName when no ID is given), and a spot instance's SpotInterruption from its
-// request (spotInterruptions).
+// request (spotInterruptions). SageMaker's GPU items of the scope follow
+// the EC2 instances (withSageMaker).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -89,7 +90,11 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	if err != nil {
 		return nil, err
 	}
-	return p.listGPUInstances(ctx, c, scope)
+	vms, err := p.listGPUInstances(ctx, c, scope)
+	if err != nil {
+		return nil, err
+	}
+	return p.withSageMaker(ctx, scope, vms)
 }
 
 // inventoryAPI is the part of the EC2 client the inventory uses.

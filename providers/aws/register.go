@@ -22,6 +22,7 @@ const (
 	OptRoleARNs         = "role_arns"
 	OptMetricsNamespace = "metrics_namespace"
 	OptRateLimits       = "rate_limits"
+	OptManagedAI        = "managed_ai"
 )
 
 // MaxLookbackDays is how long CloudWatch keeps hourly data.
@@ -44,6 +45,7 @@ func Registration() *providers.RegInfo {
 				}
 				return nil
 			}},
+			{Name: OptManagedAI, Default: true, Help: "read SageMaker endpoints, notebook instances, Studio apps and running jobs beside EC2 (read-only List/Describe calls; false skips them)"},
 			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: AWS's documented quotas, docs/performance.md)", Validate: func(v any) error {
 				_, err := ratelimit.NewSet(Quotas, v.([]string))
 				return err
@@ -76,6 +78,7 @@ type options struct {
 	roleARNs         []string
 	metricsNamespace string
 	rateLimits       []string
+	managedAI        bool
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -85,6 +88,7 @@ func optionsFrom(v providers.Values) options {
 		roleARNs:         v.Strings(OptRoleARNs),
 		metricsNamespace: v.String(OptMetricsNamespace),
 		rateLimits:       v.Strings(OptRateLimits),
+		managedAI:        v.Bool(OptManagedAI),
 	}
 	if o.metricsNamespace == "" {
 		o.metricsNamespace = DefaultNamespace

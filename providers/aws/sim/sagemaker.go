@@ -497,13 +497,25 @@ func (s *Server) observeNotebooks(items []smItem) {
 	}
 }
 
+// notebookSummary is a notebook instance as ListNotebookInstances shows
+// it. SageMaker has no idle shutdown setting of its own: an auto-stop
+// script runs from a lifecycle configuration. A fleet item whose idle
+// shutdown is off (0) has none; one whose idle shutdown is set or unknown
+// has one, named after it.
 func (s *Server) notebookSummary(it smItem, status string) map[string]any {
 	t := smTime(s.created(it.Instance))
-	return map[string]any{
+	out := map[string]any{
 		"NotebookInstanceName": it.name, "NotebookInstanceArn": it.arn, "NotebookInstanceStatus": status,
 		"InstanceType": it.Instance.InstanceType, "CreationTime": t, "LastModifiedTime": t,
 		"Url": fmt.Sprintf("%s.notebook.%s.sagemaker.aws", it.name, it.Instance.Region),
 	}
+	switch idle := it.Instance.Managed.IdleShutdownMinutes; {
+	case idle == nil:
+		out["NotebookInstanceLifecycleConfigName"] = "on-start"
+	case *idle > 0:
+		out["NotebookInstanceLifecycleConfigName"] = fmt.Sprintf("auto-stop-idle-%.0fm", *idle)
+	}
+	return out
 }
 
 func (s *Server) listNotebookInstances(w http.ResponseWriter, req request, in smInput, account string) {

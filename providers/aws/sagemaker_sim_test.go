@@ -1,0 +1,296 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
+	"github.com/gpufinops/gpufinops/providers/aws/sim"
+)
+
+const managedFixture = "../../testdata/fleets/managed-ai.yaml"
+
+// managedFleet is the shared fixture of managed AI items, completed from
+// the catalog as a scan's fleet is.
+func managedFleet(t testing.TB) *fleet.Fleet {
+	t.Helper()
+	b, err := os.ReadFile(managedFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fleet.Parse(managedFixture, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pricing.Complete(f, scanCatalog(t)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// managedProvider is the adapter on the simulator with managed_ai on.
+func managedProvider(t testing.TB, url string, regions ...string) *Provider {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		tt.Setenv("AWS_ACCESS_KEY_ID", "test")
+		tt.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	}
+	ri := Registration()
+	vals := ri.Defaults()
+	p, err := New(context.Background(), providers.Options{Endpoint: url, Regions: regions, Now: func() time.Time { return simNow },
+		RetryMaxBackoff: time.Millisecond, Adapter: vals})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Provider)
+}
+
+// sageMakerOf is the fixture's SageMaker items by ID.
+func sageMakerOf(f *fleet.Fleet) map[string]fleet.Instance {
+	out := map[string]fleet.Instance{}
+	for _, in := range f.Instances {
+		if in.Provider == fleet.AWS && in.Managed != nil && in.Managed.Service == fleet.SageMaker {
+			out[in.ID] = in
+		}
+	}
+	return out
+}
+
+func ptrString[T any](p *T) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
+}
+
+// sameGPU: model and count equal, memory per GPU within 10 %. SageMaker
+// reports no GPU facts; they are the catalog's, whose memory is what
+// DescribeInstanceTypes reports (A10G: 22,888 MiB, 22.35 GiB) where the
+// fixture gives the nominal 24 GiB.
+func sameGPU(a, b fleet.GPU) bool {
+	return a.Model == b.Model && a.Count == b.Count && math.Abs(a.MemoryGiB-b.MemoryGiB) <= 0.1*b.MemoryGiB
+}
+
+// managedString is every field of a managed block, pointers by value.
+func managedString(m *fleet.Managed) string {
+	if m == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%s %s ws=%q ep=%q dep=%q replicas=%d/%s/%s serverless=%v async=%v ic=%d s2z=%v idle=%s req=%s jobs=%s price=%q",
+		m.Service, m.Kind, m.Workspace, m.Endpoint, m.Deployment, m.Replicas.Current, ptrString(m.Replicas.Min), ptrString(m.Replicas.Max),
+		m.Serverless, m.Async, m.InferenceComponents, m.ScaleToZero, ptrString(m.IdleShutdownMinutes), ptrString(m.Requests), ptrString(m.Jobs), m.PriceType)
+}
+
+// The AWS items of the shared fixture, served by the simulator, read back
+// through the real SDK equal to the file: the SageMaker items with every
+// managed field, and the one EC2 VM beside them, listed once.
+func TestSimSageMakerInventory(t *testing.T) {
+	f := managedFleet(t)
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scopeOf(t, p, "us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sageMakerOf(f)
+	var ids []string
+	for _, g := range got {
+		ids = append(ids, g.ID)
+		if g.Managed == nil {
+			if g.ID != "i-0managed0000vm01" {
+				t.Errorf("EC2 lists %s", g.ID)
+			}
+			continue
+		}
+		w, ok := want[g.ID]
+		if !ok {
+			t.Errorf("%s is not in the fixture", g.ID)
+			continue
+		}
+		delete(want, g.ID)
+		if g.Name != w.Name || g.Account != w.Account || g.Region != w.Region || g.InstanceType != w.InstanceType || !sameGPU(g.GPU, w.GPU) ||
+			g.State != w.State || g.Lifecycle != w.Lifecycle || g.Zone != "" {
+			t.Errorf("%s = %q %s %s %s %+v %s %s\nwant %q %s %s %s %+v %s %s", g.ID, g.Name, g.Account, g.Region, g.InstanceType, g.GPU, g.State, g.Lifecycle,
+				w.Name, w.Account, w.Region, w.InstanceType, w.GPU, w.State, w.Lifecycle)
+		}
+		if g.LaunchTime == nil || !g.LaunchTime.Equal(*w.LaunchTime) {
+			t.Errorf("%s launch %v, want %v", g.ID, g.LaunchTime, w.LaunchTime)
+		}
+		wantTags := map[string]string{}
+		for k, v := range w.Tags {
+			wantTags[k] = v
+		}
+		for k, v := range fleet.WorkloadTags(w.Workload, w.Tags) {
+			wantTags[k] = v
+		}
+		if fmt.Sprint(g.Tags) != fmt.Sprint(wantTags) {
+			t.Errorf("%s tags %v, want %v", g.ID, g.Tags, wantTags)
+		}
+		if !reflect.DeepEqual(g.Workload, w.Workload) {
+			t.Errorf("%s workload %+v, want %+v", g.ID, g.Workload, w.Workload)
+		}
+		// Requests come from CloudWatch (the metrics reader), not the
+		// inventory.
+		wm := *w.Managed
+		wm.Requests = nil
+		if a, b := managedString(g.Managed), managedString(&wm); a != b {
+			t.Errorf("%s managed\n got %s\nwant %s", g.ID, a, b)
+		}
+	}
+	for id := range want {
+		t.Errorf("%s not listed", id)
+	}
+	if !slices.Contains(ids, "i-0managed0000vm01") {
+		t.Errorf("the EC2 VM is missing: %v", ids)
+	}
+}
+
+// A scan without the SageMaker permissions keeps its EC2 instances and
+// says which permission is missing and how to turn the reads off.
+func TestSimSageMakerDenied(t *testing.T) {
+	f := managedFleet(t)
+	srv, _ := scanSim(t, f, sim.Options{Fault: func(service, op, region string) (int, string) {
+		if service == "sagemaker" && op == "ListNotebookInstances" {
+			return http.StatusBadRequest, "AccessDeniedException"
+		}
+		return 0, ""
+	}})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range res.Fleet.Instances {
+		ids = append(ids, in.ID)
+	}
+	if strings.Join(ids, " ") != "i-0managed0000vm01" {
+		t.Errorf("instances %v, want the EC2 VM only", ids)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	for _, want := range []string{"sagemaker:ListNotebookInstances", "permission denied", "providers.aws.managed_ai=false"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes do not say %q:\n%s", want, notes)
+		}
+	}
+	if len(res.Failures) != 0 {
+		t.Errorf("failures %v: a denied SageMaker read is a note", res.Failures)
+	}
+}
+
+// More endpoints and notebooks than one page each: every one is read.
+func TestSimSageMakerPaging(t *testing.T) {
+	f := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind}
+	launch := simNow.Add(-48 * time.Hour)
+	for i := range 230 {
+		kind, id := fleet.KindNotebook, fmt.Sprintf("arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-%03d", i)
+		m := fleet.Managed{Service: fleet.SageMaker, Kind: kind}
+		if i%2 == 0 {
+			m = fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: fleet.Replicas{Current: 1}}
+			id = fmt.Sprintf("arn:aws:sagemaker:us-east-1:111122223333:endpoint/ep-%03d/variant/AllTraffic", i)
+		}
+		f.Instances = append(f.Instances, fleet.Instance{ID: id, Name: fmt.Sprintf("x-%03d", i), Provider: fleet.AWS, Account: "111122223333", Region: "us-east-1",
+			InstanceType: "ml.g5.xlarge", Lifecycle: fleet.OnDemand, State: fleet.Running, LaunchTime: &launch, Managed: &m})
+	}
+	srv, s := scanSim(t, f, sim.Options{})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scopeOf(t, p, "us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 230 {
+		t.Errorf("%d items, want 230", len(got))
+	}
+	c := s.Counts()["sagemaker"]
+	if c["ListEndpoints"] != 2 || c["ListNotebookInstances"] != 2 || c["DescribeEndpoint"] != 115 || c["DescribeEndpointConfig"] != 115 || c["ListTags"] != 230 {
+		t.Errorf("SageMaker calls %v; want 2 pages of each list, 115 endpoint descriptions and 230 ListTags", c)
+	}
+}
+
+// managed_ai=false reads no SageMaker at all.
+func TestSimSageMakerOff(t *testing.T) {
+	f := managedFleet(t)
+	srv, s := scanSim(t, f, sim.Options{})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	p.aws.managedAI = false
+	got, err := p.ListGPUInstances(context.Background(), scopeOf(t, p, "us-east-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "i-0managed0000vm01" {
+		t.Errorf("listed %d items", len(got))
+	}
+	if n := len(s.Counts()["sagemaker"]); n != 0 {
+		t.Errorf("%d SageMaker operations called", n)
+	}
+}
+
+// SageMaker's metrics read back as the fixture gives them: endpoint and
+// training GPU utilization per GPU (CloudWatch's figure is the sum over
+// GPUs), requests from Invocations, and no utilization for notebooks and
+// Studio apps, each named in the notes.
+func TestSimSageMakerUtilization(t *testing.T) {
+	f := managedFleet(t)
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	got, err := p.ListGPUInstances(context.Background(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	week := fleet.TimeRange{Start: simNow.AddDate(0, 0, -7), End: simNow}
+	notes, err := p.ReadUtilization(context.Background(), scope, got, week)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sageMakerOf(f)
+	r2 := func(v float64) float64 { return math.Round(v*100) / 100 }
+	for i := range got {
+		g := &got[i]
+		w, ok := want[g.ID]
+		if !ok {
+			continue
+		}
+		if g.Managed.Kind == fleet.KindNotebook || g.Managed.Kind == fleet.KindStudioApp {
+			if g.Utilization != nil {
+				t.Errorf("%s: utilization from CloudWatch, which publishes none for it", g.ID)
+			}
+			if !slices.Contains(notes, g.ID+": "+NoSageMakerMetricNote) {
+				t.Errorf("%s not named in the notes %q", g.ID, notes)
+			}
+			continue
+		}
+		if ptrString(g.Managed.Requests) != ptrString(w.Managed.Requests) {
+			t.Errorf("%s requests %s, want %s", g.ID, ptrString(g.Managed.Requests), ptrString(w.Managed.Requests))
+		}
+		if g.Utilization == nil {
+			t.Errorf("%s: no utilization", g.ID)
+			continue
+		}
+		gs, ws := g.Utilization.Summarize(), w.Utilization.Summarize()
+		for _, m := range []struct {
+			name string
+			a, b *fleet.Stats
+		}{{"gpu", gs.GPU, ws.GPU}, {"gpuMemory", gs.GPUMemory, ws.GPUMemory}} {
+			if (m.a == nil) != (m.b == nil) || (m.a != nil && (r2(m.a.Avg) != r2(m.b.Avg) || r2(m.a.P95) != r2(m.b.P95) || r2(m.a.Max) != r2(m.b.Max))) {
+				t.Errorf("%s %s: %+v from CloudWatch, the file says %+v", g.ID, m.name, m.a, m.b)
+			}
+		}
+		if n := len(g.Utilization.Samples[0].GPU); float64(n) != w.GPU.Count {
+			t.Errorf("%s: %d GPU values a sample, want %v", g.ID, n, w.GPU.Count)
+		}
+		if c := g.Utilization.Coverage; c == nil || *c != 1 {
+			t.Errorf("%s: coverage %s, want 1", g.ID, ptrString(c))
+		}
+	}
+}
