@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -292,5 +293,57 @@ func TestSimSageMakerUtilization(t *testing.T) {
 		if c := g.Utilization.Coverage; c == nil || *c != 1 {
 			t.Errorf("%s: coverage %s, want 1", g.ID, ptrString(c))
 		}
+	}
+}
+
+// Stop of a notebook instance goes through SageMaker: a dry run changes
+// nothing, the stop leaves it Stopping then Stopped, a second stop is
+// AlreadyStopped; endpoints, apps and jobs are refused; an unknown notebook
+// is not found.
+func TestSimSageMakerStop(t *testing.T) {
+	f := managedFleet(t)
+	srv, s := scanSim(t, f, sim.Options{})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	ctx := context.Background()
+	nb := "arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-research-a"
+	res, err := p.Stop(ctx, scope, nb, true)
+	if err != nil || res.AlreadyStopped || res.CurrentState != "InService" {
+		t.Fatalf("dry run: %+v %v", res, err)
+	}
+	if c := s.Counts()["sagemaker"]; c["StopNotebookInstance"] != 0 {
+		t.Errorf("a dry run called StopNotebookInstance")
+	}
+	res, err = p.Stop(ctx, scope, nb, false)
+	if err != nil || res.PreviousState != "InService" || res.CurrentState != "Stopping" {
+		t.Fatalf("stop: %+v %v", res, err)
+	}
+	got, err := p.ListGPUInstances(ctx, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range got {
+		if in.ID == nb && in.State != fleet.Stopped {
+			t.Errorf("after the stop the notebook is %s", in.State)
+		}
+	}
+	res, err = p.Stop(ctx, scope, nb, false)
+	if err != nil || !res.AlreadyStopped || res.CurrentState != "Stopped" {
+		t.Errorf("second stop: %+v %v", res, err)
+	}
+	for _, id := range []string{
+		"arn:aws:sagemaker:us-east-1:111122223333:endpoint/chat-demo/variant/AllTraffic",
+		"arn:aws:sagemaker:us-east-1:111122223333:app/d-abc123def456/bob/JupyterLab/default",
+		"arn:aws:sagemaker:us-east-1:111122223333:training-job/llama-ft-1128",
+	} {
+		if _, err := p.Stop(ctx, scope, id, false); !errors.Is(err, providers.ErrNotStoppable) {
+			t.Errorf("%s: %v, want ErrNotStoppable", id, err)
+		}
+	}
+	if _, err := p.Stop(ctx, scope, "arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-gone", false); !errors.Is(err, providers.ErrNotFound) {
+		t.Errorf("unknown notebook: %v", err)
+	}
+	if st := simStates(t, srv.URL)[nb]; st != "stopped" {
+		t.Errorf("/_sim/state says %q", st)
 	}
 }
