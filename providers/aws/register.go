@@ -68,7 +68,8 @@ the CloudWatch agent configuration that adds them.`,
 		Accelerated: Accelerated,
 		Billing:     Billing(),
 
-		Regions: knownRegions,
+		Regions:        knownRegions,
+		ManagedCommand: ManagedCommand,
 	}
 }
 
