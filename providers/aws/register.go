@@ -116,16 +116,29 @@ var IAMAnalyze = []providers.Permission{
 	{Action: "ec2:DescribeSpotInstanceRequests", Purpose: "whether a spot instance's request is persistent (it can be stopped) or one-time (it can only be terminated)"},
 	{Action: "ec2:DescribeSpotPriceHistory", Purpose: "live spot prices per zone"},
 	{Action: "pricing:GetProducts", Purpose: "live on-demand prices from the Price List"},
+	{Action: "sagemaker:DescribeEndpoint", Purpose: "a SageMaker endpoint's production variants and their current instance counts and scaling bounds"},
+	{Action: "sagemaker:DescribeEndpointConfig", Purpose: "the instance type of each SageMaker endpoint variant, and whether it is serverless or asynchronous"},
+	{Action: "sagemaker:DescribeNotebookInstance", Purpose: "a SageMaker notebook instance's status before idle-stop stops it (SageMaker has no DryRun)"},
+	{Action: "sagemaker:DescribeProcessingJob", Purpose: "a running SageMaker processing job's instance type and count"},
+	{Action: "sagemaker:DescribeTrainingJob", Purpose: "a running SageMaker training job's instance type and count, and whether it uses managed spot"},
+	{Action: "sagemaker:ListApps", Purpose: "SageMaker Studio apps and their instance types"},
+	{Action: "sagemaker:ListEndpoints", Purpose: "list SageMaker real-time endpoints"},
+	{Action: "sagemaker:ListNotebookInstances", Purpose: "list SageMaker notebook instances, their types and status"},
+	{Action: "sagemaker:ListProcessingJobs", Purpose: "list running SageMaker processing jobs"},
+	{Action: "sagemaker:ListTags", Purpose: "the tags of each SageMaker endpoint, notebook, app and job (owners, protection)"},
+	{Action: "sagemaker:ListTrainingJobs", Purpose: "list running SageMaker training jobs"},
 	{Action: "savingsplans:DescribeSavingsPlans", Purpose: "the Savings Plans the account holds and their hourly commitments"},
 	{Action: "savingsplans:DescribeSavingsPlansOfferingRates", Purpose: "live Savings Plans rates"},
 	{Action: "sts:GetCallerIdentity", Purpose: "check the credentials and name the account"},
 }
 
-// IAMIdleStop is what idle-stop adds: stopping instances tagged
-// AutoShutdown=true, never those tagged auto-shutdown-exempt=true.
+// IAMIdleStop is what idle-stop adds: stopping instances and SageMaker
+// notebook instances tagged AutoShutdown=true, never those tagged
+// auto-shutdown-exempt=true.
 // docs/iam/aws-idle-stop.json grants IAMAnalyze and these.
 var IAMIdleStop = []providers.Permission{
 	{Action: "ec2:StopInstances", Purpose: "stop idle instances tagged AutoShutdown=true (a dry run first checks the permission); never those tagged auto-shutdown-exempt=true"},
+	{Action: "sagemaker:StopNotebookInstance", Purpose: "stop idle SageMaker notebook instances tagged AutoShutdown=true; never those tagged auto-shutdown-exempt=true"},
 }
 
 // IAMAssumeRole is what the base credentials need to scan more accounts
