@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/aws/sim"
+	"github.com/gpufinops/gpufinops/providers/aws/simcat"
 )
 
 const managedFixture = "../../testdata/fleets/managed-ai.yaml"
@@ -346,4 +349,67 @@ func TestSimSageMakerStop(t *testing.T) {
 	if st := simStates(t, srv.URL)[nb]; st != "stopped" {
 		t.Errorf("/_sim/state says %q", st)
 	}
+}
+
+// ml.* types are priced from the Price List's AmazonSageMaker offer (the
+// simulator serves the vendored cross-check file): Hosting where it is
+// priced, else Training; no spot or Savings Plans price; EC2 types beside
+// them keep theirs.
+func TestSimSageMakerPrices(t *testing.T) {
+	f := managedFleet(t)
+	srv, s := scanSim(t, f, simcat.Options(f, scanCatalog(t)))
+	p := managedProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	prices, err := p.ReadPrices(context.Background(), scope, []string{"ml.g5.xlarge", "ml.g5.12xlarge", "ml.p5.4xlarge", "g5.xlarge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, pr := range prices {
+		got[pr.InstanceType+" "+string(pr.Option)] = pr.Hourly.String() + " " + pr.Source
+	}
+	for k, want := range map[string]string{
+		"ml.g5.xlarge on-demand":   "1.408 " + sourceSageMaker,
+		"ml.g5.12xlarge on-demand": "7.09 " + sourceSageMaker,
+	} {
+		if got[k] != want {
+			t.Errorf("%s: %q, want %q", k, got[k], want)
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "ml.") && !strings.HasSuffix(k, " on-demand") {
+			t.Errorf("%s priced: SageMaker sells no such option", k)
+		}
+		if strings.HasPrefix(k, "ml.p5.4xlarge") {
+			t.Errorf("ml.p5.4xlarge priced (the file has no price for it): %s", got[k])
+		}
+	}
+	if _, ok := got["g5.xlarge on-demand"]; !ok {
+		t.Errorf("the EC2 type lost its price: %v", got)
+	}
+	if c := s.Counts(); c["ec2"]["DescribeSpotPriceHistory"] == 0 || c["pricing"]["GetProducts"] != 4 {
+		t.Errorf("calls %v: want one GetProducts per type and the EC2 spot history", c)
+	}
+}
+
+// A SageMaker Savings Plan the account holds is read as a held commitment
+// of its own kind (never a Compute Savings Plan): it covers SageMaker
+// usage only.
+func TestSimSageMakerSavingsPlan(t *testing.T) {
+	f := managedFleet(t)
+	start, end := simNow.AddDate(-1, 0, 0), simNow.AddDate(2, 0, 0)
+	commit := decimal.RequireFromString("3.5")
+	f.Commitments = []fleet.Held{
+		{ID: "arn:aws:savingsplans::111122223333:savingsplan/0a1b2c3d-0000-4000-8000-00000000005a", Provider: fleet.AWS, Kind: KindSageMakerSavingsPlan, Scope: fleet.HeldScope{Level: "account"},
+			Term: "3y", Payment: "no-upfront", Start: &start, End: &end, HourlyCommitment: &commit},
+	}
+	srv, _ := scanSim(t, f, sim.Options{})
+	p := scanProvider(t, srv.URL, "us-east-1")
+	res, err := providers.Collect(context.Background(), p, providers.CollectOptions{SkipPrices: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := activeHeld(f, fleet.AWS, awsSource)
+	want[0].Account = "111122223333"
+	sameHeld(t, res.Fleet.Commitments, want)
 }

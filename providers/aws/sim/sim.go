@@ -67,6 +67,9 @@ type Options struct {
 	// history and Savings Plans.
 	Types  []TypeInfo
 	Prices []PriceRow
+	// SageMakerPrices feed Pricing's AmazonSageMaker offer; nil serves
+	// DefaultSageMakerPrices.
+	SageMakerPrices []SageMakerPrice
 	// Latency is added to every request.
 	Latency time.Duration
 	// ThrottleRate and ErrorRate are the shares (0–1) of requests answered
