@@ -57,7 +57,8 @@ func Registration() *providers.RegInfo {
 			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
 (EC2 calls with DryRun, which change nothing; one cheap read each for
 CloudWatch, the Price List and Savings Plans; for idle-stop, a DryRun
-StopInstances on one running GPU instance), and how many running GPU
+StopInstances on one running GPU instance; with providers.aws.managed_ai, one
+call of each SageMaker list), and how many running GPU
 instances publish GPU metrics for every GPU (some GPUs only: partial), with
 the CloudWatch agent configuration that adds them.`,
 		},

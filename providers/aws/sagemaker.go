@@ -468,3 +468,39 @@ func (r smReader) tags(ctx context.Context, items []fleet.Instance) error {
 	}
 	return nil
 }
+
+// sageMakerProbes are doctor's SageMaker permission checks of a region
+// (one page of one item of each list the inventory reads) when
+// providers.aws.managed_ai is on.
+func (p *Provider) sageMakerProbes(scope providers.Scope) []probe {
+	if scope.Region == "" || !p.aws.managedAI {
+		return nil
+	}
+	c, err := p.sageMakerClient(scope)
+	if err != nil {
+		return nil
+	}
+	one := aws.Int32(1)
+	return []probe{
+		{"sagemaker:ListEndpoints", "one call", func(ctx context.Context) error {
+			_, err := c.ListEndpoints(ctx, &sagemaker.ListEndpointsInput{MaxResults: one})
+			return err
+		}},
+		{"sagemaker:ListNotebookInstances", "one call", func(ctx context.Context) error {
+			_, err := c.ListNotebookInstances(ctx, &sagemaker.ListNotebookInstancesInput{MaxResults: one})
+			return err
+		}},
+		{"sagemaker:ListApps", "one call", func(ctx context.Context) error {
+			_, err := c.ListApps(ctx, &sagemaker.ListAppsInput{MaxResults: one})
+			return err
+		}},
+		{"sagemaker:ListTrainingJobs", "one call", func(ctx context.Context) error {
+			_, err := c.ListTrainingJobs(ctx, &sagemaker.ListTrainingJobsInput{MaxResults: one, StatusEquals: smtypes.TrainingJobStatusInProgress})
+			return err
+		}},
+		{"sagemaker:ListProcessingJobs", "one call", func(ctx context.Context) error {
+			_, err := c.ListProcessingJobs(ctx, &sagemaker.ListProcessingJobsInput{MaxResults: one, StatusEquals: smtypes.ProcessingJobStatusInProgress})
+			return err
+		}},
+	}
+}

@@ -413,3 +413,32 @@ func TestSimSageMakerSavingsPlan(t *testing.T) {
 	want[0].Account = "111122223333"
 	sameHeld(t, res.Fleet.Commitments, want)
 }
+
+// doctor checks the SageMaker reads with one cheap call each, and says how
+// to turn them off when one is denied; coverage and the stop check are the
+// EC2 instances' alone.
+func TestSimSageMakerDoctor(t *testing.T) {
+	f := managedFleet(t)
+	srv, _ := scanSim(t, f, sim.Options{Fault: func(service, op, region string) (int, string) {
+		if service == "sagemaker" && op == "ListApps" {
+			return http.StatusBadRequest, "AccessDeniedException"
+		}
+		return 0, ""
+	}})
+	p := managedProvider(t, srv.URL, "us-east-1")
+	scope := scopeOf(t, p, "us-east-1")
+	cs := checksBy(p.CheckPermissions(context.Background(), scope))
+	for _, a := range []string{"sagemaker:ListEndpoints", "sagemaker:ListNotebookInstances", "sagemaker:ListTrainingJobs", "sagemaker:ListProcessingJobs"} {
+		if cs[a].Status != providers.CheckOK {
+			t.Errorf("%s: %+v", a, cs[a])
+		}
+	}
+	if c := cs["sagemaker:ListApps"]; c.Status != providers.CheckMissing || !strings.Contains(c.Fix, "providers.aws.managed_ai=false") {
+		t.Errorf("denied ListApps: %+v", c)
+	}
+	for _, c := range p.CheckCoverage(context.Background(), scope) {
+		if strings.Contains(c.Detail, "arn:aws:sagemaker") {
+			t.Errorf("%s check names a SageMaker item: %s", c.Name, c.Detail)
+		}
+	}
+}
