@@ -122,36 +122,36 @@ type smReader struct {
 	cat   pricing.Catalog
 }
 
-// gpuOf is an ml.* type's GPUs from the catalog (the type as SageMaker
-// names it, else the EC2 type it runs on); ok is false for a type without
-// accelerators. A type the catalog lacks is kept with its GPU unknown when
-// its family is an accelerator family (pricing warns of it, as of an EC2
-// type it lacks), and dropped otherwise.
-func (r smReader) gpuOf(mlType string) (fleet.GPU, bool) {
+// hardwareOf is an ml.* type's hardware from the catalog (the type as
+// SageMaker names it, else the EC2 type it runs on); ok is false for a
+// type without accelerators. A type the catalog lacks is kept with its
+// hardware unknown when its family is an accelerator family (pricing warns
+// of it, as of an EC2 type it lacks; Accelerated), and dropped otherwise.
+func (r smReader) hardwareOf(mlType string) (pricing.InstanceType, bool) {
 	ec2Type := strings.TrimPrefix(mlType, "ml.")
 	if r.cat != nil {
 		for _, name := range []string{mlType, ec2Type} {
 			if t, ok := r.cat.InstanceType(fleet.AWS, name); ok {
-				if t.GPUCount <= 0 {
-					return fleet.GPU{}, false
-				}
-				return fleet.GPU{Model: t.GPUModel, Count: t.GPUCount, MemoryGiB: t.GPUMemoryGiB}, true
+				return t, t.GPUCount > 0
 			}
 		}
 	}
-	family, _, _ := strings.Cut(ec2Type, ".")
-	return fleet.GPU{}, slices.Contains(AcceleratorFamilies, family)
+	return pricing.InstanceType{}, Accelerated(ec2Type)
 }
+
 
 // item is a SageMaker item with the fields every kind shares.
 func (r smReader) item(id, name, mlType string, created *time.Time, m fleet.Managed) (fleet.Instance, bool) {
-	gpu, ok := r.gpuOf(mlType)
+	hw, ok := r.hardwareOf(mlType)
 	if !ok {
 		return fleet.Instance{}, false
 	}
 	in := fleet.Instance{
-		ID: id, Name: name, Provider: fleet.AWS, Account: r.scope.Account, Region: r.scope.Region,
-		InstanceType: mlType, GPU: gpu, Lifecycle: fleet.OnDemand, State: fleet.Running, Managed: &m,
+		ID: id, Name: name, Provider: fleet.AWS, Account: r.scope.Account, Region: r.scope.Region, InstanceType: mlType,
+		GPU:       fleet.GPU{Model: hw.GPUModel, Count: hw.GPUCount, MemoryGiB: hw.GPUMemoryGiB},
+		VCPUs:     hw.VCPUs,
+		MemoryGiB: hw.MemoryGiB,
+		Lifecycle: fleet.OnDemand, State: fleet.Running, Managed: &m,
 	}
 	if created != nil {
 		t := created.UTC()
