@@ -139,7 +139,6 @@ func (r smReader) hardwareOf(mlType string) (pricing.InstanceType, bool) {
 	return pricing.InstanceType{}, Accelerated(ec2Type)
 }
 
-
 // item is a SageMaker item with the fields every kind shares.
 func (r smReader) item(id, name, mlType string, created *time.Time, m fleet.Managed) (fleet.Instance, bool) {
 	hw, ok := r.hardwareOf(mlType)
