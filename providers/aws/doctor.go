@@ -234,7 +234,7 @@ func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (ch
 		}
 	}
 	stop := providers.StopCheck(ctx, p, scope, instances, "ec2:StopInstances", "DryRun", "gpufinops iam-policy aws --idle-stop")
-	return []providers.Check{p.gpuCoverage(ctx, scope, instances, c), stop}
+	return append([]providers.Check{p.gpuCoverage(ctx, scope, instances, c), stop}, p.sageMakerStopCheck()...)
 }
 
 // gpuCoverage fills c with how many of the running instances publish GPU

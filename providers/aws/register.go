@@ -90,7 +90,10 @@ func optionsFrom(v providers.Values) options {
 		roleARNs:         v.Strings(OptRoleARNs),
 		metricsNamespace: v.String(OptMetricsNamespace),
 		rateLimits:       v.Strings(OptRateLimits),
-		managedAI:        v.Bool(OptManagedAI),
+		managedAI:        true,
+	}
+	if b, ok := v[OptManagedAI].(bool); ok {
+		o.managedAI = b
 	}
 	if o.metricsNamespace == "" {
 		o.metricsNamespace = DefaultNamespace

@@ -469,8 +469,11 @@ func (r smReader) tags(ctx context.Context, items []fleet.Instance) error {
 }
 
 // sageMakerProbes are doctor's SageMaker permission checks of a region
-// (one page of one item of each list the inventory reads) when
-// providers.aws.managed_ai is on.
+// when providers.aws.managed_ai is on: one page of one item of each list
+// the inventory reads, and each Describe and ListTags on a name that does
+// not exist (SageMaker answers an allowed call for a missing resource
+// with ValidationException or ResourceNotFound, a denied one with
+// AccessDeniedException).
 func (p *Provider) sageMakerProbes(scope providers.Scope) []probe {
 	if scope.Region == "" || !p.aws.managedAI {
 		return nil
@@ -480,7 +483,39 @@ func (p *Provider) sageMakerProbes(scope providers.Scope) []probe {
 		return nil
 	}
 	one := aws.Int32(1)
+	const missing = "gpufinops-doctor-probe"
+	arn := fmt.Sprintf("arn:aws:sagemaker:%s:%s:notebook-instance/%s", scope.Region, scope.Account, missing)
+	absent := func(err error) error {
+		if c := errorCode(err); c == "ValidationException" || c == "ResourceNotFound" {
+			return nil
+		}
+		return err
+	}
 	return []probe{
+		{"sagemaker:DescribeEndpoint", "a missing endpoint", func(ctx context.Context) error {
+			_, err := c.DescribeEndpoint(ctx, &sagemaker.DescribeEndpointInput{EndpointName: aws.String(missing)})
+			return absent(err)
+		}},
+		{"sagemaker:DescribeEndpointConfig", "a missing endpoint configuration", func(ctx context.Context) error {
+			_, err := c.DescribeEndpointConfig(ctx, &sagemaker.DescribeEndpointConfigInput{EndpointConfigName: aws.String(missing)})
+			return absent(err)
+		}},
+		{"sagemaker:DescribeNotebookInstance", "a missing notebook instance", func(ctx context.Context) error {
+			_, err := c.DescribeNotebookInstance(ctx, &sagemaker.DescribeNotebookInstanceInput{NotebookInstanceName: aws.String(missing)})
+			return absent(err)
+		}},
+		{"sagemaker:DescribeTrainingJob", "a missing training job", func(ctx context.Context) error {
+			_, err := c.DescribeTrainingJob(ctx, &sagemaker.DescribeTrainingJobInput{TrainingJobName: aws.String(missing)})
+			return absent(err)
+		}},
+		{"sagemaker:DescribeProcessingJob", "a missing processing job", func(ctx context.Context) error {
+			_, err := c.DescribeProcessingJob(ctx, &sagemaker.DescribeProcessingJobInput{ProcessingJobName: aws.String(missing)})
+			return absent(err)
+		}},
+		{"sagemaker:ListTags", "a missing notebook instance", func(ctx context.Context) error {
+			_, err := c.ListTags(ctx, &sagemaker.ListTagsInput{ResourceArn: aws.String(arn)})
+			return absent(err)
+		}},
 		{"sagemaker:ListEndpoints", "one call", func(ctx context.Context) error {
 			_, err := c.ListEndpoints(ctx, &sagemaker.ListEndpointsInput{MaxResults: one})
 			return err
@@ -502,4 +537,14 @@ func (p *Provider) sageMakerProbes(scope providers.Scope) []probe {
 			return err
 		}},
 	}
+}
+
+// sageMakerStopCheck is doctor's word on sagemaker:StopNotebookInstance:
+// SageMaker has no dry run, so it cannot be checked without stopping.
+func (p *Provider) sageMakerStopCheck() []providers.Check {
+	if !p.aws.managedAI {
+		return nil
+	}
+	return []providers.Check{{Name: "permission", Action: "sagemaker:StopNotebookInstance", Method: "none", Status: providers.CheckOK,
+		Detail: "not checked: SageMaker has no dry run; idle-stop reads each notebook's status first and reports a denied stop per notebook"}}
 }

@@ -428,7 +428,9 @@ func TestSimSageMakerDoctor(t *testing.T) {
 	p := managedProvider(t, srv.URL, "us-east-1")
 	scope := scopeOf(t, p, "us-east-1")
 	cs := checksBy(p.CheckPermissions(context.Background(), scope))
-	for _, a := range []string{"sagemaker:ListEndpoints", "sagemaker:ListNotebookInstances", "sagemaker:ListTrainingJobs", "sagemaker:ListProcessingJobs"} {
+	for _, a := range []string{"sagemaker:ListEndpoints", "sagemaker:ListNotebookInstances", "sagemaker:ListTrainingJobs", "sagemaker:ListProcessingJobs",
+		"sagemaker:DescribeEndpoint", "sagemaker:DescribeEndpointConfig", "sagemaker:DescribeNotebookInstance", "sagemaker:DescribeTrainingJob",
+		"sagemaker:DescribeProcessingJob", "sagemaker:ListTags"} {
 		if cs[a].Status != providers.CheckOK {
 			t.Errorf("%s: %+v", a, cs[a])
 		}
@@ -436,9 +438,27 @@ func TestSimSageMakerDoctor(t *testing.T) {
 	if c := cs["sagemaker:ListApps"]; c.Status != providers.CheckMissing || !strings.Contains(c.Fix, "providers.aws.managed_ai=false") {
 		t.Errorf("denied ListApps: %+v", c)
 	}
+	stopChecked := false
 	for _, c := range p.CheckCoverage(context.Background(), scope) {
+		if c.Action == "sagemaker:StopNotebookInstance" {
+			stopChecked = strings.HasPrefix(c.Detail, "not checked: SageMaker has no dry run")
+			continue
+		}
 		if strings.Contains(c.Detail, "arn:aws:sagemaker") {
 			t.Errorf("%s check names a SageMaker item: %s", c.Name, c.Detail)
+		}
+	}
+	if !stopChecked {
+		t.Error("doctor does not say why sagemaker:StopNotebookInstance is not checked")
+	}
+	// Every SageMaker action of the policies has its check.
+	checked := map[string]bool{}
+	for _, c := range append(p.CheckPermissions(context.Background(), scope), p.CheckCoverage(context.Background(), scope)...) {
+		checked[c.Action] = true
+	}
+	for _, perm := range append(IAMAnalyze, IAMIdleStop...) {
+		if strings.HasPrefix(perm.Action, "sagemaker:") && !checked[perm.Action] {
+			t.Errorf("%s is not checked", perm.Action)
 		}
 	}
 }

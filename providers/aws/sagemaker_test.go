@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // ml.* types: the catalog's GPUs by the EC2 type; CPU-only types are left
@@ -87,6 +88,18 @@ func TestSageMakerPerGPU(t *testing.T) {
 	}{{400, 1, 4, 100}, {124, 1, 4, 31}, {176, 2, 8, 11}, {0, 1, 1, 0}, {450, 1, 4, 100}, {-3, 1, 1, 0}} {
 		if got := a2v(tc.sum, tc.hosts, tc.gpus); got != tc.want {
 			t.Errorf("a2v(%v, %v, %d) = %v, want %v", tc.sum, tc.hosts, tc.gpus, got, tc.want)
+		}
+	}
+}
+
+// providers.aws.managed_ai is on unless set to false.
+func TestManagedAIOption(t *testing.T) {
+	for _, tc := range []struct {
+		v    providers.Values
+		want bool
+	}{{nil, true}, {providers.Values{}, true}, {providers.Values{OptManagedAI: true}, true}, {providers.Values{OptManagedAI: false}, false}, {Registration().Defaults(), true}} {
+		if got := optionsFrom(tc.v).managedAI; got != tc.want {
+			t.Errorf("%v: managed_ai %v, want %v", tc.v, got, tc.want)
 		}
 	}
 }
