@@ -52,13 +52,13 @@ func (p *Provider) sageMakerClient(scope providers.Scope) (*sagemaker.Client, er
 	})
 }
 
-// withSageMaker adds the scope's SageMaker items to its EC2 instances when
+// sageMakerItems reads the scope's SageMaker items when
 // providers.aws.managed_ai is on. A SageMaker read that fails (a missing
-// permission, say) is a note naming it, and the EC2 instances are kept; a
-// cancelled scan is an error.
-func (p *Provider) withSageMaker(ctx context.Context, scope providers.Scope, vms []fleet.Instance) ([]fleet.Instance, error) {
+// permission, say) is a note naming it, and the scan keeps its EC2
+// instances; only a cancelled scan is an error.
+func (p *Provider) sageMakerItems(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if !p.aws.managedAI {
-		return vms, nil
+		return nil, nil
 	}
 	c, err := p.sageMakerClient(scope)
 	if err != nil {
@@ -70,9 +70,9 @@ func (p *Provider) withSageMaker(ctx context.Context, scope providers.Scope, vms
 			return nil, ctxErr
 		}
 		p.note(fmt.Sprintf("aws %s %s: SageMaker not read, its endpoints, notebooks and jobs are missing from the scan: %v%s", scope.Account, scope.Region, err, sageMakerFix(err)))
-		return vms, nil
+		return nil, nil
 	}
-	return append(vms, items...), nil
+	return items, nil
 }
 
 // sageMakerFix says what to do about a failed SageMaker read.
