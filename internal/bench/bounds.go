@@ -236,7 +236,7 @@ func (b *shapeBuilder) sageMaker(in fleet.Instance) {
 			sm.Processing++
 		}
 		if metered {
-			sm.Hosts += max(in.Managed.Replicas.Current, 1)
+			sm.Hosts += max(in.Managed.CurrentReplicas(), 1)
 		}
 	}
 }

@@ -205,7 +205,7 @@ func (p *Provider) savingsPlansHeld(ctx context.Context, scope providers.Scope) 
 // Learning) Savings Plan: it covers SageMaker usage only (notebooks,
 // Studio, training, processing, inference), in any region and family, and
 // no EC2 instance.
-const KindSageMakerSavingsPlan = "sagemaker-savings-plan"
+const KindSageMakerSavingsPlan = fleet.HeldSageMakerSavingsPlan
 
 // heldSavingsPlan is one Savings Plan as a held commitment; false for the
 // plans that cover no GPU machine (Database).

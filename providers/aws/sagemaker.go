@@ -222,7 +222,7 @@ func (r smReader) endpoint(ctx context.Context, e smtypes.EndpointSummary) ([]fl
 			continue
 		}
 		m := fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Endpoint: name, Deployment: variant, Async: async, ScaleToZero: async,
-			Replicas: fleet.Replicas{Current: int(aws.ToInt32(v.CurrentInstanceCount))}}
+			Replicas: &fleet.Replicas{Current: int(aws.ToInt32(v.CurrentInstanceCount))}}
 		scaling := v.ManagedInstanceScaling
 		if scaling == nil {
 			scaling = c.ManagedInstanceScaling
@@ -240,7 +240,7 @@ func (r smReader) endpoint(ctx context.Context, e smtypes.EndpointSummary) ([]fl
 		if !ok {
 			continue
 		}
-		if m.Replicas.Current == 0 {
+		if m.CurrentReplicas() == 0 {
 			in.State = fleet.Stopped // scaled to zero: nothing bills
 		}
 		out = append(out, in)
@@ -344,7 +344,7 @@ func (r smReader) trainingJobs(ctx context.Context) ([]fleet.Instance, error) {
 		if start == nil {
 			start = d.CreationTime
 		}
-		m := fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: fleet.Replicas{Current: int(aws.ToInt32(rc.InstanceCount))}}
+		m := fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: &fleet.Replicas{Current: int(aws.ToInt32(rc.InstanceCount))}}
 		in, ok := r.item(aws.ToString(d.TrainingJobArn), aws.ToString(d.TrainingJobName), string(rc.InstanceType), start, m)
 		if !ok {
 			return nil
@@ -388,7 +388,7 @@ func (r smReader) processingJobs(ctx context.Context) ([]fleet.Instance, error) 
 		if start == nil {
 			start = d.CreationTime
 		}
-		m := fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: fleet.Replicas{Current: int(aws.ToInt32(cc.InstanceCount))}}
+		m := fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: &fleet.Replicas{Current: int(aws.ToInt32(cc.InstanceCount))}}
 		if in, ok := r.item(aws.ToString(d.ProcessingJobArn), aws.ToString(d.ProcessingJobName), string(cc.InstanceType), start, m); ok {
 			per[i] = &in
 		}

@@ -107,10 +107,10 @@ func endpointCommand(in *fleet.Instance, c fleet.ManagedChange, region string) s
 			"--min-capacity", strconv.Itoa(minimum), "--max-capacity", strconv.Itoa(maximum))
 	}
 	maxOf := func(n int) int {
-		if m.Replicas.Max != nil {
-			return max(*m.Replicas.Max, n, 1)
+		if m.MaxReplicas() != nil {
+			return max(*m.MaxReplicas(), n, 1)
 		}
-		return max(m.Replicas.Current, n, 1)
+		return max(m.CurrentReplicas(), n, 1)
 	}
 	switch c.Action {
 	case fleet.ActionDeleteEndpoint:
@@ -126,7 +126,7 @@ func endpointCommand(in *fleet.Instance, c fleet.ManagedChange, region string) s
 		}
 		cmd := awsCLI(region, "aws", "sagemaker", "update-endpoint-weights-and-capacities", "--endpoint-name", endpoint,
 			"--desired-weights-and-capacities", "VariantName="+variant+",DesiredInstanceCount="+strconv.Itoa(c.Replicas))
-		if m.Replicas.Min != nil {
+		if m.MinReplicas() != nil {
 			cmd += " && " + scalable(c.Replicas, maxOf(c.Replicas))
 		}
 		return cmd

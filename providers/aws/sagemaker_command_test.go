@@ -10,9 +10,9 @@ import (
 func TestManagedCommand(t *testing.T) {
 	four, eight := 4, 8
 	endpoint := &fleet.Instance{ID: "arn:aws:sagemaker:us-east-1:111122223333:endpoint/rerank/variant/primary", Provider: fleet.AWS, Region: "us-east-1",
-		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Endpoint: "rerank", Deployment: "primary", Replicas: fleet.Replicas{Current: 4, Min: &four, Max: &eight}}}
+		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Endpoint: "rerank", Deployment: "primary", Replicas: &fleet.Replicas{Current: 4, Min: &four, Max: &eight}}}
 	plain := &fleet.Instance{ID: "arn:aws:sagemaker:eu-west-1:111122223333:endpoint/chat-demo/variant/AllTraffic", Provider: fleet.AWS, Region: "eu-west-1",
-		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: fleet.Replicas{Current: 2}}}
+		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: &fleet.Replicas{Current: 2}}}
 	notebook := &fleet.Instance{ID: "arn:aws:sagemaker:ap-south-1:111122223333:notebook-instance/nb-research-a", Name: "nb-research-a", Provider: fleet.AWS, Region: "ap-south-1",
 		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook}}
 	odd := &fleet.Instance{ID: "nb 'quoted'", Name: "nb 'quoted'", Provider: fleet.AWS, Region: "us-east-1",
@@ -22,7 +22,7 @@ func TestManagedCommand(t *testing.T) {
 	kernel := &fleet.Instance{ID: "arn:aws:sagemaker:us-east-1:111122223333:app/d-abc123def456/carol/KernelGateway/datascience-1-0-ml-g4dn-xlarge-abc", Provider: fleet.AWS, Region: "us-east-1",
 		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindStudioApp, Workspace: "d-abc123def456"}}
 	job := &fleet.Instance{ID: "arn:aws:sagemaker:us-east-1:111122223333:training-job/llama-ft-1128", Provider: fleet.AWS, Region: "us-east-1",
-		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: fleet.Replicas{Current: 2}}}
+		Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: &fleet.Replicas{Current: 2}}}
 	vertex := &fleet.Instance{ID: "projects/p/locations/l/endpoints/1/deployedModels/2", Provider: fleet.GCP, Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint}}
 	vm := &fleet.Instance{ID: "i-0abc", Provider: fleet.AWS, Region: "us-east-1"}
 

@@ -72,7 +72,7 @@ func sageMakerQueries(instances []fleet.Instance, idx []int) (queries []smQuery,
 			if m.Kind == fleet.KindProcessingJob {
 				ns = NamespaceSageMakerProcessing
 			}
-			for n := 1; n <= max(m.Replicas.Current, 1); n++ {
+			for n := 1; n <= max(m.CurrentReplicas(), 1); n++ {
 				host := dim("Host", in.Name+"/algo-"+strconv.Itoa(n))
 				queries = append(queries,
 					smQuery{inst: i, what: kindGPU, metric: metric(ns, MetricSageMakerGPU, host)},

@@ -91,7 +91,7 @@ func managedString(m *fleet.Managed) string {
 		return "nil"
 	}
 	return fmt.Sprintf("%s %s ws=%q ep=%q dep=%q replicas=%d/%s/%s serverless=%v async=%v ic=%d s2z=%v idle=%s req=%s jobs=%s price=%q",
-		m.Service, m.Kind, m.Workspace, m.Endpoint, m.Deployment, m.Replicas.Current, ptrString(m.Replicas.Min), ptrString(m.Replicas.Max),
+		m.Service, m.Kind, m.Workspace, m.Endpoint, m.Deployment, m.CurrentReplicas(), ptrString(m.MinReplicas()), ptrString(m.MaxReplicas()),
 		m.Serverless, m.Async, m.InferenceComponents, m.ScaleToZero, ptrString(m.IdleShutdownMinutes), ptrString(m.Requests), ptrString(m.Jobs), m.PriceType)
 }
 
@@ -200,7 +200,7 @@ func TestSimSageMakerPaging(t *testing.T) {
 		kind, id := fleet.KindNotebook, fmt.Sprintf("arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-%03d", i)
 		m := fleet.Managed{Service: fleet.SageMaker, Kind: kind}
 		if i%2 == 0 {
-			m = fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: fleet.Replicas{Current: 1}}
+			m = fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: &fleet.Replicas{Current: 1}}
 			id = fmt.Sprintf("arn:aws:sagemaker:us-east-1:111122223333:endpoint/ep-%03d/variant/AllTraffic", i)
 		}
 		f.Instances = append(f.Instances, fleet.Instance{ID: id, Name: fmt.Sprintf("x-%03d", i), Provider: fleet.AWS, Account: "111122223333", Region: "us-east-1",

@@ -40,7 +40,7 @@ func TestSageMakerHardware(t *testing.T) {
 // Items of kinds without a GPU metric are named; endpoints and jobs get
 // their series; a stopped item is never asked.
 func TestSageMakerQueries(t *testing.T) {
-	two := fleet.Replicas{Current: 2}
+	two := &fleet.Replicas{Current: 2}
 	instances := []fleet.Instance{
 		{ID: "e", Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Endpoint: "chat", Deployment: "AllTraffic"}},
 		{ID: "n", Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook}},

@@ -392,7 +392,7 @@ func (s *Server) describeEndpoint(w http.ResponseWriter, req request, in smInput
 			pv["CurrentServerlessConfig"] = map[string]any{"MemorySizeInMB": 6144, "MaxConcurrency": 20}
 			pv["DesiredServerlessConfig"] = map[string]any{"MemorySizeInMB": 6144, "MaxConcurrency": 20}
 		} else {
-			n := m.Replicas.Current
+			n := m.CurrentReplicas()
 			if v.State == string(fleet.Stopped) {
 				n = 0
 			}
@@ -453,7 +453,7 @@ func (s *Server) describeEndpointConfig(w http.ResponseWriter, req request, in s
 			pv["ServerlessConfig"] = map[string]any{"MemorySizeInMB": 6144, "MaxConcurrency": 20}
 		} else {
 			pv["InstanceType"] = v.Instance.InstanceType
-			pv["InitialInstanceCount"] = max(m.Replicas.Current, 1)
+			pv["InitialInstanceCount"] = max(m.CurrentReplicas(), 1)
 		}
 		if sc := managedScaling(m); sc != nil {
 			pv["ManagedInstanceScaling"] = sc
@@ -739,7 +739,7 @@ func (s *Server) describeJob(w http.ResponseWriter, req request, name, account s
 	}
 	in := it.Instance
 	start := smTime(s.created(in))
-	count := max(in.Managed.Replicas.Current, 1)
+	count := max(in.Managed.CurrentReplicas(), 1)
 	out := map[string]any{nameKey: it.name, arnKey: it.arn, statusKey: jobStatus(*it), "CreationTime": start, "LastModifiedTime": start,
 		"RoleArn": fmt.Sprintf("arn:aws:iam::%s:role/SageMakerExecution", in.Account)}
 	if kind == fleet.KindProcessingJob {

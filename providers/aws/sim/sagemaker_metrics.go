@@ -49,7 +49,7 @@ func (s *Server) buildSageMaker(in fleet.Instance) *instSeries {
 		if in.Managed.Kind == fleet.KindProcessingJob {
 			ns = "/aws/sagemaker/ProcessingJobs"
 		}
-		for n := 1; n <= max(in.Managed.Replicas.Current, 1); n++ {
+		for n := 1; n <= max(in.Managed.CurrentReplicas(), 1); n++ {
 			dims := []dimension{{"Host", it.name + "/algo-" + strconv.Itoa(n)}}
 			is.add(ns, metricSMGPU, "Percent", dims, gpu)
 			is.add(ns, metricSMGPUMemory, "Percent", dims, mem)

@@ -68,7 +68,7 @@ func sageMakerFleet(account string, n int) *fleet.Fleet {
 	for i := range n {
 		launch = launch.Add(time.Hour)
 		add(arn(fmt.Sprintf("endpoint/gen-ep-%02d/variant/AllTraffic", i)), "ml.g5.xlarge",
-			fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: fleet.Replicas{Current: 1}}, fleet.Running, map[string]string{"n": fmt.Sprint(i)})
+			fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: &fleet.Replicas{Current: 1}}, fleet.Running, map[string]string{"n": fmt.Sprint(i)})
 		add(arn(fmt.Sprintf("notebook-instance/gen-nb-%02d", i)), "ml.g4dn.xlarge",
 			fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook}, fleet.Running, map[string]string{"n": fmt.Sprint(i)})
 	}
@@ -79,12 +79,12 @@ func sageMakerFleet(account string, n int) *fleet.Fleet {
 	add(arn("notebook-instance/nb-stopped"), "ml.g5.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindNotebook}, fleet.Stopped, many)
 	add(arn("endpoint/multi/variant/serverless"), "ml.g5.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Serverless: true}, fleet.Running, nil)
 	add(arn("endpoint/multi/variant/big"), "ml.g5.12xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Async: true, ScaleToZero: true,
-		Replicas: fleet.Replicas{Current: 1, Min: new(0), Max: &four}}, fleet.Running, nil)
-	add(arn("processing-job/prep-1"), "ml.g5.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: fleet.Replicas{Current: one}}, fleet.Running, nil)
-	add(arn("processing-job/prep-2"), "ml.g4dn.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: fleet.Replicas{Current: 2}}, fleet.Running, nil)
+		Replicas: &fleet.Replicas{Current: 1, Min: new(0), Max: &four}}, fleet.Running, nil)
+	add(arn("processing-job/prep-1"), "ml.g5.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: &fleet.Replicas{Current: one}}, fleet.Running, nil)
+	add(arn("processing-job/prep-2"), "ml.g4dn.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindProcessingJob, Replicas: &fleet.Replicas{Current: 2}}, fleet.Running, nil)
 	add(arn("app/d-abc123def456/shared-space/CodeEditor/default"), "ml.g5.xlarge", fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindStudioApp, Workspace: "d-abc123def456"}, fleet.Running, nil)
 	f.Instances = append(f.Instances, fleet.Instance{ID: arn("training-job/spot-ft"), Provider: fleet.AWS, Account: account, Region: "us-east-1", InstanceType: "ml.g5.12xlarge",
-		Lifecycle: fleet.Spot, State: fleet.Running, LaunchTime: &launch, Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: fleet.Replicas{Current: 1}}})
+		Lifecycle: fleet.Spot, State: fleet.Running, LaunchTime: &launch, Managed: &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindTrainingJob, Replicas: &fleet.Replicas{Current: 1}}})
 	return f
 }
 
