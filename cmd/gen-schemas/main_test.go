@@ -111,6 +111,8 @@ var outputCases = []struct {
 }{
 	{"prices.schema.json", []string{"prices", "--gpu", "H100", "-o", "json"}, "PriceList"},
 	{"prices.schema.json", []string{"prices", "--provider", "aws", "--region", "us-east-1", "-o", "json"}, "PriceList"},
+	{"prices.schema.json", []string{"prices", "--service", "sagemaker", "--region", "us-east-1", "-o", "json"}, "PriceList"},
+	{"prices.schema.json", []string{"prices", "--service", "vertex-ai", "-o", "json"}, "PriceList"},
 	{"prices.schema.json", []string{"prices", "--gpu", "K80", "--provider", "gcp", "-o", "json"}, "PriceList"},
 	{"sharing-plan.schema.json", []string{"sharing", "plan", "--demo", "-o", "json"}, "SharingPlan"},
 	{"commit-plan.schema.json", []string{"commit-plan", "--demo", "-o", "json"}, "CommitPlan"},

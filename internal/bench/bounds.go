@@ -26,6 +26,8 @@ const (
 	// GetMetricData takes 500 queries and returns 100,800 datapoints a call.
 	metricDataQueries = 500
 	metricDataPoints  = 100800
+	// SageMaker's List calls return at most 100 items a page.
+	sageMakerPage = 100
 	// GetProducts pages hold 100 products; DescribeSpotPriceHistory and
 	// DescribeSavingsPlansOfferingRates pages 1,000 rows.
 	productsPage = 100
@@ -94,6 +96,18 @@ type Scope struct {
 	Spot int
 	// Types are the distinct instance types listed there.
 	Types map[string]bool
+	// SageMaker are the scope's SageMaker items (AWS).
+	SageMaker SageMakerShape
+}
+
+// SageMakerShape counts one scope's SageMaker items as the AWS adapter
+// reads them: endpoints (each described with its configuration), their
+// metered variants, notebook instances, Studio apps, running training and
+// processing jobs and their hosts.
+type SageMakerShape struct {
+	Endpoints, Variants, Notebooks, Apps, Training, Processing int
+	// Hosts are the metered jobs' instances (one series each).
+	Hosts int
 }
 
 // metrics says which series a metered instance has.
@@ -117,6 +131,10 @@ type Shape struct {
 func ShapeOf(f *fleet.Fleet) Shape {
 	var b shapeBuilder
 	for _, in := range f.Instances {
+		if in.Managed != nil && in.Managed.Service == fleet.SageMaker {
+			b.sageMaker(in)
+			continue
+		}
 		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, metricsOf(in.Utilization))
 	}
 	return b.shape()
@@ -126,6 +144,9 @@ func ShapeOf(f *fleet.Fleet) Shape {
 type shapeBuilder struct {
 	idx map[[3]string]int
 	sh  Shape
+	// smEndpoints are the SageMaker endpoints counted (account, region,
+	// name).
+	smEndpoints map[[3]string]bool
 }
 
 // add counts one instance. An accelerator without memory in the catalog
@@ -167,6 +188,56 @@ func (b *shapeBuilder) add(p fleet.Provider, account, region, typ string, gpu fl
 	}
 	if m.memory {
 		s.Memory++
+	}
+}
+
+// scope returns the index of a scope, adding it when new.
+func (b *shapeBuilder) scope(p fleet.Provider, account, region string) *Scope {
+	if b.idx == nil {
+		b.idx = map[[3]string]int{}
+	}
+	k := [3]string{string(p), account, region}
+	i, ok := b.idx[k]
+	if !ok {
+		i = len(b.sh.Scopes)
+		b.idx[k] = i
+		b.sh.Scopes = append(b.sh.Scopes, Scope{Cloud: p, Account: account, Region: region, Types: map[string]bool{}})
+	}
+	return &b.sh.Scopes[i]
+}
+
+// sageMaker counts one SageMaker item: not an EC2 instance (no
+// DescribeInstances, agent metrics or spot request), read through
+// SageMaker's own List and Describe calls and metrics.
+func (b *shapeBuilder) sageMaker(in fleet.Instance) {
+	s := b.scope(in.Provider, in.Account, in.Region)
+	sm := &s.SageMaker
+	metered := in.State != fleet.Stopped && in.Utilization != nil && in.Utilization.GPU != nil
+	switch in.Managed.Kind {
+	case fleet.KindEndpoint:
+		if b.smEndpoints == nil {
+			b.smEndpoints = map[[3]string]bool{}
+		}
+		if k := [3]string{in.Account, in.Region, in.Managed.Endpoint}; !b.smEndpoints[k] {
+			b.smEndpoints[k] = true
+			sm.Endpoints++
+		}
+		if in.State != fleet.Stopped {
+			sm.Variants++
+		}
+	case fleet.KindNotebook:
+		sm.Notebooks++
+	case fleet.KindStudioApp:
+		sm.Apps++
+	case fleet.KindTrainingJob, fleet.KindProcessingJob:
+		if in.Managed.Kind == fleet.KindTrainingJob {
+			sm.Training++
+		} else {
+			sm.Processing++
+		}
+		if metered {
+			sm.Hosts += max(in.Managed.CurrentReplicas(), 1)
+		}
 	}
 }
 
@@ -335,9 +406,36 @@ func awsBound(scopes []Scope, steps int) Bound {
 			if s.Instances > 0 {
 				prices = max(pages(productRowsPerType*t, productsPage), pages(spotRowsPerType*t, spotPage), pages(rateRowsPerType*t, ratesPage))
 			}
+			// SageMaker, beside EC2's listing: its five lists (100 a
+			// page), a DescribeEndpoint and DescribeEndpointConfig per
+			// endpoint, a Describe per running job, a ListTags per
+			// resource; its metrics join GetMetricData's queries
+			// (variants: GPU, GPU memory and Invocations; job hosts: GPU
+			// and GPU memory).
+			sm := s.SageMaker
+			lists := map[string]int{"sagemaker.ListEndpoints": sm.Endpoints, "sagemaker.ListNotebookInstances": sm.Notebooks,
+				"sagemaker.ListApps": sm.Apps, "sagemaker.ListTrainingJobs": sm.Training, "sagemaker.ListProcessingJobs": sm.Processing}
+			for op, n := range lists {
+				req[op] += pages(n, sageMakerPage)
+			}
+			req["sagemaker.DescribeEndpoint"] += sm.Endpoints
+			req["sagemaker.DescribeEndpointConfig"] += sm.Endpoints
+			req["sagemaker.DescribeTrainingJob"] += sm.Training
+			req["sagemaker.DescribeProcessingJob"] += sm.Processing
+			tagged := sm.Endpoints + sm.Notebooks + sm.Apps + sm.Training + sm.Processing
+			req["sagemaker.ListTags"] += tagged
+			smRead := 0
+			if q := 3*sm.Variants + 2*sm.Hosts; q > 0 {
+				// SageMaker's queries fill what the agent's leave of
+				// the last call.
+				smRead = max(0, ceilDiv(agent+s.CPU+q, perCall)-read)
+				req["monitoring.GetMetricData"] += smRead
+			}
+			smChain := max(pages(sm.Endpoints, sageMakerPage)+2*min(sm.Endpoints, 1), pages(sm.Notebooks, sageMakerPage), pages(sm.Apps, sageMakerPage),
+				pages(sm.Training, sageMakerPage)+min(sm.Training, 1), pages(sm.Processing, sageMakerPage)+min(sm.Processing, 1)) + min(tagged, 1)
 			// The commitment reads (identity → regions → one call)
 			// are never longer.
-			chain = max(chain, 1+1+inv+spot+max(metrics, prices), 1+1+1)
+			chain = max(chain, 1+1+max(inv+spot, smChain)+max(metrics+min(smRead, 1), prices), 1+1+1)
 		}
 	}
 	for _, t := range rt {
@@ -361,7 +459,9 @@ func awsBound(scopes []Scope, steps int) Bound {
 // listing names the sizes), then metrics or prices. Sizes' GPU facts come
 // from the embedded catalog. The commitments held are listed once for the
 // tenant: one ListReservations (Reservation_ListAll) and one
-// ListSavingsPlans (SavingsPlan_ListAll), beside the listing.
+// ListSavingsPlans (SavingsPlan_ListAll), beside the listing. Azure ML
+// (on by default) lists each subscription's workspaces once, beside the
+// listing; the bench fleets have no workspace, so nothing further.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
@@ -381,6 +481,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 		metricsChain = max(metricsChain, min(n, 1))
 	}
 	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * max(pages(total, graphPage), 2)
+	req["machinelearning.ListWorkspaces"] = len(subs)
 	rt := regionTypes(scopes)
 	chain := 0
 	for r, t := range rt {

@@ -52,12 +52,15 @@ func TestAWSBound(t *testing.T) {
 		// Commitments held: reservations and capacity reservations per
 		// account and region (2 × 2 each), Savings Plans per account.
 		"ec2.DescribeReservedInstances": 4, "ec2.DescribeCapacityReservations": 4, "savingsplans.DescribeSavingsPlans": 2,
+		// SageMaker's five lists, one empty page per account and region.
+		"sagemaker.ListEndpoints": 4, "sagemaker.ListNotebookInstances": 4, "sagemaker.ListApps": 4,
+		"sagemaker.ListTrainingJobs": 4, "sagemaker.ListProcessingJobs": 4,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if b.Total() != 104 {
-		t.Errorf("total %d, want 104", b.Total())
+	if b.Total() != 124 {
+		t.Errorf("total %d, want 124", b.Total())
 	}
 	// a1/r1: identity, regions, 2 instance pages, 3 spot request calls,
 	// 26 listing pages, 1 read.
@@ -95,6 +98,8 @@ func TestAzureBound(t *testing.T) {
 		"compute.ListSKUs": 1,
 		// The tenant's reservations and savings plans, one list each.
 		"capacity.ListReservations": 1, "billingbenefits.ListSavingsPlans": 1,
+		// Each subscription's Azure ML workspaces, one list each.
+		"machinelearning.ListWorkspaces": 2,
 	}
 	if diff := cmp.Diff(want, b.Requests); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

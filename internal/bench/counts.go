@@ -14,9 +14,9 @@ import (
 // provider and Compute Engine's.
 func cloudOf(service, op string) (fleet.Provider, bool) {
 	switch service {
-	case "ec2", "sts", "pricing", "savingsplans":
+	case "ec2", "sts", "pricing", "savingsplans", "sagemaker":
 		return fleet.AWS, true
-	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization":
+	case "subscriptions", "resourcegraph", "monitor", "prices", "capacity", "billingbenefits", "authorization", "machinelearning":
 		return fleet.Azure, true
 	case "cloudresourcemanager", "cloudbilling", "aiplatform", "notebooks":
 		return fleet.GCP, true

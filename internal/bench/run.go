@@ -107,6 +107,7 @@ type fileInstance struct {
 	Utilization  *struct {
 		GPU, GPUMemory, CPU, Memory *json.RawMessage
 	} `json:"utilization"`
+	Managed *fleet.Managed `json:"managed"`
 }
 
 // readFleet streams a JSON fleet file's instances into its shape; a GPU
@@ -159,6 +160,16 @@ func readFleet(path string, cat pricing.Catalog) (Generated, error) {
 			var m metrics
 			if u := in.Utilization; u != nil {
 				m = metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
+			}
+			if in.Managed != nil && in.Managed.Service == fleet.SageMaker {
+				// As ShapeOf: read through SageMaker's own calls, not EC2's.
+				item := fleet.Instance{Provider: in.Provider, Account: in.Account, Region: in.Region, State: in.State, Managed: in.Managed}
+				if m.gpu {
+					item.Utilization = &fleet.Utilization{GPU: &fleet.Stats{}}
+				}
+				b.sageMaker(item)
+				g.Instances++
+				continue
 			}
 			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpu, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, m)
 			g.Instances++

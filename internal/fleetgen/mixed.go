@@ -34,6 +34,10 @@ type MixedOptions struct {
 	Accounts int
 	// Now is the end of the utilization windows (default 2026-11-30T00:00Z).
 	Now time.Time
+	// ManagedShare is the share (0–1) of instances drawn as managed AI
+	// items where the catalog prices one (DefaultManagedShare when 0; none
+	// when negative). The other instances are the same whatever the share.
+	ManagedShare float64
 }
 
 // The largest fleet and the most accounts per cloud Mixed makes: past them a
@@ -59,7 +63,9 @@ type offerShape struct {
 // are idle, notebook, training, inference or batch machines, multi-GPU nodes
 // among them, some spot, some stopped, some without a GPU agent (no
 // utilization), tagged with team, environment and owner, some owned by a
-// node pool, MIG or Auto Scaling group. The same options give the same fleet.
+// node pool, MIG or Auto Scaling group, and a share of them (ManagedShare,
+// default 3 %) items of managed AI services. The same options give the same
+// fleet.
 func Mixed(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, error) {
 	f, all, err := MixedSeq(o, cat)
 	if err != nil {
@@ -85,6 +91,9 @@ func MixedSeq(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, iter.Seq[fleet
 	if o.RegionCount < 0 {
 		return nil, nil, errors.New("region count must not be negative")
 	}
+	if math.IsNaN(o.ManagedShare) || o.ManagedShare > 1 {
+		return nil, nil, fmt.Errorf("managed share %v is out of range: want at most 1 (negative for none)", o.ManagedShare)
+	}
 	clouds := o.Clouds
 	if len(clouds) == 0 {
 		clouds = []fleet.Provider{fleet.AWS, fleet.Azure, fleet.GCP}
@@ -107,11 +116,14 @@ func MixedSeq(o MixedOptions, cat pricing.Catalog) (*fleet.Fleet, iter.Seq[fleet
 		r := rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 		runs := []string{"llm-pretrain", "vision-ft", "rl-sweep"}
 		g := gen{r: r, now: now}
+		md := newManagedDraw(o, cat, byCloud)
 		for i := range o.Instances {
 			p := clouds[g.pick(len(clouds))]
 			shapes := byCloud[p]
 			sh := shapes[g.pick(len(shapes))]
-			if !yield(g.mixedInstance(i, p, sh, accountName(p, g.pick(accounts)), runs)) {
+			in := g.mixedInstance(i, p, sh, accountName(p, g.pick(accounts)), runs)
+			md.apply(&in, i, sh)
+			if !yield(in) {
 				return
 			}
 		}

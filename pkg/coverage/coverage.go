@@ -306,7 +306,7 @@ func rank(h *fleet.Held) int {
 		return 1
 	case fleet.HeldEC2SavingsPlan:
 		return 3
-	case fleet.HeldComputeSavingsPlan, fleet.HeldSavingsPlan, fleet.HeldSpendCUD:
+	case fleet.HeldComputeSavingsPlan, fleet.HeldSavingsPlan, fleet.HeldSpendCUD, fleet.HeldSageMakerSavingsPlan:
 		return 4
 	}
 	return 5 // capacity reservations, GCP reservations
@@ -416,7 +416,7 @@ func (a *allocator) eligible(h *fleet.Held, fits func(u *usage) bool) []*usage {
 // inScope reports whether the instance lies in the commitment's scope:
 // provider, region, zone and accounts.
 func inScope(h *fleet.Held, in *fleet.Instance) bool {
-	if in.Provider != h.Provider {
+	if in.Provider != h.Provider || !fleet.HeldCovers(h.Kind, in) {
 		return false
 	}
 	if h.Scope.Region != "" && !strings.EqualFold(h.Scope.Region, in.Region) {
@@ -746,7 +746,7 @@ func (a *allocator) discount(h *fleet.Held, u *usage) (float64, string, bool) {
 			return 0, false
 		}
 		r, ok := pricing.LookupCommitment(a.in.Catalog, pricing.CommitmentQuery{Provider: u.in.Provider, Region: u.in.Region,
-			InstanceType: pricing.TypeNameOf(a.in.Catalog, u.in), Kind: kind, Term: h.Term, Payment: h.Payment})
+			InstanceType: priceName(a.in.Catalog, u.in), Kind: kind, Term: h.Term, Payment: h.Payment})
 		if !ok || !r.Hourly.IsPositive() || r.Hourly.GreaterThan(od) {
 			return 0, false
 		}
@@ -1075,7 +1075,7 @@ func onDemand(cat pricing.Catalog, in *fleet.Instance) (decimal.Decimal, bool) {
 	if in.HourlyPrice != nil && in.Lifecycle != fleet.Committed {
 		return *in.HourlyPrice, true
 	}
-	o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, in))
+	o, ok := cat.Offer(in.Provider, in.Region, priceName(cat, in))
 	if !ok || o.OnDemand == nil {
 		return decimal.Zero, false
 	}
@@ -1126,3 +1126,12 @@ func NormalizationFactor(typ string) (float64, bool) {
 }
 
 func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// priceName is the name the instance is priced under: a managed AI item's
+// price key (ml.*, vertex-ai/…), a VM's catalog type.
+func priceName(cat pricing.Catalog, in *fleet.Instance) string {
+	if in.IsManaged() {
+		return in.PriceKey()
+	}
+	return pricing.TypeNameOf(cat, in)
+}

@@ -408,3 +408,59 @@ func TestAllocationIgnoresListingOrder(t *testing.T) {
 		t.Errorf("two reservations among an idle, a busy and a machine without data: %s; want the idle one left uncovered", want)
 	}
 }
+
+// A commitment never covers a managed AI item of a service its bill does
+// not apply to, and covers the one it does.
+func TestManagedItemsCoverage(t *testing.T) {
+	cat := testCatalog()
+	cat.AddOffer(pricing.InstanceType{Provider: fleet.AWS, Name: "ml.g5.xlarge", GPUModel: "A10G", GPUCount: 1, Service: fleet.SageMaker}, "us-east-1", "1.408", "")
+	endpoint := inst("arn:aws:sagemaker:us-east-1:1:endpoint/e/variant/v", fleet.AWS, "us-east-1", "ml.g5.xlarge")
+	endpoint.Managed = &fleet.Managed{Service: fleet.SageMaker, Kind: fleet.KindEndpoint, Replicas: &fleet.Replicas{Current: 2}}
+	vm := inst("i-1", fleet.AWS, "us-east-1", "g5.xlarge")
+	t.Run("compute savings plan: the VM only", func(t *testing.T) {
+		f := &fleet.Fleet{Instances: []fleet.Instance{endpoint, vm},
+			Commitments: []fleet.Held{{ID: "sp", Provider: fleet.AWS, Kind: fleet.HeldComputeSavingsPlan, Term: "1y", HourlyCommitment: dec("100")}}}
+		// A fallback discount for every type: only the bill's rules keep it off.
+		r := Allocate(Input{Fleet: f, Catalog: cat, Now: now, FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
+		checkInvariants(t, f, r)
+		if r.Instances[endpoint.ID] != nil {
+			t.Errorf("a Compute Savings Plan covers a SageMaker endpoint: %+v", r.Instances[endpoint.ID])
+		}
+		if r.Instances[vm.ID] == nil {
+			t.Errorf("the VM beside it is not covered")
+		}
+	})
+	t.Run("SageMaker Savings Plan: the endpoint, never the VM", func(t *testing.T) {
+		f := &fleet.Fleet{Instances: []fleet.Instance{endpoint, vm},
+			Commitments: []fleet.Held{{ID: "smsp", Provider: fleet.AWS, Kind: fleet.HeldSageMakerSavingsPlan, Term: "1y", HourlyCommitment: dec("100")}}}
+		r := Allocate(Input{Fleet: f, Catalog: cat, Now: now, FallbackDiscount: func(fleet.Provider, string) (float64, bool) { return 0.3, true }})
+		checkInvariants(t, f, r)
+		if r.Instances[vm.ID] != nil {
+			t.Errorf("a SageMaker Savings Plan covers an EC2 VM")
+		}
+		if r.Instances[endpoint.ID] == nil {
+			t.Errorf("a SageMaker Savings Plan does not cover a SageMaker endpoint")
+		}
+	})
+	t.Run("Azure VM reservation covers Azure ML compute of its size", func(t *testing.T) {
+		aml := inst("/subscriptions/s1/resourceGroups/ml/providers/Microsoft.MachineLearningServices/workspaces/w/computes/c", fleet.Azure, "eastus", "Standard_NC24ads_A100_v4")
+		aml.Account = "s1"
+		aml.Managed = &fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindComputeCluster, Replicas: &fleet.Replicas{Current: 1}}
+		f := &fleet.Fleet{Instances: []fleet.Instance{aml}, Commitments: []fleet.Held{
+			{ID: "res", Provider: fleet.Azure, Kind: fleet.HeldReservation, Term: "1y", Scope: fleet.HeldScope{Region: "eastus"},
+				InstanceType: "Standard_NC24ads_A100_v4", Count: 1, HourlyRate: dec("2.2")}}}
+		if c := allocateWith(t, cat, f).Instances[aml.ID]; c == nil || c.Share != 1 {
+			t.Errorf("Azure ML cluster node not covered by the reservation of its size: %+v", c)
+		}
+	})
+	t.Run("Vertex endpoint: no CUD", func(t *testing.T) {
+		vx := inst("projects/p/locations/us-central1/endpoints/1/deployedModels/2", fleet.GCP, "europe-west4", "g2-standard-4")
+		vx.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Replicas: &fleet.Replicas{Current: 1}, PriceType: "vertex-ai/prediction/g2-standard-4"}
+		cat.AddOffer(pricing.InstanceType{Provider: fleet.GCP, Name: "vertex-ai/prediction/g2-standard-4", GPUModel: "L4", GPUCount: 1, Service: fleet.VertexAI}, "europe-west4", "0.92", "")
+		f := &fleet.Fleet{Instances: []fleet.Instance{vx}, Commitments: []fleet.Held{
+			{ID: "cud", Provider: fleet.GCP, Kind: fleet.HeldSpendCUD, Term: "1y", HourlyCommitment: dec("5")}}}
+		if c := allocateWith(t, cat, f).Instances[vx.ID]; c != nil {
+			t.Errorf("a spend CUD covers a Vertex AI endpoint: %+v", c)
+		}
+	})
+}

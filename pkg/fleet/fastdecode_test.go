@@ -331,8 +331,9 @@ func randomInstance(r *rand.Rand) Instance {
 		m := &Managed{Service: ManagedService(str()), Kind: ManagedKind(str()), Workspace: str(), Endpoint: str(),
 			Deployment: str(), Serverless: maybe(), Async: maybe(), InferenceComponents: r.IntN(4), ScaleToZero: maybe(),
 			IdleShutdownMinutes: fp(), Requests: fp(), Jobs: fp(), PriceType: str()}
-		m.Replicas.Current = r.IntN(6) - 1
-		m.Replicas.Min, m.Replicas.Max = ip(), ip()
+		if maybe() {
+			m.Replicas = &Replicas{Current: r.IntN(6) - 1, Min: ip(), Max: ip()}
+		}
 		in.Managed = m
 	}
 	return in

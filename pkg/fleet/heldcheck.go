@@ -22,11 +22,14 @@ const (
 	HeldResourceCUD         = "resource-cud"
 	HeldSpendCUD            = "spend-cud"
 	HeldGCPReservation      = "gcp-reservation"
+	// HeldSageMakerSavingsPlan is an AWS SageMaker Savings Plan: it covers
+	// SageMaker ml.* usage only (HeldCovers).
+	HeldSageMakerSavingsPlan = "sagemaker-savings-plan"
 )
 
 // HeldKinds lists the kinds of commitment each cloud sells.
 var HeldKinds = map[Provider][]string{
-	AWS:   {HeldStandardRI, HeldConvertibleRI, HeldComputeSavingsPlan, HeldEC2SavingsPlan, HeldCapacityReservation, HeldCapacityBlock},
+	AWS:   {HeldStandardRI, HeldConvertibleRI, HeldComputeSavingsPlan, HeldEC2SavingsPlan, HeldCapacityReservation, HeldCapacityBlock, HeldSageMakerSavingsPlan},
 	Azure: {HeldReservation, HeldSavingsPlan, HeldCapacityReservation},
 	GCP:   {HeldResourceCUD, HeldSpendCUD, HeldGCPReservation},
 }
@@ -64,7 +67,7 @@ func (h *Held) PerInstance() bool {
 // (savings plans, GCP spend-based CUDs).
 func (h *Held) PerHour() bool {
 	switch h.Kind {
-	case HeldComputeSavingsPlan, HeldEC2SavingsPlan, HeldSavingsPlan, HeldSpendCUD:
+	case HeldComputeSavingsPlan, HeldEC2SavingsPlan, HeldSavingsPlan, HeldSpendCUD, HeldSageMakerSavingsPlan:
 		return true
 	}
 	return false

@@ -73,8 +73,8 @@ type Managed struct {
 	// deployment name.
 	Deployment string `json:"deployment,omitempty" jsonschema_description:"The deployment within the endpoint: SageMaker production variant, Vertex AI deployed model ID, Azure ML deployment."`
 	// Replicas are the machines that bill now and the bounds the service
-	// scales them within.
-	Replicas Replicas `json:"replicas,omitzero" jsonschema_description:"The replicas (instances, nodes) that bill now and the bounds the service scales them within."`
+	// scales them within; nil means one machine (a notebook, a Studio app).
+	Replicas *Replicas `json:"replicas,omitempty" jsonschema_description:"The replicas (instances, nodes) that bill now and the bounds the service scales them within; absent means one machine."`
 	// Serverless is true for a deployment billed per request (SageMaker
 	// serverless inference): no machine bills while it is idle.
 	Serverless bool `json:"serverless,omitempty" jsonschema_description:"Billed per request (SageMaker serverless inference): no machine bills while idle."`
@@ -117,12 +117,12 @@ type Replicas struct {
 func (in *Instance) IsManaged() bool { return in.Managed != nil }
 
 // ReplicaCount is how many machines of the instance's type bill: the
-// managed item's current replicas, else 1.
+// managed item's current replicas where it has replicas, else 1.
 func (in *Instance) ReplicaCount() float64 {
 	if in.Managed == nil {
 		return 1
 	}
-	return float64(in.Managed.Replicas.Current)
+	return float64(in.Managed.CurrentReplicas())
 }
 
 // PriceKey is the instance type the price lists use for the instance.
@@ -144,16 +144,17 @@ func (c *checker) managed(m *Managed) {
 	} else {
 		oneOf(c, "kind", m.Kind, ManagedKinds)
 	}
-	r := m.Replicas
-	c.count("replicas.current", r.Current)
-	if r.Min != nil {
-		c.count("replicas.min", *r.Min)
-	}
-	if r.Max != nil {
-		c.count("replicas.max", *r.Max)
-	}
-	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
-		c.failf("replicas.min", "%d is above replicas.max %d", *r.Min, *r.Max)
+	if r := m.Replicas; r != nil {
+		c.count("replicas.current", r.Current)
+		if r.Min != nil {
+			c.count("replicas.min", *r.Min)
+		}
+		if r.Max != nil {
+			c.count("replicas.max", *r.Max)
+		}
+		if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+			c.failf("replicas.min", "%d is above replicas.max %d", *r.Min, *r.Max)
+		}
 	}
 	if m.InferenceComponents < 0 || m.InferenceComponents > MaxReplicas {
 		c.failf("inferenceComponents", "%d is not a count from 0 to %d", m.InferenceComponents, MaxReplicas)
@@ -222,4 +223,31 @@ type ManagedChange struct {
 	InstanceType string
 	// IdleShutdownMinutes is the setting for ActionIdleShutdown.
 	IdleShutdownMinutes float64
+}
+
+// CurrentReplicas is how many replicas bill now: Replicas.Current, or 1
+// when the item gives no replicas.
+func (m *Managed) CurrentReplicas() int {
+	if m.Replicas == nil {
+		return 1
+	}
+	return m.Replicas.Current
+}
+
+// MinReplicas is the fewest replicas the service scales to; nil when it
+// does not scale.
+func (m *Managed) MinReplicas() *int {
+	if m.Replicas == nil {
+		return nil
+	}
+	return m.Replicas.Min
+}
+
+// MaxReplicas is the most replicas the service scales to; nil when it does
+// not scale.
+func (m *Managed) MaxReplicas() *int {
+	if m.Replicas == nil {
+		return nil
+	}
+	return m.Replicas.Max
 }

@@ -161,7 +161,7 @@ func (a *Audit) WriteIntent(d Decision, t time.Time) error {
 		return nil
 	}
 	return a.write(Intent{Type: LineIntent, RunID: a.runID, Time: t, Provider: d.Provider, Account: d.Account,
-		Region: d.Region, Profile: d.Scope.Profile, ResourceID: d.ResourceID, InstanceType: d.InstanceType})
+		Region: d.Region, Profile: d.Scope.Profile, ResourceID: d.ResourceID, InstanceType: d.InstanceType, Service: d.Service})
 }
 
 // WriteOutcome appends a stop decision with its result, after the stop call

@@ -81,6 +81,10 @@ const (
 	// ReasonMultiHost: an idle host of a multi-host job whose other hosts
 	// work.
 	ReasonMultiHost Reason = "multi-host"
+	// ReasonManagedKind: an item of a managed AI service other than a
+	// notebook (an endpoint, a job, a compute cluster, a Studio app), which
+	// idle-stop never stops; the message says what to do instead.
+	ReasonManagedKind = Reason(protect.ReasonManagedKind)
 )
 
 // The tags Decide reads besides the policy's exemption tag and selectors.
@@ -123,6 +127,11 @@ type Decision struct {
 	Message string `json:"message"`
 	// ManagedBy is the controller that owns the machine, if any.
 	ManagedBy *fleet.ManagedBy `json:"managedBy,omitempty"`
+	// Service and ManagedKind say what a managed AI service's item is
+	// (a notebook is stopped through the service's own stop API); empty
+	// for a VM.
+	Service     fleet.ManagedService `json:"service,omitempty"`
+	ManagedKind fleet.ManagedKind    `json:"managedKind,omitempty"`
 	// Warnings are what a stop costs besides the machine's work: the data
 	// on instance-store disks, a hibernation setting not used.
 	Warnings []string `json:"warnings,omitempty"`
@@ -145,7 +154,8 @@ type Decision struct {
 // Decide makes exactly one Decision per candidate, in input order. It is pure
 // and deterministic: the same candidates, now and policy give the same
 // decisions. The checks run in this order and the first that applies skips
-// the machine: not running, selectors, owned by a controller, exemption,
+// the machine: a managed AI service's item other than a notebook (never
+// stopped: an endpoint, job, compute cluster or Studio app), not running, selectors, owned by a controller, exemption,
 // AutoShutdown opt-out (or missing opt-in), production, spot, unknown launch
 // time, uptime, inference workload, no metrics, partial metrics, GPUs
 // missing from the samples, stale metrics, busy GPU, GPU memory held, busy
@@ -228,7 +238,12 @@ func decide(c Candidate, now time.Time, p Policy, pp protect.Policy) Decision {
 	if owner := protect.Owner(&inst, pp); owner != nil {
 		d.ManagedBy = owner
 	}
-
+	if m := inst.Managed; m != nil {
+		d.Service, d.ManagedKind = m.Service, m.Kind
+	}
+	if f := protect.ManagedKind(&inst); f != nil {
+		return skip(ReasonManagedKind, "%s", f.Message)
+	}
 	if inst.State != fleet.Running {
 		state := string(inst.State)
 		if state == "" {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
 )
 
@@ -423,33 +424,43 @@ func stopIndexes(ds []Decision) []int {
 	return out
 }
 
-// checkPermission runs one dry-run stop per scope, on the scope's first stop
-// candidate; when that machine cannot tell (already stopped, gone, not
-// stoppable) the next one in the scope is tried. Other errors are left to
-// the stops themselves.
+// stopAPI is a scope and the service whose stop API stops a machine there
+// (empty for the cloud's VMs): each needs its own permission.
+type stopAPI struct {
+	scope   providers.Scope
+	service fleet.ManagedService
+}
+
+// checkPermission runs one dry-run stop per scope and stop API (the VMs',
+// each managed service's), on its first stop candidate; when that machine
+// cannot tell (already stopped, gone, not stoppable) the next one is tried.
+// Other errors are left to the stops themselves.
 func checkPermission(ctx context.Context, s providers.Stopper, ds []Decision, stops []int, conc int, pause time.Duration) error {
-	byScope := map[providers.Scope][]int{}
-	var scopes []providers.Scope
+	byAPI := map[stopAPI][]int{}
+	var apis []stopAPI
 	for _, i := range stops {
-		sc := ds[i].Scope
-		if _, ok := byScope[sc]; !ok {
-			scopes = append(scopes, sc)
+		a := stopAPI{ds[i].Scope, ds[i].Service}
+		if _, ok := byAPI[a]; !ok {
+			apis = append(apis, a)
 		}
-		byScope[sc] = append(byScope[sc], i)
+		byAPI[a] = append(byAPI[a], i)
 	}
-	sort.SliceStable(scopes, func(a, b int) bool {
-		return scopes[a].String()+scopes[a].Profile < scopes[b].String()+scopes[b].Profile
+	sort.SliceStable(apis, func(a, b int) bool {
+		ka := apis[a].scope.String() + apis[a].scope.Profile + "\x00" + string(apis[a].service)
+		kb := apis[b].scope.String() + apis[b].scope.Profile + "\x00" + string(apis[b].service)
+		return ka < kb
 	})
-	errs := make([]error, len(scopes))
+	errs := make([]error, len(apis))
 	sem := make(chan struct{}, conc)
 	var wg sync.WaitGroup
-	for k, sc := range scopes {
+	for k, a := range apis {
+		sc := a.scope
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			for _, i := range byScope[sc] {
+			for _, i := range byAPI[a] {
 				res, err := stopOnce(ctx, s, sc, ds[i].ResourceID, true, pause)
 				switch {
 				case errors.Is(err, providers.ErrPermission), errors.Is(err, providers.ErrCredentials):

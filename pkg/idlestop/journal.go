@@ -53,6 +53,9 @@ type Intent struct {
 	Profile      string         `json:"profile,omitempty"`
 	ResourceID   string         `json:"resourceId"`
 	InstanceType string         `json:"instanceType,omitempty"`
+	// Service is the managed AI service whose stop API the stop goes to
+	// (a notebook's); empty for a VM.
+	Service fleet.ManagedService `json:"service,omitempty"`
 }
 
 // Scope is where the intent's machine lives.

@@ -23,15 +23,22 @@ var DefaultControllers = []Controller{
 
 // Owner is the controller that owns a machine: its ManagedBy or the clouds'
 // owner tags (fleet.Instance.Owner), else the policy's Controllers; nil
-// when nothing owns it.
+// when nothing owns it. A managed notebook's own service (a Workbench VM's Vertex AI labels, say)
+// does not own it: the service is what stops it.
 func Owner(in *fleet.Instance, p Policy) *fleet.ManagedBy {
-	if o := in.Owner(); o != nil {
+	if o := in.Owner(); o != nil && !ownService(in, o) {
 		return o
 	}
+	var o *fleet.ManagedBy
 	if p.Rules.Controllers == nil {
-		return defaultDetector(in.ID, in.Tags)
+		o = defaultDetector(in.ID, in.Tags)
+	} else {
+		o = fleet.DetectOwnerWith(p.Rules.Controllers, in.ID, in.Tags)
 	}
-	return fleet.DetectOwnerWith(p.Rules.Controllers, in.ID, in.Tags)
+	if ownService(in, o) {
+		return nil
+	}
+	return o
 }
 
 // defaultDetector reads DefaultControllers, their keys normalised once.

@@ -173,7 +173,9 @@ func commitmentRule(e *engine, active []*state) map[*state]*change {
 	var mixed map[regionType]bool
 	var splits []*resourceSplit
 	for _, s := range e.all {
-		if !s.advisable() {
+		// A managed AI item is never sized into a VM commitment (its
+		// service bills its own usage: fleet.HeldCovers).
+		if !s.advisable() || s.inst.IsManaged() {
 			continue
 		}
 		od := s.price.Hourly
@@ -763,7 +765,7 @@ func (e *engine) mixedSeries() map[regionType]bool {
 	first := map[regionType]string{}
 	out := map[regionType]bool{}
 	for _, s := range e.all {
-		if !s.advisable() || s.stopped || s.inst.State == fleet.Stopped || s.lifecycle != fleet.OnDemand || e.planKind(s.inst.Provider) != pricing.ResourceCUD {
+		if !s.advisable() || s.inst.IsManaged() || s.stopped || s.inst.State == fleet.Stopped || s.lifecycle != fleet.OnDemand || e.planKind(s.inst.Provider) != pricing.ResourceCUD {
 			continue
 		}
 		series, _ := pricing.CUDSeries(s.typ.Name)

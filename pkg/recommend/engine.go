@@ -211,6 +211,8 @@ type change struct {
 	evidence   Evidence
 	// protected says a protection holds the change back (see guard).
 	protected *Protected
+	// managed is the change to a managed AI item (managed.go).
+	managed *fleet.ManagedChange
 }
 
 type engine struct {
@@ -490,6 +492,10 @@ type Options struct {
 	// ISF is Microsoft's instance size flexibility table for the fleet's
 	// size-flexible Azure reservations; nil derives GPU sizes' groups.
 	ISF *coverage.ISF
+	// ManagedCommand spells a change to a managed AI item as the cloud's
+	// command (providers.ManagedCommand); nil or "" leaves the change in
+	// words only.
+	ManagedCommand func(*fleet.Instance, fleet.ManagedChange) string
 }
 
 // BilledRate is what a bill says one instance pays per hour.
@@ -530,10 +536,11 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 	e.all = states
 	e.applyHeld(f, states)
 	e.fleet = f
+	e.managedPhase(states)
 	for _, ph := range phases {
 		active := make([]*state, 0, len(states))
 		for _, s := range states {
-			if s.advisable() && !s.stopped && s.inst.State != fleet.Stopped {
+			if s.advisable() && !s.stopped && s.inst.State != fleet.Stopped && !s.inst.IsManaged() {
 				active = append(active, s)
 			}
 		}
@@ -582,6 +589,7 @@ func RunWith(f *fleet.Fleet, cat pricing.Catalog, p Policy, o Options) Plan {
 			ic.MonthlySavings = e.difference(ic.MonthlyCost, ic.OptimizedCost)
 			ic.Final = s.final()
 		}
+		ic.Managed = managedRef(s.inst)
 		plan.Instances = append(plan.Instances, ic)
 		// Merged: the state may go (e.all is the same slice).
 		states[i] = nil
@@ -634,7 +642,7 @@ func (e *engine) newState(in *fleet.Instance) *state {
 	if !ok {
 		if in.State != fleet.Stopped {
 			e.warn(in.ID, WarnUnpriced, "no %s price for %s %s in %s in the catalog and no hourlyPrice in the fleet: its cost is not counted and no saving is computed",
-				in.Lifecycle, in.Provider, in.InstanceType, in.Region)
+				in.Lifecycle, in.Provider, in.PriceKey(), in.Region)
 		}
 		return s
 	}
@@ -695,6 +703,12 @@ func (e *engine) record(s *state, c *change) {
 		Evidence:         c.evidence,
 		After:            s.last,
 		Protected:        c.protected,
+	}
+	if c.managed != nil {
+		rec.Change = changeOf(*c.managed)
+		if e.opts.ManagedCommand != nil && (c.protected == nil || c.protected.Counted) {
+			rec.Command = e.opts.ManagedCommand(in, *c.managed)
+		}
 	}
 	if s.covered() && c.kind != KindCommitment && !c.keep {
 		note := e.heldNote(s)
@@ -767,7 +781,12 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 			Source: "fleet file (hourlyPrice)" + e.fleetSource, AsOf: e.fleetAsOf,
 		}, true
 	}
-	offer, ok := e.offer(in.Provider, in.Region, pricing.TypeNameOf(e.cat, in))
+	name := pricing.TypeNameOf(e.cat, in)
+	if in.IsManaged() {
+		// A service's own price (ml.*, vertex-ai/…), never a VM's in its stead.
+		name = in.PriceKey()
+	}
+	offer, ok := e.offer(in.Provider, in.Region, name)
 	if !ok {
 		return pricing.Price{}, false
 	}
@@ -775,7 +794,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 	case fleet.Spot:
 		// The same basis as advice to move to spot: never the cheapest
 		// zone's price for one and the advisor's saving for the other.
-		q, ok := e.spotQuote(in.Provider, in.Region, in.InstanceType)
+		q, ok := e.spotQuote(in.Provider, in.Region, spotKey(in))
 		if !ok {
 			return pricing.Price{}, false
 		}
@@ -821,7 +840,7 @@ func summarize(instances []InstanceCost, recs []Recommendation) Summary {
 	s := Summary{SavingsByKind: map[Kind]decimal.Decimal{}}
 	for _, ic := range instances {
 		s.InstanceCount++
-		s.GPUCount += ic.GPUCount
+		s.GPUCount += ic.GPUCount * float64(max(1, ic.Managed.replicas()))
 		if !ic.Priced {
 			s.UnpricedCount++
 			continue

@@ -79,6 +79,13 @@ func (e *engine) guard(s *state, c *change, evidence bool) *change {
 	if c == nil || e.owner(s) != nil {
 		return c
 	}
+	return e.holdBack(s, c, e.finding(s, evidence))
+}
+
+// finding is the protection that holds a change to s back: the static one
+// (tags, owner, spot, inference) and, with evidence, the metrics' and the
+// multi-host peers'. Nil when none applies.
+func (e *engine) finding(s *state, evidence bool) *protect.Finding {
 	g := e.protection()
 	f := protect.Static(s.inst, g.policy)
 	if f == nil && evidence {
@@ -89,7 +96,13 @@ func (e *engine) guard(s *state, c *change, evidence bool) *change {
 			}
 		}
 	}
-	if f == nil {
+	return f
+}
+
+// holdBack makes c a protected change when f protects s: it saves nothing
+// unless IncludeProtected, and says what releasing the machine would save.
+func (e *engine) holdBack(s *state, c *change, f *protect.Finding) *change {
+	if c == nil || f == nil {
 		return c
 	}
 	tmp := *s
@@ -115,6 +128,9 @@ func (e *engine) guard(s *state, c *change, evidence bool) *change {
 
 // short0 is what the change would have done, in a word.
 func (c *change) short0() string {
+	if c.managed != nil {
+		return changeWords(*c.managed, 0)
+	}
 	switch c.kind {
 	case KindSchedule:
 		return "a schedule"

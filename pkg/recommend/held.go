@@ -292,7 +292,7 @@ func (e *engine) uncoveredLike(s *state, anyFamily bool) (ids []string, total in
 		e.uncovered = map[familyKey]*idList{}
 		for _, o := range e.all {
 			in := o.inst
-			if in.State != fleet.Running || in.Lifecycle != fleet.OnDemand || o.cov != nil && o.cov.Share >= 1-1e-9 {
+			if in.State != fleet.Running || in.Lifecycle != fleet.OnDemand || o.cov != nil && o.cov.Share >= 1-1e-9 || in.IsManaged() {
 				continue
 			}
 			for _, k := range []familyKey{{in.Provider, in.Region, coverage.Family(in.InstanceType)}, {provider: in.Provider}} {

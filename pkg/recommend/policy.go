@@ -26,6 +26,8 @@ type Policy struct {
 	Governance governance.Policy `json:"governance" mapstructure:"governance"`
 	Spot       SpotPolicy        `json:"spot" mapstructure:"spot"`
 	Commitment CommitmentPolicy  `json:"commitment" mapstructure:"commitment"`
+	// Managed configures the rules for managed AI items (managed.go).
+	Managed ManagedPolicy `json:"managed" mapstructure:"managed"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
 	MinWindowHours float64 `json:"minWindowHours" mapstructure:"min_window_hours"`
 	// Prices sets how old a price may be before the report warns.
@@ -83,6 +85,29 @@ type RightsizePolicy struct {
 	HostMemoryPercent float64 `json:"hostMemoryPercent" mapstructure:"host_memory_percent"`
 	// MinSavingsPercent: a move must save at least this share of the cost.
 	MinSavingsPercent float64 `json:"minSavingsPercent" mapstructure:"min_savings_percent"`
+}
+
+// ManagedPolicy configures the rules for managed AI items (SageMaker,
+// Vertex AI, Azure ML): docs/managed-ai-rules.md.
+type ManagedPolicy struct {
+	// IdleMinHours is the shortest window over which an endpoint's zero
+	// requests make it idle.
+	IdleMinHours float64 `json:"idleMinHours" mapstructure:"idle_min_hours"`
+	// TargetGPUPercent is the busiest GPU's p95 an endpoint's remaining
+	// replicas (or smaller type) may reach; below it, replicas are removed.
+	TargetGPUPercent float64 `json:"targetGpuPercent" mapstructure:"target_gpu_percent"`
+	// ProductionMinReplicas is the fewest replicas a production-tagged
+	// deployment keeps (Microsoft recommends at least 3 in production).
+	ProductionMinReplicas int `json:"productionMinReplicas" mapstructure:"production_min_replicas"`
+	// IdleShutdownMinutes is the idle shutdown advised where a notebook has
+	// none.
+	IdleShutdownMinutes float64 `json:"idleShutdownMinutes" mapstructure:"idle_shutdown_minutes"`
+	// ClusterScaleDownMinutes: a compute cluster whose idle nodes wait longer
+	// than this before scaling down gets a note.
+	ClusterScaleDownMinutes float64 `json:"clusterScaleDownMinutes" mapstructure:"cluster_scale_down_minutes"`
+	// JobMaxHours: a training or processing job running longer than this on
+	// on-demand capacity is advised the service's managed spot.
+	JobMaxHours float64 `json:"jobMaxHours" mapstructure:"job_max_hours"`
 }
 
 // SpotPolicy configures spot advice.
@@ -183,6 +208,14 @@ func DefaultPolicy() Policy {
 			Discounts3y:  map[string]float64{},
 			TrendPercent: 20,
 			Names:        map[string]string{},
+		},
+		Managed: ManagedPolicy{
+			IdleMinHours:            72,
+			TargetGPUPercent:        50,
+			ProductionMinReplicas:   3,
+			IdleShutdownMinutes:     60,
+			ClusterScaleDownMinutes: 30,
+			JobMaxHours:             24,
 		},
 		MinWindowHours: 168,
 		Prices:         PricePolicy{MaxSpotAgeDays: pricing.DefaultMaxSpotAgeDays, MaxListAgeDays: pricing.DefaultMaxListAgeDays},
@@ -416,6 +449,9 @@ func (p Policy) validate() error {
 	if t := p.Commitment.TrendPercent; !(t > 0 && t <= 100) {
 		return fmt.Errorf("policy.commitment.trend_percent: %v is outside (0, 100]", t)
 	}
+	if err := p.Managed.validate(); err != nil {
+		return err
+	}
 	if p.MinWindowHours < 0 || p.MinWindowHours > maxWindowHours {
 		return fmt.Errorf("policy.min_window_hours: %v is outside 0–%d", p.MinWindowHours, maxWindowHours)
 	}
@@ -447,4 +483,27 @@ func workloadList() string {
 		s[i] = string(w)
 	}
 	return strings.Join(s, ", ")
+}
+
+func (m ManagedPolicy) validate() error {
+	if t := m.TargetGPUPercent; !(t > 0 && t <= 100) {
+		return fmt.Errorf("policy.managed.target_gpu_percent: %v is outside (0, 100]", t)
+	}
+	if m.ProductionMinReplicas < 1 || m.ProductionMinReplicas > maxReplicas {
+		return fmt.Errorf("policy.managed.production_min_replicas: %d is outside 1–%d", m.ProductionMinReplicas, maxReplicas)
+	}
+	for _, c := range []struct {
+		key      string
+		v, limit float64
+	}{
+		{"policy.managed.idle_min_hours", m.IdleMinHours, maxWindowHours},
+		{"policy.managed.idle_shutdown_minutes", m.IdleShutdownMinutes, maxSpotMinutes},
+		{"policy.managed.cluster_scale_down_minutes", m.ClusterScaleDownMinutes, maxSpotMinutes},
+		{"policy.managed.job_max_hours", m.JobMaxHours, maxWindowHours},
+	} {
+		if c.v <= 0 || c.v > c.limit {
+			return fmt.Errorf("%s: %v is outside (0, %v]", c.key, c.v, c.limit)
+		}
+	}
+	return nil
 }

@@ -100,3 +100,29 @@ func TestValidateRanges(t *testing.T) {
 		t.Errorf("defaults: %v", err)
 	}
 }
+
+func TestValidateManagedPolicy(t *testing.T) {
+	for _, c := range []struct {
+		key string
+		set func(*ManagedPolicy)
+	}{
+		{"policy.managed.target_gpu_percent", func(m *ManagedPolicy) { m.TargetGPUPercent = 0 }},
+		{"policy.managed.target_gpu_percent", func(m *ManagedPolicy) { m.TargetGPUPercent = 101 }},
+		{"policy.managed.production_min_replicas", func(m *ManagedPolicy) { m.ProductionMinReplicas = 0 }},
+		{"policy.managed.idle_min_hours", func(m *ManagedPolicy) { m.IdleMinHours = -1 }},
+		{"policy.managed.idle_min_hours", func(m *ManagedPolicy) { m.IdleMinHours = 20000 }},
+		{"policy.managed.idle_shutdown_minutes", func(m *ManagedPolicy) { m.IdleShutdownMinutes = 0 }},
+		{"policy.managed.cluster_scale_down_minutes", func(m *ManagedPolicy) { m.ClusterScaleDownMinutes = 1e5 }},
+		{"policy.managed.job_max_hours", func(m *ManagedPolicy) { m.JobMaxHours = 0 }},
+	} {
+		p := DefaultPolicy().WithPurchases(purchasetest.Purchases())
+		c.set(&p.Managed)
+		var pe *PolicyError
+		if err := p.Validate(); !errors.As(err, &pe) || pe.Key != c.key {
+			t.Errorf("%s: got %v", c.key, err)
+		}
+	}
+	if err := DefaultPolicy().WithPurchases(purchasetest.Purchases()).Validate(); err != nil {
+		t.Errorf("defaults refused: %v", err)
+	}
+}

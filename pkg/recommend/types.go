@@ -75,6 +75,59 @@ type Recommendation struct {
 	// Protected is set when the protection idle-stop applies (pkg/protect)
 	// holds a stop, schedule or deallocate back.
 	Protected *Protected `json:"protected,omitempty"`
+	// Change is the exact change advised on a managed AI item, named
+	// cloud-neutrally; nil on a virtual machine's advice.
+	Change *Change `json:"change,omitempty"`
+	// Command is the cloud's command that makes Change (the adapter spells
+	// it); empty when none is known or the item is protected.
+	Command string `json:"command,omitempty"`
+}
+
+// Change is an advised change to a managed AI item (fleet.ManagedChange).
+type Change struct {
+	// Action is the change: delete-endpoint, scale-to-zero, set-replicas,
+	// set-min-replicas, change-instance-type, stop-notebook,
+	// enable-idle-shutdown or use-managed-spot.
+	Action fleet.ManagedAction `json:"action"`
+	// Replicas is the count set by set-replicas and set-min-replicas.
+	Replicas *int `json:"replicas,omitempty"`
+	// InstanceType is the target of change-instance-type.
+	InstanceType string `json:"instanceType,omitempty"`
+	// IdleShutdownMinutes is the setting of enable-idle-shutdown.
+	IdleShutdownMinutes *float64 `json:"idleShutdownMinutes,omitempty"`
+}
+
+// changeOf is the report's form of a managed change.
+func changeOf(mc fleet.ManagedChange) *Change {
+	c := &Change{Action: mc.Action, InstanceType: mc.InstanceType}
+	switch mc.Action {
+	case fleet.ActionSetReplicas, fleet.ActionSetMinReplicas:
+		n := mc.Replicas
+		c.Replicas = &n
+	case fleet.ActionIdleShutdown:
+		m := mc.IdleShutdownMinutes
+		c.IdleShutdownMinutes = &m
+	}
+	return c
+}
+
+// replicas is how many replicas bill; 0 for a VM (nil).
+func (m *ManagedRef) replicas() int {
+	if m == nil {
+		return 0
+	}
+	return m.Replicas
+}
+
+// ManagedRef says what a managed AI item is, for the report to name it.
+type ManagedRef struct {
+	Service fleet.ManagedService `json:"service"`
+	Kind    fleet.ManagedKind    `json:"kind"`
+	// Name is the item's name: endpoint/deployment, notebook, app, job or
+	// cluster.
+	Name string `json:"name,omitempty"`
+	// Replicas are the replicas (nodes) billing now.
+	Replicas int `json:"replicas"`
 }
 
 // Protected says why a machine is protected from a stop, schedule or
@@ -161,6 +214,9 @@ const (
 	// save nothing because commitments pay for the instance's hours; it
 	// would only free commitment for other usage.
 	WarnCoveredNoSaving = "covered-no-saving"
+	// WarnManaged: a managed AI item the rules could not judge (requests
+	// or metrics unknown), or a fact about its commitments.
+	WarnManaged = "managed"
 )
 
 // InstanceCost is what one instance costs now.
@@ -200,6 +256,9 @@ type InstanceCost struct {
 	MonthlySavings    decimal.Decimal `json:"monthlySavings"`
 	// Final is the instance as the plan leaves it; nil when unpriced.
 	Final *FinalState `json:"final,omitempty"`
+	// Managed names the managed AI item the instance is; nil for a
+	// virtual machine.
+	Managed *ManagedRef `json:"managed,omitempty"`
 }
 
 // FinalState is an instance after every recommendation for it.
@@ -223,11 +282,12 @@ type Summary struct {
 	OptimizedMonthly decimal.Decimal `json:"optimizedMonthlyCost"`
 	MonthlySavings   decimal.Decimal `json:"monthlySavings"`
 	// SavingsPercent is Savings / Current × 100, rounded to one decimal.
-	SavingsPercent decimal.Decimal          `json:"savingsPercent"`
-	InstanceCount  int                      `json:"instanceCount"`
-	GPUCount       float64                  `json:"gpuCount"`
-	UnpricedCount  int                      `json:"unpricedCount"`
-	SavingsByKind  map[Kind]decimal.Decimal `json:"savingsByKind"`
+	SavingsPercent decimal.Decimal `json:"savingsPercent"`
+	InstanceCount  int             `json:"instanceCount"`
+	// GPUCount counts every billed replica's GPUs.
+	GPUCount      float64                  `json:"gpuCount"`
+	UnpricedCount int                      `json:"unpricedCount"`
+	SavingsByKind map[Kind]decimal.Decimal `json:"savingsByKind"`
 	// UnusedCommitmentMonthly is what commitments that cover no instance
 	// cost a month; it is part of CurrentMonthly and OptimizedMonthly (a
 	// commitment is paid whatever the plan does).

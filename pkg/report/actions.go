@@ -22,6 +22,9 @@ const DefaultLimit = 20
 // machineAction is one machine's combined advice.
 type machineAction struct {
 	resource, provider, account, region, instanceType string
+	// label names a managed AI item as what it is ("sagemaker endpoint
+	// chat-demo/AllTraffic ×2"); empty for a VM.
+	label string
 	// steps are its recommendations with a counted saving, in plan order.
 	steps                       []Recommendation
 	current, optimized, savings Money
@@ -69,7 +72,14 @@ func rank(r *Report) actionPlan {
 				tagged[machineKey{rec.Provider, rec.Account, rec.Region, rec.ResourceID}] = true
 				continue
 			case !rec.MonthlySavings.d.IsPositive():
-				p.other++
+				// A managed item's zero-saving step (idle shutdown after a
+				// stop) joins the item's row when it has one.
+				i, ok := index[machineKey{rec.Provider, rec.Account, rec.Region, rec.ResourceID}]
+				if rec.Change == nil || !ok {
+					p.other++
+					continue
+				}
+				p.machines[i].steps = append(p.machines[i].steps, rec)
 				continue
 			}
 			k := machineKey{rec.Provider, rec.Account, rec.Region, rec.ResourceID}
@@ -82,6 +92,9 @@ func rank(r *Report) actionPlan {
 					savings: Money{cur: rec.MonthlySavings.cur}}
 				if in := instances[k]; in != nil && in.CurrentMonthlyCost != nil {
 					m.current = *in.CurrentMonthlyCost
+				}
+				if in := instances[k]; in != nil && in.Managed != nil {
+					m.label = managedLabel(in.Managed)
 				}
 				p.machines = append(p.machines, m)
 			}
@@ -121,6 +134,9 @@ func level(s string) int { return slices.Index([]string{"low", "medium", "high"}
 // "quantize: remove (INT8 replicas)").
 func stepText(rec Recommendation) string {
 	s := shortActionText(rec)
+	if rec.Change != nil {
+		return s
+	}
 	switch rec.Kind {
 	case string(recommend.KindIdleStop), string(recommend.KindSchedule), string(recommend.KindShare),
 		string(recommend.KindSpot), string(recommend.KindCommitment):
@@ -197,3 +213,20 @@ func (opts PrintOptions) limit(n int) int {
 	}
 	return min(DefaultLimit, n)
 }
+
+// managedLabel names a managed AI item: service, kind, name and, beyond one,
+// its billed replicas.
+func managedLabel(m *Managed) string {
+	s := m.Service + " " + m.Kind
+	if m.Name != "" {
+		s += " " + m.Name
+	}
+	if m.Replicas > 1 {
+		s += fmt.Sprintf(" ×%d", m.Replicas)
+	}
+	return s
+}
+
+// name is how the ranked view names the machine: a managed item's label,
+// else its resource ID.
+func (m machineAction) name() string { return cmp.Or(m.label, m.resource) }

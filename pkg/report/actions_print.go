@@ -36,8 +36,14 @@ func actionColumns(wide bool) []actionColumn {
 	if wide {
 		action.cell = func(m machineAction, _ bool) string { return m.fullText() }
 	}
-	cols := []actionColumn{{header: resourceHeader, cell: func(m machineAction, _ bool) string { return m.resource }}}
+	cols := []actionColumn{{header: resourceHeader, cell: func(m machineAction, _ bool) string { return m.name() }}}
 	if wide {
+		cols[0].cell = func(m machineAction, _ bool) string {
+			if m.label != "" {
+				return m.label + " · " + m.resource
+			}
+			return m.resource
+		}
 		cols = append(cols,
 			actionColumn{header: "provider", cell: func(m machineAction, _ bool) string { return m.provider }},
 			actionColumn{header: "account", cell: func(m machineAction, _ bool) string { return m.account }},
@@ -265,13 +271,16 @@ func writeRecords(b *strings.Builder, ms []machineAction, c colors, width int) {
 			b.WriteString("\n")
 		}
 		head := fmt.Sprintf("%d. ", i+1)
-		for k, l := range tableprinter.WrapWords(m.resource, max(20, width-len(head))) {
+		for k, l := range tableprinter.WrapWords(m.name(), max(20, width-len(head))) {
 			if k > 0 {
 				head = strings.Repeat(" ", len(head))
 			}
 			b.WriteString(c.bold(head+l) + "\n")
 		}
 		where := []string{m.provider}
+		if m.label != "" {
+			where = append(where, m.resource)
+		}
 		for _, s := range []string{m.account, m.region, m.instanceType} {
 			if s != "" {
 				where = append(where, s)

@@ -386,6 +386,20 @@ func (a *appender) recommendation(r *Recommendation) {
 		a.bool(p.Counted)
 		a.close('}')
 	}
+	if c := r.Change; c != nil {
+		a.key("change")
+		a.open('{')
+		a.key("action")
+		a.string(c.Action)
+		if c.Replicas != nil {
+			a.key("replicas")
+			a.int(*c.Replicas)
+		}
+		a.optString("instanceType", c.InstanceType)
+		a.optFloat("idleShutdownMinutes", c.IdleShutdownMinutes)
+		a.close('}')
+	}
+	a.optString("command", r.Command)
 	a.close('}')
 }
 
@@ -538,6 +552,18 @@ func (a *appender) instance(in *Instance) {
 	a.optMoney("currentMonthlyCost", in.CurrentMonthlyCost)
 	a.optMoney("optimizedMonthlyCost", in.OptimizedMonthlyCost)
 	a.optMoney("monthlySavings", in.MonthlySavings)
+	if m := in.Managed; m != nil {
+		a.key("managed")
+		a.open('{')
+		a.key("service")
+		a.string(m.Service)
+		a.key("kind")
+		a.string(m.Kind)
+		a.optString("name", m.Name)
+		a.key("replicas")
+		a.int(m.Replicas)
+		a.close('}')
+	}
 	a.close('}')
 }
 

@@ -53,7 +53,12 @@ import (
 // commitmentsHeld (each commitment's paid, used and unused cost, and the
 // fleet's coverage), with the warning codes unused-commitment,
 // stopped-committed and covered-no-saving.
-const SchemaVersion = "1.7"
+//
+// 1.8 added managed AI items (SageMaker, Vertex AI, Azure ML): managed per
+// instance (service, kind, name, replicas), change and command per
+// recommendation (the cloud-neutral change advised on a managed item and the
+// cloud's command for it), the managed policy, and the warning code managed.
+const SchemaVersion = "1.8"
 
 // ToolName is the tool named in every report.
 const ToolName = "gpufinops"
@@ -183,8 +188,26 @@ type Policy struct {
 	// Governance is the tag policy the audit and the tagging
 	// recommendations apply (since 1.1).
 	Governance *GovernancePolicy `json:"governance,omitempty"`
+	// Managed is the managed AI items' thresholds (since 1.8).
+	Managed *ManagedPolicy `json:"managed,omitempty"`
 	// MinWindowHours is the shortest utilization window that earns high confidence.
 	MinWindowHours float64 `json:"minWindowHours"`
+}
+
+// ManagedPolicy is the managed AI items' thresholds (docs/managed-ai-rules.md).
+type ManagedPolicy struct {
+	// IdleMinHours: an endpoint with no request over at least this window is idle.
+	IdleMinHours float64 `json:"idleMinHours"`
+	// TargetGPUPercent: an endpoint's replicas are cut to reach this GPU p95.
+	TargetGPUPercent float64 `json:"targetGpuPercent"`
+	// ProductionMinReplicas: a production-tagged deployment keeps this many.
+	ProductionMinReplicas int `json:"productionMinReplicas"`
+	// IdleShutdownMinutes is the idle shutdown advised for notebooks.
+	IdleShutdownMinutes float64 `json:"idleShutdownMinutes"`
+	// ClusterScaleDownMinutes: a cluster scaling down slower gets a note.
+	ClusterScaleDownMinutes float64 `json:"clusterScaleDownMinutes"`
+	// JobMaxHours: a job on on-demand longer than this is advised managed spot.
+	JobMaxHours float64 `json:"jobMaxHours"`
 }
 
 // IdlePolicy is the idle-stop and schedule thresholds.
@@ -379,6 +402,40 @@ type Recommendation struct {
 	// Protected is set when the protection idle-stop applies holds a stop,
 	// schedule or deallocation back: why, and what releasing it would save.
 	Protected *Protected `json:"protected,omitempty"`
+	// Change is the change advised on a managed AI item, named the same on
+	// every cloud (since 1.8).
+	Change *Change `json:"change,omitempty"`
+	// Command is the cloud's command that makes the change; absent when
+	// none is known or the item is protected (since 1.8).
+	Command string `json:"command,omitempty"`
+}
+
+// Change is a change advised on a managed AI item (since 1.8).
+type Change struct {
+	// Action is delete-endpoint, scale-to-zero, set-replicas,
+	// set-min-replicas, change-instance-type, stop-notebook,
+	// enable-idle-shutdown or use-managed-spot.
+	Action string `json:"action" jsonschema:"enum=delete-endpoint,enum=scale-to-zero,enum=set-replicas,enum=set-min-replicas,enum=change-instance-type,enum=stop-notebook,enum=enable-idle-shutdown,enum=use-managed-spot"`
+	// Replicas is the count set-replicas and set-min-replicas set.
+	Replicas *int `json:"replicas,omitempty"`
+	// InstanceType is the type change-instance-type moves to.
+	InstanceType string `json:"instanceType,omitempty"`
+	// IdleShutdownMinutes is the idle shutdown enable-idle-shutdown sets.
+	IdleShutdownMinutes *float64 `json:"idleShutdownMinutes,omitempty"`
+}
+
+// Managed says what managed AI item an instance is (since 1.8).
+type Managed struct {
+	// Service is sagemaker, vertex-ai or azure-ml.
+	Service string `json:"service" jsonschema:"enum=sagemaker,enum=vertex-ai,enum=azure-ml"`
+	// Kind is endpoint, notebook, studio-app, training-job, processing-job
+	// or compute-cluster.
+	Kind string `json:"kind" jsonschema:"enum=endpoint,enum=notebook,enum=studio-app,enum=training-job,enum=processing-job,enum=compute-cluster"`
+	// Name is the item's name (endpoint/deployment, notebook, app, job,
+	// cluster).
+	Name string `json:"name,omitempty"`
+	// Replicas are the replicas or nodes billing now.
+	Replicas int `json:"replicas"`
 }
 
 // Protected says why a machine is protected from a stop, schedule or
@@ -544,6 +601,9 @@ type Instance struct {
 	OptimizedMonthlyCost *Money `json:"optimizedMonthlyCost,omitempty"`
 	// MonthlySavings is current minus optimized.
 	MonthlySavings *Money `json:"monthlySavings,omitempty"`
+	// Managed names the managed AI item the instance is; absent for a
+	// virtual machine (since 1.8).
+	Managed *Managed `json:"managed,omitempty"`
 }
 
 // Warning is something the engine could not decide or price, or a part of
@@ -817,8 +877,20 @@ func newPolicy(p recommend.Policy) Policy {
 			TrendPercent: p.Commitment.TrendPercent,
 		},
 		Governance:     newGovernancePolicy(p.Governance),
+		Managed:        newManagedPolicy(p.Managed),
 		MinWindowHours: p.MinWindowHours,
 	}
+}
+
+// newManagedPolicy is nil for a policy without managed thresholds (a 1.7
+// report's).
+func newManagedPolicy(m recommend.ManagedPolicy) *ManagedPolicy {
+	if m == (recommend.ManagedPolicy{}) {
+		return nil
+	}
+	return &ManagedPolicy{IdleMinHours: m.IdleMinHours, TargetGPUPercent: m.TargetGPUPercent,
+		ProductionMinReplicas: m.ProductionMinReplicas, IdleShutdownMinutes: m.IdleShutdownMinutes,
+		ClusterScaleDownMinutes: m.ClusterScaleDownMinutes, JobMaxHours: m.JobMaxHours}
 }
 
 func newGovernancePolicy(p governance.Policy) *GovernancePolicy {
@@ -913,7 +985,16 @@ func newRecommendation(rec recommend.Recommendation, move bool, prices []Price) 
 		},
 		After:     rec.After,
 		Protected: newProtected(rec.Protected),
+		Change:    newChange(rec.Change),
+		Command:   rec.Command,
 	}
+}
+
+func newChange(c *recommend.Change) *Change {
+	if c == nil {
+		return nil
+	}
+	return &Change{Action: string(c.Action), Replicas: c.Replicas, InstanceType: c.InstanceType, IdleShutdownMinutes: c.IdleShutdownMinutes}
 }
 
 func newProtected(p *recommend.Protected) *Protected {
@@ -963,6 +1044,9 @@ func newInstance(ic recommend.InstanceCost, prices map[*pricing.Price]*Price) In
 		GPUUtilP95:          ic.GPUUtilP95,
 		CoveredShare:        ic.CoveredShare,
 		CoveredBy:           slices.Clone(ic.CoveredBy),
+	}
+	if m := ic.Managed; m != nil {
+		in.Managed = &Managed{Service: string(m.Service), Kind: string(m.Kind), Name: m.Name, Replicas: m.Replicas}
 	}
 	if ic.Priced && !ic.CommitmentMonthly.IsZero() {
 		m := NewMoney(ic.CommitmentMonthly)

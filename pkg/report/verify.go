@@ -40,7 +40,11 @@ func (r *Report) Verify() error {
 	s := r.Summary
 	current, gpus, unpriced := decimal.Zero, 0.0, 0
 	for _, in := range r.Instances {
-		gpus += in.GPUCount
+		replicas := 1
+		if in.Managed != nil {
+			replicas = max(1, in.Managed.Replicas)
+		}
+		gpus += in.GPUCount * float64(replicas)
 		if !in.Priced {
 			unpriced++
 			continue

@@ -249,13 +249,17 @@ func sectionHeading(sec section, savings Money, perMonth func(Money) string) str
 // actionText is the action, followed by the target when the action does not
 // already name it.
 func actionText(rec Recommendation) string {
-	if rec.Target == "" || strings.Contains(rec.Action, rec.Target) {
-		return rec.Action
+	run := ""
+	if rec.Command != "" {
+		run = "; run: " + rec.Command
+	}
+	if rec.Target == "" || strings.Contains(rec.Action, rec.Target) || rec.Change != nil {
+		return rec.Action + run
 	}
 	if rec.Action == "" {
-		return rec.Target
+		return rec.Target + run
 	}
-	return rec.Action + " → " + rec.Target
+	return rec.Action + " → " + rec.Target + run
 }
 
 // shortActionText is what the table's action column shows: the short action,

@@ -34,16 +34,31 @@ func TestEmbeddedLoadsOnce(t *testing.T) {
 	// higher precedence prices. GCP: 984 Cyclenerd + 34 SkyPilot
 	// host+accelerator (54 priced, 20 not) + 2,226 N1 with attached GPUs
 	// + 225 TPU slices of at most 64 chips.
-	if got := len(c.offers); got != 5419 {
-		t.Errorf("offers = %d, want 5419", got)
+	// Managed AI services: 221 SageMaker estimates (the EC2 offers of the
+	// 17 ml.* types sagemaker-markup.csv prices) + 8 Vertex AI machines
+	// (a3-highgpu-1g/2g/4g/8g × prediction/training, us-central1).
+	byService := map[fleet.ManagedService]int{}
+	for _, o := range c.offers {
+		byService[o.Type.Service]++
+	}
+	if want := (map[fleet.ManagedService]int{"": 5419, fleet.SageMaker: 221, fleet.VertexAI: 8}); !cmp.Equal(byService, want) {
+		t.Errorf("offers by service = %v, want %v", byService, want)
 	}
 	// 94 AWS + 66 Azure + 275 GCP types (34 machine types, 212 N1 + GPU
 	// configurations, 29 TPU slices).
-	if got := len(c.types); got != 435 {
-		t.Errorf("types = %d, want 435", got)
+	// + 67 SageMaker ml.* types (74 sold, less g7 and p6e-gb200, which the
+	// catalog has no EC2 row for) + 492 Vertex AI machines (the 246 GCP GPU
+	// types that are not TPU slices, × prediction/training).
+	types := map[fleet.ManagedService]int{}
+	for _, ty := range c.types {
+		types[ty.Service]++
 	}
-	if got := len(c.advice); got != 824 {
-		t.Errorf("spot advice entries = %d, want 824 (Linux)", got)
+	if want := (map[fleet.ManagedService]int{"": 435, fleet.SageMaker: 67, fleet.VertexAI: 492}); !cmp.Equal(types, want) {
+		t.Errorf("types by service = %v, want %v", types, want)
+	}
+	// 824 EC2 (Linux) + 556 for the ml.* types training accepts.
+	if got := len(c.advice); got != 1380 {
+		t.Errorf("spot advice entries = %d, want 1380", got)
 	}
 }
 
@@ -327,8 +342,8 @@ func TestSpotAdvice(t *testing.T) {
 
 func TestSources(t *testing.T) {
 	src := embeddedForTest(t).Sources()
-	if len(src) != 23 {
-		t.Errorf("%d sources, want 23", len(src))
+	if len(src) != 27 {
+		t.Errorf("%d sources, want 27", len(src))
 	}
 	byName := map[string]pricing.Source{}
 	for _, s := range src {
@@ -444,6 +459,22 @@ func TestLoadErrors(t *testing.T) {
 			`lifecycle.csv:2: status "gone" is not retired, retiring or promo`},
 		{"unknown TPU generation", map[string]string{"gcp-tpu.csv": "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n" +
 			",tpu-v9-8,1,,,,us-central1,us-central1-a,1,\n"}, `TPU generation "tpu-v9" has no row in gcp-tpu-generations.csv`},
+		{"markup of an unsold type", map[string]string{fileSageMakerMarkup: "family,size,markup,basis,evidence\ng4ad,xlarge,1.40,observed,test\n"},
+			"sagemaker-markup.csv: g4ad.xlarge has a markup but sagemaker-instance-types.csv does not list ml.g4ad.xlarge"},
+		{"markup below 1", map[string]string{fileSageMakerMarkup: "family,size,markup,basis,evidence\ng5,xlarge,0.9,observed,test\n"},
+			`markup "0.9" is not a number in [1, 3]`},
+		{"markup guessed", map[string]string{fileSageMakerMarkup: "family,size,markup,basis,evidence\ng5,xlarge,1.4,guessed,test\n"},
+			`basis "guessed" is neither observed nor interpolated`},
+		{"SageMaker type without ml.", map[string]string{fileSageMakerTypes: "instanceType,apis\ng5.xlarge,hosting\n"},
+			`instance type "g5.xlarge" does not start with "ml."`},
+		{"SageMaker unknown API", map[string]string{fileSageMakerTypes: "instanceType,apis\nml.g5.xlarge,hosting serving\n"},
+			`api "serving" is not one of`},
+		{"Vertex accelerator of an unknown GPU", map[string]string{fileVertexAccels: "acceleratorType,gpuModel\nNVIDIA_X1,X1\n"},
+			`GPU "X1" has no row in accelerators.csv`},
+		{"Vertex unit price not positive", map[string]string{fileVertexUnits: "task,resource,name,region,usdPerHour,sku,description\nprediction,gpu,H100,us-central1,0,X,test\n"},
+			`usdPerHour "0" is not a positive price`},
+		{"Vertex unit of an unknown task", map[string]string{fileVertexUnits: "task,resource,name,region,usdPerHour,sku,description\nserving,gpu,H100,us-central1,1,X,test\n"},
+			`task "serving" is not one of prediction, training`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(dataWith(t, tc.replace))

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/shopspring/decimal"
+
+	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pricing"
 )
 
@@ -93,6 +96,66 @@ func FuzzPriceFile(f *testing.F) {
 			}
 			if o.OnDemand != nil && o.Spot != nil && !o.Spot.Hourly.LessThan(o.OnDemand.Hourly) {
 				t.Fatalf("spot %s ≥ on-demand %s", o.Spot.Hourly, o.OnDemand.Hourly)
+			}
+		}
+	})
+}
+
+// FuzzManagedFiles: any SageMaker markup rows and Vertex AI unit-price rows
+// either fail the load with one line naming a file, or load into managed
+// offers that hold the money invariants: a SageMaker estimate is its EC2
+// price times a markup in [1, 3], a Vertex price is positive; both bounded,
+// at most 6 decimal places, and never listed as a virtual machine.
+func FuzzManagedFiles(f *testing.F) {
+	base := smallData(f)
+	head := "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuMemoryMiB,Region,AvailabilityZone,Price,SpotPrice\n"
+	base["skypilot-aws-gpu.csv"] = &fstest.MapFile{Data: []byte(head +
+		"g5.xlarge,A10G,1,4,16,22888,us-east-1,use1-az2,1.006,0.4\ng5.2xlarge,A10G,1,8,32,22888,us-east-1,use1-az2,1.212,\n")}
+	base["gcp-gpu-machines-cyclenerd.csv"] = &fstest.MapFile{Data: []byte(head +
+		"a3-highgpu-1g,H100,1,26,234,,us-central1,,11.0612499878219,6.32619260273973\n")}
+	markupHead := "family,size,markup,basis,evidence\n"
+	unitHead := "task,resource,name,region,usdPerHour,sku,description\n"
+	for _, s := range [][2]string{
+		{"g5,xlarge,1.40,observed,x\n", "prediction,gpu,H100,us-central1,11.2660332,A,x\nprediction,vcpu,a3-highgpu,us-central1,0.0293227,B,x\nprediction,memory,a3-highgpu,us-central1,0.0025534,C,x\n"},
+		{"g5,2xlarge,1.25,interpolated,x\ng5,2xlarge,1.25,observed,x\n", "training,gpu,H100,us-central1,-1,A,x\n"},
+		{"g5,xlarge,3,observed,x\n", "training,gpu,H100,us-central1,99999,A,x\ntraining,vcpu,a3-highgpu,us-central1,99999,B,x\ntraining,memory,a3-highgpu,us-central1,99999,C,x\n"},
+		{"g5,xlarge,1.4e0,observed,\n", "prediction,gpu,h100,US-CENTRAL1,1e-9,A,x\n"},
+		{"g4ad,xlarge,1.4,observed,x\n", "\"unterminated"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, markups, units string) {
+		m := fstest.MapFS{}
+		for k, v := range base {
+			m[k] = v
+		}
+		m[fileSageMakerMarkup] = &fstest.MapFile{Data: []byte(markupHead + markups)}
+		m[fileVertexUnits] = &fstest.MapFile{Data: []byte(unitHead + units)}
+		c, err := load(m)
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, ".csv") && !strings.Contains(msg, ".json") {
+				t.Fatalf("error %q is not one line naming a file", msg)
+			}
+			return
+		}
+		for _, o := range c.Offers(pricing.Query{}) {
+			if o.Type.Service != "" {
+				t.Fatalf("VM query lists %s", o.Type.Name)
+			}
+		}
+		for _, s := range []fleet.ManagedService{fleet.SageMaker, fleet.VertexAI} {
+			for _, o := range c.Offers(pricing.Query{Service: s}) {
+				p := o.OnDemand
+				if p == nil || o.Spot != nil || !p.Hourly.IsPositive() || p.Hourly.GreaterThan(maxHourly) || p.Hourly.Exponent() < -pricePlaces {
+					t.Fatalf("%s %s = %+v", o.Type.Name, o.Region, p)
+				}
+				if s != fleet.SageMaker {
+					continue
+				}
+				vm, _ := c.Offer(fleet.AWS, o.Region, strings.TrimPrefix(o.Type.Name, "ml."))
+				if vm.OnDemand == nil || p.Hourly.LessThan(vm.OnDemand.Hourly) || p.Hourly.GreaterThan(vm.OnDemand.Hourly.Mul(decimal.NewFromInt(3))) {
+					t.Fatalf("%s estimate %s, EC2 %v", o.Type.Name, p.Hourly, vm.OnDemand)
+				}
 			}
 		}
 	})

@@ -245,7 +245,7 @@ func load(fsys fs.FS) (*catalog, error) {
 	}
 	steps := []func() error{
 		l.loadSources, l.loadAccelerators, l.loadGPUs, l.loadArch, l.loadRules,
-		l.loadPrices, l.loadSpotAdvice, l.loadCommitments,
+		l.loadPrices, l.loadSpotAdvice, l.loadCommitments, l.loadManaged,
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
@@ -65,6 +66,7 @@ type Provider struct {
 	mu      sync.Mutex
 	ec2s    map[string]*ec2.Client        // account label + region
 	cws     map[string]*cloudwatch.Client // account label + region
+	sms     map[string]*sagemaker.Client  // account label + region
 	typeMu  sync.Mutex
 	typeMap map[string]*typeEntry // region + type
 	// notes are the scan's notes not tied to a failed scope (TakeScanNotes).
@@ -105,7 +107,7 @@ func New(ctx context.Context, opts providers.Options) (providers.Provider, error
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, typeMap: map[string]*typeEntry{}}
+	p := &Provider{opts: opts, aws: optionsFrom(opts.Adapter), ec2s: map[string]*ec2.Client{}, cws: map[string]*cloudwatch.Client{}, sms: map[string]*sagemaker.Client{}, typeMap: map[string]*typeEntry{}}
 	limits, err := ratelimit.NewSet(Quotas, p.aws.rateLimits)
 	if err != nil {
 		return nil, fmt.Errorf("providers.aws.%s: %w", OptRateLimits, err)

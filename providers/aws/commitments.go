@@ -201,8 +201,14 @@ func (p *Provider) savingsPlansHeld(ctx context.Context, scope providers.Scope) 
 	}
 }
 
+// KindSageMakerSavingsPlan is the held kind of a SageMaker (Machine
+// Learning) Savings Plan: it covers SageMaker usage only (notebooks,
+// Studio, training, processing, inference), in any region and family, and
+// no EC2 instance.
+const KindSageMakerSavingsPlan = fleet.HeldSageMakerSavingsPlan
+
 // heldSavingsPlan is one Savings Plan as a held commitment; false for the
-// plans that cover no EC2 instance (SageMaker, Database).
+// plans that cover no GPU machine (Database).
 func heldSavingsPlan(scope providers.Scope, sp sptypes.SavingsPlan) (fleet.Held, bool, error) {
 	h := fleet.Held{
 		ID:       aws.ToString(sp.SavingsPlanArn),
@@ -223,6 +229,9 @@ func heldSavingsPlan(scope providers.Scope, sp sptypes.SavingsPlan) (fleet.Held,
 		h.Kind = string(pricing.EC2InstanceSavingsPlan)
 		h.Scope = fleet.HeldScope{Level: "region", Region: aws.ToString(sp.Region)}
 		h.InstanceFamily = aws.ToString(sp.Ec2InstanceFamily)
+	case sptypes.SavingsPlanTypeSagemaker:
+		h.Kind = KindSageMakerSavingsPlan
+		h.Scope = fleet.HeldScope{Level: "account"}
 	default:
 		return fleet.Held{}, false, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,8 +63,10 @@ type probe struct {
 // DescribeInstances, DescribeInstanceTypes, DescribeSpotPriceHistory and
 // DescribeSpotInstanceRequests with DryRun (and the commitment reads: commitmentProbes) (DryRunOperation means allowed, UnauthorizedOperation denied), and
 // CloudWatch's ListMetrics and GetMetricData with one cheap call each.
-// Nothing is changed. ec2:StopInstances (idle-stop) needs an instance to
-// dry-run on: CheckCoverage, which lists them, checks it.
+// With providers.aws.managed_ai on, each SageMaker list the inventory reads
+// is called once for one item (sageMakerProbes). Nothing is changed.
+// ec2:StopInstances (idle-stop) needs an instance to dry-run on:
+// CheckCoverage, which lists them, checks it.
 func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) []providers.Check {
 	a, err := p.account(scope)
 	if err != nil {
@@ -141,6 +144,7 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 		}
 	}
 	probes = append(probes, p.commitmentProbes(scope)...)
+	probes = append(probes, p.sageMakerProbes(scope)...)
 	// The probes run at once: a region that answers nothing but errors
 	// costs one call's retries, not one per probe.
 	out := make([]providers.Check, len(probes))
@@ -172,6 +176,9 @@ func runProbe(ctx context.Context, label string, pr probe) providers.Check {
 		case errors.Is(err, providers.ErrPermission):
 			c.Status = providers.CheckMissing
 			c.Fix = "grant " + pr.action + " (gpufinops iam-policy aws)"
+			if strings.HasPrefix(pr.action, "sagemaker:") {
+				c.Fix += ", or set providers.aws." + OptManagedAI + "=false to skip SageMaker"
+			}
 		default:
 			c.Status = providers.CheckError
 		}
@@ -209,17 +216,25 @@ func firstLine(err error) string {
 // idle-stop needs, with a DryRun stop of one of the listed instances.
 func (p *Provider) CheckCoverage(ctx context.Context, scope providers.Scope) (checks []providers.Check) {
 	c := providers.Check{Name: "metrics", Action: "GPU metrics in " + p.aws.metricsNamespace, Status: providers.CheckOK}
-	instances, err := p.ListGPUInstances(ctx, scope)
+	listed, err := p.ListGPUInstances(ctx, scope)
 	if err != nil {
 		c.Status, c.Detail = providers.CheckError, firstLine(err)
 		return []providers.Check{c}
 	}
 	defer func() {
 		cat, _ := catalog.Embedded()
-		checks = append(checks, providers.UnknownTypesCheck(instances, cat)...)
+		checks = append(checks, providers.UnknownTypesCheck(listed, cat)...)
 	}()
+	// SageMaker's items publish no agent metrics and are stopped through
+	// SageMaker: the agent and StopInstances checks are the EC2 instances'.
+	var instances []fleet.Instance
+	for _, in := range listed {
+		if !in.IsManaged() {
+			instances = append(instances, in)
+		}
+	}
 	stop := providers.StopCheck(ctx, p, scope, instances, "ec2:StopInstances", "DryRun", "gpufinops iam-policy aws --idle-stop")
-	return []providers.Check{p.gpuCoverage(ctx, scope, instances, c), stop}
+	return append([]providers.Check{p.gpuCoverage(ctx, scope, instances, c), stop}, p.sageMakerStopCheck()...)
 }
 
 // gpuCoverage fills c with how many of the running instances publish GPU

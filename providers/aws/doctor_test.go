@@ -81,7 +81,7 @@ func TestDoctorCoverage(t *testing.T) {
 		}
 	}
 	cs := p.CheckCoverage(context.Background(), scope)
-	if len(cs) != 2 || cs[1].Action != "ec2:StopInstances" {
+	if len(cs) != 3 || cs[1].Action != "ec2:StopInstances" || cs[2].Action != "sagemaker:StopNotebookInstance" {
 		t.Fatalf("%d checks: %+v", len(cs), cs)
 	}
 	c := cs[0]

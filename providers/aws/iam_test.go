@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/sagemaker"
 	"github.com/aws/aws-sdk-go-v2/service/savingsplans"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
@@ -150,23 +151,33 @@ func TestIAMAnalyzePolicy(t *testing.T) {
 func TestIAMIdleStopPolicy(t *testing.T) {
 	d := readIAMDoc(t, "aws-idle-stop.json")
 	analyze := readIAMDoc(t, "aws-analyze.json")
-	if len(d.Statement) != 3 {
-		t.Fatalf("%d statements, want 3", len(d.Statement))
+	if len(d.Statement) != 5 {
+		t.Fatalf("%d statements, want 5", len(d.Statement))
 	}
 	if !reflect.DeepEqual(d.Statement[0], analyze.Statement[0]) {
 		t.Errorf("first statement %+v\nwant the analyze policy's %+v", d.Statement[0], analyze.Statement[0])
 	}
-	const instances = "arn:aws:ec2:*:*:instance/*"
-	allow, deny := d.Statement[1], d.Statement[2]
-	want := iamStatement{Sid: allow.Sid, Effect: "Allow", Action: actions(IAMIdleStop), Resource: instances,
-		Condition: map[string]map[string]string{"StringEquals": {"aws:ResourceTag/AutoShutdown": "true"}}}
-	if !reflect.DeepEqual(allow, want) {
-		t.Errorf("stop statement %+v\nwant %+v", allow, want)
+	// One Allow and one Deny per stop action, on its resource type.
+	var stops []string
+	for i, c := range []struct{ action, resource string }{
+		{"ec2:StopInstances", "arn:aws:ec2:*:*:instance/*"},
+		{"sagemaker:StopNotebookInstance", "arn:aws:sagemaker:*:*:notebook-instance/*"},
+	} {
+		stops = append(stops, c.action)
+		allow, deny := d.Statement[1+2*i], d.Statement[2+2*i]
+		want := iamStatement{Sid: allow.Sid, Effect: "Allow", Action: []string{c.action}, Resource: c.resource,
+			Condition: map[string]map[string]string{"StringEquals": {"aws:ResourceTag/AutoShutdown": "true"}}}
+		if !reflect.DeepEqual(allow, want) {
+			t.Errorf("stop statement %+v\nwant %+v", allow, want)
+		}
+		want = iamStatement{Sid: deny.Sid, Effect: "Deny", Action: []string{c.action}, Resource: c.resource,
+			Condition: map[string]map[string]string{"StringEquals": {"aws:ResourceTag/auto-shutdown-exempt": "true"}}}
+		if !reflect.DeepEqual(deny, want) {
+			t.Errorf("exempt statement %+v\nwant %+v", deny, want)
+		}
 	}
-	want = iamStatement{Sid: deny.Sid, Effect: "Deny", Action: actions(IAMIdleStop), Resource: instances,
-		Condition: map[string]map[string]string{"StringEquals": {"aws:ResourceTag/auto-shutdown-exempt": "true"}}}
-	if !reflect.DeepEqual(deny, want) {
-		t.Errorf("exempt statement %+v\nwant %+v", deny, want)
+	if !slices.Equal(stops, actions(IAMIdleStop)) {
+		t.Errorf("stop statements for %v, IAMIdleStop has %v", stops, actions(IAMIdleStop))
 	}
 }
 
@@ -178,6 +189,7 @@ func sdkOperations() map[string][]string {
 		"cloudwatch":   &cloudwatch.Client{},
 		"ec2":          &ec2.Client{},
 		"pricing":      &pricing.Client{},
+		"sagemaker":    &sagemaker.Client{},
 		"savingsplans": &savingsplans.Client{},
 		"sts":          &sts.Client{},
 	} {

@@ -80,7 +80,8 @@ const describeTypesBatch = 100
 // from the owner tags, InstanceStoreGB from the type's InstanceStorageInfo,
 // Hibernation from HibernationOptions, PlacementGroups from
 // Placement.GroupId (GroupName when no ID is given), and a spot instance's SpotInterruption from its
-// request (spotInterruptions).
+// request (spotInterruptions). SageMaker's GPU items of the scope, read
+// at the same time, follow the EC2 instances (sageMakerItems).
 func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) ([]fleet.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -89,7 +90,27 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	if err != nil {
 		return nil, err
 	}
-	return p.listGPUInstances(ctx, c, scope)
+	// SageMaker is read beside EC2, not after it.
+	var managed []fleet.Instance
+	var managedErr error
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		managed, managedErr = p.sageMakerItems(sctx, scope)
+	}()
+	vms, err := p.listGPUInstances(ctx, c, scope)
+	if err != nil {
+		cancel() // the scope failed: SageMaker's reads are moot
+		<-done
+		return nil, err
+	}
+	<-done
+	if managedErr != nil {
+		return nil, managedErr
+	}
+	return append(vms, managed...), nil
 }
 
 // inventoryAPI is the part of the EC2 client the inventory uses.

@@ -174,7 +174,8 @@ func (g *grid) merge(kind metricKind, gpu int, row []float64) {
 // hours are the periods with any datapoint × the period, scaled from the
 // window to a month. Instances without GPU series keep a nil Utilization and
 // are named in the notes; stopped instances are skipped. A zero window means
-// the configured lookback up to now.
+// the configured lookback up to now. SageMaker items are read from
+// SageMaker's own metrics (readSageMaker).
 func (p *Provider) ReadUtilization(ctx context.Context, scope providers.Scope, instances []fleet.Instance, window fleet.TimeRange) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -233,8 +234,13 @@ func (p *Provider) readUtilization(ctx context.Context, c metricsAPI, instances 
 
 func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instances []fleet.Instance, window fleet.TimeRange, stat string) ([]string, error) {
 	want := map[string]int{}
+	var managed []int
 	for i, in := range instances {
-		if in.State != fleet.Stopped {
+		switch {
+		case in.State == fleet.Stopped:
+		case isSageMaker(&in):
+			managed = append(managed, i)
+		case in.Managed == nil:
 			want[in.ID] = i
 		}
 	}
@@ -242,6 +248,16 @@ func (p *Provider) readUtilizationStat(ctx context.Context, c metricsAPI, instan
 	window, period, note := p.metricWindow(window)
 	if note != "" {
 		notes = append(notes, note)
+	}
+	if len(managed) > 0 {
+		smNotes, err := p.readSageMaker(ctx, c, instances, managed, window, period, stat)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, smNotes...)
+	}
+	if len(want) == 0 {
+		return notes, nil
 	}
 	all, err := p.discoverSeries(ctx, c, want)
 	if err != nil {

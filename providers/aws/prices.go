@@ -114,7 +114,9 @@ type priceAPIs struct {
 //   - Savings Plans no-upfront rates (DescribeSavingsPlansOfferingRates) as
 //     options savings-plan-1y and savings-plan-3y: the Compute Savings Plan
 //     rate, or the EC2 Instance Savings Plan rate where no Compute rate is
-//     offered.
+//     offered;
+//   - SageMaker's ml.* types: on-demand only, from the Price List's
+//     AmazonSageMaker offer (readSageMakerOnDemand).
 //
 // Each list is read through the on-disk cache when Options.CacheDir is set
 // (TTL Options.CacheTTL, default 24h). When an API fails and the cache holds
@@ -166,29 +168,39 @@ func (p *Provider) now() time.Time {
 func (p *Provider) readPrices(ctx context.Context, api priceAPIs, region string, types []string) ([]pricing.Price, error) {
 	now := p.now().UTC()
 	c := p.priceCache()
-	lists := []struct {
+	var ml []string
+	types, ml = splitSageMakerTypes(types)
+	type list struct {
 		kind  string
 		what  string
+		types []string
 		fetch func(context.Context) ([]pricing.Price, error)
-	}{
-		{kindOnDemand, "on-demand prices (Price List GetProducts)", func(ctx context.Context) ([]pricing.Price, error) {
+	}
+	lists := []list{
+		{kindOnDemand, "on-demand prices (Price List GetProducts)", types, func(ctx context.Context) ([]pricing.Price, error) {
 			return readOnDemand(ctx, api.products, region, types, now)
 		}},
-		{kindSpot, "spot prices (DescribeSpotPriceHistory)", func(ctx context.Context) ([]pricing.Price, error) {
+		{kindSpot, "spot prices (DescribeSpotPriceHistory)", types, func(ctx context.Context) ([]pricing.Price, error) {
 			return readSpot(ctx, api.spot, region, types, now)
 		}},
-		{kindSavingsPlans, "Savings Plans rates (DescribeSavingsPlansOfferingRates)", func(ctx context.Context) ([]pricing.Price, error) {
+		{kindSavingsPlans, "Savings Plans rates (DescribeSavingsPlansOfferingRates)", types, func(ctx context.Context) ([]pricing.Price, error) {
 			return readSavingsPlans(ctx, api.rates, region, types, now)
+		}},
+		{kindSageMaker, "SageMaker prices (Price List GetProducts, AmazonSageMaker)", ml, func(ctx context.Context) ([]pricing.Price, error) {
+			return readSageMakerOnDemand(ctx, api.products, region, ml, now)
 		}},
 	}
 	results := make([][]pricing.Price, len(lists))
 	errs := make([]error, len(lists))
 	var wg sync.WaitGroup
 	for i, l := range lists {
+		if len(l.types) == 0 {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			key := cache.Key{Provider: fleet.AWS, Region: region, Types: types, Kind: l.kind, Origin: p.opts.Endpoint}
+			key := cache.Key{Provider: fleet.AWS, Region: region, Types: l.types, Kind: l.kind, Origin: p.opts.Endpoint}
 			res, err := c.Load(ctx, key, l.fetch)
 			if err != nil {
 				errs[i] = fmt.Errorf("%s: %w", l.what, classify(err))
@@ -244,6 +256,19 @@ func sortPrices(ps []pricing.Price) {
 	slices.SortStableFunc(ps, func(a, b pricing.Price) int {
 		return cmp.Or(cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(optionOrder[a.Option], optionOrder[b.Option]))
 	})
+}
+
+// splitSageMakerTypes parts EC2 types from SageMaker's ml.* ones, which
+// have no EC2 spot or Savings Plans price.
+func splitSageMakerTypes(types []string) (ec2Types, ml []string) {
+	for _, t := range types {
+		if isSageMakerType(t) {
+			ml = append(ml, t)
+		} else {
+			ec2Types = append(ec2Types, t)
+		}
+	}
+	return ec2Types, ml
 }
 
 // normalizeTypes sorts the types and drops blanks and duplicates.
@@ -307,10 +332,15 @@ func readOnDemand(ctx context.Context, api awspricing.GetProductsAPIClient, regi
 	return onDemandFromPriceList(docs, region, types, now)
 }
 
-// getProducts reads every page of one query.
+// getProducts reads every page of one AmazonEC2 query.
 func getProducts(ctx context.Context, api awspricing.GetProductsAPIClient, filters []pricingtypes.Filter) ([]string, error) {
+	return getServiceProducts(ctx, api, "AmazonEC2", filters)
+}
+
+// getServiceProducts reads every page of one query of a service's offer.
+func getServiceProducts(ctx context.Context, api awspricing.GetProductsAPIClient, service string, filters []pricingtypes.Filter) ([]string, error) {
 	pager := awspricing.NewGetProductsPaginator(api, &awspricing.GetProductsInput{
-		ServiceCode:   aws.String("AmazonEC2"),
+		ServiceCode:   aws.String(service),
 		FormatVersion: aws.String("aws_v1"),
 		Filters:       filters,
 		MaxResults:    aws.Int32(productsPageSize),

@@ -17,8 +17,8 @@ import (
 // figures are AWS's (../shared/research/cloud-apis.md §1.8): EC2's request
 // token buckets per account and region (non-mutating 100 burst refilling
 // 20 a second; mutating 50 refilling 5), CloudWatch's per-region TPS
-// quotas (GetMetricData 50, ListMetrics 25). The Price List, Savings Plans
-// and STS do not document theirs: their buckets count and honour
+// quotas (GetMetricData 50, ListMetrics 25). The Price List, Savings Plans,
+// SageMaker and STS do not document theirs: their buckets count and honour
 // Retry-After only. providers.aws.rate_limits overrides any of them.
 const (
 	APIEC2Read       = "ec2-read"
@@ -29,6 +29,7 @@ const (
 	APIPricing       = "pricing"
 	APISavingsPlans  = "savingsplans"
 	APISTS           = "sts"
+	APISageMaker     = "sagemaker"
 )
 
 // Quotas are the buckets' documented defaults.
@@ -41,6 +42,7 @@ var Quotas = map[string]ratelimit.Quota{
 	APIPricing:       {},
 	APISavingsPlans:  {},
 	APISTS:           {},
+	APISageMaker:     {},
 }
 
 // apiOf names the bucket of an operation of a service (its SDK ServiceID).
@@ -67,6 +69,8 @@ func apiOf(service, op string) string {
 		return APIPricing
 	case "savingsplans":
 		return APISavingsPlans
+	case "SageMaker":
+		return APISageMaker
 	}
 	return APISTS
 }

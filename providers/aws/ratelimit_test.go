@@ -45,7 +45,7 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 	want := map[string]int64{}
 	for svc, ops := range counts {
 		for op, n := range ops {
-			api := map[string]string{"ec2": APIEC2Read, "pricing": APIPricing, "savingsplans": APISavingsPlans, "sts": APISTS}[svc]
+			api := map[string]string{"ec2": APIEC2Read, "pricing": APIPricing, "savingsplans": APISavingsPlans, "sts": APISTS, "sagemaker": APISageMaker}[svc]
 			if svc == "monitoring" {
 				api = map[string]string{"GetMetricData": APIGetMetricData, "ListMetrics": APIListMetrics}[op]
 			}
@@ -62,7 +62,7 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 			t.Errorf("%s: %d requests through its buckets, the simulator answered %d", api, got[api], n)
 		}
 	}
-	for _, api := range []string{APIEC2Read, APIGetMetricData, APIListMetrics} {
+	for _, api := range []string{APIEC2Read, APIGetMetricData, APIListMetrics, APISageMaker} {
 		if want[api] == 0 {
 			t.Errorf("the scan made no %s request", api)
 		}

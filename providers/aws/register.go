@@ -22,6 +22,7 @@ const (
 	OptRoleARNs         = "role_arns"
 	OptMetricsNamespace = "metrics_namespace"
 	OptRateLimits       = "rate_limits"
+	OptManagedAI        = "managed_ai"
 )
 
 // MaxLookbackDays is how long CloudWatch keeps hourly data.
@@ -44,6 +45,7 @@ func Registration() *providers.RegInfo {
 				}
 				return nil
 			}},
+			{Name: OptManagedAI, Default: true, Help: "read SageMaker endpoints, notebook instances, Studio apps and running jobs beside EC2 (read-only List/Describe calls; false skips them)"},
 			{Name: OptRateLimits, Default: []string{}, Help: "request quotas per API (" + strings.Join(ratelimit.APIs(Quotas), ", ") + ") as API=N/PER[:BURST], or off (default: AWS's documented quotas, docs/performance.md)", Validate: func(v any) error {
 				_, err := ratelimit.NewSet(Quotas, v.([]string))
 				return err
@@ -55,7 +57,8 @@ func Registration() *providers.RegInfo {
 			Checks: `the credentials (sts:GetCallerIdentity), each permission the commands need
 (EC2 calls with DryRun, which change nothing; one cheap read each for
 CloudWatch, the Price List and Savings Plans; for idle-stop, a DryRun
-StopInstances on one running GPU instance), and how many running GPU
+StopInstances on one running GPU instance; with providers.aws.managed_ai, one
+call of each SageMaker list), and how many running GPU
 instances publish GPU metrics for every GPU (some GPUs only: partial), with
 the CloudWatch agent configuration that adds them.`,
 		},
@@ -66,7 +69,8 @@ the CloudWatch agent configuration that adds them.`,
 		Accelerated: Accelerated,
 		Billing:     Billing(),
 
-		Regions: knownRegions,
+		Regions:        knownRegions,
+		ManagedCommand: ManagedCommand,
 	}
 }
 
@@ -76,6 +80,7 @@ type options struct {
 	roleARNs         []string
 	metricsNamespace string
 	rateLimits       []string
+	managedAI        bool
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -85,6 +90,10 @@ func optionsFrom(v providers.Values) options {
 		roleARNs:         v.Strings(OptRoleARNs),
 		metricsNamespace: v.String(OptMetricsNamespace),
 		rateLimits:       v.Strings(OptRateLimits),
+		managedAI:        true,
+	}
+	if b, ok := v[OptManagedAI].(bool); ok {
+		o.managedAI = b
 	}
 	if o.metricsNamespace == "" {
 		o.metricsNamespace = DefaultNamespace
@@ -111,16 +120,29 @@ var IAMAnalyze = []providers.Permission{
 	{Action: "ec2:DescribeSpotInstanceRequests", Purpose: "whether a spot instance's request is persistent (it can be stopped) or one-time (it can only be terminated)"},
 	{Action: "ec2:DescribeSpotPriceHistory", Purpose: "live spot prices per zone"},
 	{Action: "pricing:GetProducts", Purpose: "live on-demand prices from the Price List"},
+	{Action: "sagemaker:DescribeEndpoint", Purpose: "a SageMaker endpoint's production variants and their current instance counts and scaling bounds"},
+	{Action: "sagemaker:DescribeEndpointConfig", Purpose: "the instance type of each SageMaker endpoint variant, and whether it is serverless or asynchronous"},
+	{Action: "sagemaker:DescribeNotebookInstance", Purpose: "a SageMaker notebook instance's status before idle-stop stops it (SageMaker has no DryRun)"},
+	{Action: "sagemaker:DescribeProcessingJob", Purpose: "a running SageMaker processing job's instance type and count"},
+	{Action: "sagemaker:DescribeTrainingJob", Purpose: "a running SageMaker training job's instance type and count, and whether it uses managed spot"},
+	{Action: "sagemaker:ListApps", Purpose: "SageMaker Studio apps and their instance types"},
+	{Action: "sagemaker:ListEndpoints", Purpose: "list SageMaker real-time endpoints"},
+	{Action: "sagemaker:ListNotebookInstances", Purpose: "list SageMaker notebook instances, their types and status"},
+	{Action: "sagemaker:ListProcessingJobs", Purpose: "list running SageMaker processing jobs"},
+	{Action: "sagemaker:ListTags", Purpose: "the tags of each SageMaker endpoint, notebook, app and job (owners, protection)"},
+	{Action: "sagemaker:ListTrainingJobs", Purpose: "list running SageMaker training jobs"},
 	{Action: "savingsplans:DescribeSavingsPlans", Purpose: "the Savings Plans the account holds and their hourly commitments"},
 	{Action: "savingsplans:DescribeSavingsPlansOfferingRates", Purpose: "live Savings Plans rates"},
 	{Action: "sts:GetCallerIdentity", Purpose: "check the credentials and name the account"},
 }
 
-// IAMIdleStop is what idle-stop adds: stopping instances tagged
-// AutoShutdown=true, never those tagged auto-shutdown-exempt=true.
+// IAMIdleStop is what idle-stop adds: stopping instances and SageMaker
+// notebook instances tagged AutoShutdown=true, never those tagged
+// auto-shutdown-exempt=true.
 // docs/iam/aws-idle-stop.json grants IAMAnalyze and these.
 var IAMIdleStop = []providers.Permission{
 	{Action: "ec2:StopInstances", Purpose: "stop idle instances tagged AutoShutdown=true (a dry run first checks the permission); never those tagged auto-shutdown-exempt=true"},
+	{Action: "sagemaker:StopNotebookInstance", Purpose: "stop idle SageMaker notebook instances tagged AutoShutdown=true; never those tagged auto-shutdown-exempt=true"},
 }
 
 // IAMAssumeRole is what the base credentials need to scan more accounts

@@ -27,10 +27,14 @@ var (
 // (UnauthorizedOperation → providers.ErrPermission). With dryRun it stops
 // there and reports the current state; otherwise it stops the instance. A
 // one-time spot instance cannot be stopped (UnsupportedOperation →
-// providers.ErrNotStoppable).
+// providers.ErrNotStoppable). A SageMaker ARN is a notebook instance to
+// stop through SageMaker, or refused (stopSageMaker).
 func (p *Provider) Stop(ctx context.Context, scope providers.Scope, instanceID string, dryRun bool) (providers.StopResult, error) {
 	if err := ctx.Err(); err != nil {
 		return providers.StopResult{}, err
+	}
+	if _, _, ok := sageMakerResource(instanceID); ok {
+		return p.stopSageMaker(ctx, scope, instanceID, dryRun)
 	}
 	c, err := p.ec2Client(scope)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -69,6 +70,12 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 			return out
 		}
 		for _, perm := range RoleAnalyze {
+			if isAMLAction(perm.Action) {
+				if p.az.managedAI {
+					out = append(out, amlPermissionCheck(perms, perm))
+				}
+				continue
+			}
 			var err error
 			if !perms.allows(perm.Action) {
 				err = fmt.Errorf("%w: the role lacks %s (%s)", providers.ErrPermission, perm.Action, perm.Purpose)
@@ -92,6 +99,23 @@ func (p *Provider) CheckPermissions(ctx context.Context, scope providers.Scope) 
 	}
 	add("Microsoft.Compute/skus/read", "one page", err)
 	return out
+}
+
+// isAMLAction reports whether an action is one of Azure ML's.
+func isAMLAction(action string) bool {
+	return strings.HasPrefix(action, "Microsoft.MachineLearningServices/")
+}
+
+// amlPermissionCheck is one Azure ML read: a warning when missing, since
+// the scan goes on without the managed AI items.
+func amlPermissionCheck(perms *permissions, perm providers.Permission) providers.Check {
+	c := providers.Check{Name: "permission", Action: perm.Action, Method: "effective permissions", Status: providers.CheckOK}
+	if !perms.allows(perm.Action) {
+		c.Status = providers.CheckWarn
+		c.Detail = fmt.Sprintf("the role lacks %s (%s): the scan leaves the Azure ML items out and says so", perm.Action, perm.Purpose)
+		c.Fix = "grant the role from 'gpufinops iam-policy azure', or set providers.azure." + OptManagedAI + ": false to skip Azure ML"
+	}
+	return c
 }
 
 // CheckCoverage implements providers.Doctor: how many of the scope's

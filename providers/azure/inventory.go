@@ -116,7 +116,11 @@ func (p *Provider) ListGPUInstances(ctx context.Context, scope providers.Scope) 
 	if err != nil {
 		return nil, err
 	}
-	return p.instances(ctx, scope, rows)
+	out, err := p.instances(ctx, scope, rows)
+	if err != nil || !p.az.managedAI {
+		return out, err
+	}
+	return append(out, p.amlInstances(ctx, scope)...), nil
 }
 
 func isPermission(err error) bool {

@@ -90,8 +90,13 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 	var notes []string
 	var ids []string
 	byResource := map[string]int{}
+	var aml []int
 	for i, in := range instances {
 		if in.State == fleet.Stopped {
+			continue
+		}
+		if in.Managed != nil {
+			aml = append(aml, i)
 			continue
 		}
 		p.mu.Lock()
@@ -106,6 +111,13 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 		}
 		byResource[strings.ToLower(rid)] = i
 		ids = append(ids, rid)
+	}
+	if len(aml) > 0 {
+		n, err := p.readAMLUtilization(ctx, scope, instances, aml, window, interval, step, agg)
+		if err != nil {
+			return nil, err
+		}
+		notes = append(notes, n...)
 	}
 	if len(ids) == 0 {
 		return notes, nil
@@ -137,7 +149,7 @@ func (p *Provider) readUtilization(ctx context.Context, scope providers.Scope, i
 	}
 	for i := range instances {
 		in := &instances[i]
-		if in.State == fleet.Stopped {
+		if in.State == fleet.Stopped || in.Managed != nil {
 			continue
 		}
 		samples := toSamples(data[i], window.Start, step)
@@ -225,6 +237,15 @@ func answerSize(contentLength int64, series int, w fleet.TimeRange, interval str
 
 // getBatch asks metrics:getBatch for names of namespace over resources.
 func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval, agg string) (*batchResponse, error) {
+	filter := ""
+	if namespace != PlatformNamespace {
+		filter = "index eq '*'"
+	}
+	return p.getBatchFiltered(ctx, pl, scope, resources, namespace, names, w, interval, agg, filter)
+}
+
+// getBatchFiltered is getBatch with a dimension filter ("" for none).
+func (p *Provider) getBatchFiltered(ctx context.Context, pl runtime.Pipeline, scope providers.Scope, resources []string, namespace string, names []string, w fleet.TimeRange, interval, agg, filter string) (*batchResponse, error) {
 	u := p.metricsHost(scope.Region) + "/subscriptions/" + url.PathEscape(scope.Account) + "/metrics:getBatch"
 	req, err := runtime.NewRequest(ctx, http.MethodPost, u)
 	if err != nil {
@@ -238,8 +259,8 @@ func (p *Provider) getBatch(ctx context.Context, pl runtime.Pipeline, scope prov
 	q.Set("endtime", w.End.Format(time.RFC3339))
 	q.Set("interval", interval)
 	q.Set("aggregation", agg)
-	if namespace != PlatformNamespace {
-		q.Set("filter", "index eq '*'")
+	if filter != "" {
+		q.Set("filter", filter)
 	}
 	req.Raw().URL.RawQuery = q.Encode()
 	if err := runtime.MarshalAsJSON(req, map[string][]string{"resourceids": resources}); err != nil {

@@ -61,6 +61,8 @@ type Provider struct {
 	// providers.Collect takes when the scan ends (TakeScanNotes).
 	orRefused    atomic.Bool
 	pendingNotes []string
+	// amlSubs are the subscriptions' Azure ML workspaces (aml.go).
+	amlSubs map[string]*amlSub
 }
 
 // endpoints are the URLs of the services that are not ARM.
@@ -292,6 +294,18 @@ func (p *Provider) PartialScopes(ctx context.Context) ([]providers.Scope, []*pro
 	found, err := p.regionsWithVMs(ctx, ok)
 	if err != nil {
 		return nil, nil, fmt.Errorf("azure: finding the regions with VMs: %w", err)
+	}
+	if p.az.managedAI {
+		// The regions of Azure ML workspaces, which hold no VM of the
+		// subscription.
+		for _, s := range ok {
+			for _, r := range p.amlRegions(ctx, s) {
+				if !slices.Contains(found[s], r) {
+					found[s] = append(found[s], r)
+				}
+			}
+			sort.Strings(found[s])
+		}
 	}
 	for _, s := range ok {
 		for _, r := range found[s] {

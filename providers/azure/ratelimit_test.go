@@ -66,7 +66,7 @@ func TestEveryCallPassesItsBucket(t *testing.T) {
 	for svc, ops := range s.Counts() {
 		for _, n := range ops {
 			api := map[string]string{"resourcegraph": APIResourceGraph, "monitor": APIMetricsBatch, "prices": APIRetailPrices, "compute": APIARMRead, "subscriptions": APIARMRead,
-				"capacity": APIARMRead, "billingbenefits": APIARMRead}[svc] // the commitment lists are ARM reads of the tenant
+				"capacity": APIARMRead, "billingbenefits": APIARMRead, "machinelearning": APIARMRead}[svc] // the commitment lists are ARM reads of the tenant
 			if api == "" {
 				t.Fatalf("%s has no bucket in this test", svc)
 			}

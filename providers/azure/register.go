@@ -25,6 +25,7 @@ const (
 	OptPageSize         = "page_size"
 	OptTestCredential   = "test_credential"
 	OptRateLimits       = "rate_limits"
+	OptManagedAI        = "managed_ai"
 )
 
 // Defaults of the metric options: where Telegraf's azure_monitor output
@@ -64,6 +65,7 @@ func Registration() *providers.RegInfo {
 				_, err := ratelimit.NewSet(Quotas, v.([]string))
 				return err
 			}},
+			{Name: OptManagedAI, Default: true, Help: "list Azure Machine Learning managed online deployments, compute instances and compute clusters with GPU sizes (needs Microsoft.MachineLearningServices/workspaces/*/read; false skips them)"},
 		},
 		Doctor: providers.DoctorInfo{
 			CredentialsFix: "sign in with 'az login' or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET (see docs/azure.md)",
@@ -79,8 +81,10 @@ Telegraf configuration that adds them.`,
 		Purchase:    &providers.Purchase{Plan: pricing.Reservation, Name: "reservation"},
 		Lookback:    providers.Lookback{MaxDays: MaxLookbackDays, Why: "Azure Monitor keeps metrics 93 days"},
 		Accelerated: Accelerated,
-		Billing:     Billing(),
-		Regions:     knownRegions,
+		// The Azure CLI command of an advised change to an Azure ML item.
+		ManagedCommand: ManagedCommand,
+		Billing:        Billing(),
+		Regions:        knownRegions,
 	}
 }
 
@@ -121,6 +125,7 @@ type options struct {
 	pageSize        int
 	testCredential  bool
 	rateLimits      []string
+	managedAI       bool
 }
 
 // optionsFrom reads the adapter's options, defaults filled in.
@@ -134,6 +139,10 @@ func optionsFrom(v providers.Values) options {
 		pageSize:        v.Int(OptPageSize),
 		testCredential:  v.Bool(OptTestCredential),
 		rateLimits:      v.Strings(OptRateLimits),
+		managedAI:       true,
+	}
+	if b, set := v[OptManagedAI].(bool); set {
+		o.managedAI = b
 	}
 	if o.namespace == "" {
 		o.namespace = DefaultNamespace
@@ -167,7 +176,11 @@ var RoleAnalyze = []providers.Permission{
 	{Action: "Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read", Purpose: "VMs of uniform scale sets (AKS node pools)"},
 	{Action: "Microsoft.Compute/virtualMachines/instanceView/read", Purpose: "power state of a VM before it is deallocated"},
 	{Action: "Microsoft.Compute/virtualMachines/read", Purpose: "list GPU VMs with their size, priority, tags and power state (Resource Graph and the ARM fallback)"},
-	{Action: "Microsoft.Insights/metrics/read", Purpose: "GPU custom metrics and Percentage CPU (metrics:getBatch)"},
+	{Action: "Microsoft.Insights/metrics/read", Purpose: "GPU custom metrics and Percentage CPU (metrics:getBatch); Azure ML GPU, request and node metrics"},
+	{Action: ActionAMLComputesRead, Purpose: "Azure ML compute instances and compute clusters with their size, state and scale settings (providers.azure.managed_ai)"},
+	{Action: ActionAMLDeploymentsRead, Purpose: "Azure ML managed online deployments with their instance type and count (providers.azure.managed_ai)"},
+	{Action: ActionAMLEndpointsRead, Purpose: "Azure ML online endpoints, to list their deployments (providers.azure.managed_ai)"},
+	{Action: ActionAMLWorkspacesRead, Purpose: "Azure ML workspaces of the subscription (providers.azure.managed_ai)"},
 	{Action: "Microsoft.Resources/subscriptions/read", Purpose: "list and check the subscriptions to scan"},
 }
 
@@ -176,6 +189,7 @@ var RoleAnalyze = []providers.Permission{
 // and these.
 var RoleIdleStop = []providers.Permission{
 	{Action: "Microsoft.Compute/virtualMachines/deallocate/action", Purpose: "deallocate idle VMs tagged AutoShutdown=true, which ends compute billing; never those tagged auto-shutdown-exempt=true, never scale-set members"},
+	{Action: ActionAMLComputeStop, Purpose: "stop idle Azure ML compute instances (never clusters or online deployments)"},
 }
 
 // RoleCommitments are the reads of the commitments already held

@@ -43,6 +43,9 @@ func (p *Provider) Stop(ctx context.Context, scope providers.Scope, instanceID s
 	if err != nil {
 		return providers.StopResult{}, err
 	}
+	if isAMLID(rid) {
+		return p.stopAML(ctx, rid, dryRun)
+	}
 	if strings.Contains(strings.ToLower(rid), "/virtualmachinescalesets/") {
 		return providers.StopResult{}, fmt.Errorf("%s is a member of scale set %s, which owns it; scale the set instead: %w", instanceID, idPart(rid, "virtualMachineScaleSets"), providers.ErrNotStoppable)
 	}

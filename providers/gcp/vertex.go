@@ -257,7 +257,7 @@ func (p *Provider) endpointItems(scope providers.Scope, ep *aiplatform.GoogleClo
 			Name: display + "/" + dm.Id, Provider: fleet.GCP, Account: scope.Account, Region: scope.Region,
 			InstanceType: typ, GPU: gpu, Lifecycle: fleet.OnDemand, State: fleet.Running, LaunchTime: parseTime(dm.CreateTime),
 			Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: scope.Region, Endpoint: eid, Deployment: dm.Id,
-				Replicas:  fleet.Replicas{Current: current, Min: &minR, Max: &maxR},
+				Replicas:  &fleet.Replicas{Current: current, Min: &minR, Max: &maxR},
 				PriceType: vertexPriceType("prediction", typ, int64(gpu.Count), enum)},
 		}
 		if res.Spot {
@@ -312,7 +312,7 @@ func customJobItem(scope providers.Scope, j *aiplatform.GoogleCloudAiplatformV1C
 		ID:   "projects/" + scope.Account + "/locations/" + scope.Region + "/customJobs/" + path.Base(j.Name),
 		Name: j.DisplayName, Provider: fleet.GCP, Account: scope.Account, Region: scope.Region,
 		InstanceType: typ, GPU: bestGPU, Lifecycle: fleet.OnDemand, State: fleet.Running, LaunchTime: parseTime(j.StartTime),
-		Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: scope.Region, Replicas: fleet.Replicas{Current: replicas},
+		Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: scope.Region, Replicas: &fleet.Replicas{Current: replicas},
 			PriceType: vertexPriceType("training", typ, int64(bestGPU.Count), best.MachineSpec.AcceleratorType)},
 	}
 	if in.LaunchTime == nil {

@@ -110,8 +110,8 @@ func TestSimManagedAI(t *testing.T) {
 		}
 		gm, wm := *g.Managed, *w.Managed
 		show := func(m fleet.Managed) string {
-			s := fmt.Sprintf("min=%v max=%v idle=%v", ptr(m.Replicas.Min), ptr(m.Replicas.Max), fptr(m.IdleShutdownMinutes))
-			m.Requests, m.Replicas.Min, m.Replicas.Max, m.IdleShutdownMinutes = nil, nil, nil, nil // requests: from the metrics
+			s := fmt.Sprintf("replicas=%v current=%v min=%v max=%v idle=%v", m.Replicas != nil, m.CurrentReplicas(), ptr(m.MinReplicas()), ptr(m.MaxReplicas()), fptr(m.IdleShutdownMinutes))
+			m.Requests, m.Replicas, m.IdleShutdownMinutes = nil, nil, nil // requests: from the metrics
 			return fmt.Sprintf("%+v %s", m, s)
 		}
 		check("managed", show(gm), show(wm))
@@ -430,7 +430,7 @@ func TestManagedCommand(t *testing.T) {
 	ep := &fleet.Instance{ID: "projects/ml-prod-123/locations/us-central1/endpoints/4417283746/deployedModels/8812", Provider: fleet.GCP,
 		Account: "ml-prod-123", Region: "us-central1", InstanceType: "a2-highgpu-1g",
 		Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "4417283746", Deployment: "8812",
-			Replicas: fleet.Replicas{Current: 2, Min: &one, Max: &two}}}
+			Replicas: &fleet.Replicas{Current: 2, Min: &one, Max: &two}}}
 	wb := &fleet.Instance{ID: "projects/ml-prod-123/locations/us-central1-a/instances/wb-carol", Name: "wb-carol", Provider: fleet.GCP,
 		Account: "ml-prod-123", Region: "us-central1", Zone: "us-central1-a",
 		Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-a"}}
@@ -484,10 +484,10 @@ func TestSimManagedAIPaging(t *testing.T) {
 		ep := base
 		ep.ID, ep.Name, ep.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1/endpoints/%d/deployedModels/%d", managedProject, 1000+i, 5000+i), fmt.Sprintf("ep-%d/%d", i, 5000+i), "g2-standard-8"
 		ep.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: fmt.Sprint(1000 + i), Deployment: fmt.Sprint(5000 + i),
-			Replicas: fleet.Replicas{Current: 1, Min: &one, Max: &one}}
+			Replicas: &fleet.Replicas{Current: 1, Min: &one, Max: &one}}
 		job := base
 		job.ID, job.Name, job.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1/customJobs/%d", managedProject, 9000+i), fmt.Sprintf("job-%d", i), "g2-standard-8"
-		job.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: fleet.Replicas{Current: 1}}
+		job.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: &fleet.Replicas{Current: 1}}
 		wb := base
 		wb.ID, wb.Name, wb.Zone, wb.InstanceType = fmt.Sprintf("projects/%s/locations/us-central1-a/instances/wb-%03d", managedProject, i), fmt.Sprintf("wb-%03d", i), "us-central1-a", "g2-standard-8"
 		wb.Managed = &fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-a"}

@@ -26,6 +26,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/report"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // AnalyzeOptions are the inputs of `gpufinops analyze`.
@@ -234,6 +235,11 @@ file, with GPUFINOPS_POLICY_* variables, or with the flags below.`,
 }
 
 func analyzeRun(opts *AnalyzeOptions) (err error) {
+	if opts.Ctx == nil {
+		// A caller without a command (tests, library use): the bill reader
+		// checks the context every few thousand rows.
+		opts.Ctx = context.Background()
+	}
 	opts.Input.Quiet = cmdutil.Quiet(opts.Format)
 	limited, unlimit := startSoftLimit(os.Getenv)
 	defer unlimit()
@@ -274,7 +280,7 @@ func analyzeRun(opts *AnalyzeOptions) (err error) {
 		is = idlestop.DefaultPolicy()
 	}
 	protection := is.Protection()
-	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected}
+	ropts := recommend.Options{AuditSummary: true, Protection: &protection, IncludeProtected: in.Config.Analyze.IncludeProtected, ManagedCommand: providers.ManagedCommand}
 	if opts.IncludeProtected != nil {
 		ropts.IncludeProtected = *opts.IncludeProtected
 	}

@@ -376,3 +376,25 @@ func TestUpdateConnectTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A live price of a type a managed AI service sells (SageMaker's ml.*) is
+// not a new type when the catalog already prices that type: the status
+// looks it up under its service, not among the virtual machines.
+func TestOverlayCoverageManagedTypes(t *testing.T) {
+	c := testCatalog()
+	ml := pricing.InstanceType{Provider: fleet.AWS, Name: "ml.g5.xlarge", GPUModel: "A10G", GPUCount: 1, GPUMemoryGiB: 24,
+		VCPUs: 4, MemoryGiB: 16, Service: fleet.SageMaker}
+	c.AddOffer(ml, "us-east-1", "1.4084", "")
+	mlNew := ml
+	mlNew.Name = "ml.g6.xlarge"
+	c.AddOffer(mlNew, "ap-south-1", "1.353", "")
+	ov := &cache.Overlay{Prices: []pricing.Price{
+		livePrice(fleet.AWS, "us-east-1", "ml.g5.xlarge", pricing.OnDemand, "1.408"),
+		livePrice(fleet.AWS, "us-east-1", "ml.g6.xlarge", pricing.OnDemand, "1.127"),
+		livePrice(fleet.AWS, "us-east-1", "ml.p5.48xlarge", pricing.OnDemand, "63.296"),
+	}}
+	cv := overlayCoverage(c, ov, fleet.AWS, now)
+	if cv == nil || strings.Join(cv.NewTypes, ",") != "ml.p5.48xlarge" || cv.ChangedPrices != 1 {
+		t.Fatalf("coverage %+v, want only ml.p5.48xlarge new and one changed price", cv)
+	}
+}

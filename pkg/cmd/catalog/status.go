@@ -289,7 +289,8 @@ func overlayCoverage(base pricing.Catalog, ov *cache.Overlay, p fleet.Provider, 
 	}
 	cv.Regions, cv.Types = len(regions), len(types)
 	for _, t := range types {
-		if _, ok := base.InstanceType(p, t); !ok || len(base.Offers(pricing.Query{Provider: p, InstanceType: t})) == 0 {
+		ty, ok := base.InstanceType(p, t)
+		if !ok || len(base.Offers(pricing.Query{Provider: p, InstanceType: t, Service: ty.Service})) == 0 {
 			cv.NewTypes = append(cv.NewTypes, t)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // Term flag values.
@@ -565,5 +566,5 @@ func protected(cfg *config.Config) recommend.Options {
 		is = idlestop.DefaultPolicy()
 	}
 	pp := is.Protection()
-	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected}
+	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected, ManagedCommand: providers.ManagedCommand}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/pkg/idlestop"
 	"github.com/gpufinops/gpufinops/pkg/iostreams"
+	"github.com/gpufinops/gpufinops/pkg/metrics/nvsmi"
 	"github.com/gpufinops/gpufinops/pkg/money"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
@@ -58,6 +59,10 @@ type IdleStopOptions struct {
 	LookupEnv func(string) (string, bool)
 	// ProtectInstanceStore is --protect-instance-store.
 	ProtectInstanceStore *bool
+	// MetricsFiles are nvidia-smi CSVs (--metrics-file): GPU samples of
+	// machines whose cloud publishes none (SageMaker notebooks), which win
+	// over the cloud's for the machines they name.
+	MetricsFiles []string
 }
 
 // NewCmdIdleStop builds the command; runF replaces the run function in tests.
@@ -85,7 +90,11 @@ Karpenter, Batch, EMR, ParallelCluster, fleets), the exemption tag with any
 value but false, AutoShutdown not true-or-absent, production (Environment/Env/
 Stage/Tier = prod, prd, production, live, … or any unknown value), one-time
 spot, unknown launch time, just launched, inference, missing or stale metrics,
-GPUs that do not report, GPU memory held, a busy host CPU. Tag keys ignore case,
+GPUs that do not report, GPU memory held, a busy host CPU. Managed AI notebooks
+(SageMaker notebook instances, Vertex AI Workbench instances, Azure ML compute
+instances) are judged like machines and stopped through their service; other
+managed items (endpoints, Studio apps, jobs, compute clusters) are never
+stopped (reason managed-kind; analyze gives the command). Tag keys ignore case,
 '-', '_' and spaces; when in doubt the machine is left running. More candidates than --max-stops
 stop nothing (exit 5). Right before stopping, each machine is checked again.
 
@@ -172,6 +181,8 @@ more candidates than --max-stops (nothing stopped). Docs: docs/idle-stop.md.`,
 	cmd.Flags().BoolVar(&includeProd, "include-production", false, "also stop production machines (Environment/Env/Stage/Tier=prod, production, live, …)")
 	cmd.Flags().BoolVar(&protectStore, "protect-instance-store", def.ProtectInstanceStore, "leave machines with local instance-store disks running (their data is lost on stop)")
 	cmd.Flags().BoolVar(&requireOpt, "require-opt-in", false, "stop only machines tagged AutoShutdown=true")
+	cmd.Flags().StringArrayVar(&opts.MetricsFiles, "metrics-file", nil, "nvidia-smi CSV of one machine, matched by a host column or the file name against its ID or name, for machines whose cloud publishes no GPU metric (SageMaker notebooks); read again at the re-check (repeatable)")
+	_ = cmd.MarkFlagFilename("metrics-file", "csv")
 	checkRun = addRunFlags(cmd, &opts.Run)
 	out = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON)
 	return cmd
@@ -260,6 +271,12 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	cat, err := opts.Catalog()
 	if err != nil {
 		return err
+	}
+	var csv *nvsmi.Source
+	if len(opts.MetricsFiles) > 0 {
+		if csv, err = nvsmi.Open(opts.MetricsFiles...); err != nil {
+			return &cmdutil.InputError{Err: err}
+		}
 	}
 	// Every network call of the run, retries included, ends by the run
 	// timeout; stops in flight then get the grace period.
@@ -353,6 +370,11 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 			cands = append(cands, candidate(in, cat))
 		}
 	}
+	if csv != nil {
+		if err := readFiles(ctx, csv, cands, window); err != nil {
+			scanFailures = append(scanFailures, err)
+		}
+	}
 	// Types neither the cloud nor the catalog describes are kept, warned
 	// of, and never stopped without their GPU count (a GPU that did not
 	// report would pass for idle).
@@ -370,7 +392,7 @@ func idleStopRun(opts *IdleStopOptions) (err error) {
 	summary, runErr := idlestop.Execute(ctx, decisions, idlestop.Options{
 		Stopper: stopper(byName),
 		Recheck: func(ctx context.Context, stops []idlestop.Decision) (map[string]idlestop.Candidate, error) {
-			return recheck(ctx, byName, stops, pol, opts.Now, cat)
+			return recheck(ctx, byName, stops, pol, opts.Now, cat, csv)
 		},
 		Execute: opts.Execute,
 		Audit:   audit,
@@ -498,7 +520,7 @@ func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
 	if in.HourlyPrice != nil {
 		p := pricing.Price{Provider: in.Provider, Region: in.Region, InstanceType: in.InstanceType, Hourly: *in.HourlyPrice, Currency: pricing.Currency, Unit: pricing.UnitHour, Source: "fleet"}
 		c.Hourly = &p
-	} else if o, ok := cat.Offer(in.Provider, in.Region, pricing.TypeNameOf(cat, &in)); ok {
+	} else if o, ok := cat.Offer(in.Provider, in.Region, priceName(cat, &in)); ok {
 		switch {
 		case in.Lifecycle == fleet.Spot && o.Spot != nil:
 			c.Hourly = o.Spot
@@ -507,6 +529,33 @@ func candidate(in fleet.Instance, cat pricing.Catalog) idlestop.Candidate {
 		}
 	}
 	return c
+}
+
+// readFiles fills the candidates' utilization over the window from the
+// nvidia-smi files, which win over the cloud's metrics for the machines they
+// name; files that name no machine are a warning, never a reason to stop.
+func readFiles(ctx context.Context, src *nvsmi.Source, cands []idlestop.Candidate, window fleet.TimeRange) error {
+	insts := make([]fleet.Instance, len(cands))
+	for i := range cands {
+		insts[i] = cands[i].Instance
+	}
+	_, err := src.Read(ctx, insts, window)
+	for i := range cands {
+		cands[i].Instance.Utilization = insts[i].Utilization
+	}
+	if err != nil {
+		return fmt.Errorf("--metrics-file: %w", err)
+	}
+	return nil
+}
+
+// priceName is the name the catalog prices the instance under: a managed
+// item's price type (Vertex AI's vertex-ai/… names), else its type.
+func priceName(cat pricing.Catalog, in *fleet.Instance) string {
+	if in.Managed != nil && in.Managed.PriceType != "" {
+		return in.Managed.PriceType
+	}
+	return pricing.TypeNameOf(cat, in)
 }
 
 // stopper sends each stop to its provider's stop capability.
@@ -539,7 +588,7 @@ type peakReader interface {
 
 // recheck reads the stop candidates again, scope by scope: their state and a
 // fresh utilization window ending now.
-func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog) (map[string]idlestop.Candidate, error) {
+func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, stops []idlestop.Decision, pol idlestop.Policy, now func() time.Time, cat pricing.Catalog, csv *nvsmi.Source) (map[string]idlestop.Candidate, error) {
 	byScope := map[providers.Scope]map[string]bool{}
 	for _, d := range stops {
 		if byScope[d.Scope] == nil {
@@ -579,6 +628,15 @@ func recheck(ctx context.Context, byName map[fleet.Provider]providers.Provider, 
 				read = pr.ReadPeakUtilization
 			}
 			if _, err := read(ctx, sc, mine, window); err != nil {
+				return nil, fmt.Errorf("re-check %s: %w", sc, err)
+			}
+		}
+		if csv != nil && len(mine) > 0 {
+			// The files do not grow during a run: the window is the one
+			// decided on, so a machine they named is judged on the same
+			// readings.
+			end := now().UTC().Truncate(time.Minute)
+			if _, err := csv.Read(ctx, mine, fleet.TimeRange{Start: end.Add(-pol.Window), End: end}); err != nil && ctx.Err() != nil {
 				return nil, fmt.Errorf("re-check %s: %w", sc, err)
 			}
 		}

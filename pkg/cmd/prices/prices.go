@@ -37,6 +37,9 @@ type PricesOptions struct {
 	Region       string
 	GPU          string
 	InstanceType string
+	// Service lists the types a managed AI service sells (sagemaker,
+	// vertex-ai) instead of the virtual machines.
+	Service string
 	// MinGPUMemory is the least memory per GPU, in GiB.
 	MinGPUMemory float64
 	// SpotOnly keeps offers with a spot price and sorts by spot $/GPU-hour.
@@ -71,16 +74,28 @@ CSV output also give the Spot Instance Advisor's typical monthly saving.
 
 Every price shows its age: the days since its source's as-of date (the table's
 AGE DAYS column is the older of the on-demand and spot prices; JSON and CSV give
-each price's, and the spot advice's, separately).`,
+each price's, and the spot advice's, separately).
+
+--service lists what a managed AI service sells instead of the VMs: SageMaker's
+ml.* types, priced offline only as estimates (the EC2 price times the markup
+observed in SageMaker's list prices; the source says so), and Vertex AI machines
+(vertex-ai/<prediction|training>/<machine type>), priced offline from Vertex's
+own SKUs where the catalog has them. Azure ML bills the VM price: list the VM
+sizes. See docs/catalog.md, "Managed AI services".`,
 		Example: `  $ gpufinops prices --gpu H100
   $ gpufinops prices --provider gcp --region us-central1
-  $ gpufinops prices --min-gpu-memory 80 --spot-only -o csv > offers.csv`,
+  $ gpufinops prices --min-gpu-memory 80 --spot-only -o csv > offers.csv
+  $ gpufinops prices --service sagemaker --region us-east-1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Output, opts.Filter, opts.Ctx = output.Format(), output.Filter, cmd.Context()
 			opts.Provider = strings.ToLower(opts.Provider)
 			if opts.Provider != "" && !fleet.Provider(opts.Provider).Valid() {
 				return cmdutil.FlagErrorf("invalid --provider %q: want aws, azure or gcp", opts.Provider)
+			}
+			opts.Service = strings.ToLower(opts.Service)
+			if err := checkService(opts.Service); err != nil {
+				return err
 			}
 			if err := cmdutil.CheckFloatFlag("--min-gpu-memory", opts.MinGPUMemory, 0, maxGPUMemoryGiB, "GiB"); err != nil {
 				return err
@@ -96,6 +111,7 @@ each price's, and the spot advice's, separately).`,
 	fl.StringVar(&opts.Region, "region", "", "only this region, e.g. us-east-1, eastus, us-central1")
 	fl.StringVar(&opts.GPU, "gpu", "", "only this GPU model, e.g. H100, A100-80GB, L4 (case-insensitive)")
 	fl.StringVar(&opts.InstanceType, "instance-type", "", "only this instance type")
+	fl.StringVar(&opts.Service, "service", "", "the types a managed AI service sells instead of VMs: sagemaker or vertex-ai")
 	fl.Float64Var(&opts.MinGPUMemory, "min-gpu-memory", 0, "only types with at least this much memory per GPU, in GiB")
 	fl.BoolVar(&opts.SpotOnly, "spot-only", false, "only offers with a spot price, cheapest spot $/GPU-hour first")
 	output = cmdutil.AddOutputFlags(cmd, cmdutil.FormatTable, cmdutil.FormatJSON, cmdutil.FormatCSV)
@@ -109,13 +125,28 @@ each price's, and the spot advice's, separately).`,
 	return cmd
 }
 
+// listedServices are the managed AI services whose own types the catalog
+// lists; Azure ML bills the VM price, so its sizes are the VMs'.
+var listedServices = []fleet.ManagedService{fleet.SageMaker, fleet.VertexAI}
+
+func checkService(s string) error {
+	switch {
+	case s == "" || slices.Contains(listedServices, fleet.ManagedService(s)):
+		return nil
+	case fleet.ManagedService(s) == fleet.AzureML:
+		return cmdutil.FlagErrorf("--service azure-ml: Azure ML bills the VM price of its size; list the VM sizes without --service (e.g. --provider azure --instance-type Standard_NC24ads_A100_v4)")
+	}
+	return cmdutil.FlagErrorf("invalid --service %q: want sagemaker or vertex-ai", s)
+}
+
 // checkFilters refuses a --gpu, --instance-type or --region that the
 // catalog does not know for any cloud (case aside), naming the closest of
 // --provider's (every cloud's without it): a typo is exit 2, not an empty
 // list. A real name that matches no offer (T4 on GCP) is not an error.
 func checkFilters(cat pricing.Catalog, opts *PricesOptions) error {
-	all := cat.Offers(pricing.Query{})
-	near := cat.Offers(pricing.Query{Provider: fleet.Provider(opts.Provider)})
+	svc := fleet.ManagedService(opts.Service)
+	all := cat.Offers(pricing.Query{Service: svc})
+	near := cat.Offers(pricing.Query{Provider: fleet.Provider(opts.Provider), Service: svc})
 	for _, f := range []struct {
 		flag, value, what string
 		of                func(pricing.Offer) string
@@ -132,6 +163,11 @@ func checkFilters(cat pricing.Catalog, opts *PricesOptions) error {
 				continue
 			}
 		}
+		if f.flag == "--instance-type" {
+			if err := otherService(cat, opts, f.value); err != nil {
+				return err
+			}
+		}
 		var names []string
 		for _, o := range near {
 			names = append(names, f.of(o))
@@ -142,6 +178,30 @@ func checkFilters(cat pricing.Catalog, opts *PricesOptions) error {
 			hint = "; 'gpufinops prices -o csv' lists them"
 		}
 		return cmdutil.FlagErrorf("%s: %q is not a%s %s of the catalog%s", f.flag, f.value, article(f.what), f.what, hint)
+	}
+	return nil
+}
+
+// otherService explains an --instance-type the query does not list but a
+// cloud knows: sold under another service than --service asks for (so
+// "--instance-type ml.g5.xlarge" says to add "--service sagemaker"), or a
+// managed type without an offline price; nil otherwise.
+func otherService(cat pricing.Catalog, opts *PricesOptions, name string) error {
+	for _, p := range fleet.Providers {
+		if opts.Provider != "" && fleet.Provider(opts.Provider) != p {
+			continue
+		}
+		t, ok := cat.InstanceType(p, name)
+		switch {
+		case !ok:
+			continue
+		case t.Service == "" && opts.Service != "":
+			return cmdutil.FlagErrorf("--instance-type: %q is a virtual machine type of %s, not a %s type; drop --service", name, p, opts.Service)
+		case t.Service != "" && len(cat.Offers(pricing.Query{Provider: p, InstanceType: name, Service: t.Service})) == 0:
+			return cmdutil.FlagErrorf("--instance-type: %q is a %s type the catalog has no offline price for (live prices cover it)", name, t.Service)
+		case string(t.Service) != opts.Service:
+			return cmdutil.FlagErrorf("--instance-type: %q is a %s type; add --service %s", name, t.Service, t.Service)
+		}
 	}
 	return nil
 }
@@ -180,6 +240,7 @@ func pricesRun(opts *PricesOptions) error {
 		GPUModel:        opts.GPU,
 		InstanceType:    opts.InstanceType,
 		MinGPUMemoryGiB: opts.MinGPUMemory,
+		Service:         fleet.ManagedService(opts.Service),
 	})
 	rows := make([]row, 0, len(offers))
 	for _, o := range offers {
@@ -257,6 +318,7 @@ func describeFilters(opts *PricesOptions) string {
 	add("--region", opts.Region)
 	add("--gpu", opts.GPU)
 	add("--instance-type", opts.InstanceType)
+	add("--service", opts.Service)
 	if opts.MinGPUMemory > 0 {
 		add("--min-gpu-memory", formatFloat(opts.MinGPUMemory))
 	}
@@ -319,8 +381,19 @@ func writeTable(opts *PricesOptions, rows []row) error {
 		opts.IO.Notef("\nList prices in %s per instance-hour as of %s; per GPU hour = price / count; - = no price.\n"+
 			"Spot is the cheapest zone's price at that time; '-o json' adds AWS's typical spot saving%s.\n",
 			pricing.Currency, asOfDates(rows, today), adviceDates(rows, today))
+		if opts.Service != "" {
+			opts.IO.Notef("%s\n", serviceNote(fleet.ManagedService(opts.Service)))
+		}
 	}
 	return nil
+}
+
+// serviceNote says what a managed service's offline prices are.
+func serviceNote(s fleet.ManagedService) string {
+	if s == fleet.SageMaker {
+		return "SageMaker prices here are estimates: the EC2 price times the markup observed in SageMaker's list prices ('-o json' gives each one's source)."
+	}
+	return "Vertex AI prices are per replica-hour, the sum of Vertex AI's own vCPU, RAM and accelerator SKUs; never the Compute Engine price."
 }
 
 // today is the clock's date the ages are counted to.
@@ -412,25 +485,28 @@ const (
 // Offer is one offer in the JSON document. Money is a JSON number with the
 // catalog's precision; null when unknown.
 type Offer struct {
-	Provider         fleet.Provider      `json:"provider"`
-	Region           string              `json:"region"`
-	InstanceType     string              `json:"instanceType"`
-	Family           string              `json:"family,omitempty"`
-	GPUModel         string              `json:"gpuModel"`
-	GPUCount         float64             `json:"gpuCount"`
-	GPUMemoryGiB     float64             `json:"gpuMemoryGiB"`
-	VCPUs            float64             `json:"vcpus"`
-	MemoryGiB        float64             `json:"memoryGiB"`
-	Arch             string              `json:"arch"`
-	Currency         string              `json:"currency"`
-	OnDemandHourly   *json.Number        `json:"onDemandHourly" jsonschema:"oneof_type=number;null"`
-	SpotHourly       *json.Number        `json:"spotHourly" jsonschema:"oneof_type=number;null"`
-	SpotZone         string              `json:"spotZone,omitempty"`
-	PerGPUHourly     *json.Number        `json:"perGpuHourly" jsonschema:"oneof_type=number;null"`
-	SpotPerGPUHourly *json.Number        `json:"spotPerGpuHourly" jsonschema:"oneof_type=number;null"`
-	SpotAdvice       *pricing.SpotAdvice `json:"spotAdvice,omitempty"`
-	Source           string              `json:"source"`
-	AsOf             string              `json:"asOf"`
+	Provider     fleet.Provider `json:"provider"`
+	Region       string         `json:"region"`
+	InstanceType string         `json:"instanceType"`
+	// Service is the managed AI service that sells the type (sagemaker,
+	// vertex-ai); absent for a virtual machine.
+	Service          fleet.ManagedService `json:"service,omitempty"`
+	Family           string               `json:"family,omitempty"`
+	GPUModel         string               `json:"gpuModel"`
+	GPUCount         float64              `json:"gpuCount"`
+	GPUMemoryGiB     float64              `json:"gpuMemoryGiB"`
+	VCPUs            float64              `json:"vcpus"`
+	MemoryGiB        float64              `json:"memoryGiB"`
+	Arch             string               `json:"arch"`
+	Currency         string               `json:"currency"`
+	OnDemandHourly   *json.Number         `json:"onDemandHourly" jsonschema:"oneof_type=number;null"`
+	SpotHourly       *json.Number         `json:"spotHourly" jsonschema:"oneof_type=number;null"`
+	SpotZone         string               `json:"spotZone,omitempty"`
+	PerGPUHourly     *json.Number         `json:"perGpuHourly" jsonschema:"oneof_type=number;null"`
+	SpotPerGPUHourly *json.Number         `json:"spotPerGpuHourly" jsonschema:"oneof_type=number;null"`
+	SpotAdvice       *pricing.SpotAdvice  `json:"spotAdvice,omitempty"`
+	Source           string               `json:"source"`
+	AsOf             string               `json:"asOf"`
 	// OnDemandAgeDays, SpotAgeDays and SpotAdviceAgeDays are the days since
 	// each one's as-of date; null when there is none.
 	OnDemandAgeDays   *int `json:"onDemandAgeDays" jsonschema:"oneof_type=integer;null"`
@@ -457,7 +533,7 @@ func rounded(d *decimal.Decimal) *decimal.Decimal {
 func toOffer(r row, today time.Time) Offer {
 	o := r.offer
 	j := Offer{
-		Provider: o.Type.Provider, Region: o.Region, InstanceType: o.Type.Name, Family: o.Type.Family,
+		Provider: o.Type.Provider, Region: o.Region, InstanceType: o.Type.Name, Service: o.Type.Service, Family: o.Type.Family,
 		GPUModel: o.Type.GPUModel, GPUCount: o.Type.GPUCount, GPUMemoryGiB: o.Type.GPUMemoryGiB,
 		VCPUs: o.Type.VCPUs, MemoryGiB: o.Type.MemoryGiB, Arch: o.Type.Arch, Currency: pricing.Currency,
 		OnDemandHourly:   number(hourly(o.OnDemand)),

@@ -37,6 +37,10 @@ func TestNewCmdPrices(t *testing.T) {
 				MinGPUMemory: 80, SpotOnly: true, Output: "json"},
 		},
 		{name: "csv", args: []string{"--output", "csv"}, want: PricesOptions{Output: "csv"}},
+		{name: "service", args: []string{"--service", "SageMaker"}, want: PricesOptions{Service: "sagemaker", Output: "table"}},
+		{name: "vertex", args: []string{"--service=vertex-ai"}, want: PricesOptions{Service: "vertex-ai", Output: "table"}},
+		{name: "bad service", args: []string{"--service", "bedrock"}, wantErr: `invalid --service "bedrock": want sagemaker or vertex-ai`, flagError: true},
+		{name: "azure ml service", args: []string{"--service", "azure-ml"}, wantErr: "Azure ML bills the VM price of its size; list the VM sizes without --service", flagError: true},
 		{name: "fractional memory", args: []string{"--min-gpu-memory=22.5"}, want: PricesOptions{MinGPUMemory: 22.5, Output: "table"}},
 		{name: "bad provider", args: []string{"--provider", "oracle"}, wantErr: `invalid --provider "oracle": want aws, azure or gcp`, flagError: true},
 		{name: "negative memory", args: []string{"--min-gpu-memory", "-1"}, wantErr: "--min-gpu-memory: -1 is outside 0–4096 GiB", flagError: true},
@@ -116,6 +120,9 @@ func TestPricesRun(t *testing.T) {
 		{"gcp-us-central1-h100-json", false, PricesOptions{Provider: "gcp", Region: "us-central1", GPU: "H100"}, "json"},
 		{"aws-p5-us-east-1-json", false, PricesOptions{InstanceType: "p5.48xlarge", Region: "us-east-1"}, "json"},
 		{"gcp-min-memory-tty", true, PricesOptions{Provider: "gcp", Region: "us-central1", MinGPUMemory: 100}, "table"},
+		{"sagemaker-us-east-1-tty", true, PricesOptions{Service: "sagemaker", Region: "us-east-1"}, "table"},
+		{"sagemaker-g5-xlarge-csv", false, PricesOptions{Service: "sagemaker", InstanceType: "ML.G5.XLARGE"}, "csv"},
+		{"vertex-ai-json", false, PricesOptions{Service: "vertex-ai"}, "json"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,6 +246,12 @@ func TestPricesRunSuggests(t *testing.T) {
 		{PricesOptions{Region: "us-est-1"}, `--region: "us-est-1" is not a region of the catalog; did you mean --region us-east-1`},
 		{PricesOptions{Provider: "gcp", Region: "us-centrl1"}, `did you mean --region us-central1?`},
 		{PricesOptions{Provider: "azure", Region: "eastuss", GPU: "H100"}, `did you mean --region eastus`},
+		{PricesOptions{InstanceType: "ml.g5.xlarge"}, `--instance-type: "ml.g5.xlarge" is a sagemaker type; add --service sagemaker`},
+		{PricesOptions{Provider: "gcp", InstanceType: "vertex-ai/prediction/a3-highgpu-1g"}, `is a vertex-ai type; add --service vertex-ai`},
+		{PricesOptions{Service: "sagemaker", InstanceType: "g5.xlarge"}, `--instance-type: "g5.xlarge" is a virtual machine type of aws, not a sagemaker type; drop --service`},
+		{PricesOptions{Service: "vertex-ai", InstanceType: "ml.g5.xlarge"}, `is a sagemaker type; add --service sagemaker`},
+		{PricesOptions{Service: "sagemaker", InstanceType: "ml.g5.48xlarge"}, `"ml.g5.48xlarge" is a sagemaker type the catalog has no offline price for (live prices cover it)`},
+		{PricesOptions{Service: "sagemaker", InstanceType: "ml.g5.xlarg"}, `did you mean --instance-type ml.g5.xlarge?`},
 	} {
 		for _, format := range []string{"table", "json", "csv"} {
 			ios, _, out, _ := iostreams.Test()
@@ -266,7 +279,8 @@ func TestPricesRunSuggests(t *testing.T) {
 			t.Errorf("%+v: stderr = %q, want %q", tc.opts, errOut, tc.want)
 		}
 	}
-	for _, o := range []PricesOptions{{GPU: "h100"}, {InstanceType: "P5.48XLARGE"}, {Region: "US-EAST-1"}, {GPU: "a100-80gb"}} {
+	for _, o := range []PricesOptions{{GPU: "h100"}, {InstanceType: "P5.48XLARGE"}, {Region: "US-EAST-1"}, {GPU: "a100-80gb"},
+		{Service: "sagemaker", GPU: "a10g"}, {Service: "vertex-ai", Region: "US-CENTRAL1"}} {
 		if out, _ := runPrices(t, false, o); out == "" {
 			t.Errorf("%+v: nothing listed", o)
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/recommend"
 	"github.com/gpufinops/gpufinops/pkg/tableprinter"
 	"github.com/gpufinops/gpufinops/pricing"
+	"github.com/gpufinops/gpufinops/providers"
 )
 
 // AuditOptions are the inputs of `gpufinops tags audit`.
@@ -525,5 +526,5 @@ func protected(cfg *config.Config) recommend.Options {
 		is = idlestop.DefaultPolicy()
 	}
 	pp := is.Protection()
-	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected}
+	return recommend.Options{Protection: &pp, IncludeProtected: cfg.Analyze.IncludeProtected, ManagedCommand: providers.ManagedCommand}
 }

@@ -380,8 +380,11 @@ func (s *Server) savingsPlan(h fleet.Held) savingsPlan {
 	if sp.PaymentOption == "" {
 		sp.PaymentOption = "No Upfront"
 	}
-	if h.Kind == "ec2-instance-savings-plan" {
+	switch h.Kind {
+	case "ec2-instance-savings-plan":
 		sp.SavingsPlanType, sp.Region, sp.EC2InstanceFamily, sp.ProductTypes = "EC2Instance", h.Scope.Region, h.InstanceFamily, []string{"EC2"}
+	case "sagemaker-savings-plan":
+		sp.SavingsPlanType, sp.ProductTypes = "SageMaker", []string{"SageMaker"}
 	}
 	commit := decimal.Zero
 	if h.HourlyCommitment != nil {

@@ -377,6 +377,8 @@ func driveEveryOperation(t *testing.T) (*contractRecorder, []string) {
 	_, err = spc.DescribeSavingsPlans(ctx, &savingsplans.DescribeSavingsPlansInput{NextToken: bad})
 	wantErr("DescribeSavingsPlans bad token", err)
 
+	driveSageMaker(t, srv, throttled, wantErr)
+
 	strictMu.Lock()
 	defer strictMu.Unlock()
 	return rec, slices.Clone(strict)
@@ -413,6 +415,7 @@ func contractFleet() *fleet.Fleet {
 		fleet.Held{ID: "cr-0000000000000000c", Provider: fleet.AWS, Kind: "capacity-reservation", Scope: fleet.HeldScope{Level: "zone", Region: "us-east-1", Zone: "us-east-1c"}, Start: at(2024, 1), End: at(2024, 6), InstanceType: "g5.xlarge", Count: 3},
 		fleet.Held{ID: "0a1b2c3d-0000-4000-8000-0000000000a3", Provider: fleet.AWS, Kind: "ec2-instance-savings-plan", Scope: fleet.HeldScope{Level: "region", Region: "us-east-1"}, Term: "3y", Payment: "partial-upfront", Start: at(2025, 1), End: at(2028, 1), InstanceFamily: "p5", HourlyCommitment: rate("12.5")},
 	)
+	f.Instances = append(f.Instances, sageMakerFleet(fixtureAccount, 12).Instances...)
 	return f
 }
 

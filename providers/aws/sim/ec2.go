@@ -363,11 +363,15 @@ func (v ec2View) matches(f queryFilter, account string) bool {
 	return false
 }
 
-// visible returns the instances of a region that an account sees, in fleet
-// order, with their live state.
+// visible returns the EC2 instances of a region that an account sees, in
+// fleet order, with their live state. Managed AI items run in the service's
+// own account and are never the account's EC2 instances.
 func (s *Server) visible(region, account string) []ec2View {
 	var out []ec2View
 	for _, l := range s.inv.InScope(region, account) {
+		if l.Instance.IsManaged() {
+			continue
+		}
 		out = append(out, s.view(l.Instance, l.State))
 	}
 	return out

@@ -40,7 +40,8 @@ const (
 )
 
 // servePricing answers the Price List Query API (AWS JSON 1.1): GetProducts
-// and DescribeServices for AmazonEC2.
+// and DescribeServices for AmazonEC2, GetProducts for AmazonSageMaker
+// (sagemaker_pricing.go).
 func (s *Server) servePricing(w http.ResponseWriter, req request) {
 	switch req.op {
 	case "GetProducts":
@@ -54,6 +55,8 @@ func (s *Server) servePricing(w http.ResponseWriter, req request) {
 
 // product is one Price List product with the attributes filters look at.
 type product struct {
+	// service is the offer's service code (AmazonEC2 when empty).
+	service     string
 	sku, family string
 	attributes  map[string]string
 	row         PriceRow
@@ -124,7 +127,7 @@ func (p product) field(name string) (string, bool) {
 	case "sku":
 		return p.sku, true
 	case "servicecode":
-		return ec2ServiceCode, true
+		return p.serviceCode(), true
 	}
 	for k, v := range p.attributes {
 		if strings.EqualFold(k, name) {
@@ -132,6 +135,13 @@ func (p product) field(name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func (p product) serviceCode() string {
+	if p.service == "" {
+		return ec2ServiceCode
+	}
+	return p.service
 }
 
 type priceFilter struct {
@@ -217,18 +227,23 @@ func (s *Server) getProducts(w http.ResponseWriter, req request) {
 		return
 	}
 	var kept []product
-	if in.ServiceCode == ec2ServiceCode {
-		for _, p := range s.products() {
-			keep := true
-			for _, f := range in.Filters {
-				if !f.match(p) {
-					keep = false
-					break
-				}
+	var offer []product
+	switch in.ServiceCode {
+	case ec2ServiceCode:
+		offer = s.products()
+	case sageMakerServiceCode:
+		offer = s.sageMakerProducts()
+	}
+	for _, p := range offer {
+		keep := true
+		for _, f := range in.Filters {
+			if !f.match(p) {
+				keep = false
+				break
 			}
-			if keep {
-				kept = append(kept, p)
-			}
+		}
+		if keep {
+			kept = append(kept, p)
 		}
 	}
 	from, to, next := simkit.Page(len(kept), off, size)
@@ -283,7 +298,7 @@ func (s *Server) productDocument(p product) string {
 	d.Product.ProductFamily = p.family
 	d.Product.Attributes = p.attributes
 	d.Product.SKU = p.sku
-	d.ServiceCode = ec2ServiceCode
+	d.ServiceCode = p.serviceCode()
 	d.Version = day.Format("20060102150405")
 	d.PublicationDate = day.Format("2006-01-02T15:04:05Z")
 	t := p.row.InstanceType
@@ -304,6 +319,13 @@ func (s *Server) productDocument(p product) string {
 			}},
 			TermAttributes: attrs,
 		}}
+	}
+	if p.serviceCode() == sageMakerServiceCode {
+		d.Terms.OnDemand = term(onDemandOffer, p.onDemand,
+			fmt.Sprintf("$%s per %s %s hour in %s", p.onDemand.StringFixed(3), p.attributes["component"], t, p.attributes["location"]), map[string]string{})
+		d.Terms.Reserved = map[string]offerTerm{}
+		b, _ := json.Marshal(d)
+		return string(b)
 	}
 	d.Terms.OnDemand = term(onDemandOffer, p.onDemand,
 		fmt.Sprintf("$%s per On Demand Linux %s Instance Hour", p.onDemand.StringFixed(3), t), map[string]string{})

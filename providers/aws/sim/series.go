@@ -121,6 +121,9 @@ var seedKeys = simkit.Keys{GPU: metricGPUUtil, GPUMemory: metricGPUMemUsed, CPU:
 
 // buildInstance makes an instance's series.
 func (s *Server) buildInstance(in fleet.Instance) *instSeries {
+	if isSageMaker(&in) {
+		return s.buildSageMaker(in)
+	}
 	is := &instSeries{id: in.ID, region: in.Region, account: in.Account, stoppedInFleet: in.State == fleet.Stopped}
 	g := s.gpuInfoOf(in)
 	p := simkit.Synthesize(in, g.count, seedKeys, defaultCPU)

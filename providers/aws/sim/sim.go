@@ -1,7 +1,7 @@
 // Package sim is a local AWS that speaks the wire protocols of the real
 // services to the real SDK: EC2 and STS (query protocol, XML), CloudWatch
-// (Smithy RPC v2 CBOR, AWS JSON 1.0 and query), Pricing (AWS JSON 1.1) and
-// Savings Plans (REST JSON). It serves one fleet snapshot, keeps instance state
+// (Smithy RPC v2 CBOR, AWS JSON 1.0 and query), Pricing and SageMaker (AWS
+// JSON 1.1) and Savings Plans (REST JSON). It serves one fleet snapshot, keeps instance state
 // so that a stop is visible, counts requests per operation, and injects
 // latency, throttling and server errors at configurable rates.
 //
@@ -67,6 +67,9 @@ type Options struct {
 	// history and Savings Plans.
 	Types  []TypeInfo
 	Prices []PriceRow
+	// SageMakerPrices feed Pricing's AmazonSageMaker offer; nil serves
+	// DefaultSageMakerPrices.
+	SageMakerPrices []SageMakerPrice
 	// Latency is added to every request.
 	Latency time.Duration
 	// ThrottleRate and ErrorRate are the shares (0–1) of requests answered
@@ -135,6 +138,10 @@ type Server struct {
 
 	// held are the fleet's AWS commitments (commitments.go).
 	held []fleet.Held
+
+	// smStopping are the notebook instances stopped and not yet read
+	// since (sagemaker.go): their next read says Stopping.
+	smStopping map[string]bool
 }
 
 // New builds a simulator serving the AWS instances of f.
@@ -253,7 +260,7 @@ var Ops = append([]string{
 	"monitoring:ListMetrics", "monitoring:GetMetricData",
 	"pricing:GetProducts", "pricing:DescribeServices",
 	"savingsplans:DescribeSavingsPlansOfferingRates",
-}, commitmentOps...)
+}, append(commitmentOps, sageMakerOps...)...)
 
 // serve answers a parsed request.
 func (s *Server) serve(w http.ResponseWriter, req request) {
@@ -271,6 +278,8 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 		s.servePricing(w, req)
 	case "savingsplans":
 		s.serveSavingsPlans(w, req)
+	case "sagemaker":
+		s.serveSageMaker(w, req)
 	}
 }
 
@@ -285,6 +294,9 @@ func classify(r *http.Request, body []byte) (request, bool) {
 		return req, true
 	case strings.HasPrefix(target, "GraniteServiceVersion20100801."):
 		req.service, req.proto, req.op = "monitoring", protoJSON10, strings.TrimPrefix(target, "GraniteServiceVersion20100801.")
+		return req, true
+	case strings.HasPrefix(target, sageMakerTarget):
+		req.service, req.proto, req.op = "sagemaker", protoJSON11, strings.TrimPrefix(target, sageMakerTarget)
 		return req, true
 	case strings.HasPrefix(target, "AWSPriceListService."):
 		req.service, req.proto, req.op = "pricing", protoJSON11, strings.TrimPrefix(target, "AWSPriceListService.")
@@ -315,13 +327,13 @@ func throttle(c simkit.Call) (status int, code string) { return Throttle(c.Servi
 
 // Throttle is AWS's throttling answer for a request to service, which the
 // simulator's throttling sends and an Options.Fault may too: EC2
-// RequestLimitExceeded (HTTP 503), Pricing and Savings Plans
+// RequestLimitExceeded (HTTP 503), Pricing, Savings Plans and SageMaker
 // ThrottlingException, STS and CloudWatch Throttling (HTTP 400).
 func Throttle(service string) (status int, code string) {
 	switch service {
 	case "ec2":
 		return http.StatusServiceUnavailable, "RequestLimitExceeded"
-	case "pricing", "savingsplans":
+	case "pricing", "savingsplans", "sagemaker":
 		return http.StatusBadRequest, "ThrottlingException"
 	default:
 		return http.StatusBadRequest, "Throttling"

@@ -69,8 +69,8 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	types := map[string]bool{}
 	offers := map[[2]string]bool{}
 	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.InstanceType == "" {
-			continue
+		if in.Provider != fleet.AWS || in.InstanceType == "" || in.IsManaged() {
+			continue // a managed AI item is no EC2 type or product
 		}
 		if !types[in.InstanceType] {
 			types[in.InstanceType] = true

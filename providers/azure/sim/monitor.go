@@ -51,6 +51,7 @@ func (s *Server) metrics() *seriesState {
 			st.patterns[v.in.ID] = simkit.Synthesize(*v.in, gpus, simkit.Keys{GPU: s.opts.GPUMetric, GPUMemory: s.opts.GPUMemoryMetric, CPU: MetricCPU, Memory: "mem"}, idleCPU)
 			st.timeline.Add(v.in.ID, v.in.State == fleet.Stopped)
 		}
+		s.amlPatterns(st)
 	})
 	return st
 }
@@ -152,6 +153,18 @@ func (s *Server) serveMetrics(w http.ResponseWriter, req request) {
 	for _, id := range req.parts {
 		v := s.byID[strings.ToLower(id)]
 		if v == nil {
+			if sub, region, ok := s.amlOwner(id); ok {
+				if batch && !strings.EqualFold(sub, req.sub) {
+					writeError(w, http.StatusBadRequest, "BadRequest", "resource "+id+" is not in subscription "+req.sub)
+					return
+				}
+				filter := req.r.URL.Query().Get("filter")
+				if filter == "" {
+					filter = req.r.URL.Query().Get("$filter")
+				}
+				values = append(values, s.amlResourceMetrics(id, region, mq, filter))
+				continue
+			}
 			if !batch {
 				writeError(w, http.StatusNotFound, "ResourceNotFound", "The Resource '"+id+"' was not found.")
 				return

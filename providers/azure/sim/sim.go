@@ -7,7 +7,10 @@
 // $skipToken, with the user quota headers); Azure Monitor metrics, single
 // (GET {resource}/providers/Microsoft.Insights/metrics) and batch
 // (POST /subscriptions/{id}/metrics:getBatch); and the Retail Prices API
-// (GET /api/retail/prices, OData $filter, NextPageLink); and, for clients
+// (GET /api/retail/prices, OData $filter, NextPageLink); Azure Machine
+// Learning workspaces, online endpoints and deployments, computes and the
+// compute instance stop, with their Azure Monitor metrics (aml.go,
+// amlmetrics.go), whose items are never served as VMs; and, for clients
 // that log in for themselves (the Azure CLI), a minimal Entra ID and ARM's
 // cloud metadata (entra.go). It serves one fleet
 // snapshot, keeps VM state so that a deallocation is visible, counts
@@ -80,7 +83,8 @@ type Options struct {
 	// with 500.
 	FailScopes []string
 	// Fault, when set, is asked before each request with the service
-	// ("subscriptions", "resourcegraph", "compute", "monitor", "prices"),
+	// ("subscriptions", "resourcegraph", "compute", "monitor", "prices",
+	// "machinelearning"),
 	// the operation and the scope (a region, else the subscription).
 	Fault func(service, op, scope string) (status int, code string)
 	// Delays and Hang are per-operation faults (simkit.Faults).
@@ -115,6 +119,9 @@ type Options struct {
 	// CommitmentPage is how many reservations or savings plans a page
 	// lists (reservations.go); zero is 50.
 	CommitmentPage int
+	// AMLPage is how many resources an Azure ML list answers a page
+	// (aml.go); zero is DefaultAMLPage.
+	AMLPage int
 }
 
 // KitOptions are the simkit options of the fault fields of o.
@@ -170,7 +177,9 @@ type Server struct {
 	sizes   map[string]Size
 	vms     []*vm
 	byID    map[string]*vm // lower-case resource ID → VM
-	subs    []string
+	// aml are the Azure ML items (aml.go), never served as VMs.
+	aml  []*amlItem
+	subs []string
 
 	// held are the fleet's Azure commitments (reservations.go).
 	held []fleet.Held
@@ -240,7 +249,20 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	sets := map[string]int{}
 	for i := range s.inv.Instances() {
 		in := &s.inv.Instances()[i]
+		if IsAML(in) {
+			a := newAMLItem(in)
+			s.aml = append(s.aml, a)
+			if !seen[a.sub] {
+				seen[a.sub] = true
+				s.subs = append(s.subs, a.sub)
+			}
+			continue
+		}
 		v := &vm{in: in, sub: in.Account, rg: ResourceGroup(*in), name: in.ID, set: ScaleSet(*in)}
+		if m := reVM.FindStringSubmatch(in.ID); m != nil && m[4] == "" && v.set == "" {
+			// A VM the file names by its ARM ID is served under that ID.
+			v.sub, v.rg, v.name = m[1], m[2], m[3]
+		}
 		if v.set != "" {
 			v.instanceID = strconv.Itoa(sets[v.set])
 			sets[v.set]++
@@ -252,6 +274,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 			s.subs = append(s.subs, v.sub)
 		}
 	}
+	s.aml = amlSorted(s.aml)
 	if !seen[opts.Subscription] {
 		s.subs = append(s.subs, opts.Subscription)
 	}
@@ -333,7 +356,7 @@ var Ops = append([]string{
 	"monitor:Metrics", "monitor:MetricsBatch",
 	"authorization:ListPermissions",
 	"prices:RetailPrices",
-}, commitmentOps...)
+}, append(append([]string{}, commitmentOps...), amlOps...)...)
 
 // request is one recognised call.
 type request struct {
@@ -436,6 +459,9 @@ func (s *Server) classify(r *http.Request, body []byte) (req request, status int
 	if req, ok := classifyCommitments(r, req); ok {
 		return req, 0, "", ""
 	}
+	if req, ok := s.classifyAML(r, req); ok {
+		return req, 0, "", ""
+	}
 	if m := reMetr.FindStringSubmatch(p); m != nil && r.Method == http.MethodGet {
 		req.service, req.op, req.parts = "monitor", "Metrics", []string{m[1]}
 		req.scope = s.regionOfIDs([]string{m[1]})
@@ -505,6 +531,9 @@ func (s *Server) regionOfIDs(ids []string) string {
 	for _, id := range ids {
 		if v := s.byID[strings.ToLower(id)]; v != nil {
 			return v.in.Region
+		}
+		if _, region, ok := s.amlOwner(id); ok {
+			return region
 		}
 	}
 	return ""
@@ -582,6 +611,10 @@ func (s *Server) serve(w http.ResponseWriter, req request) {
 		s.serveOperation(w, req)
 	case "Metrics", "MetricsBatch":
 		s.serveMetrics(w, req)
+	default:
+		if req.service == "machinelearning" {
+			s.serveAML(w, req)
+		}
 	}
 }
 
@@ -929,7 +962,7 @@ func (s *Server) serveAction(w http.ResponseWriter, req request) {
 	s.inv.SetState(req.vm.in.ID, state)
 	s.mu.Lock()
 	op := fmt.Sprintf("%x", simkit.Digest(req.vm.id(), req.op, strconv.Itoa(len(s.ops))))[:24]
-	s.ops[op] = &operation{vm: req.vm, left: s.opts.OperationPolls, final: final}
+	s.ops[op] = &operation{id: req.vm.in.ID, left: s.opts.OperationPolls, final: final}
 	s.mu.Unlock()
 	u := baseURL(req.r) + opPath + op + "?api-version=" + url.QueryEscape(req.r.URL.Query().Get("api-version"))
 	w.Header().Set("Azure-AsyncOperation", u)
@@ -956,7 +989,7 @@ func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 		return
 	}
 	if status == "Succeeded" {
-		s.inv.SetState(o.vm.in.ID, o.final)
+		s.inv.SetState(o.id, o.final)
 	}
 	if monitor {
 		// The Location URL: 202 while running, 204 once done (an action
@@ -979,9 +1012,11 @@ func (s *Server) serveOperation(w http.ResponseWriter, req request) {
 	writeJSON(w, body)
 }
 
-// operation is one deallocation or power-off in progress.
+// operation is one deallocation, power-off or compute instance stop in
+// progress: the fleet ID of what it changes, the polls it answers
+// InProgress and the state it leaves.
 type operation struct {
-	vm    *vm
+	id    string
 	left  int
 	final string
 }

@@ -158,17 +158,17 @@ func contractManaged() []fleet.Instance {
 	t4 := fleet.GPU{Model: "T4", Count: 1, MemoryGiB: 16}
 	out := []fleet.Instance{
 		item(p+"endpoints/11/deployedModels/21", "scorer/21", "n1-standard-8", t4, fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint,
-			Workspace: "us-central1", Endpoint: "11", Deployment: "21", Replicas: fleet.Replicas{Current: 2, Min: &one, Max: &three}}),
+			Workspace: "us-central1", Endpoint: "11", Deployment: "21", Replicas: &fleet.Replicas{Current: 2, Min: &one, Max: &three}}),
 		item(p+"endpoints/11/deployedModels/22", "scorer/22", "g2-standard-8", fleet.GPU{Model: "L4", Count: 1, MemoryGiB: 24}, fleet.Managed{Service: fleet.VertexAI,
-			Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "11", Deployment: "22", Replicas: fleet.Replicas{Current: 1}}),
+			Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "11", Deployment: "22", Replicas: &fleet.Replicas{Current: 1}}),
 		item(p+"customJobs/31", "train-31", "a2-highgpu-1g", fleet.GPU{Model: "A100", Count: 1, MemoryGiB: 40}, fleet.Managed{Service: fleet.VertexAI,
-			Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: fleet.Replicas{Current: 2}}),
+			Kind: fleet.KindTrainingJob, Workspace: "us-central1", Replicas: &fleet.Replicas{Current: 2}}),
 		item(p+"customJobs/32", "train-32", "n1-standard-4", t4, fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindTrainingJob, Workspace: "us-central1",
-			Replicas: fleet.Replicas{Current: 1}}),
+			Replicas: &fleet.Replicas{Current: 1}}),
 	}
 	out[3].State, out[3].Lifecycle = fleet.Stopped, fleet.Spot
 	out = append(out, item(p+"endpoints/12/deployedModels/23", "ranker/23", "a3-highgpu-1g", fleet.GPU{Model: "H100", Count: 1, MemoryGiB: 80},
-		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "12", Deployment: "23", Replicas: fleet.Replicas{Current: 1}}))
+		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindEndpoint, Workspace: "us-central1", Endpoint: "12", Deployment: "23", Replicas: &fleet.Replicas{Current: 1}}))
 	zero := 0.0
 	wb2 := item("projects/proj-contract/locations/us-central1-b/instances/wb-contract-2", "wb-contract-2", "n1-standard-8", t4,
 		fleet.Managed{Service: fleet.VertexAI, Kind: fleet.KindNotebook, Workspace: "us-central1-b"})

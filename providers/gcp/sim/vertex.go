@@ -245,19 +245,19 @@ func (s *Server) listEndpoints(w http.ResponseWriter, r *http.Request, m []strin
 		for _, in := range items {
 			mm := in.Managed
 			ded := map[string]any{"machineSpec": machineSpec(in)}
-			if mm.Replicas.Min != nil {
-				ded["minReplicaCount"] = *mm.Replicas.Min
+			if m := mm.MinReplicas(); m != nil {
+				ded["minReplicaCount"] = *m
 			} else {
-				ded["minReplicaCount"] = mm.Replicas.Current
+				ded["minReplicaCount"] = mm.CurrentReplicas()
 			}
-			if mm.Replicas.Max != nil {
-				ded["maxReplicaCount"] = *mm.Replicas.Max
+			if m := mm.MaxReplicas(); m != nil {
+				ded["maxReplicaCount"] = *m
 			}
 			if in.Lifecycle == fleet.Spot {
 				ded["spot"] = true
 			}
 			dm := map[string]any{"id": mm.Deployment, "model": vertexName(project, location, "models", mm.Deployment), "displayName": nameOf(in.Name),
-				"dedicatedResources": ded, "status": map[string]any{"availableReplicaCount": mm.Replicas.Current, "lastUpdateTime": s.opts.Now().UTC().Format(time.RFC3339Nano)}}
+				"dedicatedResources": ded, "status": map[string]any{"availableReplicaCount": mm.CurrentReplicas(), "lastUpdateTime": s.opts.Now().UTC().Format(time.RFC3339Nano)}}
 			if in.LaunchTime != nil {
 				dm["createTime"] = rfc3339(in.LaunchTime)
 				if created == nil || in.LaunchTime.Before(*created) {
@@ -338,7 +338,7 @@ func (s *Server) listCustomJobs(w http.ResponseWriter, r *http.Request, m []stri
 	from, to, next := simkit.Page(len(jobs), offset, size)
 	out := []map[string]any{}
 	for _, in := range jobs[from:to] {
-		replicas := max(in.Managed.Replicas.Current, 1)
+		replicas := max(in.Managed.CurrentReplicas(), 1)
 		strategy := "ON_DEMAND"
 		if in.Lifecycle == fleet.Spot {
 			strategy = "SPOT"
@@ -577,7 +577,7 @@ func (s *Server) buildManagedSeries(in *fleet.Instance) *monInstance {
 	switch in.Managed.Kind {
 	case fleet.KindEndpoint:
 		res := map[string]string{"resource_container": projectNumber(in.Account), "location": vertexLocation(*in), "endpoint_id": in.Managed.Endpoint}
-		for r := range max(in.Managed.Replicas.Current, 1) {
+		for r := range max(in.Managed.CurrentReplicas(), 1) {
 			labels := map[string]string{"deployed_model_id": in.Managed.Deployment, "replica_id": fmt.Sprintf("replica-%d", r), "spot": strconv.FormatBool(in.Lifecycle == fleet.Spot)}
 			if gpu != nil {
 				add(&simSeries{metric: metricDutyCycle, resourceType: resourceEndpoint, metricLabels: labels, resourceLabels: res, values: gpu, scale: 0.01, gpuUtil: true})

@@ -8,7 +8,7 @@ import (
 )
 
 func TestModelsLoad(t *testing.T) {
-	want := []string{"athena", "ec2", "monitoring", "pricing", "savingsplans", "sts"}
+	want := []string{"athena", "ec2", "monitoring", "pricing", "sagemaker", "savingsplans", "sts"}
 	if got := Services(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("services %v, want %v", got, want)
 	}

@@ -41,7 +41,36 @@ func testFleet() *fleet.Fleet {
 		add(fmt.Sprintf("node-%d", i), fleet.OnDemand, map[string]string{"virtualMachineScaleSet": "gpu-pool"})
 	}
 	f.Commitments = testCommitments()
+	f.Instances = append(f.Instances, testAML()...)
 	return f
+}
+
+// amlWS is the Azure ML workspace of testAML.
+const amlWS = "/subscriptions/" + sub + "/resourceGroups/ml-rg/providers/Microsoft.MachineLearningServices/workspaces/ws-ml"
+
+// testAML is an Azure ML workspace: an endpoint with two managed online
+// deployments (one autoscaled), three compute instances and a compute
+// cluster, so that the compute list has two pages at testOptions' AMLPage.
+func testAML() []fleet.Instance {
+	week := &fleet.TimeRange{Start: now.Add(-7 * 24 * time.Hour), End: now}
+	util := &fleet.Utilization{Window: week, GPU: &fleet.Stats{Avg: 5, P95: 9, Max: 14}, GPUMemory: &fleet.Stats{Avg: 30, P95: 31, Max: 31}}
+	n := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	item := func(id, size string, m fleet.Managed) fleet.Instance {
+		return fleet.Instance{ID: amlWS + id, Provider: fleet.Azure, Account: sub, Region: "eastus", InstanceType: size, State: fleet.Running,
+			GPU: fleet.GPU{Model: "A100-80GB", Count: 1}, Utilization: util, Tags: map[string]string{"team": "ml"}, Managed: &m}
+	}
+	return []fleet.Instance{
+		item("/onlineEndpoints/scorer/deployments/blue", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindEndpoint,
+			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "blue", Replicas: &fleet.Replicas{Current: 3}, Requests: n(604800)}),
+		item("/onlineEndpoints/scorer/deployments/green", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindEndpoint,
+			Workspace: "ws-ml", Endpoint: "scorer", Deployment: "green", Replicas: &fleet.Replicas{Current: 1, Min: i(1), Max: i(4)}}),
+		item("/computes/ci-0", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
+		item("/computes/ci-1", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
+		item("/computes/ci-2", "Standard_NC4as_T4_v3", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindNotebook, Workspace: "ws-ml"}),
+		item("/computes/gpu-cluster", "Standard_NC24ads_A100_v4", fleet.Managed{Service: fleet.AzureML, Kind: fleet.KindComputeCluster, Workspace: "ws-ml",
+			Replicas: &fleet.Replicas{Current: 2, Min: i(0), Max: i(8)}, IdleShutdownMinutes: n(30), Jobs: n(0)}),
+	}
 }
 
 // testCommitments are three reservations and three savings plans, one of
@@ -71,7 +100,7 @@ func testCommitments() []fleet.Held {
 }
 
 func testOptions() sim.Options {
-	o := sim.Options{Subscription: sub, Now: func() time.Time { return now }, CommitmentPage: 2,
+	o := sim.Options{Subscription: sub, Now: func() time.Time { return now }, CommitmentPage: 2, AMLPage: 2,
 		Sizes: []sim.Size{{Name: "Standard_NC24ads_A100_v4", GPUs: 1, VCPUs: 24, Mem: 220}}}
 	for i := range 200 {
 		o.Prices = append(o.Prices, sim.PriceRow{Region: "eastus", Size: fmt.Sprintf("Standard_NC%dads_A100_v4", i), OnDemand: "3.67", Spot: "0.9",
@@ -194,6 +223,26 @@ func calls() []call {
 		{op: "capacity:ListReservations", method: "GET", path: "/providers/Microsoft.Capacity/reservations", query: q("api-version", "2022-11-01", "$skiptoken", "99"), status: 400},
 		{op: "billingbenefits:ListSavingsPlans", method: "GET", path: "/providers/Microsoft.BillingBenefits/savingsPlans", query: q("api-version", "2022-11-01")},
 		{op: "billingbenefits:ListSavingsPlans", method: "GET", path: "/providers/Microsoft.BillingBenefits/savingsPlans", query: q("api-version", "2022-11-01", "$skiptoken", "99"), status: 400},
+		// Azure ML: the lists (the computes' two pages by nextLink), a
+		// compute, a stop and its operation, and the refusals.
+		{op: "machinelearning:ListWorkspaces", method: "GET", path: "/subscriptions/" + sub + "/providers/Microsoft.MachineLearningServices/workspaces", query: q("api-version", sim.AMLVersion)},
+		{op: "machinelearning:ListOnlineEndpoints", method: "GET", path: amlWS + "/onlineEndpoints", query: q("api-version", sim.AMLVersion)},
+		{op: "machinelearning:ListOnlineEndpoints", method: "GET", path: strings.Replace(amlWS, "ws-ml", "ws-none", 1) + "/onlineEndpoints", query: q("api-version", sim.AMLVersion), status: 404},
+		{op: "machinelearning:ListOnlineDeployments", method: "GET", path: amlWS + "/onlineEndpoints/scorer/deployments", query: q("api-version", sim.AMLVersion)},
+		{op: "machinelearning:ListOnlineDeployments", method: "GET", path: amlWS + "/onlineEndpoints/nothing/deployments", query: q("api-version", sim.AMLVersion), status: 404},
+		{op: "machinelearning:ListComputes", method: "GET", path: amlWS + "/computes", query: q("api-version", sim.AMLVersion)},
+		{op: "machinelearning:GetCompute", method: "GET", path: amlWS + "/computes/gpu-cluster", query: q("api-version", sim.AMLVersion)},
+		{op: "machinelearning:GetCompute", method: "GET", path: amlWS + "/computes/no-such", query: q("api-version", sim.AMLVersion), status: 404},
+		{op: "machinelearning:StopCompute", method: "POST", path: amlWS + "/computes/ci-1/stop", query: q("api-version", sim.AMLVersion), status: 202},
+		{op: "machinelearning:StopCompute", method: "POST", path: amlWS + "/computes/gpu-cluster/stop", query: q("api-version", sim.AMLVersion), status: 400},
+		{op: "monitor:MetricsBatch", method: "POST", path: "/subscriptions/" + sub + "/metrics:getBatch", query: q("api-version", "2024-02-01",
+			"metricnamespace", sim.AMLDeploymentNamespace, "metricnames", "GpuUtilizationPercentage,GpuMemoryUtilizationPercentage", "starttime", now.Add(-3*time.Hour).Format(time.RFC3339),
+			"endtime", now.Format(time.RFC3339), "interval", "PT1H", "aggregation", "average", "filter", "instanceId eq '*'"),
+			body: map[string]any{"resourceids": []string{amlWS + "/onlineEndpoints/scorer/deployments/blue", amlWS + "/onlineEndpoints/scorer/deployments/green"}}},
+		{op: "monitor:MetricsBatch", method: "POST", path: "/subscriptions/" + sub + "/metrics:getBatch", query: q("api-version", "2024-02-01",
+			"metricnamespace", sim.AMLWorkspaceNamespace, "metricnames", "GpuUtilizationPercentage,Active Nodes", "starttime", now.Add(-3*time.Hour).Format(time.RFC3339),
+			"endtime", now.Format(time.RFC3339), "interval", "PT1H", "aggregation", "average", "filter", "ComputeName eq '*'"),
+			body: map[string]any{"resourceids": []string{amlWS}}},
 	}
 }
 

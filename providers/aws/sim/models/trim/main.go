@@ -31,6 +31,7 @@ var services = []struct {
 	{"pricing", "pricing/2017-10-15", []string{"GetProducts", "DescribeServices"}},
 	{"savingsplans", "savingsplans/2019-06-28", []string{"DescribeSavingsPlansOfferingRates", "DescribeSavingsPlans"}},
 	{"athena", "athena/2017-05-18", []string{"StartQueryExecution", "GetQueryExecution", "GetQueryResults"}},
+	{"sagemaker", "sagemaker/2017-07-24", []string{"ListEndpoints", "DescribeEndpoint", "DescribeEndpointConfig", "ListNotebookInstances", "DescribeNotebookInstance", "StopNotebookInstance", "ListApps", "ListTrainingJobs", "DescribeTrainingJob", "ListProcessingJobs", "DescribeProcessingJob", "ListTags"}},
 }
 
 func main() {
