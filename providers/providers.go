@@ -766,13 +766,16 @@ func SortHeld(held []fleet.Held) []fleet.Held {
 	return out
 }
 
+// instanceTypes are the price keys of the instances (fleet.Instance.PriceKey:
+// a managed service's price type where it has one, else the instance
+// type), each once, sorted.
 func instanceTypes(instances []fleet.Instance) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, in := range instances {
-		if !seen[in.InstanceType] {
-			seen[in.InstanceType] = true
-			out = append(out, in.InstanceType)
+		if k := in.PriceKey(); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
 	sort.Strings(out)
