@@ -31,7 +31,7 @@ import (
 // items through the three clouds' adapters and simulators (SageMaker,
 // Vertex AI, Azure ML inventory, metrics and stop APIs). They are written
 // in parallel with this test; set it true when they are merged.
-const managedAdaptersLanded = false
+const managedAdaptersLanded = true
 
 // managedFixture is testdata/fleets/managed-ai.yaml.
 const managedFixture = "../../testdata/fleets/managed-ai.yaml"

@@ -15,7 +15,7 @@ import (
 // managedEngineLanded turns on the agreement on managed items other than
 // notebooks, which waits for the engine's managed rules (issue 35): set it
 // when they are merged.
-const managedEngineLanded = false
+const managedEngineLanded = true
 
 // serviceOf is the managed service of each cloud.
 var serviceOf = map[fleet.Provider]fleet.ManagedService{fleet.AWS: fleet.SageMaker, fleet.GCP: fleet.VertexAI, fleet.Azure: fleet.AzureML}

@@ -64,13 +64,27 @@ func savingsPlanRate(cat pricing.Catalog, region, instanceType, term string, od,
 //     region is priced as the fleet prices it there (FleetPrices), as the
 //     Price List prices every type AWS sells; without a fleet price it gets
 //     no price row.
+//   - SageMaker prices: a SageMaker item's ml.* type is an AmazonSageMaker
+//     product of its component (Hosting for an endpoint, Notebook, Studio-
+//     JupyterLab, Training, Processing) at the catalog's price (its
+//     estimate), else the fleet's hourlyPrice; none otherwise, so the sim
+//     serves what the file run prices and nothing else.
 func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	var opts sim.Options
 	types := map[string]bool{}
 	offers := map[[2]string]bool{}
 	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.InstanceType == "" || in.IsManaged() {
-			continue // a managed AI item is no EC2 type or product
+		if in.Provider != fleet.AWS || in.InstanceType == "" {
+			continue
+		}
+		if in.IsManaged() {
+			// A managed AI item is no EC2 type or product: a SageMaker one
+			// is an AmazonSageMaker product of its component.
+			if row, ok := sageMakerRow(in, cat); ok && !offers[[2]string{in.Region, row.InstanceType + "/" + row.Component}] {
+				offers[[2]string{in.Region, row.InstanceType + "/" + row.Component}] = true
+				opts.SageMakerPrices = append(opts.SageMakerPrices, row)
+			}
+			continue
 		}
 		if !types[in.InstanceType] {
 			types[in.InstanceType] = true
@@ -88,6 +102,10 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 		}
 	}
 	sort.Slice(opts.Types, func(i, j int) bool { return opts.Types[i].Name < opts.Types[j].Name })
+	sort.Slice(opts.SageMakerPrices, func(i, j int) bool {
+		a, b := opts.SageMakerPrices[i], opts.SageMakerPrices[j]
+		return a.Region+a.InstanceType+a.Component < b.Region+b.InstanceType+b.Component
+	})
 	sort.Slice(opts.Prices, func(i, j int) bool {
 		a, b := opts.Prices[i], opts.Prices[j]
 		if a.Region != b.Region {
@@ -226,5 +244,30 @@ func fleetPriceRow(f *fleet.Fleet, region, instanceType string) (sim.PriceRow, b
 	one := decimal.NewFromInt(1)
 	row.SavingsPlan1y = od.Mul(one.Sub(SavingsPlanDiscount1y)).String()
 	row.SavingsPlan3y = od.Mul(one.Sub(SavingsPlanDiscount3y)).String()
+	return row, true
+}
+
+// sageMakerComponent is the Price List component a SageMaker item bills
+// under.
+var sageMakerComponent = map[fleet.ManagedKind]string{
+	fleet.KindEndpoint: "Hosting", fleet.KindNotebook: "Notebook", fleet.KindStudioApp: "Studio-JupyterLab",
+	fleet.KindTrainingJob: "Training", fleet.KindProcessingJob: "Processing",
+}
+
+// sageMakerRow is a SageMaker item's AmazonSageMaker price row.
+func sageMakerRow(in fleet.Instance, cat pricing.Catalog) (sim.SageMakerPrice, bool) {
+	comp := sageMakerComponent[in.Managed.Kind]
+	if in.Managed.Service != fleet.SageMaker || comp == "" {
+		return sim.SageMakerPrice{}, false
+	}
+	row := sim.SageMakerPrice{Region: in.Region, InstanceType: in.InstanceType, Component: comp}
+	switch o, ok := cat.Offer(fleet.AWS, in.Region, in.InstanceType); {
+	case ok && o.OnDemand != nil:
+		row.OnDemand = o.OnDemand.Hourly.String()
+	case in.HourlyPrice != nil:
+		row.OnDemand = in.HourlyPrice.String()
+	default:
+		return row, false
+	}
 	return row, true
 }

@@ -42,10 +42,28 @@ func TestBuildOptionsDemo(t *testing.T) {
 
 	want := map[string]bool{}
 	regions := map[[2]string]bool{}
+	sageMaker := map[[3]string]bool{}
 	for _, in := range f.Instances {
-		if in.Provider == fleet.AWS {
+		switch {
+		case in.Provider != fleet.AWS:
+		case in.IsManaged():
+			// An AmazonSageMaker product, never an EC2 type.
+			sageMaker[[3]string{in.Region, in.InstanceType, sageMakerComponent[in.Managed.Kind]}] = true
+		default:
 			want[in.InstanceType] = true
 			regions[[2]string{in.Region, in.InstanceType}] = true
+		}
+	}
+	if len(sageMaker) == 0 {
+		t.Fatal("the demo has no SageMaker item")
+	}
+	if len(opts.SageMakerPrices) != len(sageMaker) {
+		t.Errorf("%d SageMaker price rows, want %d", len(opts.SageMakerPrices), len(sageMaker))
+	}
+	for _, row := range opts.SageMakerPrices {
+		o, ok := cat.Offer(fleet.AWS, row.Region, row.InstanceType)
+		if !ok || o.OnDemand == nil || o.OnDemand.Hourly.String() != row.OnDemand || !sageMaker[[3]string{row.Region, row.InstanceType, row.Component}] {
+			t.Errorf("SageMaker row %+v is not the catalog's price of a demo item", row)
 		}
 	}
 	if len(opts.Types) != len(want) {
