@@ -88,7 +88,7 @@ type RightsizePolicy struct {
 }
 
 // ManagedPolicy configures the rules for managed AI items (SageMaker,
-// Vertex AI, Azure ML): docs/managed-ai-rules.md.
+// Vertex AI, Azure ML): docs/managed-ai.md#rules.
 type ManagedPolicy struct {
 	// IdleMinHours is the shortest window over which an endpoint's zero
 	// requests make it idle.

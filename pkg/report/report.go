@@ -194,7 +194,7 @@ type Policy struct {
 	MinWindowHours float64 `json:"minWindowHours"`
 }
 
-// ManagedPolicy is the managed AI items' thresholds (docs/managed-ai-rules.md).
+// ManagedPolicy is the managed AI items' thresholds (docs/managed-ai.md#rules).
 type ManagedPolicy struct {
 	// IdleMinHours: an endpoint with no request over at least this window is idle.
 	IdleMinHours float64 `json:"idleMinHours"`

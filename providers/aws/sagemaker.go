@@ -5,7 +5,7 @@ package aws
 // SageMaker's own account, never as the scanned account's EC2 instances, so
 // they are read from SageMaker's API beside EC2's, one scope (account and
 // region) at a time. What each call gives is in
-// shared/data/managed-ai/metrics.md §1.2 and docs/managed-ai-aws.md.
+// shared/data/managed-ai/metrics.md §1.2 and docs/managed-ai.md#sagemaker-aws.
 
 import (
 	"context"

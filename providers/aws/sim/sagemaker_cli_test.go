@@ -17,7 +17,7 @@ import (
 	"github.com/gpufinops/gpufinops/providers/simkit"
 )
 
-// sageMakerCommands are the aws CLI lines docs/managed-ai-aws.md shows,
+// sageMakerCommands are the aws CLI lines docs/managed-ai.md#sagemaker-aws shows,
 // run against the simulator serving the shared managed AI fixture.
 var sageMakerCommands = []struct {
 	line  string
@@ -137,16 +137,16 @@ func TestAWSCLISageMaker(t *testing.T) {
 	}
 }
 
-// TestAWSCLISageMakerDocumented: docs/managed-ai-aws.md shows every line
+// TestAWSCLISageMakerDocumented: docs/managed-ai.md#sagemaker-aws shows every line
 // the CLI test runs.
 func TestAWSCLISageMakerDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai-aws.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range sageMakerCommands {
 		if !strings.Contains(string(doc), "\n"+c.line+"\n") {
-			t.Errorf("docs/managed-ai-aws.md does not show the line\n%s", c.line)
+			t.Errorf("docs/managed-ai.md#sagemaker-aws does not show the line\n%s", c.line)
 		}
 	}
 }

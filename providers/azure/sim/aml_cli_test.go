@@ -24,7 +24,7 @@ const (
 	mlCI = mlWS + "/computes/ci-bob"
 )
 
-// amlCommands are the Azure ML lines docs/managed-ai-azure.md shows, run
+// amlCommands are the Azure ML lines docs/managed-ai.md#azure-machine-learning shows, run
 // with az rest against the simulator after logging in as azCommands do.
 var amlCommands = []azCommand{
 	{line: "az cloud register --name gpufinopsSimML --endpoint-resource-manager $SIM --profile 2020-09-01-hybrid"},
@@ -123,16 +123,16 @@ func TestAzureCLIAzureML(t *testing.T) {
 	}
 }
 
-// TestAzureCLIAzureMLDocumented: docs/managed-ai-azure.md lists the az rest
+// TestAzureCLIAzureMLDocumented: docs/managed-ai.md#azure-machine-learning lists the az rest
 // lines the test runs.
 func TestAzureCLIAzureMLDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai-azure.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range amlCommands[4:] {
 		if !strings.Contains(string(doc), "\n"+c.line+"\n") {
-			t.Errorf("docs/managed-ai-azure.md does not list the line\n%s", c.line)
+			t.Errorf("docs/managed-ai.md#azure-machine-learning does not list the line\n%s", c.line)
 		}
 	}
 }

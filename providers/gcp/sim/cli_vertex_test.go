@@ -17,7 +17,7 @@ import (
 
 // vertexCommands are gcloud's own listings of the Vertex AI endpoints and
 // Workbench instances of testdata/fleets/managed-ai.yaml, as
-// docs/managed-ai-gcp.md shows them.
+// docs/managed-ai.md#vertex-ai-and-workbench-gcp shows them.
 var vertexCommands = []gcloudCommand{
 	{line: "gcloud ai endpoints list --region=us-central1 --format=json", method: "aiplatform projects.locations.endpoints.list",
 		check: func(t *testing.T, _ *sim.Server, out []byte) {
@@ -98,16 +98,16 @@ func TestGcloudVertexAgainstTheSimulator(t *testing.T) {
 	}
 }
 
-// TestGcloudVertexCommandsDocumented: docs/managed-ai-gcp.md lists the
+// TestGcloudVertexCommandsDocumented: docs/managed-ai.md#vertex-ai-and-workbench-gcp lists the
 // commands the test runs.
 func TestGcloudVertexCommandsDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai-gcp.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "managed-ai.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range vertexCommands {
 		if !strings.Contains(string(doc), "\n"+c.line+"\n") {
-			t.Errorf("docs/managed-ai-gcp.md does not list the line\n%s", c.line)
+			t.Errorf("docs/managed-ai.md#vertex-ai-and-workbench-gcp does not list the line\n%s", c.line)
 		}
 	}
 }
