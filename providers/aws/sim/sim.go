@@ -137,6 +137,19 @@ type Server struct {
 	held []fleet.Held
 }
 
+// ec2Only is f without its managed items: SageMaker machines run in the
+// service's own account, so EC2 and CloudWatch's CWAgent never show them.
+func ec2Only(f *fleet.Fleet) *fleet.Fleet {
+	out := *f
+	out.Instances = make([]fleet.Instance, 0, len(f.Instances))
+	for _, in := range f.Instances {
+		if !in.IsManaged() {
+			out.Instances = append(out.Instances, in)
+		}
+	}
+	return &out
+}
+
 // New builds a simulator serving the AWS instances of f.
 func New(f *fleet.Fleet, opts Options) *Server {
 	if opts.Now == nil {
@@ -147,7 +160,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	}
 	s := &Server{
 		opts:  opts,
-		inv:   simkit.NewInventory(f, fleet.AWS, opts.AccountID),
+		inv:   simkit.NewInventory(ec2Only(f), fleet.AWS, opts.AccountID),
 		types: map[string]TypeInfo{},
 		kit:   opts.Kit,
 		held:  heldOf(f, opts.AccountID),
