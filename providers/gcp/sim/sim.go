@@ -142,6 +142,20 @@ type Server struct {
 	held []fleet.Held
 }
 
+// computeOnly is f without the managed items Compute Engine does not show:
+// Vertex AI endpoints and jobs run in Google's tenant projects; a Workbench
+// instance (a notebook) is a VM of the project and stays.
+func computeOnly(f *fleet.Fleet) *fleet.Fleet {
+	out := *f
+	out.Instances = make([]fleet.Instance, 0, len(f.Instances))
+	for _, in := range f.Instances {
+		if m := in.Managed; m == nil || (m.Service == fleet.VertexAI && m.Kind == fleet.KindNotebook) {
+			out.Instances = append(out.Instances, in)
+		}
+	}
+	return &out
+}
+
 // New builds a simulator serving the GCP instances of f.
 func New(f *fleet.Fleet, opts Options) *Server {
 	if opts.Now == nil {
@@ -150,7 +164,7 @@ func New(f *fleet.Fleet, opts Options) *Server {
 	if opts.Project == "" {
 		opts.Project = fleetProject(f)
 	}
-	s := &Server{opts: opts, inv: simkit.NewInventory(f, fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
+	s := &Server{opts: opts, inv: simkit.NewInventory(computeOnly(f), fleet.GCP, opts.Project), kit: opts.Kit, types: map[string]MachineType{}, zones: map[string][]string{}, ops: map[string]bool{}}
 	s.held = heldOf(f, opts.Project)
 	if s.kit == nil {
 		s.kit = simkit.MustNew(KitOptions(opts))
