@@ -69,7 +69,9 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 	types := map[string]bool{}
 	offers := map[[2]string]bool{}
 	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.InstanceType == "" {
+		// A SageMaker item's ml.* type is no EC2 type: EC2 does not describe
+		// it, and EC2 prices and Savings Plans rates do not cover it.
+		if in.Provider != fleet.AWS || in.InstanceType == "" || in.IsManaged() {
 			continue
 		}
 		if !types[in.InstanceType] {
@@ -205,7 +207,7 @@ func zoneName(region, zone string) string {
 func fleetPriceRow(f *fleet.Fleet, region, instanceType string) (sim.PriceRow, bool) {
 	row := sim.PriceRow{Region: region, InstanceType: instanceType}
 	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.Region != region || in.InstanceType != instanceType || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
+		if in.Provider != fleet.AWS || in.IsManaged() || in.Region != region || in.InstanceType != instanceType || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
 			continue
 		}
 		switch in.Lifecycle {

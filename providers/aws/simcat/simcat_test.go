@@ -42,8 +42,12 @@ func TestBuildOptionsDemo(t *testing.T) {
 
 	want := map[string]bool{}
 	regions := map[[2]string]bool{}
+	managed := 0
 	for _, in := range f.Instances {
-		if in.Provider == fleet.AWS {
+		if in.Provider == fleet.AWS && in.IsManaged() {
+			managed++
+		}
+		if in.Provider == fleet.AWS && !in.IsManaged() {
 			want[in.InstanceType] = true
 			regions[[2]string{in.Region, in.InstanceType}] = true
 		}
@@ -66,6 +70,9 @@ func TestBuildOptionsDemo(t *testing.T) {
 		if ty.GPUName == "" || ty.GPUManufacturer == "" {
 			t.Errorf("%s: GPU name or maker missing: %+v", ty.Name, ty)
 		}
+	}
+	if managed == 0 || len(opts.Types) != len(want) {
+		t.Errorf("%d EC2 types, want the %d of the demo's EC2 instances (and none of its %d SageMaker items)", len(opts.Types), len(want), managed)
 	}
 	p4d := findType(t, opts.Types, "p4d.24xlarge")
 	if p4d.GPUName != "A100" || p4d.GPUManufacturer != "NVIDIA" || p4d.GPUCount != 8 || p4d.GPUMemoryMiB != 40960 || p4d.Neuron {
