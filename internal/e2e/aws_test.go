@@ -38,7 +38,7 @@ func awsDemo(t *testing.T) []byte {
 	}
 	out := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: demo.Metadata}
 	for _, in := range demo.Instances {
-		if in.Provider == fleet.AWS {
+		if in.Provider == fleet.AWS && servable(&in) {
 			out.Instances = append(out.Instances, in)
 		}
 	}

@@ -45,7 +45,7 @@ func cloudFleet(t testing.TB, f *fleet.Fleet, clouds ...fleet.Provider) []byte {
 	out := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: f.Metadata}
 	for _, in := range f.Instances {
 		for _, c := range clouds {
-			if in.Provider == c {
+			if in.Provider == c && servable(&in) {
 				out.Instances = append(out.Instances, in)
 			}
 		}
