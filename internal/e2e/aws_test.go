@@ -37,7 +37,7 @@ func awsDemo(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	out := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: demo.Metadata}
-	for _, in := range demo.Instances {
+	for _, in := range asScanned(demo).Instances {
 		if in.Provider == fleet.AWS {
 			out.Instances = append(out.Instances, in)
 		}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -71,7 +72,13 @@ const stamp = "2006-01-02 15:04:05"
 
 // ResourceID is the id the provider's export gives an instance: an EC2 ARN,
 // an Azure resource id, a GCP full resource name.
+// A managed item is billed under the resource the service bills: a
+// SageMaker endpoint's ARN (not its variant's), a Vertex AI endpoint's full
+// resource name (not its deployed model's), an Azure ML resource's ARM ID.
 func ResourceID(in *fleet.Instance) string {
+	if in.IsManaged() {
+		return managedResourceID(in)
+	}
 	switch in.Provider {
 	case fleet.AWS:
 		return "arn:aws:ec2:" + in.Region + ":" + in.Account + ":instance/" + in.ID
@@ -84,6 +91,24 @@ func ResourceID(in *fleet.Instance) string {
 		return "//compute.googleapis.com/projects/" + in.Account + "/zones/" + in.Region + "-a/instances/" + in.ID
 	}
 	return in.ID
+}
+
+func managedResourceID(in *fleet.Instance) string {
+	id := in.ID
+	switch in.Provider {
+	case fleet.AWS:
+		if i := strings.Index(id, "/variant/"); i >= 0 {
+			id = id[:i]
+		}
+	case fleet.GCP:
+		if i := strings.Index(id, "/deployedModels/"); i >= 0 {
+			id = id[:i]
+		}
+		if strings.Contains(id, "/endpoints/") || strings.Contains(id, "/customJobs/") {
+			return "//aiplatform.googleapis.com/" + id
+		}
+	}
+	return id
 }
 
 func providerName(p fleet.Provider) string {
@@ -131,10 +156,12 @@ func Generate(instances []fleet.Instance, o Options, emit func(*Row) error) (Tot
 			r[6], r[7] = month.Format(stamp), month.AddDate(0, 1, 0).Format(stamp)
 			r[8], r[9], r[11] = "Usage", "NULL", "Usage-Based"
 			r[12], r[13] = start.Format(stamp), start.Add(time.Hour).Format(stamp)
-			r[20], r[21] = "1", "Hours"
+			// A managed item bills each replica's hour.
+			qty := decimal.NewFromFloat(in.ReplicaCount())
+			r[20], r[21] = qty.String(), "Hours"
 			r[22] = "inv-" + month.Format("2006-01")
 			r[23] = b.list.String()
-			r[25], r[26] = "1", "Hours"
+			r[25], r[26] = qty.String(), "Hours"
 			r[27], r[28] = providerName(in.Provider), providerName(in.Provider)
 			r[29], r[30], r[31] = in.Region, ResourceID(in), "Virtual Machine"
 			r[32], r[33] = "Compute", "Compute"
@@ -147,7 +174,7 @@ func Generate(instances []fleet.Instance, o Options, emit func(*Row) error) (Tot
 			for _, c := range []int{14, 15, 16, 17, 18, 19} {
 				r[c] = "NULL"
 			}
-			list := b.list
+			list := b.list.Mul(qty)
 			eff := list.Mul(one.Sub(o.Discount))
 			category := "Standard"
 			switch {
@@ -170,7 +197,7 @@ func Generate(instances []fleet.Instance, o Options, emit func(*Row) error) (Tot
 			t.GPUBilled = t.GPUBilled.Add(eff)
 			t.GPUEffective = t.GPUEffective.Add(eff)
 			t.GPUList = t.GPUList.Add(list)
-			t.GPUHours = t.GPUHours.Add(one)
+			t.GPUHours = t.GPUHours.Add(qty)
 			if b.extra {
 				t.ExtraEffective = t.ExtraEffective.Add(eff)
 			} else {

@@ -26,7 +26,7 @@ func Bill(start time.Time, hours int, cat pricing.Catalog) focusgen.Options {
 	return focusgen.Options{
 		Start: start, Hours: hours,
 		List: func(in *fleet.Instance) (decimal.Decimal, bool) {
-			off, ok := cat.Offer(in.Provider, in.Region, in.InstanceType)
+			off, ok := cat.Offer(in.Provider, in.Region, in.PriceKey())
 			if !ok || off.OnDemand == nil || in.State == fleet.Stopped {
 				return decimal.Zero, false
 			}

@@ -31,7 +31,13 @@ func CatalogGPUs(cat pricing.Catalog) func(fleet.Provider, string) (float64, boo
 func Keys(instances []fleet.Instance) map[string]bool {
 	m := make(map[string]bool, len(instances))
 	for i := range instances {
-		m[Key(instances[i].Provider, instances[i].ID)] = true
+		in := &instances[i]
+		m[Key(in.Provider, in.ID)] = true
+		if in.IsManaged() {
+			for _, a := range ancestors(NormalizeID(in.Provider, in.ID)) {
+				m[Key(in.Provider, a)] = true
+			}
+		}
 	}
 	return m
 }
@@ -71,6 +77,22 @@ func (s *Summary) Join(instances []fleet.Instance) Joined {
 		sk := string(r.Provider) + "|" + shortName(NormalizeID(r.Provider, r.ResourceID))
 		byShort[sk] = append(byShort[sk], r)
 	}
+	// A managed replica set (a SageMaker production variant, a Vertex AI
+	// deployed model, an Azure ML deployment) is billed under the endpoint
+	// its id lies under; it takes that row when it is the endpoint's only
+	// scanned child and no instance has the endpoint's own id.
+	parents := make([]*Resource, len(instances))
+	children := map[*Resource]int{}
+	for i := range instances {
+		in := &instances[i]
+		if byKey[Key(in.Provider, in.ID)] != nil {
+			continue
+		}
+		if r := parentResource(byKey, in.Provider, NormalizeID(in.Provider, in.ID)); r != nil {
+			parents[i] = r
+			children[r]++
+		}
+	}
 	used := map[*Resource]bool{}
 	for i := range instances {
 		in := &instances[i]
@@ -79,6 +101,9 @@ func (s *Summary) Join(instances []fleet.Instance) Joined {
 			if c := byShort[string(in.Provider)+"|"+NormalizeID(in.Provider, in.ID)]; len(c) == 1 {
 				r = c[0]
 			}
+		}
+		if r == nil && parents[i] != nil && children[parents[i]] == 1 {
+			r = parents[i]
 		}
 		if r == nil || used[r] {
 			continue
@@ -118,4 +143,33 @@ func (s *Summary) Join(instances []fleet.Instance) Joined {
 		return strings.Compare(string(a.Provider)+a.Account+a.Region, string(b.Provider)+b.Account+b.Region)
 	})
 	return j
+}
+
+// parentResource is the bill resource whose id is the nearest ancestor of
+// id; nil when none is in the bill.
+func parentResource(byKey map[string]*Resource, p fleet.Provider, id string) *Resource {
+	for _, a := range ancestors(id) {
+		if r := byKey[Key(p, a)]; r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// ancestors are the ids above id, a path of kind/name pairs, nearest first:
+// …/endpoints/E/deployedModels/D has …/endpoints/E above it.
+func ancestors(id string) []string {
+	var out []string
+	for {
+		i := strings.LastIndexByte(id, '/')
+		if i <= 0 {
+			return out
+		}
+		j := strings.LastIndexByte(id[:i], '/')
+		if j <= 0 {
+			return out
+		}
+		id = id[:j]
+		out = append(out, id)
+	}
 }

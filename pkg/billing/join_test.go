@@ -33,3 +33,48 @@ func TestJoin(t *testing.T) {
 		t.Errorf("matched %s unmatched %s %+v", j.Matched, j.UnmatchedSum, j.Unmatched)
 	}
 }
+
+// A managed replica set takes the row of the endpoint it lies under when it
+// is that endpoint's only scanned child; two children leave the row unmatched;
+// a resource billed under its own id (a notebook) matches it exactly.
+func TestJoinManaged(t *testing.T) {
+	res := func(p fleet.Provider, id, eff string) Resource {
+		return Resource{Key: Key(p, id), ResourceID: id, Provider: p, EffectiveCost: decimal.RequireFromString(eff), Hours: decimal.NewFromInt(10)}
+	}
+	const sm = "arn:aws:sagemaker:us-east-1:1:"
+	const ml = "/subscriptions/S/resourceGroups/RG/providers/Microsoft.MachineLearningServices/workspaces/w/"
+	s := &Summary{Resources: []Resource{
+		res(fleet.AWS, sm+"endpoint/one", "10"),
+		res(fleet.AWS, sm+"endpoint/two", "20"),
+		res(fleet.AWS, sm+"notebook-instance/nb", "3"),
+		res(fleet.GCP, "//aiplatform.googleapis.com/projects/p/locations/us-central1/endpoints/42", "40"),
+		res(fleet.Azure, ml+"onlineEndpoints/e", "50"),
+		res(fleet.Azure, ml+"computes/ci", "5"),
+	}}
+	managed := &fleet.Managed{Kind: fleet.KindEndpoint}
+	j := s.Join([]fleet.Instance{
+		{ID: sm + "endpoint/one/variant/AllTraffic", Provider: fleet.AWS, Managed: managed},
+		{ID: sm + "endpoint/two/variant/A", Provider: fleet.AWS, Managed: managed},
+		{ID: sm + "endpoint/two/variant/B", Provider: fleet.AWS, Managed: managed},
+		{ID: sm + "notebook-instance/nb", Provider: fleet.AWS, Managed: managed},
+		{ID: "projects/p/locations/us-central1/endpoints/42/deployedModels/7", Provider: fleet.GCP, Managed: managed},
+		{ID: ml + "onlineEndpoints/e/deployments/blue", Provider: fleet.Azure, Managed: managed},
+		{ID: ml + "computes/ci", Provider: fleet.Azure, Managed: managed},
+	})
+	for id, want := range map[string]string{
+		sm + "endpoint/one/variant/AllTraffic": "10", sm + "notebook-instance/nb": "3",
+		"projects/p/locations/us-central1/endpoints/42/deployedModels/7": "40",
+		ml + "onlineEndpoints/e/deployments/blue":                        "50", ml + "computes/ci": "5",
+	} {
+		if r := j.ByInstance[id]; r == nil || r.EffectiveCost.String() != want {
+			t.Errorf("%s: %+v, want the row of %s", id, r, want)
+		}
+	}
+	if len(j.ByInstance) != 5 || j.UnmatchedSum.String() != "20" {
+		t.Errorf("matched %d, unmatched %s (want endpoint/two's 20: two variants share it)", len(j.ByInstance), j.UnmatchedSum)
+	}
+	keys := Keys([]fleet.Instance{{ID: sm + "endpoint/one/variant/AllTraffic", Provider: fleet.AWS, Managed: managed}})
+	if !keys[Key(fleet.AWS, sm+"endpoint/one")] {
+		t.Errorf("keys %v lack the endpoint", keys)
+	}
+}

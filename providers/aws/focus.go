@@ -19,15 +19,16 @@ func Billing() *providers.Billing {
 	}
 }
 
-// NormalizeResourceID is the id the bill and the fleet share: an ARN's
-// resource id (arn:aws:ec2:REGION:ACCOUNT:instance/i-0abc is i-0abc);
-// anything else as it is.
+// NormalizeResourceID is the id the bill and the fleet share: an EC2 ARN's
+// resource id (arn:aws:ec2:REGION:ACCOUNT:instance/i-0abc is i-0abc); any
+// other ARN (a SageMaker endpoint or notebook instance, which the fleet
+// names by its ARN) and anything else as it is.
 func NormalizeResourceID(id string) string {
 	if !strings.HasPrefix(id, "arn:") {
 		return id
 	}
 	parts := strings.SplitN(id, ":", 6)
-	if len(parts) != 6 {
+	if len(parts) != 6 || parts[2] != "ec2" {
 		return id
 	}
 	res := parts[5]

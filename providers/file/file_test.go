@@ -3,6 +3,7 @@ package file
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,6 +73,18 @@ func TestDemoFleet(t *testing.T) {
 		"nd-h100-eval":   {fleet.Azure, "0b1f6471-1bf0-4dda-aec3-cb9272f09590", "eastus", "Standard_ND96isr_H100_v5", fleet.Batch, 730},
 		"gcp-a100-train": {fleet.GCP, "ml-platform-prod", "us-central1", "a2-highgpu-1g", fleet.Training, 730},
 		"gcp-l4-infer":   {fleet.GCP, "ml-platform-prod", "us-central1", "g2-standard-8", fleet.Inference, 730},
+		// Managed AI items: monthly hours count every replica.
+		sagemakerEndpoint: {fleet.AWS, aws, "us-east-1", "ml.g5.12xlarge", "", 2 * 730},
+		sagemakerNotebook: {fleet.AWS, aws, "us-east-1", "ml.g5.xlarge", fleet.Development, 730},
+		azureMLCompute:    {fleet.Azure, "0b1f6471-1bf0-4dda-aec3-cb9272f09590", "eastus", "Standard_NC24ads_A100_v4", "", 730},
+		vertexDeployment:  {fleet.GCP, "ml-platform-prod", "us-central1", "a3-highgpu-1g", "", 3 * 730},
+	}
+	// The service, kind and replicas each managed item is read with.
+	wantManaged := map[string]string{
+		sagemakerEndpoint: "sagemaker endpoint 2",
+		sagemakerNotebook: "sagemaker notebook 1",
+		azureMLCompute:    "azure-ml notebook 1",
+		vertexDeployment:  "vertex-ai endpoint 3",
 	}
 	for i := 1; i <= 4; i++ {
 		want["infer-g5-"+string(rune('0'+i))] = row{fleet.AWS, aws, "us-east-1", "g5.2xlarge", fleet.Inference, 730}
@@ -90,9 +103,19 @@ func TestDemoFleet(t *testing.T) {
 			t.Errorf("unexpected instance %s", in.ID)
 			continue
 		}
-		got := row{in.Provider, in.Account, in.Region, in.InstanceType, in.Workload.Type, in.MonthlyHours()}
+		got := row{in.Provider, in.Account, in.Region, in.InstanceType, "", in.MonthlyHours()}
+		if in.Workload != nil {
+			got.workload = in.Workload.Type
+		}
 		if diff := cmp.Diff(w, got, cmp.AllowUnexported(row{})); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", in.ID, diff)
+		}
+		if m, ok := wantManaged[in.ID]; ok != in.IsManaged() {
+			t.Errorf("%s: managed %v, want %v", in.ID, in.IsManaged(), ok)
+		} else if ok {
+			if got := fmt.Sprintf("%s %s %d", in.Managed.Service, in.Managed.Kind, in.Managed.CurrentReplicas()); got != m {
+				t.Errorf("%s: managed %q, want %q", in.ID, got, m)
+			}
 		}
 		if in.Lifecycle != fleet.OnDemand || in.State != fleet.Running {
 			t.Errorf("%s: %s %s", in.ID, in.Lifecycle, in.State)
@@ -126,6 +149,14 @@ func TestDemoFleet(t *testing.T) {
 		t.Errorf("%d untagged instances; governance needs at least 2", untagged)
 	}
 }
+
+// The demo's managed AI items, by their IDs.
+const (
+	sagemakerEndpoint = "arn:aws:sagemaker:us-east-1:111122223333:endpoint/summarizer-demo/variant/AllTraffic"
+	sagemakerNotebook = "arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-dana"
+	azureMLCompute    = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/nlp-ml/providers/Microsoft.MachineLearningServices/workspaces/ws-nlp/computes/ci-erin"
+	vertexDeployment  = "projects/ml-platform-prod/locations/us-central1/endpoints/6120004417/deployedModels/3301"
+)
 
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()

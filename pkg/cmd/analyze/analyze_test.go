@@ -114,11 +114,18 @@ func TestDemoReport(t *testing.T) {
 	if err := rep.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	// The two warnings: the spot advisor's data (2025-06-28) and the GCP
+	// 27 items: 23 VMs and 4 managed AI items. The four warnings: no
+	// SageMaker Savings Plans rate in the catalog (no commitment for the
+	// SageMaker items); the spot advisor's data (2025-06-28) and the GCP
 	// Billing Catalog's spot prices (2026-07-30) are past the 90-day spot
-	// age limit on the demo's date.
-	if rep.Summary.InstanceCount != 23 || len(rep.Warnings) != 2 || rep.Warnings[0].Code != report.WarnStalePrice ||
-		rep.Warnings[1].Code != report.WarnStalePrice || rep.Summary.UnpricedCount != 0 {
+	// age limit on the demo's date; the Vertex AI prediction SKUs
+	// (2025-08-16) are past the 365-day list age limit.
+	codes := make([]string, 0, len(rep.Warnings))
+	for _, w := range rep.Warnings {
+		codes = append(codes, string(w.Code))
+	}
+	if rep.Summary.InstanceCount != 27 || rep.Summary.GPUCount != 57 || rep.Summary.UnpricedCount != 0 ||
+		strings.Join(codes, " ") != "no-commitment-rate stale-price stale-price stale-price" {
 		t.Errorf("summary %+v, warnings %v", rep.Summary, rep.Warnings)
 	}
 	recs := map[string]report.Recommendation{}
@@ -160,6 +167,10 @@ func TestDemoReport(t *testing.T) {
 		{"spot:gcp-a100-train", "2681.57", "1429.04"},
 		// g2-standard-8 (0.29358 + L4 0.56004) → g2-standard-4 (0.14679 + 0.56004), × 730.
 		{"rightsize:gcp-l4-infer", "623.15", "515.99"},
+		// SageMaker ml.g5.12xlarge 7.09 $/h × 2 replicas × 730 h, no request in 7 days: deleted.
+		{"idle-stop:arn:aws:sagemaker:us-east-1:111122223333:endpoint/summarizer-demo/variant/AllTraffic", "10351.40", "0.00"},
+		// Azure ML compute instance on Standard_NC24ads_A100_v4, 3.673 $/h × 730 (the VM price), GPU p95 1 %: stopped.
+		{"idle-stop:/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/nlp-ml/providers/Microsoft.MachineLearningServices/workspaces/ws-nlp/computes/ci-erin", "2681.29", "0.00"},
 	} {
 		r, ok := recs[tc.id]
 		if !ok {
@@ -176,7 +187,17 @@ func TestDemoReport(t *testing.T) {
 	if _, ok := recs["commitment:infer-g5-1"]; !ok || recs["commitment:infer-g5-1"].After != "rightsize:infer-g5-1" {
 		t.Errorf("commitment must follow the rightsize")
 	}
-	for _, id := range []string{"commitment:train-p4d-1", "commitment:nb-g4dn-1", "spot:infer-g5-1"} {
+	// The Vertex AI endpoint (tagged prod) keeps its 3 replicas: the
+	// production floor is 3. Its cost is 3 replicas × (H100 11.2660332 +
+	// 26 vCPU × 0.0293227 + 234 GiB × 0.0025534 = 12.625919 $/h) × 730.
+	vertex := "projects/ml-platform-prod/locations/us-central1/endpoints/6120004417/deployedModels/3301"
+	for _, ic := range rep.Instances {
+		if ic.ResourceID == vertex && (ic.CurrentMonthlyCost == nil || ic.CurrentMonthlyCost.String() != "27650.76") {
+			t.Errorf("%s costs %v, want 27650.76", vertex, ic.CurrentMonthlyCost)
+		}
+	}
+	for _, id := range []string{"commitment:train-p4d-1", "commitment:nb-g4dn-1", "spot:infer-g5-1", "rightsize:" + vertex,
+		"commitment:arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-dana"} {
 		if _, ok := recs[id]; ok {
 			t.Errorf("unexpected %s", id)
 		}

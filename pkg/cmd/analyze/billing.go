@@ -113,14 +113,16 @@ func (b *billed) reconcile(plan *recommend.Plan) *report.Billing {
 		}
 		reportCost = reportCost.Add(rate.Price.Hourly.Mul(r.Hours))
 	}
+	// Differences are taken before rounding: two sums rounded apart can
+	// differ by a cent that no rate explains.
+	rawDiff := s.EffectiveCost.Sub(reportCost)
+	residual := rawDiff.Sub(j.UnmatchedSum).Sub(noHoursCost).Round(2)
 	reportCost = reportCost.Round(2)
 	bill := s.EffectiveCost.Round(2)
 	unmatched := j.UnmatchedSum.Round(2)
-	diff := bill.Sub(reportCost)
+	diff := rawDiff.Round(2)
 	out.BillEffectiveCost, out.ReportWindowCost = report.NewNumber(bill), report.NewNumber(reportCost)
 	out.UnmatchedEffectiveCost, out.Difference = report.NewNumber(unmatched), report.NewNumber(diff)
-	explained := unmatched.Add(noHoursCost.Round(2))
-	residual := diff.Sub(explained)
 	out.Reconciled = residual.IsZero()
 	var reasons []string
 	if unmatched.IsPositive() {

@@ -38,7 +38,7 @@ func demoBill(t *testing.T, parquet bool) (string, focusgen.Totals) {
 	o := focusgen.Options{
 		Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), Hours: 72,
 		List: func(in *fleet.Instance) (decimal.Decimal, bool) {
-			off, ok := cat.Offer(in.Provider, in.Region, in.InstanceType)
+			off, ok := cat.Offer(in.Provider, in.Region, in.PriceKey())
 			if !ok || off.OnDemand == nil {
 				return decimal.Zero, false
 			}

@@ -42,15 +42,17 @@ func golden(t *testing.T, path string) string {
 	return string(b)
 }
 
-// The demo saves 85,757.94 a month (USD).
+// The demo saves 99,845.11 a month (USD): 86,812.42 on its VMs plus the
+// SageMaker endpoint deleted (10,351.40) and the Azure ML compute instance
+// stopped (2,681.29).
 func TestFailOnGates(t *testing.T) {
 	for _, tc := range []struct {
 		gate   string
 		reason string // empty: does not trip
 	}{
-		{"savings>5000", "savings 86812.42 > 5000"},
-		{"savings>86812.42", ""},
-		{"savings>=86812.42", "savings 86812.42 >= 86812.42"},
+		{"savings>5000", "savings 99845.11 > 5000"},
+		{"savings>99845.11", ""},
+		{"savings>=99845.11", "savings 99845.11 >= 99845.11"},
 		{"savings-percent>20", "savings-percent "},
 		{"savings-percent>99", ""},
 		{"current-cost>1000", "current-cost "},
@@ -61,10 +63,11 @@ func TestFailOnGates(t *testing.T) {
 		{"idle-gpus>1000", ""},
 		{"recommendations>0", "recommendations "},
 		{"recommendations=0", ""},
-		// The demo's one warning: the spot advisor data is over 90 days old.
+		// The demo's four warnings: no SageMaker Savings Plans rate, and
+		// three stale price sources (two spot, Vertex AI's list).
 		{"warnings=0", ""},
-		{"warnings>0", "warnings 2 > 0"},
-		{"warnings>2", ""},
+		{"warnings>0", "warnings 4 > 0"},
+		{"warnings>4", ""},
 		{"savings:spot>1000", "savings:spot "},
 		{"savings:quantize>100000", ""},
 		{"savings>5000&&confidence=high", "savings "},
@@ -100,7 +103,7 @@ func TestFailOnTableAndReasons(t *testing.T) {
 	if want := golden(t, "testdata/demo-table.txt"); out != want {
 		t.Error("the table is not complete before the gate error")
 	}
-	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 86812.42 > 5000; warnings 2 > 0; idle-gpus ") {
+	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 99845.11 > 5000; warnings 4 > 0; idle-gpus ") {
 		t.Errorf("error %v (exit %d)", err, code)
 	}
 }
@@ -128,20 +131,20 @@ func TestFailOnMalformed(t *testing.T) {
 
 func TestJQ(t *testing.T) {
 	out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "86812.42\n" {
+	if err != nil || out != "99845.11\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "-o", "json", "-q", `[.recommendations[] | select(.kind == "idle-stop") | .resourceId] | sort | .[0]`)
-	if err != nil || out != "nb-g4dn-8\n" {
+	if err != nil || out != "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/nlp-ml/providers/Microsoft.MachineLearningServices/workspaces/ws-nlp/computes/ci-erin\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	// --jq and --template without -o select json, as gh's do.
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "86812.42\n" {
+	if err != nil || out != "99845.11\n" {
 		t.Errorf("--jq without -o: got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--template", `{{.schemaVersion}} {{money .summary.monthlySavings .currency}} {{percent .summary.savingsPercent}}{{"\n"}}`)
-	if err != nil || !strings.HasSuffix(out, " $86,812.42 92.1 %\n") {
+	if err != nil || !strings.HasSuffix(out, " $99,845.11 73.4 %\n") {
 		t.Errorf("--template: got %q, %v", out, err)
 	}
 	// A gate still applies, after the filtered output.
@@ -219,8 +222,8 @@ func TestCurrencyRate(t *testing.T) {
 		t.Errorf("flag rate: %q", out)
 	}
 	// Gates compare USD figures whatever the currency printed.
-	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>86812")
-	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 86812.42 > 86812 (amounts in USD)" {
+	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>99845")
+	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 99845.11 > 99845 (amounts in USD)" {
 		t.Errorf("gate on a GBP report: %v (exit %d)", err, code)
 	}
 	for _, tc := range []struct {

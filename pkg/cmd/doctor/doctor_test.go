@@ -151,7 +151,7 @@ func TestDoctorCoverageWarnsExits0(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s", code, err, out)
 	}
 	for _, want := range []string{
-		"GPU metrics in " + fake.MetricsSource, "warn", "3 of 20 running GPU instances have no GPU metrics",
+		"GPU metrics in " + fake.MetricsSource, "warn", "3 of 22 running GPU instances have no GPU metrics",
 		"give them utilization in the fleet", "5 ok, 0 missing, 1 warnings, 0 errors",
 	} {
 		if !strings.Contains(out, want) {

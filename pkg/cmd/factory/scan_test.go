@@ -61,8 +61,8 @@ func scanDemo(t *testing.T, tty bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Fleet.Instances) != 20 {
-		t.Fatalf("%d instances scanned, want the demo's 20", len(res.Fleet.Instances))
+	if len(res.Fleet.Instances) != 22 {
+		t.Fatalf("%d instances scanned, want the demo's 22 on AWS (20 EC2, 2 SageMaker)", len(res.Fleet.Instances))
 	}
 	if out.Len() != 0 {
 		t.Errorf("the scan wrote to stdout: %q", out.String())
@@ -77,13 +77,13 @@ func scanDemo(t *testing.T, tty bool) string {
 
 func TestScanProgressOnTTY(t *testing.T) {
 	got := scanDemo(t, true)
-	for _, want := range []string{"\r\x1b[Kaws: listing scopes…", "\r\x1b[Kaws: 0/3 scopes, 0 GPU instances, ", "\r\x1b[Kaws: 3/3 scopes, 20 GPU instances, "} {
+	for _, want := range []string{"\r\x1b[Kaws: listing scopes…", "\r\x1b[Kaws: 0/3 scopes, 0 GPU instances, ", "\r\x1b[Kaws: 3/3 scopes, 22 GPU instances, "} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q on a terminal:\n%q", want, got)
 		}
 	}
 	last := got[strings.LastIndex(got, "\r\x1b[K")+len("\r\x1b[K"):]
-	m := regexp.MustCompile(`^aws: 3 scopes scanned, 20 GPU instances, ([0-9,]+) requests in [0-9.]+s\n$`).FindStringSubmatch(last)
+	m := regexp.MustCompile(`^aws: 3 scopes scanned, 22 GPU instances, ([0-9,]+) requests in [0-9.]+s\n$`).FindStringSubmatch(last)
 	if m == nil {
 		t.Fatalf("summary line %q", last)
 	}

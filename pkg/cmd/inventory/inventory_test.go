@@ -34,6 +34,11 @@ var fakeTypes = map[string]pricing.InstanceType{
 	"azure/Standard_ND96isr_H100_v5": {GPUModel: "H100", GPUCount: 8, GPUMemoryGiB: 80, VCPUs: 96, MemoryGiB: 1900},
 	"gcp/a2-highgpu-1g":              {GPUModel: "A100", GPUCount: 1, GPUMemoryGiB: 40, VCPUs: 12, MemoryGiB: 85},
 	"gcp/g2-standard-8":              {GPUModel: "L4", GPUCount: 1, GPUMemoryGiB: 24, VCPUs: 8, MemoryGiB: 32},
+	// The demo's managed AI items, by the type the service names.
+	"aws/ml.g5.12xlarge":             {GPUModel: "A10G", GPUCount: 4, GPUMemoryGiB: 24, VCPUs: 48, MemoryGiB: 192},
+	"aws/ml.g5.xlarge":               {GPUModel: "A10G", GPUCount: 1, GPUMemoryGiB: 24, VCPUs: 4, MemoryGiB: 16},
+	"azure/Standard_NC24ads_A100_v4": {GPUModel: "A100-80GB", GPUCount: 1, GPUMemoryGiB: 80, VCPUs: 24, MemoryGiB: 220},
+	"gcp/a3-highgpu-1g":              {GPUModel: "H100", GPUCount: 1, GPUMemoryGiB: 80, VCPUs: 26, MemoryGiB: 234},
 }
 
 func (fakeCatalog) InstanceType(p fleet.Provider, name string) (pricing.InstanceType, bool) {

@@ -204,8 +204,10 @@ func TestAuditRunRequire(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 24 {
-		t.Fatalf("%d lines, want a header and 23 instances", len(lines))
+	// 27 items: the 23 VMs and the 4 managed AI items, which all carry
+	// Team and Project (the Vertex deployment as GCP labels team, project).
+	if len(lines) != 28 {
+		t.Fatalf("%d lines, want a header and 27 items", len(lines))
 	}
 	missing := 0
 	for _, l := range lines[1:] {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -477,5 +478,23 @@ func TestStopInstances(t *testing.T) {
 	_, err = c.StopInstances(ctx, &ec2.StopInstancesInput{})
 	if err == nil {
 		t.Errorf("stop without IDs succeeded")
+	}
+}
+
+// SageMaker machines run in the service's account: DescribeInstances of the
+// demo lists its EC2 instances only, never a SageMaker endpoint or notebook.
+func TestDescribeInstancesLeavesSageMakerOut(t *testing.T) {
+	f := cwDemo(t)
+	_, srv := cwServe(t, f, Options{})
+	ids, _, _ := describeAll(t, ec2Client(srv, "us-east-1", signedCreds), &ec2.DescribeInstancesInput{})
+	want := idsWhere(f, func(in fleet.Instance) bool { return in.Provider == fleet.AWS && !in.IsManaged() })
+	managed := idsWhere(f, func(in fleet.Instance) bool { return in.Provider == fleet.AWS && in.IsManaged() })
+	if len(managed) == 0 {
+		t.Fatal("the demo has no SageMaker item to leave out")
+	}
+	slices.Sort(ids)
+	slices.Sort(want)
+	if !slices.Equal(ids, want) {
+		t.Errorf("described %v, want the EC2 instances %v (not %v)", ids, want, managed)
 	}
 }

@@ -78,8 +78,9 @@ func Options(f *fleet.Fleet, cat pricing.Catalog) sim.Options {
 			continue
 		}
 		if in.IsManaged() {
-			// A managed AI item is no EC2 type or product: a SageMaker one
-			// is an AmazonSageMaker product of its component.
+			// A SageMaker item's ml.* type is no EC2 type: EC2 does not
+			// describe it, and EC2 prices and Savings Plans rates do not
+			// cover it. It is an AmazonSageMaker product of its component.
 			if row, ok := sageMakerRow(in, cat); ok && !offers[[2]string{in.Region, row.InstanceType + "/" + row.Component}] {
 				offers[[2]string{in.Region, row.InstanceType + "/" + row.Component}] = true
 				opts.SageMakerPrices = append(opts.SageMakerPrices, row)
@@ -223,7 +224,7 @@ func zoneName(region, zone string) string {
 func fleetPriceRow(f *fleet.Fleet, region, instanceType string) (sim.PriceRow, bool) {
 	row := sim.PriceRow{Region: region, InstanceType: instanceType}
 	for _, in := range f.Instances {
-		if in.Provider != fleet.AWS || in.Region != region || in.InstanceType != instanceType || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
+		if in.Provider != fleet.AWS || in.IsManaged() || in.Region != region || in.InstanceType != instanceType || in.HourlyPrice == nil || !in.HourlyPrice.IsPositive() {
 			continue
 		}
 		switch in.Lifecycle {
