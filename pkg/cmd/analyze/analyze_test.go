@@ -169,6 +169,13 @@ func TestDemoReport(t *testing.T) {
 		{"rightsize:gcp-l4-infer", "623.15", "515.99"},
 		// SageMaker ml.g5.12xlarge 7.09 $/h × 2 replicas × 730 h, no request in 7 days: deleted.
 		{"idle-stop:arn:aws:sagemaker:us-east-1:111122223333:endpoint/summarizer-demo/variant/AllTraffic", "10351.40", "0.00"},
+		// Vertex AI endpoint (staging), 3 replicas × (H100 11.2660332 + 26 vCPU × 0.0293227 +
+		// 234 GiB × 0.0025534 = 12.625919 $/h) × 730, GPU p95 12 % against the 50 % target:
+		// ceil(3 × 12 / 50) = 1 replica.
+		{"rightsize:" + "projects/ml-platform-prod/locations/us-central1/endpoints/6120004417/deployedModels/3301", "27650.76", "9216.92"},
+		// SageMaker notebook ml.g5.xlarge 1.4084 $/h × 730, busy on weekdays: idle shutdown after 60
+		// minutes saves its idle runs beyond the delay, 117 of 168 sampled hours.
+		{"schedule:arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-dana", "1028.13", "312.11"},
 		// Azure ML compute instance on Standard_NC24ads_A100_v4, 3.673 $/h × 730 (the VM price), GPU p95 1 %: stopped.
 		{"idle-stop:/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/nlp-ml/providers/Microsoft.MachineLearningServices/workspaces/ws-nlp/computes/ci-erin", "2681.29", "0.00"},
 	} {
@@ -187,16 +194,8 @@ func TestDemoReport(t *testing.T) {
 	if _, ok := recs["commitment:infer-g5-1"]; !ok || recs["commitment:infer-g5-1"].After != "rightsize:infer-g5-1" {
 		t.Errorf("commitment must follow the rightsize")
 	}
-	// The Vertex AI endpoint (tagged prod) keeps its 3 replicas: the
-	// production floor is 3. Its cost is 3 replicas × (H100 11.2660332 +
-	// 26 vCPU × 0.0293227 + 234 GiB × 0.0025534 = 12.625919 $/h) × 730.
 	vertex := "projects/ml-platform-prod/locations/us-central1/endpoints/6120004417/deployedModels/3301"
-	for _, ic := range rep.Instances {
-		if ic.ResourceID == vertex && (ic.CurrentMonthlyCost == nil || ic.CurrentMonthlyCost.String() != "27650.76") {
-			t.Errorf("%s costs %v, want 27650.76", vertex, ic.CurrentMonthlyCost)
-		}
-	}
-	for _, id := range []string{"commitment:train-p4d-1", "commitment:nb-g4dn-1", "spot:infer-g5-1", "rightsize:" + vertex,
+	for _, id := range []string{"commitment:train-p4d-1", "commitment:nb-g4dn-1", "spot:infer-g5-1", "commitment:" + vertex,
 		"commitment:arn:aws:sagemaker:us-east-1:111122223333:notebook-instance/nb-dana"} {
 		if _, ok := recs[id]; ok {
 			t.Errorf("unexpected %s", id)

@@ -42,17 +42,18 @@ func golden(t *testing.T, path string) string {
 	return string(b)
 }
 
-// The demo saves 99,845.11 a month (USD): 86,812.42 on its VMs plus the
-// SageMaker endpoint deleted (10,351.40) and the Azure ML compute instance
-// stopped (2,681.29).
+// The demo saves 118,994.97 a month (USD): 86,812.42 on its VMs plus the
+// SageMaker endpoint deleted (10,351.40), the Azure ML compute instance
+// stopped (2,681.29), the Vertex AI endpoint cut from 3 replicas to 1
+// (18,433.84) and the SageMaker notebook's idle shutdown (716.02).
 func TestFailOnGates(t *testing.T) {
 	for _, tc := range []struct {
 		gate   string
 		reason string // empty: does not trip
 	}{
-		{"savings>5000", "savings 99845.11 > 5000"},
-		{"savings>99845.11", ""},
-		{"savings>=99845.11", "savings 99845.11 >= 99845.11"},
+		{"savings>5000", "savings 118994.97 > 5000"},
+		{"savings>118994.97", ""},
+		{"savings>=118994.97", "savings 118994.97 >= 118994.97"},
 		{"savings-percent>20", "savings-percent "},
 		{"savings-percent>99", ""},
 		{"current-cost>1000", "current-cost "},
@@ -103,7 +104,7 @@ func TestFailOnTableAndReasons(t *testing.T) {
 	if want := golden(t, "testdata/demo-table.txt"); out != want {
 		t.Error("the table is not complete before the gate error")
 	}
-	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 99845.11 > 5000; warnings 4 > 0; idle-gpus ") {
+	if code != cmdutil.ExitGate || !strings.HasPrefix(err.Error(), "gate tripped: savings 118994.97 > 5000; warnings 4 > 0; idle-gpus ") {
 		t.Errorf("error %v (exit %d)", err, code)
 	}
 }
@@ -131,7 +132,7 @@ func TestFailOnMalformed(t *testing.T) {
 
 func TestJQ(t *testing.T) {
 	out, err, _ := runAnalyze(t, nil, false, "--demo", "-o", "json", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "99845.11\n" {
+	if err != nil || out != "118994.97\n" {
 		t.Errorf("got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "-o", "json", "-q", `[.recommendations[] | select(.kind == "idle-stop") | .resourceId] | sort | .[0]`)
@@ -140,11 +141,11 @@ func TestJQ(t *testing.T) {
 	}
 	// --jq and --template without -o select json, as gh's do.
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--jq", ".summary.monthlySavings")
-	if err != nil || out != "99845.11\n" {
+	if err != nil || out != "118994.97\n" {
 		t.Errorf("--jq without -o: got %q, %v", out, err)
 	}
 	out, err, _ = runAnalyze(t, nil, false, "--demo", "--template", `{{.schemaVersion}} {{money .summary.monthlySavings .currency}} {{percent .summary.savingsPercent}}{{"\n"}}`)
-	if err != nil || !strings.HasSuffix(out, " $99,845.11 73.4 %\n") {
+	if err != nil || !strings.HasSuffix(out, " $118,994.97 87.5 %\n") {
 		t.Errorf("--template: got %q, %v", out, err)
 	}
 	// A gate still applies, after the filtered output.
@@ -223,7 +224,7 @@ func TestCurrencyRate(t *testing.T) {
 	}
 	// Gates compare USD figures whatever the currency printed.
 	_, err, code := runAnalyze(t, withRates, false, "--demo", "--currency", "GBP", "--fail-on", "savings>99845")
-	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 99845.11 > 99845 (amounts in USD)" {
+	if code != cmdutil.ExitGate || err.Error() != "gate tripped: savings 118994.97 > 99845 (amounts in USD)" {
 		t.Errorf("gate on a GBP report: %v (exit %d)", err, code)
 	}
 	for _, tc := range []struct {

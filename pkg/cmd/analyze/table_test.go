@@ -21,10 +21,9 @@ func TestAnalyzeTableWidths(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := pipeActions(t, pipe.String())
-	// 25 of the demo's 27 items: the SageMaker notebook and the Vertex AI
-	// endpoint get only tagging advice, which the table sums up below it.
-	if len(whole) != 25 {
-		t.Fatalf("%d machines in the pipe's table, want 25 of the demo's 27:\n%s", len(whole), pipe)
+	// Every one of the demo's 27 items has an action.
+	if len(whole) != 27 {
+		t.Fatalf("%d machines in the pipe's table, want the demo's 27:\n%s", len(whole), pipe)
 	}
 	for _, w := range []int{80, 120, 200} {
 		t.Run(fmt.Sprint(w), func(t *testing.T) {
@@ -39,7 +38,7 @@ func TestAnalyzeTableWidths(t *testing.T) {
 			screen := strings.Split(out.String(), "\n")
 			screen = screen[:min(40, len(screen))]
 			first := strings.Join(screen, "\n")
-			for _, want := range []string{"Current $135,939.22/mo → optimized $36,094.11/mo", "\nTotal: 45 recommendations on 25 machines", "\nRESOURCE "} {
+			for _, want := range []string{"Current $135,939.22/mo → optimized $16,944.25/mo", "\nTotal: 47 recommendations on 27 machines", "\nRESOURCE "} {
 				if !strings.Contains(first, want) {
 					t.Errorf("%q is not on the first screen:\n%s", want, first)
 				}

@@ -135,7 +135,9 @@ var awsCommands = []awsCommand{
 				}
 			}
 			for _, st := range s.State() {
-				want = append(want, st.ID)
+				if !strings.HasPrefix(st.ID, "arn:aws:sagemaker:") { // SageMaker's, not EC2's
+					want = append(want, st.ID)
+				}
 			}
 			sort.Strings(got)
 			sort.Strings(want)

@@ -417,7 +417,7 @@ func (s *Server) describeEndpoint(w http.ResponseWriter, req request, in smInput
 // replica bounds; nil when it gives none.
 func managedScaling(m *fleet.Managed) map[string]any {
 	r := m.Replicas
-	if r.Min == nil && r.Max == nil {
+	if r == nil || (r.Min == nil && r.Max == nil) {
 		return nil
 	}
 	sc := map[string]any{"Status": "ENABLED"}
