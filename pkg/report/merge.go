@@ -222,7 +222,7 @@ func sumSummary(r *Report) Summary {
 		s.SavingsByKind[string(k)] = Money{}
 	}
 	for _, in := range r.Instances {
-		s.GPUCount += in.GPUCount
+		s.GPUCount += in.billedGPUs()
 		if !in.Priced || in.CurrentMonthlyCost == nil {
 			s.UnpricedCount++
 			continue

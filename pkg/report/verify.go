@@ -40,11 +40,7 @@ func (r *Report) Verify() error {
 	s := r.Summary
 	current, gpus, unpriced := decimal.Zero, 0.0, 0
 	for _, in := range r.Instances {
-		replicas := 1
-		if in.Managed != nil {
-			replicas = max(1, in.Managed.Replicas)
-		}
-		gpus += in.GPUCount * float64(replicas)
+		gpus += in.billedGPUs()
 		if !in.Priced {
 			unpriced++
 			continue
@@ -305,4 +301,13 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// billedGPUs is the instance's GPUs times the replicas of a managed item
+// (at least one), as the summary counts them.
+func (in Instance) billedGPUs() float64 {
+	if in.Managed != nil {
+		return in.GPUCount * float64(max(1, in.Managed.Replicas))
+	}
+	return in.GPUCount
 }
