@@ -184,6 +184,8 @@ type shapeBuilder struct {
 	// endpoints counted, and those counted as metered, by a key naming
 	// what and which.
 	seen map[string]bool
+	// amlRegion is each Azure ML workspace's region.
+	amlRegion map[string]string
 }
 
 // once reports whether key is new, marking it seen.
@@ -237,10 +239,21 @@ func amlWorkspace(in fleet.Instance) string {
 // the workspace's lists and the Azure ML metric namespaces; priced as the
 // VM of its size.
 func (b *shapeBuilder) azureML(in fleet.Instance) {
-	s := b.scope(in.Provider, in.Account, in.Region)
+	ws := amlWorkspace(in)
+	// A workspace is in one region: the first of its items names it (as
+	// the simulator, serving a fleet, takes it), and its items are read
+	// and metered in that region's scope.
+	if b.amlRegion == nil {
+		b.amlRegion = map[string]string{}
+	}
+	region, ok := b.amlRegion[ws]
+	if !ok {
+		region = in.Region
+		b.amlRegion[ws] = region
+	}
+	s := b.scope(in.Provider, in.Account, region)
 	a := &s.AzureML
 	s.Types[in.InstanceType] = true
-	ws := amlWorkspace(in)
 	if b.once("aml-ws\x00" + ws) {
 		a.Workspaces++
 	}

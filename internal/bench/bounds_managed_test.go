@@ -138,7 +138,7 @@ func TestVertexBound(t *testing.T) {
 	want := map[string]int{
 		"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1, "compute.instances.aggregatedList": 1,
 		"compute.regionCommitments.aggregatedList": 1, "compute.reservations.aggregatedList": 1,
-		"notebooks.projects.locations.instances.list": 1,
+		"notebooks.projects.locations.instances.list":  1,
 		"aiplatform.projects.locations.endpoints.list": 2, "aiplatform.projects.locations.customJobs.list": 1,
 		// Duty cycle ⌈1,000×336/100,000⌉ = 4, predictions ⌈1,600×336/100,000⌉ = 6,
 		// training 1; no accelerator memory series.
@@ -172,6 +172,10 @@ func TestShapeOfManaged(t *testing.T) {
 		return fleet.Instance{ID: id, Provider: fleet.GCP, Account: "p", Region: "us-central1", InstanceType: "a2-highgpu-1g", GPU: fleet.GPU{Count: 1, MemoryGiB: 40}, State: st, Utilization: u,
 			Managed: &fleet.Managed{Service: fleet.VertexAI, Kind: kind, Endpoint: ep, Requests: r}}
 	}
+	// An item placed in another region than its workspace's first one is
+	// read in the workspace's region, as the simulator serves it.
+	elsewhere := aml(ws+"/computes/ci2", fleet.KindNotebook, "", fleet.Running)
+	elsewhere.Region = "westus"
 	f := &fleet.Fleet{Instances: []fleet.Instance{
 		aml(ws+"/onlineEndpoints/e/deployments/blue", fleet.KindEndpoint, "e", fleet.Running),
 		aml(wsOther+"/onlineEndpoints/E/deployments/green", fleet.KindEndpoint, "E", fleet.Running),
@@ -179,6 +183,7 @@ func TestShapeOfManaged(t *testing.T) {
 		aml(ws+"/computes/ci", fleet.KindNotebook, "", fleet.Stopped),
 		aml(wsOther+"/computes/cluster", fleet.KindComputeCluster, "", fleet.Running),
 		aml("/subscriptions/s/resourceGroups/rg2/providers/Microsoft.MachineLearningServices/workspaces/w2/computes/ci", fleet.KindNotebook, "", fleet.Stopped),
+		elsewhere,
 		vx("projects/p/locations/us-central1/endpoints/1/deployedModels/1", fleet.KindEndpoint, "1", fleet.Running, withMem, &req),
 		vx("projects/p/locations/us-central1/endpoints/1/deployedModels/2", fleet.KindEndpoint, "1", fleet.Running, gpu, nil),
 		vx("projects/p/locations/us-central1/endpoints/2/deployedModels/3", fleet.KindEndpoint, "2", fleet.Running, nil, &req),
@@ -188,9 +193,14 @@ func TestShapeOfManaged(t *testing.T) {
 	}}
 	sh := ShapeOf(f)
 	az := scopeOf(t, sh, fleet.Azure)
-	wantAML := AzureMLShape{Workspaces: 2, Endpoints: 2, Deployments: 3, Computes: 3, MeteredDeployments: 2, MeteredEndpoints: 1, MeteredWorkspaces: 1}
-	if az.Instances != 0 || az.AzureML != wantAML {
-		t.Errorf("Azure: %d instances, Azure ML %+v; want 0 and %+v", az.Instances, az.AzureML, wantAML)
+	wantAML := AzureMLShape{Workspaces: 2, Endpoints: 2, Deployments: 3, Computes: 4, MeteredDeployments: 2, MeteredEndpoints: 1, MeteredWorkspaces: 1}
+	if az.Instances != 0 || az.Region != "eastus" || az.AzureML != wantAML {
+		t.Errorf("Azure: %d instances in %s, Azure ML %+v; want 0 in eastus and %+v", az.Instances, az.Region, az.AzureML, wantAML)
+	}
+	for _, s := range sh.Scopes {
+		if s.Cloud == fleet.Azure && s.Region != "eastus" {
+			t.Errorf("Azure scope %s: the workspace's items belong to eastus", s.Region)
+		}
 	}
 	gcp := scopeOf(t, sh, fleet.GCP)
 	wantVertex := VertexShape{Endpoints: 2, DeployedModels: 3, Jobs: 1, Duty: 2, Predictions: 2, Memory: 1, Training: 1}
