@@ -8,6 +8,7 @@ package bench
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
@@ -40,6 +41,10 @@ const (
 	// metrics:getBatch reads up to 50 resources of one subscription and
 	// region, for one metric namespace, a call.
 	azureMetricsBatch = 50
+	// Vertex AI's endpoints.list and customJobs.list and Workbench's
+	// instances.list return up to 1,000 items a page (pageSize; 100 when
+	// unset).
+	vertexPage = 1000
 	// The Retail Prices API returns 1,000 rows a page.
 	retailPage = 1000
 	// Compute Engine's aggregatedList returns up to 500 instances a page.
@@ -94,10 +99,39 @@ type Scope struct {
 	// Spot are the spot GPU instances listed there, stopped ones
 	// included: the AWS adapter reads each one's spot request.
 	Spot int
-	// Types are the distinct instance types listed there.
+	// Types are the distinct instance types listed there, Azure ML sizes
+	// included (priced as the VMs of the size).
 	Types map[string]bool
 	// SageMaker are the scope's SageMaker items (AWS).
 	SageMaker SageMakerShape
+	// AzureML are the scope's Azure ML items (Azure).
+	AzureML AzureMLShape
+	// Vertex are the scope's Vertex AI endpoints and custom jobs (GCP); a
+	// Workbench instance is a Compute Engine VM, counted as one.
+	Vertex VertexShape
+}
+
+// AzureMLShape counts one scope's Azure ML items as the Azure adapter
+// reads them: the workspaces (each lists its online endpoints and its
+// computes), the online endpoints (each lists its deployments), the
+// deployments and computes, and the running ones whose metrics are asked
+// for: deployments (their namespace), their endpoints (requests) and the
+// workspaces of running computes (the workspace namespace, split by
+// compute).
+type AzureMLShape struct {
+	Workspaces, Endpoints, Deployments, Computes int
+	// Metered are the resources of each namespace the metrics are asked of.
+	MeteredDeployments, MeteredEndpoints, MeteredWorkspaces int
+}
+
+// VertexShape counts one scope's Vertex AI items: endpoints (one listing
+// entry each, with their deployed models), deployed models, running
+// custom jobs, and the series the metrics hold: deployed models with a
+// duty cycle, a prediction count and accelerator memory, jobs with
+// training utilization.
+type VertexShape struct {
+	Endpoints, DeployedModels, Jobs     int
+	Duty, Predictions, Memory, Training int
 }
 
 // SageMakerShape counts one scope's SageMaker items as the AWS adapter
@@ -131,8 +165,7 @@ type Shape struct {
 func ShapeOf(f *fleet.Fleet) Shape {
 	var b shapeBuilder
 	for _, in := range f.Instances {
-		if in.Managed != nil && in.Managed.Service == fleet.SageMaker {
-			b.sageMaker(in)
+		if b.managed(in) {
 			continue
 		}
 		b.add(in.Provider, in.Account, in.Region, in.InstanceType, in.GPU, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, metricsOf(in.Utilization))
@@ -147,6 +180,137 @@ type shapeBuilder struct {
 	// smEndpoints are the SageMaker endpoints counted (account, region,
 	// name).
 	smEndpoints map[[3]string]bool
+	// seen are the Azure ML workspaces and endpoints and Vertex AI
+	// endpoints counted, and those counted as metered, by a key naming
+	// what and which.
+	seen map[string]bool
+	// amlRegion is each Azure ML workspace's region.
+	amlRegion map[string]string
+}
+
+// once reports whether key is new, marking it seen.
+func (b *shapeBuilder) once(key string) bool {
+	if b.seen == nil {
+		b.seen = map[string]bool{}
+	}
+	if b.seen[key] {
+		return false
+	}
+	b.seen[key] = true
+	return true
+}
+
+// managed counts a managed AI item read through its service's own calls
+// and reports whether it did; a Workbench instance is a Compute Engine VM
+// and is left to add.
+func (b *shapeBuilder) managed(in fleet.Instance) bool {
+	if in.Managed == nil {
+		return false
+	}
+	switch in.Managed.Service {
+	case fleet.SageMaker:
+		b.sageMaker(in)
+	case fleet.AzureML:
+		b.azureML(in)
+	case fleet.VertexAI:
+		if in.Managed.Kind == fleet.KindNotebook {
+			return false
+		}
+		b.vertex(in)
+	default:
+		return false
+	}
+	return true
+}
+
+// amlWorkspace is the workspace an Azure ML item's ARM ID names
+// (lowercase), or its subscription and managed.workspace.
+func amlWorkspace(in fleet.Instance) string {
+	id := strings.ToLower(in.ID)
+	for _, sep := range []string{"/onlineendpoints/", "/computes/"} {
+		if ws, _, ok := strings.Cut(id, sep); ok {
+			return ws
+		}
+	}
+	return strings.ToLower(in.Account + "/" + in.Managed.Workspace)
+}
+
+// azureML counts one Azure ML item: not in Resource Graph, read through
+// the workspace's lists and the Azure ML metric namespaces; priced as the
+// VM of its size.
+func (b *shapeBuilder) azureML(in fleet.Instance) {
+	ws := amlWorkspace(in)
+	// A workspace is in one region: the first of its items names it (as
+	// the simulator, serving a fleet, takes it), and its items are read
+	// and metered in that region's scope.
+	if b.amlRegion == nil {
+		b.amlRegion = map[string]string{}
+	}
+	region, ok := b.amlRegion[ws]
+	if !ok {
+		region = in.Region
+		b.amlRegion[ws] = region
+	}
+	s := b.scope(in.Provider, in.Account, region)
+	a := &s.AzureML
+	s.Types[in.InstanceType] = true
+	if b.once("aml-ws\x00" + ws) {
+		a.Workspaces++
+	}
+	running := in.State != fleet.Stopped
+	switch in.Managed.Kind {
+	case fleet.KindEndpoint:
+		ep := ws + "/onlineendpoints/" + strings.ToLower(in.Managed.Endpoint)
+		if b.once("aml-ep\x00" + ep) {
+			a.Endpoints++
+		}
+		a.Deployments++
+		if running {
+			a.MeteredDeployments++
+			if b.once("aml-ep-metered\x00" + ep) {
+				a.MeteredEndpoints++
+			}
+		}
+	default:
+		a.Computes++
+		if running && b.once("aml-ws-metered\x00"+ws) {
+			a.MeteredWorkspaces++
+		}
+	}
+}
+
+// vertex counts one Vertex AI endpoint deployment or custom job: not in
+// Compute Engine's listing, read through Vertex AI's lists and metric
+// types.
+func (b *shapeBuilder) vertex(in fleet.Instance) {
+	s := b.scope(in.Provider, in.Account, in.Region)
+	v := &s.Vertex
+	u := in.Utilization
+	metered := in.State != fleet.Stopped && u != nil && u.GPU != nil
+	switch in.Managed.Kind {
+	case fleet.KindEndpoint:
+		if b.once("vertex-ep\x00" + in.Account + "\x00" + in.Region + "\x00" + in.Managed.Endpoint) {
+			v.Endpoints++
+		}
+		v.DeployedModels++
+		if metered {
+			v.Duty++
+			if u.GPUMemory != nil {
+				v.Memory++
+			}
+		}
+		if in.State != fleet.Stopped && in.Managed.Requests != nil {
+			v.Predictions++
+		}
+	case fleet.KindTrainingJob:
+		if in.State == fleet.Stopped {
+			return // customJobs.list asks for the running ones
+		}
+		v.Jobs++
+		if metered {
+			v.Training++
+		}
+	}
 }
 
 // add counts one instance. An accelerator without memory in the catalog
@@ -460,8 +624,13 @@ func awsBound(scopes []Scope, steps int) Bound {
 // from the embedded catalog. The commitments held are listed once for the
 // tenant: one ListReservations (Reservation_ListAll) and one
 // ListSavingsPlans (SavingsPlan_ListAll), beside the listing. Azure ML
-// (on by default) lists each subscription's workspaces once, beside the
-// listing; the bench fleets have no workspace, so nothing further.
+// (on by default), which Resource Graph does not list: one
+// ListWorkspaces per subscription; per workspace one ListOnlineEndpoints
+// and one ListComputes, per endpoint one ListOnlineDeployments (a page
+// each: at least one call, whatever the page size); metrics:getBatch per
+// 50 running resources of each namespace (deployments, endpoints for the
+// requests, workspaces split by compute). Its chain: subscriptions →
+// workspaces → endpoints → deployments → one round of metrics.
 func azureBound(scopes []Scope, steps int) Bound {
 	_ = steps // getBatch has no datapoint limit below a 14-day hourly read
 	subs := accountsOf(scopes)
@@ -472,13 +641,22 @@ func azureBound(scopes []Scope, steps int) Bound {
 		"capacity.ListReservations":        1,
 		"billingbenefits.ListSavingsPlans": 1,
 	}
-	metricsChain := 0
+	metricsChain, amlChain := 0, 0
 	for _, s := range scopes {
 		total += s.Instances
 		perRegion[s.Region] += s.Instances
 		n := azureNamespaces * ceilDiv(s.Running, azureMetricsBatch)
 		req["monitor.MetricsBatch"] += n
 		metricsChain = max(metricsChain, min(n, 1))
+		a := s.AzureML
+		req["machinelearning.ListOnlineEndpoints"] += a.Workspaces
+		req["machinelearning.ListComputes"] += a.Workspaces
+		req["machinelearning.ListOnlineDeployments"] += a.Endpoints
+		m := ceilDiv(a.MeteredDeployments, azureMetricsBatch) + ceilDiv(a.MeteredEndpoints, azureMetricsBatch) + ceilDiv(a.MeteredWorkspaces, azureMetricsBatch)
+		req["monitor.MetricsBatch"] += m
+		if a.Workspaces > 0 {
+			amlChain = max(amlChain, 1+1+1+min(a.Endpoints, 1)+min(m, 1))
+		}
 	}
 	req["resourcegraph.Resources"] = ceilDiv(len(subs), graphSubscriptions) * max(pages(total, graphPage), 2)
 	req["machinelearning.ListWorkspaces"] = len(subs)
@@ -488,7 +666,7 @@ func azureBound(scopes []Scope, steps int) Bound {
 		p := pages(retailRowsPerType*t, retailPage)
 		req["prices.RetailPrices"] += p
 		req["compute.ListSKUs"]++
-		chain = max(chain, 1+pages(perRegion[r], graphPage)+1+max(metricsChain, p))
+		chain = max(chain, 1+pages(perRegion[r], graphPage)+1+max(metricsChain, p), amlChain)
 	}
 	return Bound{Cloud: fleet.Azure, Requests: drop0(req), Chain: chain}
 }
@@ -500,9 +678,15 @@ func azureBound(scopes []Scope, steps int) Bound {
 // one regionCommitments.aggregatedList and one reservations.aggregatedList
 // (every region at once) for the commitments held, beside the listing.
 // The chain splits the metric reads by region (in parallel). Vertex AI
-// (providers.gcp.managed_ai, on by default): per region scope one
-// endpoints.list and one customJobs.list, per project one Workbench
-// instances.list, each a page, after the region's listing on its chain.
+// (providers.gcp.managed_ai, on by default), which has no aggregated
+// listing and whose items are not in Compute Engine's: per region scope
+// endpoints.list and customJobs.list (running jobs) at 1,000 a page, per
+// project one Workbench instances.list over every zone (its instances are
+// Compute Engine VMs, counted with them); per project one ListTimeSeries
+// per Vertex metric type some item has series of (duty cycle, prediction
+// count, accelerator memory, training utilization), paged at 100,000
+// points. Its chain: projects.search, then the longest of the region's
+// lists' pages and of a metric type's pages (neither needs the other).
 func gcpBound(scopes []Scope, steps int) Bound {
 	projects := map[string]*Scope{}
 	req := map[string]int{"cloudresourcemanager.projects.search": 1, "cloudbilling.services.skus.list": 1}
@@ -515,14 +699,25 @@ func gcpBound(scopes []Scope, steps int) Bound {
 		}
 	}
 	longest := map[string]int{}
+	vertexChain := map[string]int{}
+	vertex := map[string]VertexShape{}
 	for _, s := range scopes {
 		p := projects[s.Account]
 		if p == nil {
 			p = &Scope{}
 			projects[s.Account] = p
 		}
-		req["aiplatform.projects.locations.endpoints.list"]++
-		req["aiplatform.projects.locations.customJobs.list"]++
+		v := s.Vertex
+		eps, jobs := pages(v.Endpoints, vertexPage), pages(v.Jobs, vertexPage)
+		req["aiplatform.projects.locations.endpoints.list"] += eps
+		req["aiplatform.projects.locations.customJobs.list"] += jobs
+		vertexChain[s.Account] = max(vertexChain[s.Account], eps, jobs)
+		pv := vertex[s.Account]
+		pv.Duty += v.Duty
+		pv.Predictions += v.Predictions
+		pv.Memory += v.Memory
+		pv.Training += v.Training
+		vertex[s.Account] = pv
 		p.Instances += s.Instances
 		p.GPUs += s.GPUs
 		p.MemGPUs += s.MemGPUs
@@ -542,7 +737,14 @@ func gcpBound(scopes []Scope, steps int) Bound {
 		for _, k := range metricPages(*p) {
 			req["monitoring.ListTimeSeries"] += k
 		}
-		chain = max(chain, 1+inv+3+longest[name], pages(1, skuPage))
+		v := vertex[name]
+		vm := 0
+		for _, n := range []int{v.Duty, v.Predictions, v.Memory, v.Training} {
+			k := ceilDiv(n*steps, timeSeriesPage)
+			req["monitoring.ListTimeSeries"] += k
+			vm = max(vm, k)
+		}
+		chain = max(chain, 1+inv+3+longest[name], pages(1, skuPage), 1+max(vertexChain[name], vm))
 	}
 	return Bound{Cloud: fleet.GCP, Requests: drop0(req), Chain: chain}
 }

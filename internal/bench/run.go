@@ -97,6 +97,7 @@ func Generate(ctx context.Context, bin Binaries, dir string, n int, o FleetOptio
 
 // fileInstance is what the bench reads of an instance in a fleet file.
 type fileInstance struct {
+	ID           string          `json:"id"`
 	Provider     fleet.Provider  `json:"provider"`
 	Account      string          `json:"account"`
 	Region       string          `json:"region"`
@@ -161,15 +162,20 @@ func readFleet(path string, cat pricing.Catalog) (Generated, error) {
 			if u := in.Utilization; u != nil {
 				m = metrics{gpu: u.GPU != nil, gpuMemory: u.GPUMemory != nil, cpu: u.CPU != nil, memory: u.Memory != nil}
 			}
-			if in.Managed != nil && in.Managed.Service == fleet.SageMaker {
-				// As ShapeOf: read through SageMaker's own calls, not EC2's.
-				item := fleet.Instance{Provider: in.Provider, Account: in.Account, Region: in.Region, State: in.State, Managed: in.Managed}
+			if in.Managed != nil {
+				// As ShapeOf: a managed item is read through its service's
+				// own calls, not as a VM (a Workbench instance excepted).
+				item := fleet.Instance{ID: in.ID, Provider: in.Provider, Account: in.Account, Region: in.Region, InstanceType: in.InstanceType, State: in.State, Managed: in.Managed}
 				if m.gpu {
 					item.Utilization = &fleet.Utilization{GPU: &fleet.Stats{}}
+					if m.gpuMemory {
+						item.Utilization.GPUMemory = &fleet.Stats{}
+					}
 				}
-				b.sageMaker(item)
-				g.Instances++
-				continue
+				if b.managed(item) {
+					g.Instances++
+					continue
+				}
 			}
 			b.add(in.Provider, in.Account, in.Region, in.InstanceType, gpu, in.Lifecycle == fleet.Spot, in.State == fleet.Stopped, m)
 			g.Instances++
