@@ -63,7 +63,13 @@ func unknownFleet(t *testing.T, seed uint64, n int, live bool) (*fleet.Fleet, ma
 		if r.IntN(3) != 0 {
 			continue
 		}
+		if in.Managed != nil && in.Managed.PriceType != "" {
+			continue // priced under its service's own type (Vertex AI), not its machine's
+		}
 		m := mutation{typ: unknownTypeName(r, in.Provider, in.GPU.Count), facts: live || r.IntN(3) != 0}
+		if in.Managed != nil && in.Managed.Service == fleet.SageMaker {
+			m.typ = "ml." + m.typ // a SageMaker type the catalog does not know yet
+		}
 		in.InstanceType = m.typ
 		in.Commitment, in.HourlyPrice = nil, nil
 		if in.Lifecycle == fleet.Committed {
