@@ -39,11 +39,11 @@ func gcpEnv(t testing.TB) {
 	t.Setenv("GOOGLE_CLOUD_PROJECT", "")
 }
 
-// cloudFleet is the part of f on one cloud, as a file.
+// cloudFleet is the part of f on the clouds, as a scan reads it (asScanned), as a file.
 func cloudFleet(t testing.TB, f *fleet.Fleet, clouds ...fleet.Provider) []byte {
 	t.Helper()
 	out := &fleet.Fleet{APIVersion: fleet.APIVersion, Kind: fleet.Kind, Metadata: f.Metadata}
-	for _, in := range f.Instances {
+	for _, in := range asScanned(f).Instances {
 		for _, c := range clouds {
 			if in.Provider == c {
 				out.Instances = append(out.Instances, in)
