@@ -260,11 +260,17 @@ func TestAzureCLI(t *testing.T) {
 			}
 		}
 	}
-	// The simulator runs strict: every request az sends and every answer
-	// it gets is checked against the published models (contract). The
-	// models are those of the api-versions the adapter sends, and az sends
-	// older ones: that difference is logged, anything else fails.
-	for _, joined := range s.Violations() {
+	checkAzContract(t, s.Violations())
+}
+
+// checkAzContract fails on the contract violations of a strict simulator
+// az ran against: every request az sends and every answer it gets is
+// checked against the published models. The models are those of the
+// api-versions the adapter sends, and az sends older ones: that difference
+// is logged, anything else fails.
+func checkAzContract(t *testing.T, violations []string) {
+	t.Helper()
+	for _, joined := range violations {
 		for _, v := range strings.Split(joined, "\n") {
 			if strings.Contains(v, "query api-version: ") && strings.Contains(v, "but the model describes") {
 				t.Logf("contract (az's api-version): %s", v)
