@@ -286,20 +286,7 @@ func (s *Server) writeAMLPage(w http.ResponseWriter, r *http.Request, all []map[
 	if size <= 0 {
 		size = DefaultAMLPage
 	}
-	fp := simkit.Fingerprint(r.URL.Path)
-	offset, ok := simkit.DecodeToken(r.URL.Query().Get("$skip"), fp)
-	if !ok {
-		writeError(w, http.StatusBadRequest, "UserError", "the $skip token does not continue this list")
-		return
-	}
-	from, to, next := simkit.Page(len(all), offset, size)
-	body := map[string]any{"value": append([]map[string]any{}, all[from:to]...)}
-	if next > 0 {
-		q := r.URL.Query()
-		q.Set("$skip", simkit.EncodeToken(next, fp))
-		body["nextLink"] = baseURL(r) + r.URL.Path + "?" + q.Encode()
-	}
-	writeJSON(w, body)
+	writeLinkedPage(w, r, all, size, simkit.Fingerprint(r.URL.Path), "$skip", "UserError", "the $skip token does not continue this list")
 }
 
 // systemData is the ARM systemData of an item created at its launch time.

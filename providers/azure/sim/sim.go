@@ -825,16 +825,23 @@ func (s *Server) serveListVMs(w http.ResponseWriter, req request) {
 // writePage answers one page of a list with an absolute nextLink.
 func (s *Server) writePage(w http.ResponseWriter, r *http.Request, all []map[string]any, size int) {
 	fp := simkit.Fingerprint(r.URL.Path, r.URL.Query().Get("statusOnly"), r.URL.Query().Get("$filter"))
-	offset, ok := simkit.DecodeToken(r.URL.Query().Get("$skiptoken"), fp)
+	writeLinkedPage(w, r, all, size, fp, "$skiptoken", "InvalidSkipToken", "the $skiptoken does not continue this list")
+}
+
+// writeLinkedPage answers one page of all, the page named by the query
+// parameter param (a token bound to fp), with an absolute nextLink; a
+// token that does not continue this list is a 400 with code and msg.
+func writeLinkedPage(w http.ResponseWriter, r *http.Request, all []map[string]any, size int, fp, param, code, msg string) {
+	offset, ok := simkit.DecodeToken(r.URL.Query().Get(param), fp)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "InvalidSkipToken", "the $skiptoken does not continue this list")
+		writeError(w, http.StatusBadRequest, code, msg)
 		return
 	}
 	from, to, next := simkit.Page(len(all), offset, size)
 	body := map[string]any{"value": append([]map[string]any{}, all[from:to]...)}
 	if next > 0 {
 		q := r.URL.Query()
-		q.Set("$skiptoken", simkit.EncodeToken(next, fp))
+		q.Set(param, simkit.EncodeToken(next, fp))
 		body["nextLink"] = baseURL(r) + r.URL.Path + "?" + q.Encode()
 	}
 	writeJSON(w, body)
