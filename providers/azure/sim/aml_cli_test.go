@@ -3,7 +3,6 @@ package sim_test
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,16 +85,7 @@ func TestAzureCLIAzureML(t *testing.T) {
 	opts.Subscription = mlSub
 	s := sim.New(f, opts)
 	rec := &simkit.Recorder{H: s}
-	url, caFile := serveTLS(t, rec)
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
-	home := t.TempDir()
-	binDir := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(binDir, "az")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"SIM=" + url, "HOME=" + home, "AZURE_CONFIG_DIR=" + filepath.Join(home, ".azure"), "PATH=" + binDir + ":" + os.Getenv("PATH"),
-		"REQUESTS_CA_BUNDLE=" + caFile, "HTTPS_PROXY=http://127.0.0.1:" + port, "NO_PROXY=127.0.0.1,localhost",
-		"AZURE_CORE_COLLECT_TELEMETRY=false", "AZURE_CORE_OUTPUT=json", "AZURE_CORE_ONLY_SHOW_ERRORS=true", "AZURE_CORE_NO_COLOR=true"}
+	env := azEnv(t, bin, rec)
 	for _, c := range amlCommands {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, bash, "-c", c.line)

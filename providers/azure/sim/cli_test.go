@@ -200,6 +200,23 @@ func serveTLS(t *testing.T, h http.Handler) (url, caFile string) {
 	return "https://" + ln.Addr().String(), caFile
 }
 
+// azEnv serves h over TLS behind az's proxy and returns the environment
+// az runs in against it: a fresh home, the CLI named by GPUFINOPS_AZ_CLI
+// first on PATH as "az", the simulator's CA, no telemetry, JSON output.
+func azEnv(t *testing.T, bin string, h http.Handler) []string {
+	t.Helper()
+	url, caFile := serveTLS(t, h)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
+	home := t.TempDir()
+	binDir := t.TempDir()
+	if err := os.Symlink(bin, filepath.Join(binDir, "az")); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"SIM=" + url, "HOME=" + home, "AZURE_CONFIG_DIR=" + filepath.Join(home, ".azure"), "PATH=" + binDir + ":" + os.Getenv("PATH"),
+		"REQUESTS_CA_BUNDLE=" + caFile, "HTTPS_PROXY=http://127.0.0.1:" + port, "NO_PROXY=127.0.0.1,localhost",
+		"AZURE_CORE_COLLECT_TELEMETRY=false", "AZURE_CORE_OUTPUT=json", "AZURE_CORE_ONLY_SHOW_ERRORS=true", "AZURE_CORE_NO_COLOR=true"}
+}
+
 func TestAzureCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: each az command takes seconds (make test-all runs it)")
@@ -226,17 +243,7 @@ func TestAzureCLI(t *testing.T) {
 	// The wall clock: az asks for the last day by its own clock.
 	s := sim.New(f, opts)
 	rec := &simkit.Recorder{H: s}
-	url, caFile := serveTLS(t, rec)
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(url, "https://"))
-	home := t.TempDir()
-	// The CLI named by GPUFINOPS_AZ_CLI comes first on PATH as "az".
-	binDir := t.TempDir()
-	if err := os.Symlink(bin, filepath.Join(binDir, "az")); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"SIM=" + url, "HOME=" + home, "AZURE_CONFIG_DIR=" + filepath.Join(home, ".azure"), "PATH=" + binDir + ":" + os.Getenv("PATH"),
-		"REQUESTS_CA_BUNDLE=" + caFile, "HTTPS_PROXY=http://127.0.0.1:" + port, "NO_PROXY=127.0.0.1,localhost",
-		"AZURE_CORE_COLLECT_TELEMETRY=false", "AZURE_CORE_OUTPUT=json", "AZURE_CORE_ONLY_SHOW_ERRORS=true", "AZURE_CORE_NO_COLOR=true"}
+	env := azEnv(t, bin, rec)
 
 	version, _ := exec.Command(bin, "version", "--output", "tsv", "--query", `"azure-cli"`).CombinedOutput()
 	t.Logf("%s: azure-cli %s", bin, strings.TrimSpace(string(version)))
