@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 )
 
 // mlSub is the subscription of testdata/fleets/managed-ai.yaml.
@@ -20,15 +20,7 @@ const mlSub = "3f2c9a61-0d4e-4b7a-9c1e-2a5b6c7d8e9f"
 
 func managedAIFleet(t *testing.T) *fleet.Fleet {
 	t.Helper()
-	b, err := os.ReadFile("../../testdata/fleets/managed-ai.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fleet.Parse("managed-ai.yaml", b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return providertest.ReadFleet(t, "../../testdata/fleets/managed-ai.yaml")
 }
 
 func mlProvider(t *testing.T, url string, extra providers.Values) *Provider {

@@ -1,14 +1,11 @@
 package sim_test
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gpufinops/gpufinops/pricing/catalog"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
@@ -87,19 +84,9 @@ func TestAzureCLIAzureML(t *testing.T) {
 	rec := &simkit.Recorder{H: s}
 	env := azEnv(t, bin, rec)
 	for _, c := range amlCommands {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, bash, "-c", c.line)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		before := rec.Len()
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.Since(before))
-		}
+		stdout := runAz(t, bash, env, rec, c.line)
 		if c.check != nil {
-			c.check(t, s, stdout.Bytes())
+			c.check(t, s, stdout)
 		}
 	}
 	checkAzContract(t, s.Violations())

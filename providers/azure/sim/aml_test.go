@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,21 +15,14 @@ import (
 
 	"github.com/gpufinops/gpufinops/pkg/fleet"
 	"github.com/gpufinops/gpufinops/providers/azure/sim"
+	"github.com/gpufinops/gpufinops/providers/providertest"
 )
 
 const mlSub = "3f2c9a61-0d4e-4b7a-9c1e-2a5b6c7d8e9f"
 
 func managedAI(t *testing.T) *fleet.Fleet {
 	t.Helper()
-	b, err := os.ReadFile("../../../testdata/fleets/managed-ai.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fleet.Parse("managed-ai.yaml", b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return providertest.ReadFleet(t, "../../../testdata/fleets/managed-ai.yaml")
 }
 
 // armGet reads every page of an ARM list through azcore's pipeline.

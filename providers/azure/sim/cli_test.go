@@ -248,26 +248,35 @@ func TestAzureCLI(t *testing.T) {
 	version, _ := exec.Command(bin, "version", "--output", "tsv", "--query", `"azure-cli"`).CombinedOutput()
 	t.Logf("%s: azure-cli %s", bin, strings.TrimSpace(string(version)))
 	for _, c := range azCommands {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, bash, "-c", c.line)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		before := rec.Len()
 		start := time.Now()
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s\nwire:\n%s", c.line, err, stderr.String(), rec.Since(before))
-		}
+		stdout := runAz(t, bash, env, rec, c.line)
 		t.Logf("%s: %d request(s), %.1f s", c.line, rec.Len()-before, time.Since(start).Seconds())
 		if c.check != nil {
-			if !t.Run(strings.Join(strings.Fields(c.line)[1:3], " "), func(t *testing.T) { c.check(t, s, stdout.Bytes()) }) {
+			if !t.Run(strings.Join(strings.Fields(c.line)[1:3], " "), func(t *testing.T) { c.check(t, s, stdout) }) {
 				t.Logf("wire:\n%s", rec.Since(before))
 			}
 		}
 	}
 	checkAzContract(t, s.Violations())
+}
+
+// runAz runs one az command line with bash in env and returns its
+// output; a failure stops the test with az's stderr and the exchanges it
+// made with the simulator.
+func runAz(t *testing.T, bash string, env []string, rec *simkit.Recorder, line string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bash, "-c", line)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	before := rec.Len()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s\nwire:\n%s", line, err, stderr.String(), rec.Since(before))
+	}
+	return stdout.Bytes()
 }
 
 // checkAzContract fails on the contract violations of a strict simulator
