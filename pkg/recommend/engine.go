@@ -794,7 +794,7 @@ func (e *engine) currentPrice(in *fleet.Instance) (pricing.Price, bool) {
 	case fleet.Spot:
 		// The same basis as advice to move to spot: never the cheapest
 		// zone's price for one and the advisor's saving for the other.
-		q, ok := e.spotQuote(in.Provider, in.Region, spotKey(in))
+		q, ok := e.spotQuote(in.Provider, in.Region, in.PriceKey())
 		if !ok {
 			return pricing.Price{}, false
 		}

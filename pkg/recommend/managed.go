@@ -733,14 +733,6 @@ func (e *engine) managedCommitmentNote(states []*state) {
 	}
 }
 
-// spotKey is the name the instance's spot price is listed under.
-func spotKey(in *fleet.Instance) string {
-	if in.IsManaged() {
-		return in.PriceKey()
-	}
-	return in.InstanceType
-}
-
 func replicasText(n int) string {
 	if n == 1 {
 		return "1 replica"
